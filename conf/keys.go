@@ -1,0 +1,247 @@
+package conf
+
+import (
+	"sort"
+	"strings"
+)
+
+// Key describes one known configuration key.
+type Key struct {
+	Name    string // Hadoop's key name, e.g. "dfs.replication"
+	Default string // Hadoop's default value (strata's where noted in Doc)
+	Doc     string // one line
+}
+
+// knownKeys is every key strata knows, sorted by name (byte order; the tests
+// check). To add a key, add one line here in its sorted place. Durations
+// without a unit are read in the unit the Doc names; sizes accept Hadoop's
+// k/m/g/t/p/e suffixes where the Doc says so.
+var knownKeys = []Key{
+	{"dfs.blockreport.intervalMsec", "21600000", "Milliseconds between full block reports from a DataNode to the NameNode."},
+	{"dfs.blocksize", "134217728", "Default block size in bytes for new files; size suffixes (k, m, g, t, p, e) allowed, e.g. 128m."},
+	{"dfs.bytes-per-checksum", "512", "Bytes of data covered by each checksum; must divide dfs.blocksize."},
+	{"dfs.checksum.type", "CRC32C", "Checksum algorithm for block data: NULL, CRC32 or CRC32C."},
+	{"dfs.client.block.write.replace-datanode-on-failure.enable", "true", "Whether a writing client replaces a failed DataNode in its pipeline with a new one."},
+	{"dfs.client.read.shortcircuit", "false", "Whether a client on a DataNode's host reads block files directly instead of over TCP."},
+	{"dfs.datanode.address", "0.0.0.0:9866", "DataNode data-transfer server address (host:port)."},
+	{"dfs.datanode.data.dir", "file://${hadoop.tmp.dir}/dfs/data", "Comma-separated directories where a DataNode stores blocks, each optionally prefixed by a storage type, e.g. [SSD]/data."},
+	{"dfs.datanode.failed.volumes.tolerated", "0", "Number of volumes that may fail before a DataNode stops serving."},
+	{"dfs.datanode.fsdataset.volume.choosing.policy", "", "Policy choosing the volume for a new block; empty means round-robin (Hadoop's RoundRobinVolumeChoosingPolicy)."},
+	{"dfs.datanode.http.address", "0.0.0.0:9864", "DataNode HTTP server address (host:port)."},
+	{"dfs.datanode.ipc.address", "0.0.0.0:9867", "DataNode IPC server address (host:port)."},
+	{"dfs.datanode.max.transfer.threads", "4096", "Maximum concurrent data-transfer connections a DataNode serves."},
+	{"dfs.domain.socket.path", "", "UNIX domain socket shared by DataNode and clients for short-circuit reads; empty disables it."},
+	{"dfs.heartbeat.interval", "3", "Seconds between DataNode heartbeats to the NameNode."},
+	{"dfs.namenode.checkpoint.period", "3600", "Seconds between namespace checkpoints (fsimage plus edits)."},
+	{"dfs.namenode.checkpoint.txns", "1000000", "Uncheckpointed transactions that force a checkpoint before dfs.namenode.checkpoint.period expires."},
+	{"dfs.namenode.fs-limits.max-component-length", "255", "Maximum bytes in one path component; 0 disables the check."},
+	{"dfs.namenode.fs-limits.max-directory-items", "1048576", "Maximum number of entries in one directory."},
+	{"dfs.namenode.fs-limits.min-block-size", "1048576", "Smallest block size in bytes a file may be created with."},
+	{"dfs.namenode.handler.count", "10", "Number of NameNode RPC server handlers."},
+	{"dfs.namenode.heartbeat.recheck-interval", "300000", "Milliseconds between NameNode checks for dead DataNodes (dead after 2*recheck + 10*heartbeat)."},
+	{"dfs.namenode.http-address", "127.0.0.1:9870", "NameNode web UI and WebHDFS address (host:port); strata's default (Hadoop binds 0.0.0.0:9870)."},
+	{"dfs.namenode.name.dir", "file://${hadoop.tmp.dir}/dfs/name", "Comma-separated directories where the NameNode stores fsimage and edits."},
+	{"dfs.namenode.rpc-address", "127.0.0.1:8020", "NameNode RPC address (host:port); strata's default (Hadoop derives it from fs.defaultFS)."},
+	{"dfs.namenode.safemode.extension", "30000", "Milliseconds the NameNode stays in safe mode after the threshold is reached."},
+	{"dfs.namenode.safemode.threshold-pct", "0.999f", "Fraction of blocks that must be minimally replicated to leave safe mode; <= 0 leaves at once, > 1 stays."},
+	{"dfs.permissions.enabled", "true", "Whether HDFS checks permissions."},
+	{"dfs.permissions.superusergroup", "supergroup", "Group whose members are HDFS superusers."},
+	{"dfs.replication", "3", "Default replication factor of new files."},
+	{"dfs.storage.policy.enabled", "true", "Whether storage policies (HOT, COLD, ALL_SSD, ...) may be set."},
+	{"fs.defaultFS", "file:///", "Default file system URI; paths without a scheme resolve against it, e.g. hdfs://namenode:8020."},
+	{"fs.permissions.umask-mode", "022", "Umask for new files and directories, octal (022) or symbolic (u=rwx,g=rx,o=rx)."},
+	{"hadoop.security.authentication", "simple", "Authentication method: simple (the client's user name is trusted) or kerberos."},
+	{"hadoop.tmp.dir", "/tmp/hadoop-${user.name}", "Base directory for temporary files and the default data directories."},
+	{"io.file.buffer.size", "4096", "Buffer size in bytes for sequential file reads and writes."},
+	{"ipc.client.connect.timeout", "20000", "Milliseconds an RPC client waits to establish a connection to a server."},
+	{"ipc.maximum.data.length", "134217728", "Largest RPC message in bytes a server accepts."},
+	{"ipc.server.handler.queue.size", "100", "RPC calls allowed in a server's call queue per handler."},
+	{"mapred.tasktracker.map.tasks.maximum", "2", "Map tasks a TaskTracker runs at the same time."},
+	{"mapred.tasktracker.reduce.tasks.maximum", "2", "Reduce tasks a TaskTracker runs at the same time."},
+	{"mapreduce.cluster.local.dir", "${hadoop.tmp.dir}/mapred/local", "Comma-separated local directories for intermediate MapReduce data."},
+	{"mapreduce.framework.name", "local", "How MapReduce jobs run: local (in-process) or classic (JobTracker and TaskTrackers)."},
+	{"mapreduce.job.maps", "2", "Default number of map tasks per job; a hint, the input splits decide."},
+	{"mapreduce.job.reduces", "1", "Default number of reduce tasks per job."},
+	{"mapreduce.jobtracker.address", "local", "JobTracker RPC address (host:port), or local to run jobs in-process."},
+	{"mapreduce.jobtracker.http.address", "0.0.0.0:50030", "JobTracker web UI address (host:port)."},
+	{"mapreduce.map.maxattempts", "4", "Attempts per map task before the job fails."},
+	{"mapreduce.map.output.compress", "false", "Whether map outputs are compressed before the shuffle."},
+	{"mapreduce.map.output.compress.codec", "org.apache.hadoop.io.compress.DefaultCodec", "Codec for compressed map outputs (Hadoop class name)."},
+	{"mapreduce.map.sort.spill.percent", "0.80", "Fill fraction of the map sort buffer at which a background spill starts."},
+	{"mapreduce.map.speculative", "true", "Whether slow map tasks may get speculative duplicate attempts."},
+	{"mapreduce.output.fileoutputformat.compress", "false", "Whether job output files are compressed."},
+	{"mapreduce.randomtextwriter.bytespermap", "1073741824", "Bytes of text each RandomTextWriter map writes."},
+	{"mapreduce.randomwriter.bytespermap", "1073741824", "Bytes each RandomWriter map writes."},
+	{"mapreduce.reduce.maxattempts", "4", "Attempts per reduce task before the job fails."},
+	{"mapreduce.reduce.shuffle.input.buffer.percent", "0.70", "Fraction of reducer memory that holds map outputs during the shuffle."},
+	{"mapreduce.reduce.shuffle.merge.percent", "0.66", "Fill fraction of the shuffle buffer at which an in-memory merge starts."},
+	{"mapreduce.reduce.shuffle.parallelcopies", "5", "Map outputs a reducer fetches in parallel during the shuffle."},
+	{"mapreduce.reduce.speculative", "true", "Whether slow reduce tasks may get speculative duplicate attempts."},
+	{"mapreduce.task.io.sort.factor", "10", "Number of streams merged at once while sorting."},
+	{"mapreduce.task.io.sort.mb", "100", "Map-side sort buffer size in MiB."},
+	{"mapreduce.task.timeout", "600000", "Milliseconds a task may go without reporting progress before it is killed; 0 disables."},
+	{"mapreduce.tasktracker.http.address", "0.0.0.0:50060", "TaskTracker HTTP server address (host:port); serves map outputs to the shuffle."},
+	{"mapreduce.terasort.output.replication", "1", "Replication factor of TeraSort's output files."},
+	{"strata.datanode.direct-io.write", "false", "Whether DataNodes write block files with O_DIRECT, bypassing the page cache."},
+	{"strata.local.datanodes", "3", "Number of DataNodes a local (single-process) strata cluster starts."},
+	{"strata.power.watts", "", "Power draw of this machine in watts, for energy estimates; empty means unknown."},
+}
+
+// deprecations maps Hadoop's old key names to their replacements, as
+// Hadoop's DeprecationContext does. Setting an old name sets the new one
+// and records the warning "<old> is deprecated. Instead, use <new>";
+// getting an old name gets the new one. Every replacement is a known key.
+var deprecations = map[string]string{
+	"dfs.block.size":                      "dfs.blocksize",
+	"dfs.data.dir":                        "dfs.datanode.data.dir",
+	"dfs.name.dir":                        "dfs.namenode.name.dir",
+	"dfs.permissions":                     "dfs.permissions.enabled",
+	"dfs.umaskmode":                       "fs.permissions.umask-mode",
+	"fs.default.name":                     "fs.defaultFS",
+	"io.sort.factor":                      "mapreduce.task.io.sort.factor",
+	"io.sort.mb":                          "mapreduce.task.io.sort.mb",
+	"io.sort.spill.percent":               "mapreduce.map.sort.spill.percent",
+	"mapred.compress.map.output":          "mapreduce.map.output.compress",
+	"mapred.job.tracker":                  "mapreduce.jobtracker.address",
+	"mapred.local.dir":                    "mapreduce.cluster.local.dir",
+	"mapred.map.max.attempts":             "mapreduce.map.maxattempts",
+	"mapred.map.output.compression.codec": "mapreduce.map.output.compress.codec",
+	"mapred.map.tasks":                    "mapreduce.job.maps",
+	"mapred.reduce.max.attempts":          "mapreduce.reduce.maxattempts",
+	"mapred.reduce.parallel.copies":       "mapreduce.reduce.shuffle.parallelcopies",
+	"mapred.reduce.tasks":                 "mapreduce.job.reduces",
+	"mapred.task.timeout":                 "mapreduce.task.timeout",
+}
+
+// freePrefixes are key prefixes under which users define their own keys;
+// keys under them are never reported as unknown.
+var freePrefixes = []string{
+	// Per-job parameters of user programs (mappers, reducers, tools): the
+	// place for keys like Hadoop jobs' own settings, read with Get.
+	"strata.job.",
+	// Hadoop's proxy-user keys embed a user name:
+	// hadoop.proxyuser.<user>.hosts and hadoop.proxyuser.<user>.groups.
+	"hadoop.proxyuser.",
+}
+
+// userNameKey is resolvable in ${...} expansion (as Hadoop's Java system
+// property) and readable with Get, but not settable.
+const userNameKey = "user.name"
+
+// keys indexes knownKeys by name.
+var keys = func() map[string]Key {
+	m := make(map[string]Key, len(knownKeys))
+	for _, k := range knownKeys {
+		m[k.Name] = k
+	}
+	return m
+}()
+
+// KnownKeys returns every key strata knows, sorted by name.
+func KnownKeys() []Key {
+	return append([]Key(nil), knownKeys...)
+}
+
+// LookupKey returns the known key name, if name is one. A deprecated name
+// is not known; see Deprecation.
+func LookupKey(name string) (Key, bool) {
+	k, ok := keys[name]
+	return k, ok
+}
+
+// Deprecation returns the key that replaces the deprecated key name, if
+// name is deprecated.
+func Deprecation(name string) (replacement string, ok bool) {
+	r, ok := deprecations[name]
+	return r, ok
+}
+
+// isFree reports whether key lies under a prefix users define freely.
+func isFree(key string) bool {
+	for _, p := range freePrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxSuggestDistance is the largest edit distance Suggest accepts.
+const maxSuggestDistance = 3
+
+// suggestCandidates pairs every name Suggest compares against (known and
+// deprecated keys) with the key it suggests, in a fixed order.
+var suggestCandidates = func() [][2]string {
+	var c [][2]string
+	for _, k := range knownKeys {
+		c = append(c, [2]string{k.Name, k.Name})
+	}
+	old := make([]string, 0, len(deprecations))
+	for o := range deprecations {
+		old = append(old, o)
+	}
+	sort.Strings(old)
+	for _, o := range old {
+		c = append(c, [2]string{o, deprecations[o]})
+	}
+	return c
+}()
+
+// Suggest returns the known key closest to key (edit distance at most 3,
+// ignoring case, a swap of adjacent characters counting as one edit), or ""
+// when none is that close. A deprecated name close to key yields its
+// replacement. A known key yields itself. Use it in messages like
+//
+//	conf: unknown key "dfs.replciation" (did you mean "dfs.replication"?)
+func Suggest(key string) string {
+	if _, ok := keys[key]; ok {
+		return key
+	}
+	lk := strings.ToLower(key)
+	best, bestDist := "", maxSuggestDistance+1
+	for _, c := range suggestCandidates {
+		d := editDistance(lk, strings.ToLower(c[0]), bestDist)
+		if d < bestDist {
+			best, bestDist = c[1], d
+		}
+	}
+	return best
+}
+
+// editDistance returns the optimal-string-alignment distance between a and
+// b (insertions, deletions, substitutions and adjacent transpositions), or
+// any value >= limit once the distance is known to reach limit.
+func editDistance(a, b string, limit int) int {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d >= limit || -d >= limit {
+		return limit
+	}
+	// Three rows: two back (for transpositions), previous, current.
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		if rowMin >= limit {
+			return limit
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}

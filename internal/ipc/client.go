@@ -1,0 +1,297 @@
+package ipc
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/proto/ipcpb"
+)
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// Addr is the server's host:port.
+	Addr string
+	// User is the effective user sent in the connection context.
+	User string
+	// Protocol is the Java interface name of the protocol spoken, e.g.
+	// "org.apache.hadoop.hdfs.protocol.ClientProtocol".
+	Protocol string
+	// ProtocolVersion is sent with every call (1 for Hadoop's protocols).
+	ProtocolVersion uint64
+	// DialTimeout bounds connecting (ipc.client.connect.timeout, 20 s).
+	DialTimeout time.Duration
+	// MaxDataLength bounds a response frame (default 128 MiB).
+	MaxDataLength int
+}
+
+// Client makes calls over one Hadoop IPC connection, opened on first use
+// and re-opened after it breaks. Calls may be made concurrently; they are
+// multiplexed on the connection by call id. A Client is safe for concurrent
+// use.
+type Client struct {
+	cfg      ClientConfig
+	clientID []byte
+
+	mu     sync.Mutex
+	conn   *clientConn
+	nextID int32
+	closed bool
+}
+
+// NewClient returns a Client; it does not connect yet.
+func NewClient(cfg ClientConfig) *Client {
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 20 * time.Second
+	}
+	if cfg.MaxDataLength <= 0 {
+		cfg.MaxDataLength = DefaultMaxDataLength
+	}
+	if cfg.ProtocolVersion == 0 {
+		cfg.ProtocolVersion = 1
+	}
+	id := make([]byte, 16)
+	rand.Read(id)
+	return &Client{cfg: cfg, clientID: id}
+}
+
+// ErrClientClosed is returned by Call after Close.
+var ErrClientClosed = errors.New("ipc: client closed")
+
+// Call invokes method with req and decodes the answer into resp. A
+// server-side failure is returned as *RemoteError; a broken connection as a
+// plain error (the call may or may not have run).
+func (c *Client) Call(ctx context.Context, method string, req, resp proto.Message) error {
+	conn, id, err := c.connection(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.call(ctx, id, c, method, req, resp)
+}
+
+func (c *Client) connection(ctx context.Context) (*clientConn, int32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, 0, ErrClientClosed
+	}
+	if c.nextID == 1<<31-1 {
+		c.nextID = 0
+	}
+	id := c.nextID
+	c.nextID++
+	if c.conn != nil && c.conn.err() == nil {
+		return c.conn, id, nil
+	}
+	conn, err := dial(ctx, c.cfg, c.clientID)
+	if err != nil {
+		return nil, 0, err
+	}
+	c.conn = conn
+	return conn, id, nil
+}
+
+// Close closes the connection; calls in flight fail. Safe to call twice.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.conn != nil {
+		c.conn.shutdown(ErrClientClosed)
+	}
+	return nil
+}
+
+type result struct {
+	hdr  *ipcpb.RpcResponseHeaderProto
+	body []byte
+}
+
+type clientConn struct {
+	nc  net.Conn
+	cfg ClientConfig
+
+	wmu sync.Mutex
+
+	mu      sync.Mutex
+	pending map[int32]chan result
+	broken  error
+}
+
+func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, error) {
+	d := net.Dialer{Timeout: cfg.DialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	hdr := []byte{'h', 'r', 'p', 'c', Version, 0, AuthSimple}
+	ctxMsg := &ipcpb.IpcConnectionContextProto{
+		UserInfo: &ipcpb.UserInformationProto{EffectiveUser: proto.String(cfg.User)},
+		Protocol: proto.String(cfg.Protocol),
+	}
+	rpcHdr := &ipcpb.RpcRequestHeaderProto{
+		RpcKind:  ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
+		RpcOp:    ipcpb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(),
+		CallId:   proto.Int32(callIDConnectionContext),
+		ClientId: clientID,
+	}
+	buf, err := appendFrame(hdr, rpcHdr, ctxMsg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if _, err := nc.Write(buf); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err)
+	}
+	cc := &clientConn{nc: nc, cfg: cfg, pending: map[int32]chan result{}}
+	go cc.readLoop()
+	return cc, nil
+}
+
+func (cc *clientConn) err() error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.broken
+}
+
+// shutdown marks the connection broken and fails every pending call.
+func (cc *clientConn) shutdown(err error) {
+	cc.mu.Lock()
+	if cc.broken == nil {
+		cc.broken = err
+	}
+	pending := cc.pending
+	cc.pending = map[int32]chan result{}
+	cc.mu.Unlock()
+	cc.nc.Close()
+	for _, ch := range pending {
+		close(ch)
+	}
+}
+
+func (cc *clientConn) readLoop() {
+	br := bufio.NewReaderSize(cc.nc, 64<<10)
+	for {
+		frame, err := readFrame(br, cc.cfg.MaxDataLength)
+		if err != nil {
+			cc.shutdown(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err))
+			return
+		}
+		var hdr ipcpb.RpcResponseHeaderProto
+		rest, err := unmarshalDelimited(frame, &hdr)
+		if err != nil {
+			cc.shutdown(fmt.Errorf("ipc: response from %s: %w", cc.cfg.Addr, err))
+			return
+		}
+		id := int32(hdr.GetCallId())
+		if hdr.GetStatus() == ipcpb.RpcResponseHeaderProto_FATAL {
+			re := &RemoteError{Class: hdr.GetExceptionClassName(), Message: hdr.GetErrorMsg(), Code: int32(hdr.GetErrorDetail()), Fatal: true}
+			cc.mu.Lock()
+			ch := cc.pending[id]
+			delete(cc.pending, id)
+			cc.mu.Unlock()
+			if ch != nil {
+				ch <- result{hdr: &hdr}
+			}
+			cc.shutdown(re)
+			return
+		}
+		cc.mu.Lock()
+		ch := cc.pending[id]
+		delete(cc.pending, id)
+		cc.mu.Unlock()
+		if ch != nil {
+			ch <- result{hdr: &hdr, body: rest}
+		}
+	}
+}
+
+func (cc *clientConn) call(ctx context.Context, id int32, c *Client, method string, req, resp proto.Message) error {
+	ch := make(chan result, 1)
+	cc.mu.Lock()
+	if cc.broken != nil {
+		err := cc.broken
+		cc.mu.Unlock()
+		return err
+	}
+	cc.pending[id] = ch
+	cc.mu.Unlock()
+
+	rpcHdr := &ipcpb.RpcRequestHeaderProto{
+		RpcKind:  ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
+		RpcOp:    ipcpb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(),
+		CallId:   proto.Int32(id),
+		ClientId: c.clientID,
+	}
+	reqHdr := &ipcpb.RequestHeaderProto{
+		MethodName:                 proto.String(method),
+		DeclaringClassProtocolName: proto.String(c.cfg.Protocol),
+		ClientProtocolVersion:      proto.Uint64(c.cfg.ProtocolVersion),
+	}
+	buf, err := appendFrame(nil, rpcHdr, reqHdr, req)
+	if err != nil {
+		cc.forget(id)
+		return err
+	}
+	cc.wmu.Lock()
+	if dl, ok := ctx.Deadline(); ok {
+		cc.nc.SetWriteDeadline(dl)
+	}
+	_, err = cc.nc.Write(buf)
+	cc.nc.SetWriteDeadline(time.Time{})
+	cc.wmu.Unlock()
+	if err != nil {
+		cc.shutdown(fmt.Errorf("ipc: writing to %s: %w", c.cfg.Addr, err))
+		return fmt.Errorf("ipc: calling %s on %s: %w", method, c.cfg.Addr, err)
+	}
+
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			if err := cc.err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("ipc: connection to %s closed", c.cfg.Addr)
+		}
+		switch r.hdr.GetStatus() {
+		case ipcpb.RpcResponseHeaderProto_SUCCESS:
+			if resp == nil {
+				return nil
+			}
+			if len(r.body) == 0 {
+				// An empty response message encodes as nothing at all.
+				proto.Reset(resp)
+				return nil
+			}
+			_, err := unmarshalDelimited(r.body, resp)
+			return err
+		default:
+			return &RemoteError{
+				Class:   r.hdr.GetExceptionClassName(),
+				Message: r.hdr.GetErrorMsg(),
+				Code:    int32(r.hdr.GetErrorDetail()),
+				Fatal:   r.hdr.GetStatus() == ipcpb.RpcResponseHeaderProto_FATAL,
+			}
+		}
+	case <-ctx.Done():
+		cc.forget(id)
+		return ctx.Err()
+	}
+}
+
+func (cc *clientConn) forget(id int32) {
+	cc.mu.Lock()
+	delete(cc.pending, id)
+	cc.mu.Unlock()
+}

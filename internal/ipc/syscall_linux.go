@@ -1,0 +1,5 @@
+package ipc
+
+import "syscall"
+
+const syscallEMFILE = syscall.EMFILE

@@ -1,0 +1,358 @@
+package namenode
+
+import (
+	"context"
+	"net"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/storage"
+)
+
+// ClientProtocolName is the protocol HDFS clients speak to the NameNode.
+const ClientProtocolName = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
+
+// clientProtocol serves ClientNamenodeProtocol over IPC.
+type clientProtocol struct {
+	nn *NameNode
+	ns *Namesystem
+}
+
+func (c *clientProtocol) methods() map[string]ipc.Method {
+	return map[string]ipc.Method{
+		"getServerDefaults":     ipc.Unary(c.getServerDefaults),
+		"getFsStats":            ipc.Unary(c.getFsStats),
+		"getFileInfo":           ipc.Unary(c.getFileInfo),
+		"getFileLinkInfo":       ipc.Unary(c.getFileLinkInfo),
+		"getListing":            ipc.Unary(c.getListing),
+		"mkdirs":                ipc.Unary(c.mkdirs),
+		"delete":                ipc.Unary(c.delete),
+		"rename":                ipc.Unary(c.rename),
+		"rename2":               ipc.Unary(c.rename2),
+		"setPermission":         ipc.Unary(c.setPermission),
+		"setOwner":              ipc.Unary(c.setOwner),
+		"setTimes":              ipc.Unary(c.setTimes),
+		"setReplication":        ipc.Unary(c.setReplication),
+		"getContentSummary":     ipc.Unary(c.getContentSummary),
+		"getQuotaUsage":         ipc.Unary(c.getQuotaUsage),
+		"getStoragePolicies":    ipc.Unary(c.getStoragePolicies),
+		"setStoragePolicy":      ipc.Unary(c.setStoragePolicy),
+		"unsetStoragePolicy":    ipc.Unary(c.unsetStoragePolicy),
+		"getStoragePolicy":      ipc.Unary(c.getStoragePolicy),
+		"create":                ipc.Unary(c.create),
+		"complete":              ipc.Unary(c.complete),
+		"renewLease":            ipc.Unary(c.renewLease),
+		"recoverLease":          ipc.Unary(c.recoverLease),
+		"getBlockLocations":     ipc.Unary(c.getBlockLocations),
+		"addBlock":              ipc.Unary(c.addBlock),
+		"getPreferredBlockSize": ipc.Unary(c.getPreferredBlockSize),
+		"setSafeMode":           ipc.Unary(c.setSafeMode),
+		"saveNamespace":         ipc.Unary(c.saveNamespace),
+		"getDatanodeReport":     ipc.Unary(c.getDatanodeReport),
+		"checkAccess":           ipc.Unary(c.checkAccess),
+		"msync":                 ipc.Unary(c.msync),
+	}
+}
+
+func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto {
+	ft := hdfspb.HdfsFileStatusProto_IS_FILE
+	if st.IsDir {
+		ft = hdfspb.HdfsFileStatusProto_IS_DIR
+	}
+	p := &hdfspb.HdfsFileStatusProto{
+		FileType:         ft.Enum(),
+		Path:             []byte{},
+		Length:           proto.Uint64(uint64(st.Length)),
+		Permission:       &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(st.Mode))},
+		Owner:            proto.String(st.Owner),
+		Group:            proto.String(st.Group),
+		ModificationTime: proto.Uint64(uint64(st.Mtime)),
+		AccessTime:       proto.Uint64(uint64(st.Atime)),
+		BlockReplication: proto.Uint32(uint32(st.Replication)),
+		Blocksize:        proto.Uint64(st.BlockSize),
+		FileId:           proto.Uint64(st.FileID),
+		ChildrenNum:      proto.Int32(int32(st.Children)),
+		StoragePolicy:    proto.Uint32(uint32(st.StoragePolicy)),
+	}
+	if withName {
+		p.Path = []byte(st.Name)
+	}
+	return p
+}
+
+func (c *clientProtocol) getServerDefaults(ctx context.Context, _ *hdfspb.GetServerDefaultsRequestProto) (*hdfspb.GetServerDefaultsResponseProto, error) {
+	cfg := c.nn.cfg
+	return &hdfspb.GetServerDefaultsResponseProto{ServerDefaults: &hdfspb.FsServerDefaultsProto{
+		BlockSize:        proto.Uint64(uint64(cfg.DefaultBlockSize)),
+		BytesPerChecksum: proto.Uint32(uint32(cfg.BytesPerChecksum)),
+		WritePacketSize:  proto.Uint32(64 << 10),
+		Replication:      proto.Uint32(uint32(cfg.DefaultReplication)),
+		FileBufferSize:   proto.Uint32(uint32(cfg.FileBufferSize)),
+		ChecksumType:     hdfspb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
+		PolicyId:         proto.Uint32(uint32(storage.DefaultID)),
+	}}, nil
+}
+
+func (c *clientProtocol) getFsStats(ctx context.Context, _ *hdfspb.GetFsStatusRequestProto) (*hdfspb.GetFsStatsResponseProto, error) {
+	st := c.nn.fsStats()
+	return &hdfspb.GetFsStatsResponseProto{
+		Capacity:        proto.Uint64(uint64(st.Capacity)),
+		Used:            proto.Uint64(uint64(st.Used)),
+		Remaining:       proto.Uint64(uint64(st.Remaining)),
+		UnderReplicated: proto.Uint64(0),
+		CorruptBlocks:   proto.Uint64(0),
+		MissingBlocks:   proto.Uint64(0),
+	}, nil
+}
+
+func (c *clientProtocol) getFileInfo(ctx context.Context, req *hdfspb.GetFileInfoRequestProto) (*hdfspb.GetFileInfoResponseProto, error) {
+	st, err := c.ns.FileInfo(ctx, req.GetSrc())
+	if err != nil || st == nil {
+		return &hdfspb.GetFileInfoResponseProto{}, err
+	}
+	return &hdfspb.GetFileInfoResponseProto{Fs: fileStatusProto(st, false)}, nil
+}
+
+// getFileLinkInfo is getFileInfo: strata has no symbolic links.
+func (c *clientProtocol) getFileLinkInfo(ctx context.Context, req *hdfspb.GetFileLinkInfoRequestProto) (*hdfspb.GetFileLinkInfoResponseProto, error) {
+	st, err := c.ns.FileInfo(ctx, req.GetSrc())
+	if err != nil || st == nil {
+		return &hdfspb.GetFileLinkInfoResponseProto{}, err
+	}
+	return &hdfspb.GetFileLinkInfoResponseProto{Fs: fileStatusProto(st, false)}, nil
+}
+
+func (c *clientProtocol) getListing(ctx context.Context, req *hdfspb.GetListingRequestProto) (*hdfspb.GetListingResponseProto, error) {
+	l, err := c.ns.List(ctx, req.GetSrc(), string(req.GetStartAfter()))
+	if err != nil || l == nil {
+		return &hdfspb.GetListingResponseProto{}, err
+	}
+	dl := &hdfspb.DirectoryListingProto{RemainingEntries: proto.Uint32(uint32(l.Remaining))}
+	for i := range l.Entries {
+		dl.PartialListing = append(dl.PartialListing, fileStatusProto(&l.Entries[i], true))
+	}
+	return &hdfspb.GetListingResponseProto{DirList: dl}, nil
+}
+
+func (c *clientProtocol) mkdirs(ctx context.Context, req *hdfspb.MkdirsRequestProto) (*hdfspb.MkdirsResponseProto, error) {
+	err := c.ns.Mkdirs(ctx, req.GetSrc(), uint16(req.GetMasked().GetPerm()&0o7777), req.GetCreateParent())
+	return &hdfspb.MkdirsResponseProto{Result: proto.Bool(err == nil)}, err
+}
+
+func (c *clientProtocol) delete(ctx context.Context, req *hdfspb.DeleteRequestProto) (*hdfspb.DeleteResponseProto, error) {
+	ok, err := c.ns.Delete(ctx, req.GetSrc(), req.GetRecursive())
+	return &hdfspb.DeleteResponseProto{Result: proto.Bool(ok)}, err
+}
+
+func (c *clientProtocol) rename(ctx context.Context, req *hdfspb.RenameRequestProto) (*hdfspb.RenameResponseProto, error) {
+	ok, err := c.ns.Rename(ctx, req.GetSrc(), req.GetDst(), true, false)
+	return &hdfspb.RenameResponseProto{Result: proto.Bool(ok)}, err
+}
+
+func (c *clientProtocol) rename2(ctx context.Context, req *hdfspb.Rename2RequestProto) (*hdfspb.Rename2ResponseProto, error) {
+	_, err := c.ns.Rename(ctx, req.GetSrc(), req.GetDst(), false, req.GetOverwriteDest())
+	return &hdfspb.Rename2ResponseProto{}, err
+}
+
+func (c *clientProtocol) setPermission(ctx context.Context, req *hdfspb.SetPermissionRequestProto) (*hdfspb.SetPermissionResponseProto, error) {
+	// Clients may send the file-type bits too: keep only permission bits.
+	return &hdfspb.SetPermissionResponseProto{}, c.ns.SetPermission(ctx, req.GetSrc(), uint16(req.GetPermission().GetPerm()&0o7777))
+}
+
+func (c *clientProtocol) setOwner(ctx context.Context, req *hdfspb.SetOwnerRequestProto) (*hdfspb.SetOwnerResponseProto, error) {
+	return &hdfspb.SetOwnerResponseProto{}, c.ns.SetOwner(ctx, req.GetSrc(), req.GetUsername(), req.GetGroupname())
+}
+
+func (c *clientProtocol) setTimes(ctx context.Context, req *hdfspb.SetTimesRequestProto) (*hdfspb.SetTimesResponseProto, error) {
+	// -1 (sent as 2^64-1) means "leave unchanged".
+	return &hdfspb.SetTimesResponseProto{}, c.ns.SetTimes(ctx, req.GetSrc(), int64(req.GetMtime()), int64(req.GetAtime()))
+}
+
+func (c *clientProtocol) setReplication(ctx context.Context, req *hdfspb.SetReplicationRequestProto) (*hdfspb.SetReplicationResponseProto, error) {
+	ok, err := c.ns.SetReplication(ctx, req.GetSrc(), int(req.GetReplication()))
+	return &hdfspb.SetReplicationResponseProto{Result: proto.Bool(ok)}, err
+}
+
+// noQuota is how HDFS sends an unset quota (-1) in its uint64 fields.
+const noQuota = ^uint64(0)
+
+func (c *clientProtocol) getContentSummary(ctx context.Context, req *hdfspb.GetContentSummaryRequestProto) (*hdfspb.GetContentSummaryResponseProto, error) {
+	s, err := c.ns.ContentSummary(ctx, req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.GetContentSummaryResponseProto{Summary: &hdfspb.ContentSummaryProto{
+		Length: proto.Uint64(uint64(s.Length)), FileCount: proto.Uint64(uint64(s.Files)),
+		DirectoryCount: proto.Uint64(uint64(s.Dirs)), Quota: proto.Uint64(noQuota),
+		SpaceConsumed: proto.Uint64(uint64(s.SpaceConsumed)), SpaceQuota: proto.Uint64(noQuota),
+	}}, nil
+}
+
+func (c *clientProtocol) getQuotaUsage(ctx context.Context, req *hdfspb.GetQuotaUsageRequestProto) (*hdfspb.GetQuotaUsageResponseProto, error) {
+	s, err := c.ns.ContentSummary(ctx, req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.GetQuotaUsageResponseProto{Usage: &hdfspb.QuotaUsageProto{
+		FileAndDirectoryCount: proto.Uint64(uint64(s.Files + s.Dirs)), Quota: proto.Uint64(noQuota),
+		SpaceConsumed: proto.Uint64(uint64(s.SpaceConsumed)), SpaceQuota: proto.Uint64(noQuota),
+	}}, nil
+}
+
+func policyProto(p storage.Policy) *hdfspb.BlockStoragePolicyProto {
+	types := func(ts []storage.Type) *hdfspb.StorageTypesProto {
+		out := &hdfspb.StorageTypesProto{}
+		for _, t := range ts {
+			out.StorageTypes = append(out.StorageTypes, hdfspb.StorageTypeProto(t))
+		}
+		return out
+	}
+	return &hdfspb.BlockStoragePolicyProto{
+		PolicyId: proto.Uint32(uint32(p.ID)), Name: proto.String(p.Name),
+		CreationPolicy:            types(p.Types),
+		CreationFallbackPolicy:    types(p.CreationFallbacks),
+		ReplicationFallbackPolicy: types(p.ReplicationFallbacks),
+	}
+}
+
+func (c *clientProtocol) getStoragePolicies(ctx context.Context, _ *hdfspb.GetStoragePoliciesRequestProto) (*hdfspb.GetStoragePoliciesResponseProto, error) {
+	resp := &hdfspb.GetStoragePoliciesResponseProto{}
+	for _, p := range storage.Policies {
+		resp.Policies = append(resp.Policies, policyProto(p))
+	}
+	return resp, nil
+}
+
+func (c *clientProtocol) setStoragePolicy(ctx context.Context, req *hdfspb.SetStoragePolicyRequestProto) (*hdfspb.SetStoragePolicyResponseProto, error) {
+	if req.GetPolicyName() == "" {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Storage policy name must not be empty")
+	}
+	return &hdfspb.SetStoragePolicyResponseProto{}, c.ns.SetStoragePolicy(ctx, req.GetSrc(), req.GetPolicyName())
+}
+
+func (c *clientProtocol) unsetStoragePolicy(ctx context.Context, req *hdfspb.UnsetStoragePolicyRequestProto) (*hdfspb.UnsetStoragePolicyResponseProto, error) {
+	return &hdfspb.UnsetStoragePolicyResponseProto{}, c.ns.SetStoragePolicy(ctx, req.GetSrc(), "")
+}
+
+func (c *clientProtocol) getStoragePolicy(ctx context.Context, req *hdfspb.GetStoragePolicyRequestProto) (*hdfspb.GetStoragePolicyResponseProto, error) {
+	p, err := c.ns.StoragePolicy(ctx, req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.GetStoragePolicyResponseProto{StoragePolicy: policyProto(p)}, nil
+}
+
+func clientMachine(ctx context.Context) string {
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Remote != nil {
+		if host, _, err := net.SplitHostPort(c.Remote.String()); err == nil {
+			return host
+		}
+	}
+	return ""
+}
+
+const (
+	createFlagCreate    = 1
+	createFlagOverwrite = 2
+	createFlagAppend    = 4
+)
+
+func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestProto) (*hdfspb.CreateResponseProto, error) {
+	flags := req.GetCreateFlag()
+	if flags&createFlagAppend != 0 {
+		return nil, ipc.Errorf(ipc.ClassUnsupportedOperation, "create with APPEND is not supported yet: %s", req.GetSrc())
+	}
+	st, err := c.ns.Create(ctx, req.GetSrc(), CreateOptions{
+		Perm:          uint16(req.GetMasked().GetPerm() & 0o7777),
+		ClientName:    req.GetClientName(),
+		ClientMachine: clientMachine(ctx),
+		Overwrite:     flags&createFlagOverwrite != 0,
+		CreateParent:  req.GetCreateParent(),
+		Replication:   int(req.GetReplication()),
+		BlockSize:     int64(req.GetBlockSize()),
+		StoragePolicy: req.GetStoragePolicy(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.CreateResponseProto{Fs: fileStatusProto(st, false)}, nil
+}
+
+func (c *clientProtocol) complete(ctx context.Context, req *hdfspb.CompleteRequestProto) (*hdfspb.CompleteResponseProto, error) {
+	ok, err := c.ns.Complete(ctx, req.GetSrc(), req.GetFileId(), req.GetClientName())
+	return &hdfspb.CompleteResponseProto{Result: proto.Bool(ok)}, err
+}
+
+func (c *clientProtocol) renewLease(ctx context.Context, req *hdfspb.RenewLeaseRequestProto) (*hdfspb.RenewLeaseResponseProto, error) {
+	return &hdfspb.RenewLeaseResponseProto{}, c.ns.RenewLease(ctx, req.GetClientName())
+}
+
+func (c *clientProtocol) recoverLease(ctx context.Context, req *hdfspb.RecoverLeaseRequestProto) (*hdfspb.RecoverLeaseResponseProto, error) {
+	ok, err := c.ns.RecoverLease(ctx, req.GetSrc(), req.GetClientName())
+	return &hdfspb.RecoverLeaseResponseProto{Result: proto.Bool(ok)}, err
+}
+
+// getBlockLocations answers for files without blocks (all files, until
+// DataNodes store data).
+func (c *clientProtocol) getBlockLocations(ctx context.Context, req *hdfspb.GetBlockLocationsRequestProto) (*hdfspb.GetBlockLocationsResponseProto, error) {
+	st, err := c.ns.FileInfo(ctx, req.GetSrc())
+	if err != nil {
+		return nil, err
+	}
+	if st == nil || st.IsDir {
+		return nil, ipc.Errorf(ipc.ClassFileNotFound, "File does not exist: %s", req.GetSrc())
+	}
+	return &hdfspb.GetBlockLocationsResponseProto{Locations: &hdfspb.LocatedBlocksProto{
+		FileLength:          proto.Uint64(uint64(st.Length)),
+		UnderConstruction:   proto.Bool(false),
+		IsLastBlockComplete: proto.Bool(true),
+	}}, nil
+}
+
+func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockRequestProto) (*hdfspb.AddBlockResponseProto, error) {
+	return nil, ipc.Errorf(ipc.ClassIOException,
+		"File %s could only be written to 0 of the 1 minReplication nodes. There are 0 datanode(s) running and no node(s) are excluded in this operation.", req.GetSrc())
+}
+
+func (c *clientProtocol) getPreferredBlockSize(ctx context.Context, req *hdfspb.GetPreferredBlockSizeRequestProto) (*hdfspb.GetPreferredBlockSizeResponseProto, error) {
+	st, err := c.ns.FileInfo(ctx, req.GetFilename())
+	if err != nil {
+		return nil, err
+	}
+	if st == nil || st.IsDir {
+		return nil, ipc.Errorf(ipc.ClassFileNotFound, "File does not exist: %s", req.GetFilename())
+	}
+	return &hdfspb.GetPreferredBlockSizeResponseProto{Bsize: proto.Uint64(st.BlockSize)}, nil
+}
+
+func (c *clientProtocol) setSafeMode(ctx context.Context, req *hdfspb.SetSafeModeRequestProto) (*hdfspb.SetSafeModeResponseProto, error) {
+	on, err := c.ns.SafeMode(ctx, req.GetAction())
+	return &hdfspb.SetSafeModeResponseProto{Result: proto.Bool(on)}, err
+}
+
+func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveNamespaceRequestProto) (*hdfspb.SaveNamespaceResponseProto, error) {
+	if err := c.ns.checker(ctx).superuser("saveNamespace"); err != nil {
+		return nil, err
+	}
+	if !c.ns.InSafeMode() {
+		return nil, ipc.Errorf(ipc.ClassIOException, "Safe mode should be turned ON in order to create namespace image.")
+	}
+	if err := c.nn.checkpoint(); err != nil {
+		return nil, err
+	}
+	return &hdfspb.SaveNamespaceResponseProto{Saved: proto.Bool(true)}, nil
+}
+
+func (c *clientProtocol) getDatanodeReport(ctx context.Context, req *hdfspb.GetDatanodeReportRequestProto) (*hdfspb.GetDatanodeReportResponseProto, error) {
+	return &hdfspb.GetDatanodeReportResponseProto{}, nil
+}
+
+func (c *clientProtocol) checkAccess(ctx context.Context, req *hdfspb.CheckAccessRequestProto) (*hdfspb.CheckAccessResponseProto, error) {
+	return &hdfspb.CheckAccessResponseProto{}, c.ns.CheckAccess(ctx, req.GetPath(), access(req.GetMode()))
+}
+
+func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto) (*hdfspb.MsyncResponseProto, error) {
+	return &hdfspb.MsyncResponseProto{}, nil
+}

@@ -1,0 +1,160 @@
+package namenode
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// FsStats is the cluster's capacity as the NameNode knows it from DataNode
+// reports, in bytes.
+type FsStats struct {
+	Capacity, Used, Remaining int64
+	LiveDataNodes             int
+}
+
+// fsStats sums the DataNodes' storage reports. Until DataNodes register,
+// the cluster has no capacity.
+func (n *NameNode) fsStats() FsStats { return FsStats{} }
+
+// Status is the JSON document served at /status (and shown on /).
+type Status struct {
+	RPCAddress     string    `json:"rpcAddress"`
+	HTTPAddress    string    `json:"httpAddress"`
+	Started        time.Time `json:"started"`
+	ClusterID      string    `json:"clusterId"`
+	NamespaceID    uint32    `json:"namespaceId"`
+	NameDir        string    `json:"nameDir"`
+	SafeMode       bool      `json:"safeMode"`
+	Files          int64     `json:"files"`
+	Directories    int64     `json:"directories"`
+	LastTxID       uint64    `json:"lastTxId"`
+	Checkpoints    int       `json:"checkpoints"`
+	EditSyncs      uint64    `json:"editLogSyncs"`
+	EditRecords    uint64    `json:"editLogRecords"`
+	RPCCalls       int64     `json:"rpcCalls"`
+	RPCConnections int64     `json:"rpcConnections"`
+	FsStats
+}
+
+func (n *NameNode) status() Status {
+	files, dirs := n.ns.Counts()
+	es := n.edit.Stats()
+	v := n.edit.Version()
+	n.cpMu.Lock()
+	cps := n.checkpoints
+	n.cpMu.Unlock()
+	return Status{
+		RPCAddress: n.RPCAddr(), HTTPAddress: n.HTTPAddr(), Started: n.started,
+		ClusterID: v.ClusterID, NamespaceID: v.NamespaceID, NameDir: n.cfg.NameDir,
+		SafeMode: n.ns.InSafeMode(), Files: files, Directories: dirs,
+		LastTxID: n.edit.LastTxID(), Checkpoints: cps, EditSyncs: es.Syncs, EditRecords: es.Records,
+		RPCCalls: n.rpc.Stats().Calls.Load(), RPCConnections: n.rpc.Stats().Connections.Load(),
+		FsStats: n.fsStats(),
+	}
+}
+
+var statusPage = template.Must(template.New("status").Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>strata NameNode {{.RPCAddress}}</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}</style>
+</head><body>
+<h1>NameNode {{.RPCAddress}}</h1>
+<table>
+<tr><th>Started</th><td>{{.Started.Format "2006-01-02 15:04:05 MST"}}</td></tr>
+<tr><th>Cluster ID</th><td>{{.ClusterID}}</td></tr>
+<tr><th>Storage directory</th><td>{{.NameDir}}</td></tr>
+<tr><th>Safe mode</th><td>{{if .SafeMode}}ON{{else}}off{{end}}</td></tr>
+<tr><th>Files and directories</th><td>{{.Files}} files, {{.Directories}} directories</td></tr>
+<tr><th>Last transaction id</th><td>{{.LastTxID}}</td></tr>
+<tr><th>Edit log</th><td>{{.EditRecords}} records in {{.EditSyncs}} syncs since start; {{.Checkpoints}} checkpoints</td></tr>
+<tr><th>Capacity</th><td>{{.Capacity}} bytes ({{.Remaining}} remaining) on {{.LiveDataNodes}} live DataNodes</td></tr>
+<tr><th>RPC</th><td>{{.RPCCalls}} calls on {{.RPCConnections}} connections</td></tr>
+</table>
+<p><a href="/status">status JSON</a> · <a href="/jmx">jmx</a> · <a href="/metrics">metrics</a></p>
+</body></html>
+`))
+
+func (n *NameNode) httpHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		statusPage.Execute(w, n.status())
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, n.status())
+	})
+	mux.HandleFunc("GET /jmx", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, n.jmx())
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry(), promhttp.HandlerOpts{}))
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// jmx answers like Hadoop's /jmx servlet for the beans monitoring tools
+// read most: FSNamesystem and NameNodeInfo.
+func (n *NameNode) jmx() map[string]any {
+	st := n.status()
+	state := "OFF"
+	if st.SafeMode {
+		state = "ON"
+	}
+	return map[string]any{"beans": []map[string]any{
+		{
+			"name": "Hadoop:service=NameNode,name=FSNamesystem", "modelerType": "FSNamesystem",
+			"tag.HAState": "active", "FilesTotal": st.Files + st.Directories,
+			"CapacityTotal": st.Capacity, "CapacityUsed": st.Used, "CapacityRemaining": st.Remaining,
+			"NumLiveDataNodes": st.LiveDataNodes, "NumDeadDataNodes": 0, "BlocksTotal": 0,
+			"LastWrittenTransactionId": st.LastTxID,
+		},
+		{
+			"name": "Hadoop:service=NameNode,name=NameNodeInfo", "modelerType": "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
+			"ClusterId": st.ClusterID, "Safemode": state, "Version": "strata", "SoftwareVersion": "strata",
+			"Total": st.Capacity, "Used": st.Used, "Free": st.Remaining, "NumberOfMissingBlocks": 0,
+		},
+	}}
+}
+
+// registry builds the Prometheus metrics, read live from the daemon's
+// counters on each scrape.
+func (n *NameNode) registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	gauge := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "namenode", Name: name, Help: help}, f))
+	}
+	counter := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "strata", Subsystem: "namenode", Name: name, Help: help}, f))
+	}
+	gauge("files", "Files in the namespace.", func() float64 { f, _ := n.ns.Counts(); return float64(f) })
+	gauge("directories", "Directories in the namespace.", func() float64 { _, d := n.ns.Counts(); return float64(d) })
+	gauge("safemode", "1 when the NameNode is in safe mode.", func() float64 {
+		if n.ns.InSafeMode() {
+			return 1
+		}
+		return 0
+	})
+	gauge("last_txid", "Last transaction id written to the edit log.", func() float64 { return float64(n.edit.LastTxID()) })
+	counter("edit_log_syncs_total", "Edit log group commits (write + fsync).", func() float64 { return float64(n.edit.Stats().Syncs) })
+	counter("edit_log_records_total", "Edit log records appended.", func() float64 { return float64(n.edit.Stats().Records) })
+	counter("edit_log_sync_seconds_total", "Time spent writing and syncing the edit log.", func() float64 { return n.edit.Stats().SyncTime.Seconds() })
+	counter("rpc_calls_total", "RPC calls served.", func() float64 { return float64(n.rpc.Stats().Calls.Load()) })
+	counter("rpc_errors_total", "RPC calls answered with an error.", func() float64 { return float64(n.rpc.Stats().Errors.Load()) })
+	counter("rpc_connections_total", "RPC connections accepted.", func() float64 { return float64(n.rpc.Stats().Connections.Load()) })
+	counter("rpc_rejected_total", "RPC connections closed for a protocol violation.", func() float64 { return float64(n.rpc.Stats().Rejected.Load()) })
+	gauge("goroutines", "Goroutines in the process.", func() float64 { return float64(runtime.NumGoroutine()) })
+	return reg
+}
+
+func (s Status) String() string { return fmt.Sprintf("%s files=%d dirs=%d", s.RPCAddress, s.Files, s.Directories) }

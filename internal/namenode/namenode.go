@@ -1,0 +1,448 @@
+package namenode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/editlog"
+	"github.com/stratafs/strata/internal/proto/namenodepb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Config configures a NameNode. DefaultConfig gives Hadoop's defaults;
+// ConfigFrom reads the Hadoop keys named on each field.
+type Config struct {
+	// NameDir is the storage directory for the image and edit log
+	// (dfs.namenode.name.dir; only the first entry is used).
+	NameDir string
+	// RPCAddr is host:port for client RPC (dfs.namenode.rpc-address,
+	// default 127.0.0.1:8020); port 0 picks a free port.
+	RPCAddr string
+	// HTTPAddr is host:port of the web UI, JSON and /metrics
+	// (dfs.namenode.http-address, default 127.0.0.1:9870); "" disables it.
+	HTTPAddr string
+	// Superuser is the user with every privilege: the user who starts the
+	// NameNode, as in HDFS.
+	Superuser string
+	// SuperGroup's members are superusers too (dfs.permissions.superusergroup).
+	SuperGroup string
+	// Permissions turns permission checking on (dfs.permissions.enabled).
+	Permissions bool
+	// DefaultReplication and DefaultBlockSize apply when a client sends none
+	// (dfs.replication, dfs.blocksize). MinBlockSize is
+	// dfs.namenode.fs-limits.min-block-size; MaxReplication dfs.replication.max.
+	DefaultReplication int
+	DefaultBlockSize   int64
+	MinBlockSize       int64
+	MaxReplication     int
+	// BytesPerChecksum and FileBufferSize are reported to clients in the
+	// server defaults (dfs.bytes-per-checksum, io.file.buffer.size).
+	BytesPerChecksum int
+	FileBufferSize   int
+	// MaxComponentLength and MaxDirItems are
+	// dfs.namenode.fs-limits.max-component-length / max-directory-items.
+	MaxComponentLength int
+	MaxDirItems        int
+	// ListLimit is the number of entries per getListing page (dfs.ls.limit).
+	ListLimit int
+	// CheckpointPeriod and CheckpointTxns decide when an image is saved
+	// (dfs.namenode.checkpoint.period / .txns); one is also saved on Close.
+	CheckpointPeriod time.Duration
+	CheckpointTxns   uint64
+	// LeaseSoftLimit lets another writer take over a file; past
+	// LeaseHardLimit the NameNode closes it (HDFS: 60 s and 20 min).
+	LeaseSoftLimit time.Duration
+	LeaseHardLimit time.Duration
+	// MaxDataLength bounds an RPC frame (ipc.maximum.data.length).
+	MaxDataLength int
+	Logger        *slog.Logger
+}
+
+// DefaultConfig returns Hadoop's defaults with the current OS user as
+// superuser and no storage directory.
+func DefaultConfig() Config {
+	return Config{
+		RPCAddr: "127.0.0.1:8020", HTTPAddr: "127.0.0.1:9870",
+		Superuser: currentUser(), SuperGroup: "supergroup", Permissions: true,
+		DefaultReplication: 3, DefaultBlockSize: 128 << 20, MinBlockSize: 1 << 20, MaxReplication: 512,
+		BytesPerChecksum: 512, FileBufferSize: 4096,
+		MaxComponentLength: 255, MaxDirItems: 1024 * 1024, ListLimit: 1000,
+		CheckpointPeriod: time.Hour, CheckpointTxns: 1000000,
+		LeaseSoftLimit: time.Minute, LeaseHardLimit: 20 * time.Minute,
+		MaxDataLength: ipc.DefaultMaxDataLength,
+	}
+}
+
+func currentUser() string {
+	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "root"
+}
+
+// ConfigFrom reads a Config from Hadoop configuration keys.
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	cfg := DefaultConfig()
+	var errs []error
+	num := func(key string, dst *int) {
+		v, err := c.GetInt(key)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		*dst = int(v)
+	}
+	bytes := func(key string, dst *int64) {
+		v, err := c.GetBytes(key)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		*dst = v
+	}
+	dirs := c.GetStrings("dfs.namenode.name.dir")
+	if len(dirs) == 0 {
+		return cfg, errors.New("namenode: dfs.namenode.name.dir is empty")
+	}
+	cfg.NameDir = strings.TrimPrefix(dirs[0], "file://")
+	cfg.RPCAddr = RPCAddress(c)
+	cfg.HTTPAddr = c.Get("dfs.namenode.http-address")
+	cfg.SuperGroup = c.Get("dfs.permissions.superusergroup")
+	perm, err := c.GetBool("dfs.permissions.enabled")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.Permissions = perm
+	num("dfs.replication", &cfg.DefaultReplication)
+	num("dfs.replication.max", &cfg.MaxReplication)
+	bytes("dfs.blocksize", &cfg.DefaultBlockSize)
+	bytes("dfs.namenode.fs-limits.min-block-size", &cfg.MinBlockSize)
+	num("dfs.bytes-per-checksum", &cfg.BytesPerChecksum)
+	num("io.file.buffer.size", &cfg.FileBufferSize)
+	num("dfs.namenode.fs-limits.max-component-length", &cfg.MaxComponentLength)
+	num("dfs.namenode.fs-limits.max-directory-items", &cfg.MaxDirItems)
+	num("dfs.ls.limit", &cfg.ListLimit)
+	num("ipc.maximum.data.length", &cfg.MaxDataLength)
+	if d, err := c.GetDuration("dfs.namenode.checkpoint.period", time.Second); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.CheckpointPeriod = d
+	}
+	if v, err := c.GetInt("dfs.namenode.checkpoint.txns"); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.CheckpointTxns = uint64(v)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// RPCAddress is the NameNode's client RPC address from configuration:
+// dfs.namenode.rpc-address if set, else the authority of an hdfs://
+// fs.defaultFS, else 127.0.0.1:8020.
+func RPCAddress(c *conf.Configuration) string {
+	if a := c.Get("dfs.namenode.rpc-address"); a != "" {
+		return a
+	}
+	if d := c.Get("fs.defaultFS"); strings.HasPrefix(d, "hdfs://") {
+		host := strings.TrimSuffix(strings.TrimPrefix(d, "hdfs://"), "/")
+		if !strings.Contains(host, ":") {
+			host += ":8020"
+		}
+		return host
+	}
+	return "127.0.0.1:8020"
+}
+
+// Format initialises cfg.NameDir with an empty namespace whose root belongs
+// to cfg.Superuser. It refuses a formatted directory unless force.
+func Format(cfg Config, force bool) (editlog.Version, error) {
+	v, err := editlog.Format(cfg.NameDir, force)
+	if err != nil {
+		return v, err
+	}
+	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger})
+	if err != nil {
+		return v, err
+	}
+	defer l.Close()
+	if err := l.Load(func(uint64, io.Reader) error { return nil }, func(uint64, []byte) error { return nil }); err != nil {
+		return v, err
+	}
+	ns := newNamespace(cfg.Superuser, cfg.SuperGroup)
+	return v, l.SaveImage(l.LastTxID(), ns.writeImage)
+}
+
+// NameNode is the HDFS NameNode daemon: the namespace behind a Hadoop IPC
+// server speaking ClientProtocol, and an HTTP server for status and
+// metrics. Lifecycle: New (loads storage) → Start (listens) → Close.
+type NameNode struct {
+	cfg  Config
+	log  *slog.Logger
+	ns   *Namesystem
+	edit *editlog.Log
+
+	rpc     *ipc.Server
+	rpcLn   net.Listener
+	httpSrv *http.Server
+	httpLn  net.Listener
+
+	started   time.Time
+	ready     chan struct{}
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+
+	cpMu      sync.Mutex
+	lastCPTx  uint64
+	lastCPAt  time.Time
+	checkpoints int
+}
+
+// New opens the storage directory, loads the newest image and replays the
+// edit log. The NameNode does not listen until Start.
+func New(cfg Config) (*NameNode, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.NameDir == "" {
+		return nil, errors.New("namenode: no storage directory (dfs.namenode.name.dir)")
+	}
+	def := DefaultConfig()
+	if cfg.ListLimit <= 0 {
+		cfg.ListLimit = def.ListLimit
+	}
+	if cfg.MaxComponentLength <= 0 {
+		cfg.MaxComponentLength = def.MaxComponentLength
+	}
+	if cfg.MaxDirItems <= 0 {
+		cfg.MaxDirItems = def.MaxDirItems
+	}
+	if cfg.MaxReplication <= 0 {
+		cfg.MaxReplication = def.MaxReplication
+	}
+	if cfg.LeaseSoftLimit <= 0 {
+		cfg.LeaseSoftLimit = def.LeaseSoftLimit
+	}
+	if cfg.LeaseHardLimit <= 0 {
+		cfg.LeaseHardLimit = def.LeaseHardLimit
+	}
+	if cfg.CheckpointPeriod <= 0 {
+		cfg.CheckpointPeriod = def.CheckpointPeriod
+	}
+	if cfg.CheckpointTxns == 0 {
+		cfg.CheckpointTxns = def.CheckpointTxns
+	}
+	if cfg.Superuser == "" {
+		cfg.Superuser = def.Superuser
+	}
+	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	ns := newNamesystem(nsConfig{
+		superuser: cfg.Superuser, supergroup: cfg.SuperGroup, permissions: cfg.Permissions,
+		maxComponentLength: cfg.MaxComponentLength, maxDirItems: cfg.MaxDirItems,
+		defaultReplication: cfg.DefaultReplication, defaultBlockSize: cfg.DefaultBlockSize,
+		minBlockSize: cfg.MinBlockSize, maxReplication: cfg.MaxReplication, listLimit: cfg.ListLimit,
+		leaseSoftLimit: cfg.LeaseSoftLimit, leaseHardLimit: cfg.LeaseHardLimit,
+	}, l, cfg.Logger)
+	start := time.Now()
+	var replayed int
+	err = l.Load(func(txid uint64, r io.Reader) error {
+		loaded, err := readImage(r)
+		if err != nil {
+			return err
+		}
+		ns.ns = loaded
+		return nil
+	}, func(txid uint64, rec []byte) error {
+		var op namenodepb.EditOp
+		if err := proto.Unmarshal(rec, &op); err != nil {
+			return fmt.Errorf("namenode: edit %d does not decode: %w", txid, err)
+		}
+		replayed++
+		if err := ns.ns.apply(&op); err != nil {
+			return fmt.Errorf("edit %d: %w", txid, err)
+		}
+		return nil
+	})
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	// Files left open get their writers' leases back, so that they are
+	// recovered after the hard limit if nobody renews them.
+	now := time.Now()
+	for _, n := range ns.ns.byID {
+		if n.uc != nil {
+			ns.leases.add(n.uc.clientName, n.path(), now)
+		}
+	}
+	files, dirs := ns.Counts()
+	cfg.Logger.Info("namenode: namespace loaded", "dir", cfg.NameDir, "files", files, "directories", dirs,
+		"edits_replayed", replayed, "last_txid", l.LastTxID(), "took", time.Since(start).Round(time.Millisecond))
+	nn := &NameNode{
+		cfg: cfg, log: cfg.Logger, ns: ns, edit: l,
+		ready: make(chan struct{}), stop: make(chan struct{}),
+		lastCPTx: l.LastTxID(), lastCPAt: time.Now(),
+	}
+	nn.rpc = ipc.NewServer(ipc.ServerConfig{MaxDataLength: cfg.MaxDataLength, Logger: cfg.Logger})
+	cp := &clientProtocol{nn: nn, ns: ns}
+	nn.rpc.Register(ClientProtocolName, cp.methods())
+	return nn, nil
+}
+
+// Namesystem returns the namespace, for in-process callers and tests.
+func (n *NameNode) Namesystem() *Namesystem { return n.ns }
+
+// Start listens on the RPC and HTTP addresses and starts serving.
+func (n *NameNode) Start() error {
+	ln, err := net.Listen("tcp", n.cfg.RPCAddr)
+	if err != nil {
+		return fmt.Errorf("namenode: RPC address %s: %w", n.cfg.RPCAddr, err)
+	}
+	n.rpcLn = ln
+	if n.cfg.HTTPAddr != "" {
+		hl, err := net.Listen("tcp", n.cfg.HTTPAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("namenode: HTTP address %s: %w", n.cfg.HTTPAddr, err)
+		}
+		n.httpLn = hl
+		n.httpSrv = &http.Server{Handler: n.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			if err := n.httpSrv.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				n.log.Error("namenode: HTTP server", "err", err)
+			}
+		}()
+	}
+	n.started = time.Now()
+	n.wg.Add(2)
+	go func() {
+		defer n.wg.Done()
+		if err := n.rpc.Serve(ln); err != nil {
+			n.log.Error("namenode: RPC server", "err", err)
+		}
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.monitor()
+	}()
+	n.log.Info("namenode: serving", "rpc", n.RPCAddr(), "http", n.HTTPAddr())
+	close(n.ready)
+	return nil
+}
+
+// Ready is closed once Start has bound its listeners.
+func (n *NameNode) Ready() <-chan struct{} { return n.ready }
+
+// RPCAddr is the bound RPC address ("" before Start).
+func (n *NameNode) RPCAddr() string {
+	if n.rpcLn == nil {
+		return ""
+	}
+	return n.rpcLn.Addr().String()
+}
+
+// HTTPAddr is the bound HTTP address ("" before Start or when disabled).
+func (n *NameNode) HTTPAddr() string {
+	if n.httpLn == nil {
+		return ""
+	}
+	return n.httpLn.Addr().String()
+}
+
+// monitor runs the periodic work: lease expiry and checkpoints.
+func (n *NameNode) monitor() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		n.ns.expireLeases(context.Background())
+		n.cpMu.Lock()
+		pending := n.edit.LastTxID() - n.lastCPTx
+		due := pending >= n.cfg.CheckpointTxns || (pending > 0 && time.Since(n.lastCPAt) >= n.cfg.CheckpointPeriod)
+		n.cpMu.Unlock()
+		if due {
+			if err := n.checkpoint(); err != nil {
+				n.log.Error("namenode: checkpoint failed", "err", err)
+			}
+		}
+	}
+}
+
+// checkpoint saves an image of the namespace and lets the edit log drop
+// the segments it covers.
+func (n *NameNode) checkpoint() error {
+	n.cpMu.Lock()
+	defer n.cpMu.Unlock()
+	start := time.Now()
+	var buf bytes.Buffer
+	n.ns.mu.Lock()
+	txid, err := n.edit.Roll()
+	if err == nil {
+		err = n.ns.ns.writeImage(&buf)
+	}
+	n.ns.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := n.edit.SaveImage(txid, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}); err != nil {
+		return err
+	}
+	n.lastCPTx, n.lastCPAt = txid, time.Now()
+	n.checkpoints++
+	n.log.Info("namenode: checkpoint saved", "txid", txid, "bytes", buf.Len(), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// Close stops serving, saves a checkpoint if the log grew since the last
+// one, and closes the storage. Safe to call twice.
+func (n *NameNode) Close() error {
+	n.closeOnce.Do(func() {
+		close(n.stop)
+		n.rpc.Close()
+		if n.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			n.httpSrv.Shutdown(ctx)
+			cancel()
+		}
+		n.wg.Wait()
+		var errs []error
+		n.ns.mu.RLock()
+		failed := n.ns.failed
+		n.ns.mu.RUnlock()
+		if failed == nil && n.edit.LastTxID() > n.lastCPTx {
+			errs = append(errs, n.checkpoint())
+		}
+		errs = append(errs, n.edit.Close())
+		n.closeErr = errors.Join(errs...)
+	})
+	return n.closeErr
+}
