@@ -1,9 +1,6 @@
 package conf
 
 import (
-	"fmt"
-	"os"
-	"time"
 	"bytes"
 	"slices"
 	"testing"
@@ -26,16 +23,6 @@ func FuzzLoadXML(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		start := time.Now()
-		done := make(chan bool)
-		defer close(done)
-		go func() {
-			select {
-			case <-done:
-			case <-time.After(2 * time.Second):
-				os.WriteFile(fmt.Sprintf("/tmp/slowfuzz-%d", start.UnixNano()), data, 0o644)
-			}
-		}()
 		c := New()
 		c.Set("strata.job.sentinel", "s")
 		if err := c.LoadReader(bytes.NewReader(data), "fuzz.xml"); err != nil {

@@ -101,6 +101,9 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg := DefaultConfig()
 	var errs []error
 	num := func(key string, dst *int) {
+		if c.Get(key) == "" {
+			return // keep the default
+		}
 		v, err := c.GetInt(key)
 		if err != nil {
 			errs = append(errs, err)
@@ -156,8 +159,8 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 // dfs.namenode.rpc-address if set, else the authority of an hdfs://
 // fs.defaultFS, else 127.0.0.1:8020.
 func RPCAddress(c *conf.Configuration) string {
-	if a := c.Get("dfs.namenode.rpc-address"); a != "" {
-		return a
+	if c.IsSet("dfs.namenode.rpc-address") {
+		return c.Get("dfs.namenode.rpc-address")
 	}
 	if d := c.Get("fs.defaultFS"); strings.HasPrefix(d, "hdfs://") {
 		host := strings.TrimSuffix(strings.TrimPrefix(d, "hdfs://"), "/")
@@ -166,7 +169,7 @@ func RPCAddress(c *conf.Configuration) string {
 		}
 		return host
 	}
-	return "127.0.0.1:8020"
+	return c.Get("dfs.namenode.rpc-address")
 }
 
 // Format initialises cfg.NameDir with an empty namespace whose root belongs

@@ -92,8 +92,8 @@ var cmdTail = &command{
 	usage: "[-f] [-s <sleep interval>] <file>",
 	help: `Show the last 1KB of the file.
 
-  -f  Shows appended data as the file grows.
-  -s  With -f , defines the sleep interval between iterations in milliseconds.`,
+-f  Shows appended data as the file grows.
+-s  With -f , defines the sleep interval between iterations in milliseconds.`,
 	run: func(c *cmdCtx, args []string) error {
 		sleep, args, hasSleep, err := popOptionWithArgument("-s", args)
 		if err != nil {
@@ -355,13 +355,13 @@ const putHelp = `Copy files from the local file system into fs. Copying fails if
 exists, unless the -f flag is given.
 Flags:
 
-  -p  Preserves access and modification times, ownership and the mode.
-  -f  Overwrites the destination if it already exists.
-  -l  Allow DataNode to lazily persist the file to disk. Forces
-         replication factor of 1. This flag will result in reduced
-         durability. Use with care.
+-p  Preserves access and modification times, ownership and the mode.
+-f  Overwrites the destination if it already exists.
+-l  Allow DataNode to lazily persist the file to disk. Forces
+       replication factor of 1. This flag will result in reduced
+       durability. Use with care.
 
-  -d  Skip creation of temporary file(<dst>._COPYING_).`
+-d  Skip creation of temporary file(<dst>._COPYING_).`
 
 var cmdPut = &command{
 	name:  "put",

@@ -199,12 +199,12 @@ var cmdDu = &command{
 	help: `Show the amount of space, in bytes, used by the files that match the specified
 file pattern. The following flags are optional:
 
-  -s  Rather than showing the size of each individual file that matches the
-      pattern, shows the total (summary) size.
-  -h  Formats the sizes of files in a human-readable fashion rather than a number
-      of bytes.
-  -v  option displays a header line.
-  -x  Excludes snapshots from being counted.
+-s  Rather than showing the size of each individual file that matches the
+    pattern, shows the total (summary) size.
+-h  Formats the sizes of files in a human-readable fashion rather than a number
+    of bytes.
+-v  option displays a header line.
+-x  Excludes snapshots from being counted.
 
 Note that, even without the -s option, this only shows size summaries one level
 deep into a directory.
@@ -268,8 +268,8 @@ var cmdDf = &command{
 multiple partitions, and no path to a particular partition is specified, then
 the status of the root partitions will be shown.
 
-  -h  Formats the sizes of files in a human-readable fashion rather than a number
-      of bytes.`,
+-h  Formats the sizes of files in a human-readable fashion rather than a number
+    of bytes.`,
 	run: func(c *cmdCtx, args []string) error {
 		o, args, err := parseOpts(args, 0, unlimited, "h")
 		if err != nil {

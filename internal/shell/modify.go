@@ -14,7 +14,7 @@ var cmdMkdir = &command{
 	usage: "[-p] <path> ...",
 	help: `Create a directory in specified location.
 
-  -p  Do not fail if the directory already exists`,
+-p  Do not fail if the directory already exists`,
 	run: func(c *cmdCtx, args []string) error {
 		o, args, err := parseOpts(args, 1, unlimited, "p")
 		if err != nil {
@@ -54,10 +54,10 @@ var cmdRm = &command{
 	help: `Delete all files that match the specified file pattern. Equivalent to the Unix
 command "rm <src>"
 
-  -f          If the file does not exist, do not display a diagnostic message or
-              modify the exit status to reflect an error.
-  -[rR]       Recursively deletes directories.
-  -skipTrash  option bypasses trash, if enabled, and immediately deletes <src>.`,
+-f          If the file does not exist, do not display a diagnostic message or
+            modify the exit status to reflect an error.
+-[rR]       Recursively deletes directories.
+-skipTrash  option bypasses trash, if enabled, and immediately deletes <src>.`,
 	run: func(c *cmdCtx, args []string) error {
 		o, args, err := parseOpts(args, 1, unlimited, "f", "r", "R", "skipTrash")
 		if err != nil {
@@ -266,14 +266,14 @@ var cmdChmod = &command{
 	help: `Changes permissions of a file. This works similar to the shell's chmod command
 with a few exceptions.
 
-  -R           modifies the files recursively. This is the only option currently
-               supported.
-  <MODE>       Mode is the same as mode used for the shell's command. The only
-               letters recognized are 'rwxXt', e.g. +t,a+r,g-w,+rwx,o=r.
-  <OCTALMODE>  Mode specifed in 3 or 4 digits. If 4 digits, the first may be 1 or
-               0 to turn the sticky bit on or off, respectively.  Unlike the
-               shell command, it is not possible to specify only part of the
-               mode, e.g. 754 is same as u=rwx,g=rx,o=r.
+-R           modifies the files recursively. This is the only option currently
+             supported.
+<MODE>       Mode is the same as mode used for the shell's command. The only
+             letters recognized are 'rwxXt', e.g. +t,a+r,g-w,+rwx,o=r.
+<OCTALMODE>  Mode specifed in 3 or 4 digits. If 4 digits, the first may be 1 or
+             0 to turn the sticky bit on or off, respectively.  Unlike the
+             shell command, it is not possible to specify only part of the
+             mode, e.g. 754 is same as u=rwx,g=rx,o=r.
 
 If none of 'augo' is specified, 'a' is assumed and unlike the shell command, no
 umask is applied.`,
@@ -384,8 +384,8 @@ var cmdChown = &command{
 	help: `Changes owner and group of a file. This is similar to the shell's chown command
 with a few exceptions.
 
-  -R  modifies the files recursively. This is the only option currently
-      supported.
+-R  modifies the files recursively. This is the only option currently
+    supported.
 
 If only the owner or group is specified, then only the owner or group is
 modified. The owner and group names may only consist of digits, alphabet, and

@@ -59,7 +59,7 @@ func childDisp(parent, name string) string {
 	return parent + "/" + name
 }
 
-// children lists a directory's entries as items.
+// children lists a directory's entries as items, shown under it.disp.
 func (c *cmdCtx) children(it *item) ([]*item, error) {
 	sts, err := it.fsys.List(c.ctx, it.path)
 	if err != nil {
@@ -68,9 +68,6 @@ func (c *cmdCtx) children(it *item) ([]*item, error) {
 	out := make([]*item, 0, len(sts))
 	for i := range sts {
 		st := &sts[i]
-		if !it.isDir() && st.Path == it.path {
-			continue
-		}
 		name := st.Name()
 		out = append(out, &item{fsys: it.fsys, path: path.Join(it.path, name), disp: childDisp(it.disp, name), st: st})
 	}
@@ -211,9 +208,13 @@ func (c *cmdCtx) expand(arg string, local bool) ([]*item, error) {
 		glob = glob || hasWildcard(p)
 	}
 	if !glob {
-		it, err := c.literal(arg, local)
+		// Like Hadoop's Globber, a path without wildcards is unescaped.
+		it, err := c.literal(unescape(arg), local)
 		if err != nil {
 			return nil, err
+		}
+		if !it.exists() {
+			it.disp = arg
 		}
 		return []*item{it}, nil
 	}

@@ -68,7 +68,7 @@ func FuzzLoadSegment(f *testing.F) {
 			t.Fatal(err)
 		}
 
-		l, err := Open(dir, Options{Logger: quiet})
+		l, err := Open(dir, Options{Logger: quiet, SegmentPreallocation: 4096})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func FuzzLoadSegment(f *testing.F) {
 
 		// What Load left (truncated or not) plus the new record loads
 		// cleanly to the same records.
-		l, err = Open(dir, Options{Logger: quiet})
+		l, err = Open(dir, Options{Logger: quiet, SegmentPreallocation: 4096})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stratafs/strata/internal/namenode"
+)
+
+func init() {
+	register(command{name: "namenode", summary: "run the NameNode (-format to initialise its storage)", run: runNameNode})
+}
+
+func runNameNode(ctx context.Context, env *Env, args []string) int {
+	fl := flag.NewFlagSet("namenode", flag.ContinueOnError)
+	fl.SetOutput(env.Stderr)
+	format := fl.Bool("format", false, "initialise the storage directory (dfs.namenode.name.dir)")
+	force := fl.Bool("force", false, "with -format: re-format without asking")
+	nonInteractive := fl.Bool("nonInteractive", false, "with -format: never ask; refuse to re-format")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "namenode: unexpected argument %q\n", fl.Arg(0))
+		return 2
+	}
+	cfg, err := namenode.ConfigFrom(env.Conf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "namenode: %v\n", err)
+		return 1
+	}
+	cfg.Logger = logger(env.Stderr)
+	if *format {
+		return formatNameNode(env, cfg, *force, *nonInteractive)
+	}
+	nn, err := namenode.New(cfg)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "namenode: %v\n", err)
+		return 1
+	}
+	if err := nn.Start(); err != nil {
+		nn.Close()
+		fmt.Fprintf(env.Stderr, "namenode: %v\n", err)
+		return 1
+	}
+	<-ctx.Done()
+	cfg.Logger.Info("namenode: shutting down")
+	if err := nn.Close(); err != nil {
+		fmt.Fprintf(env.Stderr, "namenode: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func formatNameNode(env *Env, cfg namenode.Config, force, nonInteractive bool) int {
+	formatted := false
+	if _, err := os.Stat(filepath.Join(cfg.NameDir, "current", "VERSION")); err == nil {
+		formatted = true
+	}
+	if formatted && !force {
+		if nonInteractive {
+			fmt.Fprintf(env.Stderr, "namenode: storage directory %s is already formatted; not re-formatting (-nonInteractive)\n", cfg.NameDir)
+			return 1
+		}
+		fmt.Fprintf(env.Stderr, "Re-format filesystem in Storage Directory %s ? (Y or N) ", cfg.NameDir)
+		line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+		if a := strings.TrimSpace(line); a != "Y" && a != "y" {
+			fmt.Fprintln(env.Stderr, "Format aborted in", cfg.NameDir)
+			return 1
+		}
+		force = true
+	}
+	v, err := namenode.Format(cfg, force)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			fmt.Fprintf(env.Stderr, "namenode: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(env.Stderr, "namenode: format: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(env.Stdout, "Storage directory %s has been successfully formatted (clusterID %s, namespaceID %d).\n", cfg.NameDir, v.ClusterID, v.NamespaceID)
+	return 0
+}

@@ -1,0 +1,266 @@
+package e2e
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/hdfs"
+)
+
+// TestKill9LosesNoAcknowledgedMkdir kills the NameNode with SIGKILL in the
+// middle of a stream of mkdirs from several clients, restarts it, and checks
+// that every mkdir that was acknowledged is there.
+func TestKill9LosesNoAcknowledgedMkdir(t *testing.T) {
+	nn := newNameNode(t)
+	nn.start()
+	ctx := ctxT(t)
+
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			c, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := fmt.Sprintf("/w%d/d%06d", w, i)
+				if err := c.Mkdirs(ctx, p, 0o755); err != nil {
+					return // the NameNode is gone
+				}
+				mu.Lock()
+				acked = append(acked, p)
+				mu.Unlock()
+			}
+		}(w)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	nn.kill()
+	close(stop)
+	wg.Wait()
+	if len(acked) < 100 {
+		t.Fatalf("only %d mkdirs acknowledged before the kill; the test needs a stream", len(acked))
+	}
+
+	nn.start()
+	c, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	missing := 0
+	for _, p := range acked {
+		if st, err := c.Stat(ctx, p); err != nil || !st.IsDir {
+			missing++
+			if missing < 5 {
+				t.Errorf("acknowledged %s missing after kill -9 and restart: %v", p, err)
+			}
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%d of %d acknowledged mkdirs lost", missing, len(acked))
+	}
+	t.Logf("%d acknowledged mkdirs all survived kill -9", len(acked))
+	nn.stop()
+}
+
+// TestCorruptLastEditDropped flips a byte in the last edit-log record after
+// a crash: the NameNode must drop that record with a log line and keep
+// every earlier one.
+func TestCorruptLastEditDropped(t *testing.T) {
+	nn := newNameNode(t)
+	nn.start()
+	ctx := ctxT(t)
+	c, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if err := c.Mkdirs(ctx, fmt.Sprintf("/d%02d", i), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	nn.kill() // no checkpoint: everything is in the in-progress edit log
+
+	segs, _ := filepath.Glob(filepath.Join(nn.dir, "name", "current", "edits_inprogress_*"))
+	if len(segs) != 1 {
+		t.Fatalf("want one in-progress segment, found %v", segs)
+	}
+	f, err := os.OpenFile(segs[0], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Walk the records (docs/format/namenode-storage.md: a 20-byte segment
+	// header, then length|crc|txid|payload) to the end of the last one;
+	// preallocated zeros follow it.
+	data, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := 20
+	for end+16 <= len(data) {
+		n := int(binary.BigEndian.Uint32(data[end:]))
+		if n == 0 && binary.BigEndian.Uint64(data[end+8:]) == 0 {
+			break
+		}
+		end += 16 + n
+	}
+	if end <= 20 {
+		t.Fatal("no records found in the segment")
+	}
+	last := []byte{data[end-1] ^ 0xff}
+	f.WriteAt(last, int64(end-1))
+	f.Close()
+
+	nn.start()
+	c2, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	for i := 0; i < 19; i++ {
+		if _, err := c2.Stat(ctx, fmt.Sprintf("/d%02d", i)); err != nil {
+			t.Errorf("/d%02d lost: %v", i, err)
+		}
+	}
+	if _, err := c2.Stat(ctx, "/d19"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("/d19, whose record was corrupted, still exists (err %v)", err)
+	}
+	if log := nn.log.String(); !strings.Contains(log, "corrupt") {
+		t.Errorf("no log line about the corrupt record; log:\n%s", log)
+	}
+	// The NameNode goes on logging after the truncation.
+	if err := c2.Mkdirs(ctx, "/after", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nn.kill()
+	nn.start()
+	c3, _ := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	defer c3.Close()
+	if _, err := c3.Stat(ctx, "/after"); err != nil {
+		t.Errorf("/after lost: %v", err)
+	}
+	nn.stop()
+}
+
+// TestGarbageOnRPCPort sends malformed input to a running NameNode and
+// checks it keeps serving a well-behaved client throughout.
+func TestGarbageOnRPCPort(t *testing.T) {
+	nn := newNameNode(t)
+	nn.start()
+	ctx := ctxT(t)
+	good, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	if err := good.Mkdirs(ctx, "/before", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oversize := binary.BigEndian.AppendUint32([]byte("hrpc\x09\x00\x00"), 0x7fffffff)
+	inputs := map[string][]byte{
+		"random":         []byte("\x8f\x13 this is not hadoop ipc \x00\x01\x02"),
+		"wrong version":  []byte("hrpc\x04\x00\x00"),
+		"oversize frame": oversize,
+		"truncated":      append([]byte("hrpc\x09\x00\x00"), 0, 0, 1, 0, 1, 2, 3),
+		"bad delimited":  append([]byte("hrpc\x09\x00\x00"), 0, 0, 0, 3, 0xff, 0xff, 0xff),
+		"http":           []byte("GET /webhdfs/v1/?op=LISTSTATUS HTTP/1.1\r\n\r\n"),
+	}
+	names := make([]string, 0, len(inputs))
+	for k := range inputs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		nc, err := net.Dial("tcp", nn.rpc)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		nc.Write(inputs[name])
+		nc.(*net.TCPConn).CloseWrite()
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := io.ReadAll(nc)
+		nc.Close()
+		if err != nil {
+			t.Errorf("%s: the NameNode neither answered nor closed: %v", name, err)
+		}
+		if name == "http" && !strings.HasPrefix(string(resp), "HTTP/1.1 404") {
+			t.Errorf("http on the RPC port answered %q", resp)
+		}
+		if err := good.Mkdirs(ctx, "/after-"+strings.ReplaceAll(name, " ", "-"), 0o755); err != nil {
+			t.Fatalf("after %s, a good client fails: %v", name, err)
+		}
+	}
+	if nn.cmd.ProcessState != nil {
+		t.Fatal("namenode exited")
+	}
+	nn.stop()
+}
+
+// TestShellAgainstNameNode runs the dfs shell as a user would.
+func TestShellAgainstNameNode(t *testing.T) {
+	nn := newNameNode(t)
+	nn.start()
+	if out, errs, code := nn.strata("root", "dfs", "-mkdir", "-p", "/user/alice/data"); code != 0 {
+		t.Fatalf("mkdir: %d %s %s", code, out, errs)
+	}
+	nn.strata("root", "dfs", "-chown", "alice", "/user/alice", "/user/alice/data")
+	out, errs, code := nn.strata("alice", "dfs", "-touchz", "data/x")
+	if code != 0 {
+		t.Fatalf("touchz relative to home: %d %s %s", code, out, errs)
+	}
+	out, _, code = nn.strata("alice", "dfs", "-ls", "data")
+	if code != 0 || !strings.Contains(out, "Found 1 items") || !strings.Contains(out, "alice supergroup") || !strings.HasSuffix(strings.TrimSpace(out), "data/x") {
+		t.Errorf("ls data as alice:\n%s", out)
+	}
+	_, errs, code = nn.strata("alice", "dfs", "-ls", "/nope")
+	if code != 1 || strings.TrimSpace(errs) != "ls: `/nope': No such file or directory" {
+		t.Errorf("ls of a missing path: exit %d, stderr %q", code, errs)
+	}
+	_, errs, code = nn.strata("bob", "dfs", "-mkdir", "/user/alice/data/y")
+	if code != 1 || !strings.Contains(errs, "Permission denied: user=bob, access=WRITE") {
+		t.Errorf("bob mkdir in alice's dir: exit %d, stderr %q", code, errs)
+	}
+	out, _, code = nn.strata("root", "storagepolicies", "-setStoragePolicy", "-path", "/user/alice", "-policy", "ONE_SSD")
+	if code != 0 || !strings.Contains(out, "Set storage policy ONE_SSD on /user/alice") {
+		t.Errorf("setStoragePolicy: %d %s", code, out)
+	}
+	out, _, _ = nn.strata("alice", "storagepolicies", "-getStoragePolicy", "-path", "/user/alice/data/x")
+	if !strings.Contains(out, "BlockStoragePolicy{ONE_SSD:10") {
+		t.Errorf("inherited policy: %s", out)
+	}
+	out, _, code = nn.strata("root", "dfs", "-count", "/user")
+	if f := strings.Fields(out); code != 0 || len(f) != 4 || f[0] != "3" || f[1] != "1" {
+		t.Errorf("count /user: %q", out)
+	}
+	// Restart cleanly: the namespace comes back from the checkpoint.
+	nn.stop()
+	nn.start()
+	out, _, _ = nn.strata("alice", "dfs", "-ls", "-R", "/user/alice")
+	if len(lines(out)) != 2 {
+		t.Errorf("after restart, ls -R:\n%s", out)
+	}
+	nn.stop()
+}
