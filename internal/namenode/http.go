@@ -157,4 +157,6 @@ func (n *NameNode) registry() *prometheus.Registry {
 	return reg
 }
 
-func (s Status) String() string { return fmt.Sprintf("%s files=%d dirs=%d", s.RPCAddress, s.Files, s.Directories) }
+func (s Status) String() string {
+	return fmt.Sprintf("%s files=%d dirs=%d", s.RPCAddress, s.Files, s.Directories)
+}

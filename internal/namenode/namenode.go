@@ -212,9 +212,9 @@ type NameNode struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	cpMu      sync.Mutex
-	lastCPTx  uint64
-	lastCPAt  time.Time
+	cpMu        sync.Mutex
+	lastCPTx    uint64
+	lastCPAt    time.Time
 	checkpoints int
 }
 
