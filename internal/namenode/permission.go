@@ -66,9 +66,10 @@ func modeString(dir bool, mode uint16) string {
 // groupCache maps user names to their groups from the NameNode host's user
 // database, as Hadoop's shell-based group mapping does, caching for a while.
 type groupCache struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[string]groupEntry
+	ttl    time.Duration
+	lookup func(user string) []string
+	mu     sync.Mutex
+	m      map[string]groupEntry
 }
 
 type groupEntry struct {
@@ -77,7 +78,31 @@ type groupEntry struct {
 }
 
 func newGroupCache(ttl time.Duration) *groupCache {
-	return &groupCache{ttl: ttl, m: map[string]groupEntry{}}
+	return &groupCache{ttl: ttl, lookup: osGroups, m: map[string]groupEntry{}}
+}
+
+// osGroups returns user's groups from the host's user database, primary
+// group first; none for an unknown user.
+func osGroups(name string) []string {
+	var groups []string
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil
+	}
+	if pg, err := user.LookupGroupId(u.Gid); err == nil {
+		groups = append(groups, pg.Name)
+	}
+	if ids, err := u.GroupIds(); err == nil {
+		for _, id := range ids {
+			if id == u.Gid {
+				continue
+			}
+			if gr, err := user.LookupGroupId(id); err == nil {
+				groups = append(groups, gr.Name)
+			}
+		}
+	}
+	return groups
 }
 
 func (g *groupCache) groups(name string) []string {
@@ -87,22 +112,7 @@ func (g *groupCache) groups(name string) []string {
 	if ok && time.Since(e.at) < g.ttl {
 		return e.groups
 	}
-	var groups []string
-	if u, err := user.Lookup(name); err == nil {
-		if pg, err := user.LookupGroupId(u.Gid); err == nil {
-			groups = append(groups, pg.Name)
-		}
-		if ids, err := u.GroupIds(); err == nil {
-			for _, id := range ids {
-				if id == u.Gid {
-					continue
-				}
-				if gr, err := user.LookupGroupId(id); err == nil {
-					groups = append(groups, gr.Name)
-				}
-			}
-		}
-	}
+	groups := g.lookup(name)
 	g.mu.Lock()
 	g.m[name] = groupEntry{groups: groups, at: time.Now()}
 	g.mu.Unlock()

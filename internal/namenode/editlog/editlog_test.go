@@ -71,7 +71,7 @@ func TestFormat(t *testing.T) {
 
 func TestOpenNotFormatted(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Options{Logger: quiet})
 	if !errors.Is(err, ErrNotFormatted) {
 		t.Fatalf("got %v", err)
 	}
@@ -86,11 +86,11 @@ func TestOpenNotFormatted(t *testing.T) {
 
 func TestLock(t *testing.T) {
 	dir := formatted(t)
-	l, err := Open(dir, Options{})
+	l, err := Open(dir, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(dir, Options{})
+	_, err = Open(dir, Options{Logger: quiet})
 	if !errors.Is(err, ErrInUse) {
 		t.Fatalf("second Open: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestLock(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	l2, err := Open(dir, Options{})
+	l2, err := Open(dir, Options{Logger: quiet})
 	if err != nil {
 		t.Fatalf("Open after Close: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestAppendRules(t *testing.T) {
 	dir := formatted(t)
-	l, err := Open(dir, Options{})
+	l, err := Open(dir, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,5 +437,67 @@ func TestStatsAndRoll(t *testing.T) {
 	}
 	if err := l.SaveImage(5, nil); err == nil {
 		t.Error("SaveImage beyond SyncedTxID succeeded")
+	}
+}
+
+func TestPreallocationFailure(t *testing.T) {
+	dir := formatted(t)
+	// Write 1: segment header; 2: first batch; 3: first zero-fill write.
+	f := &faults{failWrite: 3, errWrite: errInjected}
+	l, _ := mustOpenLoad(t, dir, Options{wrapFile: f.wrap})
+	defer l.Close()
+	tx, _ := l.Append([]byte("a"))
+	if err := l.Sync(context.Background(), tx); !errors.Is(err, errInjected) {
+		t.Fatalf("Sync with a failed preallocation: %v", err)
+	}
+	if l.SyncedTxID() != 0 {
+		t.Errorf("SyncedTxID = %d", l.SyncedTxID())
+	}
+}
+
+func TestSaveImageWriteError(t *testing.T) {
+	dir := formatted(t)
+	l, _ := mustOpenLoad(t, dir, Options{})
+	defer l.Close()
+	appendSync(t, l, 1, 3)
+	boom := errors.New("boom")
+	err := l.SaveImage(3, func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("SaveImage: %v", err)
+	}
+	names := listNames(t, dir)
+	if has(names, imageName(3)) || has(names, imageTmpName(3)) {
+		t.Errorf("failed SaveImage left files: %v", names)
+	}
+	// The log is not failed by a checkpoint error.
+	appendSync(t, l, 4, 4)
+	if err := l.SaveImage(4, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The image callback need not read the whole payload.
+func TestImagePartialRead(t *testing.T) {
+	dir := formatted(t)
+	l, _ := mustOpenLoad(t, dir, Options{})
+	appendSync(t, l, 1, 2)
+	l.SaveImage(2, func(w io.Writer) error { _, err := io.WriteString(w, strings.Repeat("z", 5000)); return err })
+	l.Close()
+	l, err := Open(dir, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var n int
+	err = l.Load(func(txid uint64, r io.Reader) error {
+		b := make([]byte, 10)
+		n, _ = io.ReadFull(r, b)
+		return nil
+	}, nil)
+	if err != nil || n != 10 || l.LastTxID() != 2 {
+		t.Fatalf("Load: %v, read %d, last %d", err, n, l.LastTxID())
 	}
 }

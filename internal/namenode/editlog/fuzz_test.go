@@ -3,8 +3,6 @@ package editlog
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,7 +49,6 @@ func FuzzLoadSegment(f *testing.F) {
 		}
 		tmplFiles[n] = b
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()

@@ -219,3 +219,5 @@ func (ff *faultFile) Sync() error {
 func (f *faults) wrap(sf segmentFile) segmentFile { return &faultFile{sf, f} }
 
 var errInjected = errors.New("injected I/O error")
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

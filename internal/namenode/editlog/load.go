@@ -65,10 +65,10 @@ type recovered struct {
 
 // segmentResult is what replaying one segment found.
 type segmentResult struct {
-	last    uint64 // last txid in the segment (start-1 if none)
-	dataEnd  int64 // end of the valid records; zero fill may follow
-	fileSize int64 // file size (after any truncation)
-	removed  bool  // the segment was a torn, empty header and was deleted
+	last     uint64 // last txid in the segment (start-1 if none)
+	dataEnd  int64  // end of the valid records; zero fill may follow
+	fileSize int64  // file size (after any truncation)
+	removed  bool   // the segment was a torn, empty header and was deleted
 }
 
 func (l *Log) corrupt(format string, args ...any) error {
@@ -282,11 +282,18 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 			if serr != nil && !errors.Is(serr, errScanBudget) {
 				return segmentResult{}, fmt.Errorf("editlog: %s: %w", s.name, serr)
 			}
-			if found {
-				return segmentResult{}, l.corrupt("%s: damaged record at %v, followed by a valid record (txid %d at offset %d): mid-log corruption", s.name, re, tx, off)
+			if (found || serr != nil) && !l.opts.Recover {
+				why := fmt.Sprintf("followed by a valid record (txid %d at offset %d)", tx, off)
+				if serr != nil {
+					why = serr.Error()
+				}
+				return segmentResult{}, l.corrupt("%s: damaged record (txid %d) at %v, %s: mid-log corruption; "+
+					"if this follows a crash, the records from txid %d on were probably never acknowledged, "+
+					"and recovery mode (Options.Recover) truncates them", s.name, last+1, re, why, last+1)
 			}
-			if serr != nil {
-				return segmentResult{}, l.corrupt("%s: damaged record at %v: %v", s.name, re, serr)
+			if found || serr != nil {
+				l.logger.Warn("editlog: recovery: truncating at a damaged record although valid records follow",
+					"file", path, "offset", re.off, "next_valid_offset", off, "next_valid_txid", tx, "err", serr)
 			}
 			l.logger.Warn("editlog: truncating corrupt tail",
 				"file", path, "offset", re.off, "dropped", size-re.off, "reason", re.reason, "last_txid", last)

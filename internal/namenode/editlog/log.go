@@ -33,6 +33,15 @@ type Options struct {
 	// not commit a new file size. 0 means 1 MiB; negative disables it.
 	SegmentPreallocation int64
 
+	// Recover makes Load truncate the in-progress segment at its first
+	// damaged record even when valid records follow it, instead of failing
+	// with ErrCorrupt (Hadoop's `namenode -recover`). A crash can leave
+	// such a hole when the pages of the last, never-fsynced batch reach the
+	// disk out of order; bit rot in acknowledged records looks the same, so
+	// this is for an operator to choose. Damage in finalized segments is
+	// an error regardless.
+	Recover bool
+
 	// wrapFile, for this package's tests, wraps every segment file opened
 	// for writing, to inject write and fsync failures.
 	wrapFile func(segmentFile) segmentFile

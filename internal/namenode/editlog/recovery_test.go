@@ -132,6 +132,16 @@ func TestMidLogCorruption(t *testing.T) {
 			if fileSize(t, path) != size {
 				t.Error("mid-log corruption was truncated")
 			}
+
+			// Recovery mode truncates at the damage instead.
+			logger, logs := newLogger()
+			l, got := mustOpenLoad(t, dir, Options{Recover: true, Logger: logger})
+			defer l.Close()
+			checkRecs(t, got.recs, 1, 4)
+			if fileSize(t, path) != offs[4] || !strings.Contains(logs.String(), "editlog: recovery:") {
+				t.Errorf("recovery did not truncate at %d (size %d):\n%s", offs[4], fileSize(t, path), logs)
+			}
+			appendSync(t, l, 5, 5)
 		})
 	}
 }
@@ -352,7 +362,7 @@ func TestNoValidImage(t *testing.T) {
 
 func TestImageCallbackError(t *testing.T) {
 	dir := formatted(t)
-	l, err := Open(dir, Options{})
+	l, err := Open(dir, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,4 +465,3 @@ func writeAt(t testing.TB, path string, off int64, p []byte) {
 		t.Fatal(err)
 	}
 }
-
