@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	gohdfs "github.com/colinmarc/hdfs/v2"
 
+	"github.com/stratafs/strata/internal/namenode"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -267,5 +270,43 @@ func TestNamespaceSurvivesRestart(t *testing.T) {
 	}
 	if _, err := su2.Stat("/r/d09"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("deleted dir after restart: %v", err)
+	}
+}
+
+// TestPeriodicCheckpoint checks that the NameNode saves images as edits
+// accumulate, drops the log segments they cover, and restarts from them.
+func TestPeriodicCheckpoint(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{NameNode: func(nc *namenode.Config) { nc.CheckpointTxns = 50 }})
+	su := goClient(t, c, c.Superuser())
+	for i := 0; i < 300; i++ {
+		if err := su.MkdirAll(fmt.Sprintf("/cp/d%03d", i), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur := filepath.Join(c.Dir(), "name", "current")
+	deadline := time.Now().Add(10 * time.Second)
+	var images []string
+	for time.Now().Before(deadline) {
+		images, _ = filepath.Glob(filepath.Join(cur, "fsimage_*"))
+		if len(images) >= 2 && !strings.HasSuffix(images[len(images)-1], "0000000000000000000") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(images) < 2 {
+		t.Fatalf("no checkpoint after 300 mkdirs with checkpoint.txns=50: %v", images)
+	}
+	segs, _ := filepath.Glob(filepath.Join(cur, "edits_*"))
+	if len(segs) > 4 {
+		t.Errorf("old edit segments not purged: %d left", len(segs))
+	}
+	if st := c.NameNode().Status(); st.Checkpoints == 0 {
+		t.Error("status reports no checkpoints")
+	}
+	c.RestartNameNode()
+	su2 := goClient(t, c, c.Superuser())
+	entries, err := su2.ReadDir("/cp")
+	if err != nil || len(entries) != 300 {
+		t.Fatalf("after restart from checkpoint: %d entries, %v", len(entries), err)
 	}
 }

@@ -43,7 +43,8 @@ type Status struct {
 	FsStats
 }
 
-func (n *NameNode) status() Status {
+// Status reports the NameNode's state, as served at /status.
+func (n *NameNode) Status() Status {
 	files, dirs := n.ns.Counts()
 	es := n.edit.Stats()
 	v := n.edit.Version()
@@ -84,10 +85,10 @@ func (n *NameNode) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		statusPage.Execute(w, n.status())
+		statusPage.Execute(w, n.Status())
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.status())
+		writeJSON(w, n.Status())
 	})
 	mux.HandleFunc("GET /jmx", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.jmx())
@@ -106,7 +107,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 // jmx answers like Hadoop's /jmx servlet for the beans monitoring tools
 // read most: FSNamesystem and NameNodeInfo.
 func (n *NameNode) jmx() map[string]any {
-	st := n.status()
+	st := n.Status()
 	state := "OFF"
 	if st.SafeMode {
 		state = "ON"

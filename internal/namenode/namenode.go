@@ -68,7 +68,11 @@ type Config struct {
 	LeaseHardLimit time.Duration
 	// MaxDataLength bounds an RPC frame (ipc.maximum.data.length).
 	MaxDataLength int
-	Logger        *slog.Logger
+	// Recover truncates the in-progress edit log at its first damaged
+	// record instead of refusing to start (Hadoop's namenode -recover).
+	// Records after the damage are lost.
+	Recover bool
+	Logger  *slog.Logger
 }
 
 // DefaultConfig returns Hadoop's defaults with the current OS user as
@@ -255,7 +259,7 @@ func New(cfg Config) (*NameNode, error) {
 	if cfg.Superuser == "" {
 		cfg.Superuser = def.Superuser
 	}
-	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger})
+	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover})
 	if err != nil {
 		return nil, err
 	}
@@ -424,6 +428,9 @@ func (n *NameNode) checkpoint() error {
 	n.log.Info("namenode: checkpoint saved", "txid", txid, "bytes", buf.Len(), "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
+
+// Checkpoint saves an image now (as after recovery, or before a backup).
+func (n *NameNode) Checkpoint() error { return n.checkpoint() }
 
 // Close stops serving, saves a checkpoint if the log grew since the last
 // one, and closes the storage. Safe to call twice.

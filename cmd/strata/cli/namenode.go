@@ -23,6 +23,7 @@ func runNameNode(ctx context.Context, env *Env, args []string) int {
 	format := fl.Bool("format", false, "initialise the storage directory (dfs.namenode.name.dir)")
 	force := fl.Bool("force", false, "with -format: re-format without asking")
 	nonInteractive := fl.Bool("nonInteractive", false, "with -format: never ask; refuse to re-format")
+	recover := fl.Bool("recover", false, "cut a damaged edit log at its first bad record, save a checkpoint and exit (records after the damage are lost)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -39,10 +40,20 @@ func runNameNode(ctx context.Context, env *Env, args []string) int {
 	if *format {
 		return formatNameNode(env, cfg, *force, *nonInteractive)
 	}
+	cfg.Recover = *recover
 	nn, err := namenode.New(cfg)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "namenode: %v\n", err)
 		return 1
+	}
+	if *recover {
+		err := errors.Join(nn.Checkpoint(), nn.Close())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "namenode: recovery: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(env.Stdout, "Recovery complete: the namespace was loaded and saved in a new checkpoint.")
+		return 0
 	}
 	if err := nn.Start(); err != nil {
 		nn.Close()

@@ -37,8 +37,9 @@
 //
 // Load truncates a damaged record at the tail of the in-progress segment
 // (the remnant of a crash mid-write; never acknowledged) and refuses, with
-// ErrCorrupt, damage in the middle of the log or gaps in the txids. A damaged
-// newest image is skipped in favour of the previous one.
+// ErrCorrupt, damage in the middle of the log or gaps in the txids (unless
+// the operator asks for Options.Recover). A damaged newest image is skipped
+// in favour of the previous one.
 //
 // docs/format/namenode-storage.md describes the files byte by byte.
 package editlog
