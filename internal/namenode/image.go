@@ -130,10 +130,17 @@ func readImage(r io.Reader) (*namespace, error) {
 			continue
 		}
 		parent := ns.byID[rec.GetParent()]
-		if parent == nil || !parent.isDir || parent.child(n.name) != nil {
+		if parent == nil || !parent.isDir {
 			return nil, fmt.Errorf("namenode: image inode %d (%q) has a bad parent %d", n.id, n.name, rec.GetParent())
 		}
-		parent.children = append(parent.children, n) // written in sorted order
+		// Siblings are written in name order; lookups rely on it.
+		if k := len(parent.children); k > 0 && parent.children[k-1].name >= n.name {
+			return nil, fmt.Errorf("namenode: image inode %d (%q) is out of order or duplicated in directory %d", n.id, n.name, parent.id)
+		}
+		if n.name == "" {
+			return nil, fmt.Errorf("namenode: image inode %d has an empty name", n.id)
+		}
+		parent.children = append(parent.children, n)
 		n.parent = parent
 	}
 	if ns.root == nil {

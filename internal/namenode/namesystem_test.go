@@ -337,3 +337,20 @@ func dump(ns *namespace) string {
 }
 
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// FuzzReadImage feeds arbitrary bytes to the image loader: it must return
+// a namespace or an error, never panic.
+func FuzzReadImage(f *testing.F) {
+	ns, _ := testNS(&testing.T{})
+	ns.Mkdirs(as("hdfs"), "/a/b", 0o755, true)
+	var buf strings.Builder
+	ns.ns.writeImage(&buf)
+	f.Add([]byte(buf.String()))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		loaded, err := readImage(strings.NewReader(string(data)))
+		if err == nil && loaded.root == nil {
+			t.Fatal("no error and no root")
+		}
+	})
+}
