@@ -22,37 +22,45 @@ type clientProtocol struct {
 
 func (c *clientProtocol) methods() map[string]ipc.Method {
 	return map[string]ipc.Method{
-		"getServerDefaults":     ipc.Unary(c.getServerDefaults),
-		"getFsStats":            ipc.Unary(c.getFsStats),
-		"getFileInfo":           ipc.Unary(c.getFileInfo),
-		"getFileLinkInfo":       ipc.Unary(c.getFileLinkInfo),
-		"getListing":            ipc.Unary(c.getListing),
-		"mkdirs":                ipc.Unary(c.mkdirs),
-		"delete":                ipc.Unary(c.delete),
-		"rename":                ipc.Unary(c.rename),
-		"rename2":               ipc.Unary(c.rename2),
-		"setPermission":         ipc.Unary(c.setPermission),
-		"setOwner":              ipc.Unary(c.setOwner),
-		"setTimes":              ipc.Unary(c.setTimes),
-		"setReplication":        ipc.Unary(c.setReplication),
-		"getContentSummary":     ipc.Unary(c.getContentSummary),
-		"getQuotaUsage":         ipc.Unary(c.getQuotaUsage),
-		"getStoragePolicies":    ipc.Unary(c.getStoragePolicies),
-		"setStoragePolicy":      ipc.Unary(c.setStoragePolicy),
-		"unsetStoragePolicy":    ipc.Unary(c.unsetStoragePolicy),
-		"getStoragePolicy":      ipc.Unary(c.getStoragePolicy),
-		"create":                ipc.Unary(c.create),
-		"complete":              ipc.Unary(c.complete),
-		"renewLease":            ipc.Unary(c.renewLease),
-		"recoverLease":          ipc.Unary(c.recoverLease),
-		"getBlockLocations":     ipc.Unary(c.getBlockLocations),
-		"addBlock":              ipc.Unary(c.addBlock),
-		"getPreferredBlockSize": ipc.Unary(c.getPreferredBlockSize),
-		"setSafeMode":           ipc.Unary(c.setSafeMode),
-		"saveNamespace":         ipc.Unary(c.saveNamespace),
-		"getDatanodeReport":     ipc.Unary(c.getDatanodeReport),
-		"checkAccess":           ipc.Unary(c.checkAccess),
-		"msync":                 ipc.Unary(c.msync),
+		"getServerDefaults":      ipc.Unary(c.getServerDefaults),
+		"getFsStats":             ipc.Unary(c.getFsStats),
+		"getFileInfo":            ipc.Unary(c.getFileInfo),
+		"getFileLinkInfo":        ipc.Unary(c.getFileLinkInfo),
+		"getListing":             ipc.Unary(c.getListing),
+		"mkdirs":                 ipc.Unary(c.mkdirs),
+		"delete":                 ipc.Unary(c.delete),
+		"rename":                 ipc.Unary(c.rename),
+		"rename2":                ipc.Unary(c.rename2),
+		"setPermission":          ipc.Unary(c.setPermission),
+		"setOwner":               ipc.Unary(c.setOwner),
+		"setTimes":               ipc.Unary(c.setTimes),
+		"setReplication":         ipc.Unary(c.setReplication),
+		"getContentSummary":      ipc.Unary(c.getContentSummary),
+		"getQuotaUsage":          ipc.Unary(c.getQuotaUsage),
+		"getStoragePolicies":     ipc.Unary(c.getStoragePolicies),
+		"setStoragePolicy":       ipc.Unary(c.setStoragePolicy),
+		"unsetStoragePolicy":     ipc.Unary(c.unsetStoragePolicy),
+		"getStoragePolicy":       ipc.Unary(c.getStoragePolicy),
+		"create":                 ipc.Unary(c.create),
+		"complete":               ipc.Unary(c.complete),
+		"renewLease":             ipc.Unary(c.renewLease),
+		"recoverLease":           ipc.Unary(c.recoverLease),
+		"getBlockLocations":      ipc.Unary(c.getBlockLocations),
+		"addBlock":               ipc.Unary(c.addBlock),
+		"abandonBlock":           ipc.Unary(c.abandonBlock),
+		"updateBlockForPipeline": ipc.Unary(c.updateBlockForPipeline),
+		"updatePipeline":         ipc.Unary(c.updatePipeline),
+		"getAdditionalDatanode":  ipc.Unary(c.getAdditionalDatanode),
+		"append":                 ipc.Unary(c.append),
+		"fsync":                  ipc.Unary(c.fsync),
+		"reportBadBlocks":        ipc.Unary(c.reportBadBlocks),
+		"satisfyStoragePolicy":   ipc.Unary(c.satisfyStoragePolicy),
+		"getPreferredBlockSize":  ipc.Unary(c.getPreferredBlockSize),
+		"setSafeMode":            ipc.Unary(c.setSafeMode),
+		"saveNamespace":          ipc.Unary(c.saveNamespace),
+		"getDatanodeReport":      ipc.Unary(c.getDatanodeReport),
+		"checkAccess":            ipc.Unary(c.checkAccess),
+		"msync":                  ipc.Unary(c.msync),
 	}
 }
 
@@ -97,13 +105,15 @@ func (c *clientProtocol) getServerDefaults(ctx context.Context, _ *hdfspb.GetSer
 
 func (c *clientProtocol) getFsStats(ctx context.Context, _ *hdfspb.GetFsStatusRequestProto) (*hdfspb.GetFsStatsResponseProto, error) {
 	st := c.nn.fsStats()
+	rs := c.ns.Stats()
 	return &hdfspb.GetFsStatsResponseProto{
-		Capacity:        proto.Uint64(uint64(st.Capacity)),
-		Used:            proto.Uint64(uint64(st.Used)),
-		Remaining:       proto.Uint64(uint64(st.Remaining)),
-		UnderReplicated: proto.Uint64(0),
-		CorruptBlocks:   proto.Uint64(0),
-		MissingBlocks:   proto.Uint64(0),
+		Capacity:              proto.Uint64(uint64(st.Capacity)),
+		Used:                  proto.Uint64(uint64(st.Used)),
+		Remaining:             proto.Uint64(uint64(st.Remaining)),
+		UnderReplicated:       proto.Uint64(uint64(rs.UnderReplicated)),
+		CorruptBlocks:         proto.Uint64(uint64(rs.Corrupt)),
+		MissingBlocks:         proto.Uint64(uint64(rs.Missing)),
+		PendingDeletionBlocks: proto.Uint64(0),
 	}, nil
 }
 
@@ -281,7 +291,7 @@ func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestPr
 }
 
 func (c *clientProtocol) complete(ctx context.Context, req *hdfspb.CompleteRequestProto) (*hdfspb.CompleteResponseProto, error) {
-	ok, err := c.ns.Complete(ctx, req.GetSrc(), req.GetFileId(), req.GetClientName())
+	ok, err := c.ns.CompleteFile(ctx, req.GetSrc(), req.GetFileId(), req.GetClientName(), req.GetLast())
 	return &hdfspb.CompleteResponseProto{Result: proto.Bool(ok)}, err
 }
 
@@ -294,26 +304,80 @@ func (c *clientProtocol) recoverLease(ctx context.Context, req *hdfspb.RecoverLe
 	return &hdfspb.RecoverLeaseResponseProto{Result: proto.Bool(ok)}, err
 }
 
-// getBlockLocations answers for files without blocks (all files, until
-// DataNodes store data).
 func (c *clientProtocol) getBlockLocations(ctx context.Context, req *hdfspb.GetBlockLocationsRequestProto) (*hdfspb.GetBlockLocationsResponseProto, error) {
-	st, err := c.ns.FileInfo(ctx, req.GetSrc())
+	lbs, err := c.ns.BlockLocations(ctx, req.GetSrc(), int64(req.GetOffset()), int64(min(req.GetLength(), 1<<62)), clientMachine(ctx))
 	if err != nil {
 		return nil, err
 	}
-	if st == nil || st.IsDir {
-		return nil, ipc.Errorf(ipc.ClassFileNotFound, "File does not exist: %s", req.GetSrc())
+	return &hdfspb.GetBlockLocationsResponseProto{Locations: lbs}, nil
+}
+
+func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range nodes {
+		m[n.GetId().GetDatanodeUuid()] = true
 	}
-	return &hdfspb.GetBlockLocationsResponseProto{Locations: &hdfspb.LocatedBlocksProto{
-		FileLength:          proto.Uint64(uint64(st.Length)),
-		UnderConstruction:   proto.Bool(false),
-		IsLastBlockComplete: proto.Bool(true),
-	}}, nil
+	return m
 }
 
 func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockRequestProto) (*hdfspb.AddBlockResponseProto, error) {
-	return nil, ipc.Errorf(ipc.ClassIOException,
-		"File %s could only be written to 0 of the 1 minReplication nodes. There are 0 datanode(s) running and no node(s) are excluded in this operation.", req.GetSrc())
+	lb, err := c.ns.AddBlock(ctx, AddBlockRequest{
+		Path: req.GetSrc(), Client: req.GetClientName(), FileID: req.GetFileId(), Previous: req.GetPrevious(),
+		Exclude: excludeSet(req.GetExcludeNodes()), ClientIP: clientMachine(ctx),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.AddBlockResponseProto{Block: lb}, nil
+}
+
+func (c *clientProtocol) abandonBlock(ctx context.Context, req *hdfspb.AbandonBlockRequestProto) (*hdfspb.AbandonBlockResponseProto, error) {
+	return &hdfspb.AbandonBlockResponseProto{}, c.ns.AbandonBlock(ctx, req.GetSrc(), req.GetFileId(), req.GetHolder(), req.GetB())
+}
+
+func (c *clientProtocol) updateBlockForPipeline(ctx context.Context, req *hdfspb.UpdateBlockForPipelineRequestProto) (*hdfspb.UpdateBlockForPipelineResponseProto, error) {
+	lb, err := c.ns.UpdateBlockForPipeline(ctx, req.GetBlock(), req.GetClientName())
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: lb}, nil
+}
+
+func (c *clientProtocol) updatePipeline(ctx context.Context, req *hdfspb.UpdatePipelineRequestProto) (*hdfspb.UpdatePipelineResponseProto, error) {
+	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), req.GetOldBlock(), req.GetNewBlock(), req.GetStorageIDs())
+}
+
+func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.GetAdditionalDatanodeRequestProto) (*hdfspb.GetAdditionalDatanodeResponseProto, error) {
+	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), req.GetBlk(), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
+		int(req.GetNumAdditionalNodes()), req.GetClientName(), clientMachine(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: lb}, nil
+}
+
+func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestProto) (*hdfspb.AppendResponseProto, error) {
+	lb, st, err := c.ns.Append(ctx, req.GetSrc(), req.GetClientName(), clientMachine(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &hdfspb.AppendResponseProto{Block: lb, Stat: fileStatusProto(st, false)}, nil
+}
+
+func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProto) (*hdfspb.FsyncResponseProto, error) {
+	return &hdfspb.FsyncResponseProto{}, c.ns.Fsync(ctx, req.GetSrc(), req.GetFileId(), req.GetClient(), req.GetLastBlockLength())
+}
+
+func (c *clientProtocol) reportBadBlocks(ctx context.Context, req *hdfspb.ReportBadBlocksRequestProto) (*hdfspb.ReportBadBlocksResponseProto, error) {
+	c.ns.ReportBadBlocks(req.GetBlocks())
+	return &hdfspb.ReportBadBlocksResponseProto{}, nil
+}
+
+func (c *clientProtocol) satisfyStoragePolicy(ctx context.Context, req *hdfspb.SatisfyStoragePolicyRequestProto) (*hdfspb.SatisfyStoragePolicyResponseProto, error) {
+	if err := c.ns.checker(ctx).superuser("satisfyStoragePolicy"); err != nil {
+		return nil, err
+	}
+	return &hdfspb.SatisfyStoragePolicyResponseProto{}, c.ns.SatisfyStoragePolicy(req.GetSrc())
 }
 
 func (c *clientProtocol) getPreferredBlockSize(ctx context.Context, req *hdfspb.GetPreferredBlockSizeRequestProto) (*hdfspb.GetPreferredBlockSizeResponseProto, error) {
@@ -346,7 +410,7 @@ func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveName
 }
 
 func (c *clientProtocol) getDatanodeReport(ctx context.Context, req *hdfspb.GetDatanodeReportRequestProto) (*hdfspb.GetDatanodeReportResponseProto, error) {
-	return &hdfspb.GetDatanodeReportResponseProto{}, nil
+	return &hdfspb.GetDatanodeReportResponseProto{Di: c.ns.DatanodeReport(req.GetType())}, nil
 }
 
 func (c *clientProtocol) checkAccess(ctx context.Context, req *hdfspb.CheckAccessRequestProto) (*hdfspb.CheckAccessResponseProto, error) {

@@ -19,9 +19,22 @@ type FsStats struct {
 	LiveDataNodes             int
 }
 
-// fsStats sums the DataNodes' storage reports. Until DataNodes register,
-// the cluster has no capacity.
-func (n *NameNode) fsStats() FsStats { return FsStats{} }
+// fsStats sums the live DataNodes' storage reports.
+func (n *NameNode) fsStats() FsStats {
+	var st FsStats
+	live := map[string]bool{}
+	for _, s := range n.ns.Storages() {
+		if s.Dead || s.Failed {
+			continue
+		}
+		live[s.DatanodeUUID] = true
+		st.Capacity += s.Capacity
+		st.Used += s.Used
+		st.Remaining += s.Remaining
+	}
+	st.LiveDataNodes = len(live)
+	return st
+}
 
 // Status is the JSON document served at /status (and shown on /).
 type Status struct {

@@ -37,6 +37,8 @@ func (ns *namespace) writeImage(w io.Writer) error {
 	hdr := &namenodepb.ImageHeader{
 		LayoutVersion: proto.Uint32(imageLayoutVersion),
 		LastInodeId:   proto.Uint64(ns.lastID),
+		LastBlockId:   proto.Uint64(ns.blocks.lastID),
+		GenStamp:      proto.Uint64(ns.blocks.lastGS),
 		InodeCount:    proto.Uint64(uint64(len(ns.byID))),
 	}
 	if err := put(hdr); err != nil {
@@ -56,7 +58,7 @@ func (ns *namespace) writeImage(w io.Writer) error {
 		if !n.isDir {
 			rec.Replication = proto.Uint32(uint32(n.replication))
 			rec.BlockSize = proto.Uint64(n.blockSize)
-			rec.Blocks = n.blocks
+			rec.Blocks = blocksProto(n.blocks)
 			if n.uc != nil {
 				rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.uc.clientName), ClientMachine: proto.String(n.uc.clientMachine)}
 			}
@@ -105,7 +107,7 @@ func readImage(r io.Reader) (*namespace, error) {
 	if hdr.GetLayoutVersion() != imageLayoutVersion {
 		return nil, fmt.Errorf("namenode: image layout version %d not supported (want %d)", hdr.GetLayoutVersion(), imageLayoutVersion)
 	}
-	ns := &namespace{byID: map[uint64]*inode{}}
+	ns := &namespace{byID: map[uint64]*inode{}, blocks: newBlockMap()}
 	for i := uint64(0); i < hdr.GetInodeCount(); i++ {
 		var rec namenodepb.Inode
 		if err := next(&rec); err != nil {
@@ -117,10 +119,10 @@ func readImage(r io.Reader) (*namespace, error) {
 		if !n.isDir {
 			n.replication = uint16(rec.GetReplication())
 			n.blockSize = rec.GetBlockSize()
-			n.blocks = rec.GetBlocks()
 			if uc := rec.GetUc(); uc != nil {
 				n.uc = &underConstruction{clientName: uc.GetClientName(), clientMachine: uc.GetClientMachine()}
 			}
+			ns.blocks.setBlocks(n, rec.GetBlocks(), n.uc == nil)
 		}
 		if i == 0 {
 			if rec.GetId() != rootInodeID || rec.Parent != nil {
@@ -149,6 +151,7 @@ func readImage(r io.Reader) (*namespace, error) {
 	if hdr.GetLastInodeId() > ns.lastID {
 		ns.lastID = hdr.GetLastInodeId()
 	}
+	ns.blocks.note(hdr.GetLastBlockId(), hdr.GetGenStamp())
 	return ns, nil
 }
 

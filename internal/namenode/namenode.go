@@ -68,6 +68,29 @@ type Config struct {
 	LeaseHardLimit time.Duration
 	// MaxDataLength bounds an RPC frame (ipc.maximum.data.length).
 	MaxDataLength int
+	// MinReplication is dfs.namenode.replication.min: good replicas a block
+	// needs before its file can be closed (default 1).
+	MinReplication int
+	// HeartbeatInterval is dfs.heartbeat.interval (3 s), told to DataNodes;
+	// a DataNode is dead after HeartbeatExpiry without one (HDFS: 2 ×
+	// dfs.namenode.heartbeat.recheck-interval + 10 × heartbeat = 10.5 min).
+	HeartbeatInterval time.Duration
+	HeartbeatExpiry   time.Duration
+	// ReplicationInterval is how often the replication monitor runs
+	// (dfs.namenode.redundancy.interval.seconds, 3 s).
+	ReplicationInterval time.Duration
+	// MaxReplicationStreams bounds copies scheduled from one DataNode at a
+	// time (dfs.namenode.replication.max-streams, 2); ReplicationTimeout
+	// re-schedules a copy not reported done
+	// (dfs.namenode.reconstruction.pending.timeout-sec, 5 min).
+	MaxReplicationStreams int
+	ReplicationTimeout    time.Duration
+	// SafeModeThreshold and SafeModeExtension control the safe mode at
+	// start: the fraction of blocks that must be reported
+	// (dfs.namenode.safemode.threshold-pct, 0.999) and how long to wait
+	// after that (dfs.namenode.safemode.extension, 30 s).
+	SafeModeThreshold float64
+	SafeModeExtension time.Duration
 	// Recover truncates the in-progress edit log at its first damaged
 	// record instead of refusing to start (Hadoop's namenode -recover).
 	// Records after the damage are lost.
@@ -86,7 +109,10 @@ func DefaultConfig() Config {
 		MaxComponentLength: 255, MaxDirItems: 1024 * 1024, ListLimit: 1000,
 		CheckpointPeriod: time.Hour, CheckpointTxns: 1000000,
 		LeaseSoftLimit: time.Minute, LeaseHardLimit: 20 * time.Minute,
-		MaxDataLength: ipc.DefaultMaxDataLength,
+		MaxDataLength:  ipc.DefaultMaxDataLength,
+		MinReplication: 1, HeartbeatInterval: 3 * time.Second, HeartbeatExpiry: 630 * time.Second,
+		ReplicationInterval: 3 * time.Second, MaxReplicationStreams: 2, ReplicationTimeout: 5 * time.Minute,
+		SafeModeThreshold: 0.999, SafeModeExtension: 30 * time.Second,
 	}
 }
 
@@ -150,6 +176,33 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 		errs = append(errs, err)
 	} else {
 		cfg.CheckpointPeriod = d
+	}
+	dur := func(key string, unit time.Duration, dst *time.Duration) {
+		if c.Get(key) == "" {
+			return
+		}
+		if d, err := c.GetDuration(key, unit); err != nil {
+			errs = append(errs, err)
+		} else {
+			*dst = d
+		}
+	}
+	hb, recheck := cfg.HeartbeatInterval, 5*time.Minute
+	dur("dfs.heartbeat.interval", time.Second, &hb)
+	dur("dfs.namenode.heartbeat.recheck-interval", time.Millisecond, &recheck)
+	cfg.HeartbeatInterval = hb
+	cfg.HeartbeatExpiry = 2*recheck + 10*hb
+	dur("dfs.namenode.redundancy.interval.seconds", time.Second, &cfg.ReplicationInterval)
+	dur("dfs.namenode.reconstruction.pending.timeout-sec", time.Second, &cfg.ReplicationTimeout)
+	dur("dfs.namenode.safemode.extension", time.Millisecond, &cfg.SafeModeExtension)
+	num("dfs.namenode.replication.min", &cfg.MinReplication)
+	num("dfs.namenode.replication.max-streams", &cfg.MaxReplicationStreams)
+	if c.Get("dfs.namenode.safemode.threshold-pct") != "" {
+		if v, err := c.GetFloat("dfs.namenode.safemode.threshold-pct"); err != nil {
+			errs = append(errs, err)
+		} else {
+			cfg.SafeModeThreshold = v
+		}
 	}
 	if v, err := c.GetInt("dfs.namenode.checkpoint.txns"); err != nil {
 		errs = append(errs, err)
@@ -259,6 +312,24 @@ func New(cfg Config) (*NameNode, error) {
 	if cfg.Superuser == "" {
 		cfg.Superuser = def.Superuser
 	}
+	if cfg.MinReplication <= 0 {
+		cfg.MinReplication = def.MinReplication
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = def.HeartbeatInterval
+	}
+	if cfg.HeartbeatExpiry <= 0 {
+		cfg.HeartbeatExpiry = def.HeartbeatExpiry
+	}
+	if cfg.ReplicationInterval <= 0 {
+		cfg.ReplicationInterval = def.ReplicationInterval
+	}
+	if cfg.MaxReplicationStreams <= 0 {
+		cfg.MaxReplicationStreams = def.MaxReplicationStreams
+	}
+	if cfg.ReplicationTimeout <= 0 {
+		cfg.ReplicationTimeout = def.ReplicationTimeout
+	}
 	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover})
 	if err != nil {
 		return nil, err
@@ -269,7 +340,11 @@ func New(cfg Config) (*NameNode, error) {
 		defaultReplication: cfg.DefaultReplication, defaultBlockSize: cfg.DefaultBlockSize,
 		minBlockSize: cfg.MinBlockSize, maxReplication: cfg.MaxReplication, listLimit: cfg.ListLimit,
 		leaseSoftLimit: cfg.LeaseSoftLimit, leaseHardLimit: cfg.LeaseHardLimit,
+		minReplication: cfg.MinReplication, heartbeatExpiry: cfg.HeartbeatExpiry,
+		maxReplicationStreams: cfg.MaxReplicationStreams, replicationTimeout: cfg.ReplicationTimeout,
+		safeModeThreshold: cfg.SafeModeThreshold, safeModeExtension: cfg.SafeModeExtension,
 	}, l, cfg.Logger)
+	ns.blockPoolID = l.Version().BlockPoolID
 	start := time.Now()
 	var replayed int
 	err = l.Load(func(txid uint64, r io.Reader) error {
@@ -294,6 +369,10 @@ func New(cfg Config) (*NameNode, error) {
 		l.Close()
 		return nil, err
 	}
+	ns.ns.blocks.takeRemoved() // replayed deletions had no replicas yet
+	if _, total := ns.safeBlocks(); total > 0 {
+		ns.startupSafe = true // until DataNodes report the blocks
+	}
 	// Files left open get their writers' leases back, so that they are
 	// recovered after the hard limit if nobody renews them.
 	now := time.Now()
@@ -313,6 +392,8 @@ func New(cfg Config) (*NameNode, error) {
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{MaxDataLength: cfg.MaxDataLength, Logger: cfg.Logger})
 	cp := &clientProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(ClientProtocolName, cp.methods())
+	dp := &datanodeProtocol{nn: nn, ns: ns}
+	nn.rpc.Register(DatanodeProtocolName, dp.methods())
 	return nn, nil
 }
 
@@ -380,13 +461,19 @@ func (n *NameNode) HTTPAddr() string {
 
 // monitor runs the periodic work: lease expiry and checkpoints.
 func (n *NameNode) monitor() {
-	t := time.NewTicker(time.Second)
+	tick := min(time.Second, n.cfg.ReplicationInterval)
+	t := time.NewTicker(tick)
 	defer t.Stop()
+	lastRepl := time.Time{}
 	for {
 		select {
 		case <-n.stop:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			if now.Sub(lastRepl) >= n.cfg.ReplicationInterval {
+				n.ns.blockMonitor(now)
+				lastRepl = now
+			}
 		}
 		n.ns.expireLeases(context.Background())
 		n.cpMu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stratafs/strata/internal/proto/namenodepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Inode ids: the root is 16385 as in HDFS; later inodes count up from it.
@@ -28,7 +29,7 @@ type inode struct {
 	// Files only.
 	replication uint16
 	blockSize   uint64
-	blocks      []*namenodepb.Block
+	blocks      []*block
 	uc          *underConstruction
 
 	storagePolicy uint8
@@ -38,13 +39,7 @@ type underConstruction struct {
 	clientName, clientMachine string
 }
 
-func (n *inode) length() int64 {
-	var l int64
-	for _, b := range n.blocks {
-		l += int64(b.GetNumBytes())
-	}
-	return l
-}
+func (n *inode) length() int64 { return fileLength(n) }
 
 // path returns the inode's absolute path.
 func (n *inode) path() string {
@@ -104,6 +99,7 @@ func (n *inode) isAncestorOf(c *inode) bool {
 // namespace is the tree. It is not safe for concurrent use: the
 // Namesystem's lock guards it.
 type namespace struct {
+	blocks    *blockMap
 	root      *inode
 	byID      map[uint64]*inode
 	lastID    uint64
@@ -113,7 +109,7 @@ type namespace struct {
 
 func newNamespace(superuser, supergroup string) *namespace {
 	root := &inode{id: rootInodeID, isDir: true, owner: superuser, group: supergroup, mode: 0o755}
-	return &namespace{root: root, byID: map[uint64]*inode{rootInodeID: root}, lastID: rootInodeID, dirCount: 1}
+	return &namespace{blocks: newBlockMap(), root: root, byID: map[uint64]*inode{rootInodeID: root}, lastID: rootInodeID, dirCount: 1}
 }
 
 // splitPath splits an absolute, validated path into components; "/" has none.
@@ -216,7 +212,40 @@ func (ns *namespace) apply(op *namenodepb.EditOp) error {
 		n.uc = nil
 		n.mtime = o.CloseFile.GetMtime()
 		n.atime = o.CloseFile.GetAtime()
-		n.blocks = o.CloseFile.GetBlocks()
+		ns.blocks.setBlocks(n, o.CloseFile.GetBlocks(), true)
+		return nil
+	case *namenodepb.EditOp_AddBlock:
+		n := ns.lookup(o.AddBlock.GetPath())
+		if n == nil || n.isDir || n.uc == nil {
+			return replayErr("addBlock to %s, which is not being written", o.AddBlock.GetPath())
+		}
+		bs := blocksProto(n.blocks)
+		if len(bs) > 0 {
+			bs[len(bs)-1].NumBytes = proto.Uint64(o.AddBlock.GetPreviousNumBytes())
+		}
+		ns.blocks.setBlocks(n, append(bs, o.AddBlock.GetBlock()), false)
+		return nil
+	case *namenodepb.EditOp_UpdateBlocks:
+		n := ns.lookup(o.UpdateBlocks.GetPath())
+		if n == nil || n.isDir {
+			return replayErr("updateBlocks of missing file %s", o.UpdateBlocks.GetPath())
+		}
+		ns.blocks.setBlocks(n, o.UpdateBlocks.GetBlocks(), n.uc == nil)
+		return nil
+	case *namenodepb.EditOp_SetGenStamp:
+		ns.blocks.note(0, o.SetGenStamp.GetGenStamp())
+		return nil
+	case *namenodepb.EditOp_ReopenFile:
+		n := ns.lookup(o.ReopenFile.GetPath())
+		if n == nil || n.isDir || n.uc != nil {
+			return replayErr("reopen of %s, which is missing or open", o.ReopenFile.GetPath())
+		}
+		n.uc = &underConstruction{clientName: o.ReopenFile.GetClientName(), clientMachine: o.ReopenFile.GetClientMachine()}
+		n.mtime = o.ReopenFile.GetMtime()
+		if k := len(n.blocks); k > 0 {
+			n.blocks[k-1].committed = false
+			n.blocks[k-1].complete = false
+		}
 		return nil
 	case *namenodepb.EditOp_Delete:
 		return ns.applyDelete(o.Delete)
@@ -312,6 +341,7 @@ func (ns *namespace) removeSubtree(n *inode) {
 	if n.parent != nil {
 		n.parent.removeChild(n)
 	}
+	ns.blocks.dropFile(n)
 	var walk func(*inode)
 	walk = func(x *inode) {
 		delete(ns.byID, x.id)

@@ -39,6 +39,13 @@ type nsConfig struct {
 	listLimit          int
 	leaseSoftLimit     time.Duration
 	leaseHardLimit     time.Duration
+
+	minReplication        int
+	heartbeatExpiry       time.Duration
+	maxReplicationStreams int
+	replicationTimeout    time.Duration
+	safeModeThreshold     float64
+	safeModeExtension     time.Duration
 }
 
 // Namesystem is the namespace with its rules: permission checks, limits,
@@ -57,6 +64,14 @@ type Namesystem struct {
 	failed  error // set when the journal failed: no more mutations
 	safe    bool  // manual safe mode: the namespace is read-only
 
+	blockPoolID   string
+	dns           *datanodes
+	pending       map[uint64]*pendingReplication
+	satisfy       map[uint64]bool // files whose replicas the mover asked to place by policy
+	startupSafe   bool            // safe mode until enough blocks are reported
+	safeReachedAt time.Time
+	replStats     ReplicationStats
+
 	ops atomic.Int64 // mutations logged, for metrics
 }
 
@@ -69,6 +84,9 @@ func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
 		ns:      newNamespace(cfg.superuser, cfg.supergroup),
 		journal: j,
 		leases:  newLeaseManager(),
+		dns:     newDatanodes(),
+		pending: map[uint64]*pendingReplication{},
+		satisfy: map[uint64]bool{},
 	}
 }
 
@@ -99,16 +117,29 @@ func nowMillis(t time.Time) int64 { return t.UnixMilli() }
 // the lock and waits for the journal to make them durable before
 // returning: a nil error means the change survives a crash.
 func (s *Namesystem) mutate(ctx context.Context, f func() ([]*namenodepb.EditOp, error)) error {
+	return s.mutateThen(ctx, func() ([]*namenodepb.EditOp, func(), error) {
+		ops, err := f()
+		return ops, nil, err
+	})
+}
+
+// mutateThen is mutate where f may also return a function to run under the
+// lock after its ops are applied (to set in-memory state on new objects).
+func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]*namenodepb.EditOp, func(), error)) error {
 	s.mu.Lock()
 	if s.failed != nil {
 		s.mu.Unlock()
 		return ipc.Errorf(ipc.ClassIOException, "NameNode edit log failed: %v", s.failed)
 	}
-	if s.safe {
+	if s.safe || s.startupSafe {
+		startup := s.startupSafe
 		s.mu.Unlock()
+		if startup {
+			return ipc.Errorf(ipc.ClassSafeMode, "Cannot change the namespace. Name node is in safe mode.\n%s", s.SafeModeTip())
+		}
 		return ipc.Errorf(ipc.ClassSafeMode, "Cannot change the namespace. Name node is in safe mode.\nIt was turned on manually. Use \"strata dfsadmin -safemode leave\" to turn safe mode off.")
 	}
-	ops, err := f()
+	ops, then, err := f()
 	if err != nil || len(ops) == 0 {
 		s.mu.Unlock()
 		return err
@@ -137,6 +168,10 @@ func (s *Namesystem) mutate(ctx context.Context, f func() ([]*namenodepb.EditOp,
 		}
 	}
 	s.ops.Add(int64(len(ops)))
+	if then != nil {
+		then()
+	}
+	s.invalidateRemoved()
 	s.mu.Unlock()
 	if err := s.journal.Sync(ctx, txid); err != nil {
 		s.mu.Lock()
@@ -440,35 +475,8 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 func (s *Namesystem) closeOp(n *inode) *namenodepb.EditOp {
 	now := nowMillis(s.now())
 	return &namenodepb.EditOp{Op: &namenodepb.EditOp_CloseFile{CloseFile: &namenodepb.OpCloseFile{
-		Path: proto.String(n.path()), Mtime: proto.Int64(now), Atime: proto.Int64(now), Blocks: n.blocks,
+		Path: proto.String(n.path()), Mtime: proto.Int64(now), Atime: proto.Int64(now), Blocks: blocksProto(n.blocks),
 	}}}
-}
-
-// Complete finishes a file being written by client. It returns true when
-// the file is closed (always, for files without blocks).
-func (s *Namesystem) Complete(ctx context.Context, p string, fileID uint64, client string) (bool, error) {
-	if err := s.checkPath(p); err != nil {
-		return false, err
-	}
-	done := false
-	err := s.mutate(ctx, func() ([]*namenodepb.EditOp, error) {
-		n, err := s.fileUnderConstruction(p, fileID, client)
-		if err != nil {
-			if n != nil && n.uc == nil {
-				done = true // already complete: a retried call
-				return nil, nil
-			}
-			return nil, err
-		}
-		done = true
-		return []*namenodepb.EditOp{s.closeOp(n)}, nil
-	})
-	if err == nil && done {
-		s.mu.Lock()
-		s.leases.remove(client, p)
-		s.mu.Unlock()
-	}
-	return done, err
 }
 
 // fileUnderConstruction finds the file a client is writing, by id when
@@ -1005,15 +1013,16 @@ func (s *Namesystem) SafeMode(ctx context.Context, action hdfspb.SafeModeActionP
 		s.safe = true
 	case hdfspb.SafeModeActionProto_SAFEMODE_LEAVE, hdfspb.SafeModeActionProto_SAFEMODE_FORCE_EXIT:
 		s.safe = false
+		s.startupSafe = false
 	}
-	return s.safe, nil
+	return s.safe || s.startupSafe, nil
 }
 
 // InSafeMode reports whether the namespace is read-only.
 func (s *Namesystem) InSafeMode() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.safe
+	return s.safe || s.startupSafe
 }
 
 // CheckAccess returns an AccessControlException unless the caller has

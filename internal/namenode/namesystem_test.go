@@ -121,19 +121,19 @@ func TestLeases(t *testing.T) {
 	_, err = ns.Create(as("bob"), "/d/f", CreateOptions{ClientName: "c2", Overwrite: true, Perm: 0o644})
 	wantClass(t, err, ipc.ClassAlreadyBeingCreated)
 	// Only the holder completes it.
-	_, err = ns.Complete(as("bob"), "/d/f", 0, "c2")
+	_, err = ns.CompleteFile(as("bob"), "/d/f", 0, "c2", nil)
 	wantClass(t, err, ipc.ClassLeaseExpired)
 
 	// Past the soft limit another writer may take over.
 	now = now.Add(2 * time.Minute)
 	st, err := ns.Create(as("alice"), "/d/f", CreateOptions{ClientName: "c2", Overwrite: true, Perm: 0o644})
 	mustOK(t, err)
-	ok, err := ns.Complete(as("alice"), "/d/f", st.FileID, "c2")
+	ok, err := ns.CompleteFile(as("alice"), "/d/f", st.FileID, "c2", nil)
 	if !ok || err != nil {
 		t.Fatalf("complete by new holder: %v %v", ok, err)
 	}
 	// A retried complete of a closed file succeeds.
-	if ok, err := ns.Complete(as("alice"), "/d/f", st.FileID, "c2"); !ok || err != nil {
+	if ok, err := ns.CompleteFile(as("alice"), "/d/f", st.FileID, "c2", nil); !ok || err != nil {
 		t.Errorf("retried complete: %v %v", ok, err)
 	}
 
@@ -163,7 +163,7 @@ func TestRenameRules(t *testing.T) {
 	for _, f := range []string{"/f1", "/f2"} {
 		_, err := ns.Create(su, f, CreateOptions{ClientName: "c", Perm: 0o644})
 		mustOK(t, err)
-		_, err = ns.Complete(su, f, 0, "c")
+		_, err = ns.CompleteFile(su, f, 0, "c", nil)
 		mustOK(t, err)
 	}
 	_, err := ns.Rename(su, "/a", "/a/b/c", false, false)

@@ -4770,6 +4770,88 @@ func (*MsyncResponseProto) Descriptor() ([]byte, []int) {
 	return file_hdfs_client_namenode_proto_rawDescGZIP(), []int{90}
 }
 
+// satisfyStoragePolicy (Hadoop 3): move the replicas of the files under
+// src to the storage types their policy names.
+type SatisfyStoragePolicyRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           *string                `protobuf:"bytes,1,req,name=src" json:"src,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SatisfyStoragePolicyRequestProto) Reset() {
+	*x = SatisfyStoragePolicyRequestProto{}
+	mi := &file_hdfs_client_namenode_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SatisfyStoragePolicyRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SatisfyStoragePolicyRequestProto) ProtoMessage() {}
+
+func (x *SatisfyStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_client_namenode_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SatisfyStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
+func (*SatisfyStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_client_namenode_proto_rawDescGZIP(), []int{91}
+}
+
+func (x *SatisfyStoragePolicyRequestProto) GetSrc() string {
+	if x != nil && x.Src != nil {
+		return *x.Src
+	}
+	return ""
+}
+
+type SatisfyStoragePolicyResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SatisfyStoragePolicyResponseProto) Reset() {
+	*x = SatisfyStoragePolicyResponseProto{}
+	mi := &file_hdfs_client_namenode_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SatisfyStoragePolicyResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SatisfyStoragePolicyResponseProto) ProtoMessage() {}
+
+func (x *SatisfyStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_client_namenode_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SatisfyStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
+func (*SatisfyStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_client_namenode_proto_rawDescGZIP(), []int{92}
+}
+
 var File_hdfs_client_namenode_proto protoreflect.FileDescriptor
 
 const file_hdfs_client_namenode_proto_rawDesc = "" +
@@ -5046,7 +5128,10 @@ const file_hdfs_client_namenode_proto_rawDesc = "" +
 	"\x04mode\x18\x02 \x02(\x0e2/.strata.hadoop.hdfs.AclEntryProto.FsActionProtoR\x04mode\"\x1a\n" +
 	"\x18CheckAccessResponseProto\"\x13\n" +
 	"\x11MsyncRequestProto\"\x14\n" +
-	"\x12MsyncResponseProto*p\n" +
+	"\x12MsyncResponseProto\"4\n" +
+	" SatisfyStoragePolicyRequestProto\x12\x10\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\"#\n" +
+	"!SatisfyStoragePolicyResponseProto*p\n" +
 	"\x0fCreateFlagProto\x12\n" +
 	"\n" +
 	"\x06CREATE\x10\x01\x12\r\n" +
@@ -5139,7 +5224,7 @@ func file_hdfs_client_namenode_proto_rawDescGZIP() []byte {
 }
 
 var file_hdfs_client_namenode_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_hdfs_client_namenode_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
+var file_hdfs_client_namenode_proto_msgTypes = make([]protoimpl.MessageInfo, 93)
 var file_hdfs_client_namenode_proto_goTypes = []any{
 	(CreateFlagProto)(0),                          // 0: strata.hadoop.hdfs.CreateFlagProto
 	(AddBlockFlagProto)(0),                        // 1: strata.hadoop.hdfs.AddBlockFlagProto
@@ -5236,75 +5321,77 @@ var file_hdfs_client_namenode_proto_goTypes = []any{
 	(*CheckAccessResponseProto)(nil),              // 92: strata.hadoop.hdfs.CheckAccessResponseProto
 	(*MsyncRequestProto)(nil),                     // 93: strata.hadoop.hdfs.MsyncRequestProto
 	(*MsyncResponseProto)(nil),                    // 94: strata.hadoop.hdfs.MsyncResponseProto
-	(*LocatedBlocksProto)(nil),                    // 95: strata.hadoop.hdfs.LocatedBlocksProto
-	(*FsServerDefaultsProto)(nil),                 // 96: strata.hadoop.hdfs.FsServerDefaultsProto
-	(*FsPermissionProto)(nil),                     // 97: strata.hadoop.hdfs.FsPermissionProto
-	(*HdfsFileStatusProto)(nil),                   // 98: strata.hadoop.hdfs.HdfsFileStatusProto
-	(*LocatedBlockProto)(nil),                     // 99: strata.hadoop.hdfs.LocatedBlockProto
-	(*BlockStoragePolicyProto)(nil),               // 100: strata.hadoop.hdfs.BlockStoragePolicyProto
-	(*ExtendedBlockProto)(nil),                    // 101: strata.hadoop.hdfs.ExtendedBlockProto
-	(*DatanodeInfoProto)(nil),                     // 102: strata.hadoop.hdfs.DatanodeInfoProto
-	(*DirectoryListingProto)(nil),                 // 103: strata.hadoop.hdfs.DirectoryListingProto
-	(*StorageReportProto)(nil),                    // 104: strata.hadoop.hdfs.StorageReportProto
-	(*ContentSummaryProto)(nil),                   // 105: strata.hadoop.hdfs.ContentSummaryProto
-	(*QuotaUsageProto)(nil),                       // 106: strata.hadoop.hdfs.QuotaUsageProto
-	(StorageTypeProto)(0),                         // 107: strata.hadoop.hdfs.StorageTypeProto
-	(*DatanodeIDProto)(nil),                       // 108: strata.hadoop.hdfs.DatanodeIDProto
-	(*DataEncryptionKeyProto)(nil),                // 109: strata.hadoop.hdfs.DataEncryptionKeyProto
-	(AclEntryProto_FsActionProto)(0),              // 110: strata.hadoop.hdfs.AclEntryProto.FsActionProto
-	(*SetXAttrRequestProto)(nil),                  // 111: strata.hadoop.hdfs.SetXAttrRequestProto
-	(*GetXAttrsRequestProto)(nil),                 // 112: strata.hadoop.hdfs.GetXAttrsRequestProto
-	(*ListXAttrsRequestProto)(nil),                // 113: strata.hadoop.hdfs.ListXAttrsRequestProto
-	(*RemoveXAttrRequestProto)(nil),               // 114: strata.hadoop.hdfs.RemoveXAttrRequestProto
-	(*SetXAttrResponseProto)(nil),                 // 115: strata.hadoop.hdfs.SetXAttrResponseProto
-	(*GetXAttrsResponseProto)(nil),                // 116: strata.hadoop.hdfs.GetXAttrsResponseProto
-	(*ListXAttrsResponseProto)(nil),               // 117: strata.hadoop.hdfs.ListXAttrsResponseProto
-	(*RemoveXAttrResponseProto)(nil),              // 118: strata.hadoop.hdfs.RemoveXAttrResponseProto
+	(*SatisfyStoragePolicyRequestProto)(nil),      // 95: strata.hadoop.hdfs.SatisfyStoragePolicyRequestProto
+	(*SatisfyStoragePolicyResponseProto)(nil),     // 96: strata.hadoop.hdfs.SatisfyStoragePolicyResponseProto
+	(*LocatedBlocksProto)(nil),                    // 97: strata.hadoop.hdfs.LocatedBlocksProto
+	(*FsServerDefaultsProto)(nil),                 // 98: strata.hadoop.hdfs.FsServerDefaultsProto
+	(*FsPermissionProto)(nil),                     // 99: strata.hadoop.hdfs.FsPermissionProto
+	(*HdfsFileStatusProto)(nil),                   // 100: strata.hadoop.hdfs.HdfsFileStatusProto
+	(*LocatedBlockProto)(nil),                     // 101: strata.hadoop.hdfs.LocatedBlockProto
+	(*BlockStoragePolicyProto)(nil),               // 102: strata.hadoop.hdfs.BlockStoragePolicyProto
+	(*ExtendedBlockProto)(nil),                    // 103: strata.hadoop.hdfs.ExtendedBlockProto
+	(*DatanodeInfoProto)(nil),                     // 104: strata.hadoop.hdfs.DatanodeInfoProto
+	(*DirectoryListingProto)(nil),                 // 105: strata.hadoop.hdfs.DirectoryListingProto
+	(*StorageReportProto)(nil),                    // 106: strata.hadoop.hdfs.StorageReportProto
+	(*ContentSummaryProto)(nil),                   // 107: strata.hadoop.hdfs.ContentSummaryProto
+	(*QuotaUsageProto)(nil),                       // 108: strata.hadoop.hdfs.QuotaUsageProto
+	(StorageTypeProto)(0),                         // 109: strata.hadoop.hdfs.StorageTypeProto
+	(*DatanodeIDProto)(nil),                       // 110: strata.hadoop.hdfs.DatanodeIDProto
+	(*DataEncryptionKeyProto)(nil),                // 111: strata.hadoop.hdfs.DataEncryptionKeyProto
+	(AclEntryProto_FsActionProto)(0),              // 112: strata.hadoop.hdfs.AclEntryProto.FsActionProto
+	(*SetXAttrRequestProto)(nil),                  // 113: strata.hadoop.hdfs.SetXAttrRequestProto
+	(*GetXAttrsRequestProto)(nil),                 // 114: strata.hadoop.hdfs.GetXAttrsRequestProto
+	(*ListXAttrsRequestProto)(nil),                // 115: strata.hadoop.hdfs.ListXAttrsRequestProto
+	(*RemoveXAttrRequestProto)(nil),               // 116: strata.hadoop.hdfs.RemoveXAttrRequestProto
+	(*SetXAttrResponseProto)(nil),                 // 117: strata.hadoop.hdfs.SetXAttrResponseProto
+	(*GetXAttrsResponseProto)(nil),                // 118: strata.hadoop.hdfs.GetXAttrsResponseProto
+	(*ListXAttrsResponseProto)(nil),               // 119: strata.hadoop.hdfs.ListXAttrsResponseProto
+	(*RemoveXAttrResponseProto)(nil),              // 120: strata.hadoop.hdfs.RemoveXAttrResponseProto
 }
 var file_hdfs_client_namenode_proto_depIdxs = []int32{
-	95,  // 0: strata.hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> strata.hadoop.hdfs.LocatedBlocksProto
-	96,  // 1: strata.hadoop.hdfs.GetServerDefaultsResponseProto.serverDefaults:type_name -> strata.hadoop.hdfs.FsServerDefaultsProto
-	97,  // 2: strata.hadoop.hdfs.CreateRequestProto.masked:type_name -> strata.hadoop.hdfs.FsPermissionProto
-	97,  // 3: strata.hadoop.hdfs.CreateRequestProto.unmasked:type_name -> strata.hadoop.hdfs.FsPermissionProto
-	98,  // 4: strata.hadoop.hdfs.CreateResponseProto.fs:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
-	99,  // 5: strata.hadoop.hdfs.AppendResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
-	98,  // 6: strata.hadoop.hdfs.AppendResponseProto.stat:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
-	100, // 7: strata.hadoop.hdfs.GetStoragePolicyResponseProto.storagePolicy:type_name -> strata.hadoop.hdfs.BlockStoragePolicyProto
-	100, // 8: strata.hadoop.hdfs.GetStoragePoliciesResponseProto.policies:type_name -> strata.hadoop.hdfs.BlockStoragePolicyProto
-	97,  // 9: strata.hadoop.hdfs.SetPermissionRequestProto.permission:type_name -> strata.hadoop.hdfs.FsPermissionProto
-	101, // 10: strata.hadoop.hdfs.AbandonBlockRequestProto.b:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
-	101, // 11: strata.hadoop.hdfs.AddBlockRequestProto.previous:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
-	102, // 12: strata.hadoop.hdfs.AddBlockRequestProto.excludeNodes:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	97,  // 0: strata.hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> strata.hadoop.hdfs.LocatedBlocksProto
+	98,  // 1: strata.hadoop.hdfs.GetServerDefaultsResponseProto.serverDefaults:type_name -> strata.hadoop.hdfs.FsServerDefaultsProto
+	99,  // 2: strata.hadoop.hdfs.CreateRequestProto.masked:type_name -> strata.hadoop.hdfs.FsPermissionProto
+	99,  // 3: strata.hadoop.hdfs.CreateRequestProto.unmasked:type_name -> strata.hadoop.hdfs.FsPermissionProto
+	100, // 4: strata.hadoop.hdfs.CreateResponseProto.fs:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
+	101, // 5: strata.hadoop.hdfs.AppendResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
+	100, // 6: strata.hadoop.hdfs.AppendResponseProto.stat:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
+	102, // 7: strata.hadoop.hdfs.GetStoragePolicyResponseProto.storagePolicy:type_name -> strata.hadoop.hdfs.BlockStoragePolicyProto
+	102, // 8: strata.hadoop.hdfs.GetStoragePoliciesResponseProto.policies:type_name -> strata.hadoop.hdfs.BlockStoragePolicyProto
+	99,  // 9: strata.hadoop.hdfs.SetPermissionRequestProto.permission:type_name -> strata.hadoop.hdfs.FsPermissionProto
+	103, // 10: strata.hadoop.hdfs.AbandonBlockRequestProto.b:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
+	103, // 11: strata.hadoop.hdfs.AddBlockRequestProto.previous:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
+	104, // 12: strata.hadoop.hdfs.AddBlockRequestProto.excludeNodes:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
 	1,   // 13: strata.hadoop.hdfs.AddBlockRequestProto.flags:type_name -> strata.hadoop.hdfs.AddBlockFlagProto
-	99,  // 14: strata.hadoop.hdfs.AddBlockResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
-	101, // 15: strata.hadoop.hdfs.GetAdditionalDatanodeRequestProto.blk:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
-	102, // 16: strata.hadoop.hdfs.GetAdditionalDatanodeRequestProto.existings:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
-	102, // 17: strata.hadoop.hdfs.GetAdditionalDatanodeRequestProto.excludes:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
-	99,  // 18: strata.hadoop.hdfs.GetAdditionalDatanodeResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
-	101, // 19: strata.hadoop.hdfs.CompleteRequestProto.last:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
-	99,  // 20: strata.hadoop.hdfs.ReportBadBlocksRequestProto.blocks:type_name -> strata.hadoop.hdfs.LocatedBlockProto
-	97,  // 21: strata.hadoop.hdfs.MkdirsRequestProto.masked:type_name -> strata.hadoop.hdfs.FsPermissionProto
-	97,  // 22: strata.hadoop.hdfs.MkdirsRequestProto.unmasked:type_name -> strata.hadoop.hdfs.FsPermissionProto
-	103, // 23: strata.hadoop.hdfs.GetListingResponseProto.dirList:type_name -> strata.hadoop.hdfs.DirectoryListingProto
+	101, // 14: strata.hadoop.hdfs.AddBlockResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
+	103, // 15: strata.hadoop.hdfs.GetAdditionalDatanodeRequestProto.blk:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
+	104, // 16: strata.hadoop.hdfs.GetAdditionalDatanodeRequestProto.existings:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	104, // 17: strata.hadoop.hdfs.GetAdditionalDatanodeRequestProto.excludes:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	101, // 18: strata.hadoop.hdfs.GetAdditionalDatanodeResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
+	103, // 19: strata.hadoop.hdfs.CompleteRequestProto.last:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
+	101, // 20: strata.hadoop.hdfs.ReportBadBlocksRequestProto.blocks:type_name -> strata.hadoop.hdfs.LocatedBlockProto
+	99,  // 21: strata.hadoop.hdfs.MkdirsRequestProto.masked:type_name -> strata.hadoop.hdfs.FsPermissionProto
+	99,  // 22: strata.hadoop.hdfs.MkdirsRequestProto.unmasked:type_name -> strata.hadoop.hdfs.FsPermissionProto
+	105, // 23: strata.hadoop.hdfs.GetListingResponseProto.dirList:type_name -> strata.hadoop.hdfs.DirectoryListingProto
 	2,   // 24: strata.hadoop.hdfs.GetDatanodeReportRequestProto.type:type_name -> strata.hadoop.hdfs.DatanodeReportTypeProto
-	102, // 25: strata.hadoop.hdfs.GetDatanodeReportResponseProto.di:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	104, // 25: strata.hadoop.hdfs.GetDatanodeReportResponseProto.di:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
 	2,   // 26: strata.hadoop.hdfs.GetDatanodeStorageReportRequestProto.type:type_name -> strata.hadoop.hdfs.DatanodeReportTypeProto
-	102, // 27: strata.hadoop.hdfs.DatanodeStorageReportProto.datanodeInfo:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
-	104, // 28: strata.hadoop.hdfs.DatanodeStorageReportProto.storageReports:type_name -> strata.hadoop.hdfs.StorageReportProto
+	104, // 27: strata.hadoop.hdfs.DatanodeStorageReportProto.datanodeInfo:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	106, // 28: strata.hadoop.hdfs.DatanodeStorageReportProto.storageReports:type_name -> strata.hadoop.hdfs.StorageReportProto
 	59,  // 29: strata.hadoop.hdfs.GetDatanodeStorageReportResponseProto.datanodeStorageReports:type_name -> strata.hadoop.hdfs.DatanodeStorageReportProto
 	3,   // 30: strata.hadoop.hdfs.SetSafeModeRequestProto.action:type_name -> strata.hadoop.hdfs.SafeModeActionProto
-	98,  // 31: strata.hadoop.hdfs.GetFileInfoResponseProto.fs:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
-	98,  // 32: strata.hadoop.hdfs.GetFileLinkInfoResponseProto.fs:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
-	105, // 33: strata.hadoop.hdfs.GetContentSummaryResponseProto.summary:type_name -> strata.hadoop.hdfs.ContentSummaryProto
-	106, // 34: strata.hadoop.hdfs.GetQuotaUsageResponseProto.usage:type_name -> strata.hadoop.hdfs.QuotaUsageProto
-	107, // 35: strata.hadoop.hdfs.SetQuotaRequestProto.storageType:type_name -> strata.hadoop.hdfs.StorageTypeProto
-	101, // 36: strata.hadoop.hdfs.UpdateBlockForPipelineRequestProto.block:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
-	99,  // 37: strata.hadoop.hdfs.UpdateBlockForPipelineResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
-	101, // 38: strata.hadoop.hdfs.UpdatePipelineRequestProto.oldBlock:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
-	101, // 39: strata.hadoop.hdfs.UpdatePipelineRequestProto.newBlock:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
-	108, // 40: strata.hadoop.hdfs.UpdatePipelineRequestProto.newNodes:type_name -> strata.hadoop.hdfs.DatanodeIDProto
-	109, // 41: strata.hadoop.hdfs.GetDataEncryptionKeyResponseProto.dataEncryptionKey:type_name -> strata.hadoop.hdfs.DataEncryptionKeyProto
-	110, // 42: strata.hadoop.hdfs.CheckAccessRequestProto.mode:type_name -> strata.hadoop.hdfs.AclEntryProto.FsActionProto
+	100, // 31: strata.hadoop.hdfs.GetFileInfoResponseProto.fs:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
+	100, // 32: strata.hadoop.hdfs.GetFileLinkInfoResponseProto.fs:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
+	107, // 33: strata.hadoop.hdfs.GetContentSummaryResponseProto.summary:type_name -> strata.hadoop.hdfs.ContentSummaryProto
+	108, // 34: strata.hadoop.hdfs.GetQuotaUsageResponseProto.usage:type_name -> strata.hadoop.hdfs.QuotaUsageProto
+	109, // 35: strata.hadoop.hdfs.SetQuotaRequestProto.storageType:type_name -> strata.hadoop.hdfs.StorageTypeProto
+	103, // 36: strata.hadoop.hdfs.UpdateBlockForPipelineRequestProto.block:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
+	101, // 37: strata.hadoop.hdfs.UpdateBlockForPipelineResponseProto.block:type_name -> strata.hadoop.hdfs.LocatedBlockProto
+	103, // 38: strata.hadoop.hdfs.UpdatePipelineRequestProto.oldBlock:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
+	103, // 39: strata.hadoop.hdfs.UpdatePipelineRequestProto.newBlock:type_name -> strata.hadoop.hdfs.ExtendedBlockProto
+	110, // 40: strata.hadoop.hdfs.UpdatePipelineRequestProto.newNodes:type_name -> strata.hadoop.hdfs.DatanodeIDProto
+	111, // 41: strata.hadoop.hdfs.GetDataEncryptionKeyResponseProto.dataEncryptionKey:type_name -> strata.hadoop.hdfs.DataEncryptionKeyProto
+	112, // 42: strata.hadoop.hdfs.CheckAccessRequestProto.mode:type_name -> strata.hadoop.hdfs.AclEntryProto.FsActionProto
 	4,   // 43: strata.hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:input_type -> strata.hadoop.hdfs.GetBlockLocationsRequestProto
 	6,   // 44: strata.hadoop.hdfs.ClientNamenodeProtocol.getServerDefaults:input_type -> strata.hadoop.hdfs.GetServerDefaultsRequestProto
 	8,   // 45: strata.hadoop.hdfs.ClientNamenodeProtocol.create:input_type -> strata.hadoop.hdfs.CreateRequestProto
@@ -5348,10 +5435,10 @@ var file_hdfs_client_namenode_proto_depIdxs = []int32{
 	85,  // 83: strata.hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:input_type -> strata.hadoop.hdfs.UpdateBlockForPipelineRequestProto
 	87,  // 84: strata.hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:input_type -> strata.hadoop.hdfs.UpdatePipelineRequestProto
 	89,  // 85: strata.hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:input_type -> strata.hadoop.hdfs.GetDataEncryptionKeyRequestProto
-	111, // 86: strata.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:input_type -> strata.hadoop.hdfs.SetXAttrRequestProto
-	112, // 87: strata.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:input_type -> strata.hadoop.hdfs.GetXAttrsRequestProto
-	113, // 88: strata.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:input_type -> strata.hadoop.hdfs.ListXAttrsRequestProto
-	114, // 89: strata.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:input_type -> strata.hadoop.hdfs.RemoveXAttrRequestProto
+	113, // 86: strata.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:input_type -> strata.hadoop.hdfs.SetXAttrRequestProto
+	114, // 87: strata.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:input_type -> strata.hadoop.hdfs.GetXAttrsRequestProto
+	115, // 88: strata.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:input_type -> strata.hadoop.hdfs.ListXAttrsRequestProto
+	116, // 89: strata.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:input_type -> strata.hadoop.hdfs.RemoveXAttrRequestProto
 	91,  // 90: strata.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:input_type -> strata.hadoop.hdfs.CheckAccessRequestProto
 	93,  // 91: strata.hadoop.hdfs.ClientNamenodeProtocol.msync:input_type -> strata.hadoop.hdfs.MsyncRequestProto
 	5,   // 92: strata.hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:output_type -> strata.hadoop.hdfs.GetBlockLocationsResponseProto
@@ -5397,10 +5484,10 @@ var file_hdfs_client_namenode_proto_depIdxs = []int32{
 	86,  // 132: strata.hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:output_type -> strata.hadoop.hdfs.UpdateBlockForPipelineResponseProto
 	88,  // 133: strata.hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:output_type -> strata.hadoop.hdfs.UpdatePipelineResponseProto
 	90,  // 134: strata.hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:output_type -> strata.hadoop.hdfs.GetDataEncryptionKeyResponseProto
-	115, // 135: strata.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:output_type -> strata.hadoop.hdfs.SetXAttrResponseProto
-	116, // 136: strata.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:output_type -> strata.hadoop.hdfs.GetXAttrsResponseProto
-	117, // 137: strata.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:output_type -> strata.hadoop.hdfs.ListXAttrsResponseProto
-	118, // 138: strata.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:output_type -> strata.hadoop.hdfs.RemoveXAttrResponseProto
+	117, // 135: strata.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:output_type -> strata.hadoop.hdfs.SetXAttrResponseProto
+	118, // 136: strata.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:output_type -> strata.hadoop.hdfs.GetXAttrsResponseProto
+	119, // 137: strata.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:output_type -> strata.hadoop.hdfs.ListXAttrsResponseProto
+	120, // 138: strata.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:output_type -> strata.hadoop.hdfs.RemoveXAttrResponseProto
 	92,  // 139: strata.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:output_type -> strata.hadoop.hdfs.CheckAccessResponseProto
 	94,  // 140: strata.hadoop.hdfs.ClientNamenodeProtocol.msync:output_type -> strata.hadoop.hdfs.MsyncResponseProto
 	92,  // [92:141] is the sub-list for method output_type
@@ -5423,7 +5510,7 @@ func file_hdfs_client_namenode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hdfs_client_namenode_proto_rawDesc), len(file_hdfs_client_namenode_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   91,
+			NumMessages:   93,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

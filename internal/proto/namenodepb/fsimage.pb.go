@@ -426,6 +426,10 @@ type EditOp struct {
 	//	*EditOp_SetTimes
 	//	*EditOp_SetReplication
 	//	*EditOp_SetStoragePolicy
+	//	*EditOp_AddBlock
+	//	*EditOp_UpdateBlocks
+	//	*EditOp_SetGenStamp
+	//	*EditOp_ReopenFile
 	Op            isEditOp_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -558,6 +562,42 @@ func (x *EditOp) GetSetStoragePolicy() *OpSetStoragePolicy {
 	return nil
 }
 
+func (x *EditOp) GetAddBlock() *OpAddBlock {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_AddBlock); ok {
+			return x.AddBlock
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetUpdateBlocks() *OpUpdateBlocks {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_UpdateBlocks); ok {
+			return x.UpdateBlocks
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetSetGenStamp() *OpSetGenStamp {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_SetGenStamp); ok {
+			return x.SetGenStamp
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetReopenFile() *OpReopenFile {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_ReopenFile); ok {
+			return x.ReopenFile
+		}
+	}
+	return nil
+}
+
 type isEditOp_Op interface {
 	isEditOp_Op()
 }
@@ -602,6 +642,22 @@ type EditOp_SetStoragePolicy struct {
 	SetStoragePolicy *OpSetStoragePolicy `protobuf:"bytes,10,opt,name=set_storage_policy,json=setStoragePolicy,oneof"`
 }
 
+type EditOp_AddBlock struct {
+	AddBlock *OpAddBlock `protobuf:"bytes,11,opt,name=add_block,json=addBlock,oneof"`
+}
+
+type EditOp_UpdateBlocks struct {
+	UpdateBlocks *OpUpdateBlocks `protobuf:"bytes,12,opt,name=update_blocks,json=updateBlocks,oneof"`
+}
+
+type EditOp_SetGenStamp struct {
+	SetGenStamp *OpSetGenStamp `protobuf:"bytes,13,opt,name=set_gen_stamp,json=setGenStamp,oneof"`
+}
+
+type EditOp_ReopenFile struct {
+	ReopenFile *OpReopenFile `protobuf:"bytes,14,opt,name=reopen_file,json=reopenFile,oneof"`
+}
+
 func (*EditOp_Mkdir) isEditOp_Op() {}
 
 func (*EditOp_AddFile) isEditOp_Op() {}
@@ -621,6 +677,14 @@ func (*EditOp_SetTimes) isEditOp_Op() {}
 func (*EditOp_SetReplication) isEditOp_Op() {}
 
 func (*EditOp_SetStoragePolicy) isEditOp_Op() {}
+
+func (*EditOp_AddBlock) isEditOp_Op() {}
+
+func (*EditOp_UpdateBlocks) isEditOp_Op() {}
+
+func (*EditOp_SetGenStamp) isEditOp_Op() {}
+
+func (*EditOp_ReopenFile) isEditOp_Op() {}
 
 type OpMkdir struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1273,6 +1337,237 @@ func (x *OpSetStoragePolicy) GetPolicy() uint32 {
 	return 0
 }
 
+// OpAddBlock appends a new block to a file under construction, after
+// fixing the previous last block's length.
+type OpAddBlock struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Path             *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Block            *Block                 `protobuf:"bytes,2,opt,name=block" json:"block,omitempty"`
+	PreviousNumBytes *uint64                `protobuf:"varint,3,opt,name=previous_num_bytes,json=previousNumBytes" json:"previous_num_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *OpAddBlock) Reset() {
+	*x = OpAddBlock{}
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpAddBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpAddBlock) ProtoMessage() {}
+
+func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpAddBlock.ProtoReflect.Descriptor instead.
+func (*OpAddBlock) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *OpAddBlock) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpAddBlock) GetBlock() *Block {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *OpAddBlock) GetPreviousNumBytes() uint64 {
+	if x != nil && x.PreviousNumBytes != nil {
+		return *x.PreviousNumBytes
+	}
+	return 0
+}
+
+// OpUpdateBlocks replaces the block list of a file under construction
+// (abandonBlock, updatePipeline, fsync lengths, truncate).
+type OpUpdateBlocks struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Blocks        []*Block               `protobuf:"bytes,2,rep,name=blocks" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpUpdateBlocks) Reset() {
+	*x = OpUpdateBlocks{}
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpUpdateBlocks) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpUpdateBlocks) ProtoMessage() {}
+
+func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpUpdateBlocks.ProtoReflect.Descriptor instead.
+func (*OpUpdateBlocks) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *OpUpdateBlocks) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpUpdateBlocks) GetBlocks() []*Block {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+// OpSetGenStamp records a generation stamp handed out
+// (updateBlockForPipeline, lease recovery), so it is never reused.
+type OpSetGenStamp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	GenStamp      *uint64                `protobuf:"varint,1,opt,name=gen_stamp,json=genStamp" json:"gen_stamp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpSetGenStamp) Reset() {
+	*x = OpSetGenStamp{}
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpSetGenStamp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpSetGenStamp) ProtoMessage() {}
+
+func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpSetGenStamp.ProtoReflect.Descriptor instead.
+func (*OpSetGenStamp) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *OpSetGenStamp) GetGenStamp() uint64 {
+	if x != nil && x.GenStamp != nil {
+		return *x.GenStamp
+	}
+	return 0
+}
+
+// OpReopenFile puts a closed file back under construction for append.
+type OpReopenFile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	ClientName    *string                `protobuf:"bytes,2,opt,name=client_name,json=clientName" json:"client_name,omitempty"`
+	ClientMachine *string                `protobuf:"bytes,3,opt,name=client_machine,json=clientMachine" json:"client_machine,omitempty"`
+	Mtime         *int64                 `protobuf:"varint,4,opt,name=mtime" json:"mtime,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpReopenFile) Reset() {
+	*x = OpReopenFile{}
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpReopenFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpReopenFile) ProtoMessage() {}
+
+func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpReopenFile.ProtoReflect.Descriptor instead.
+func (*OpReopenFile) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *OpReopenFile) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpReopenFile) GetClientName() string {
+	if x != nil && x.ClientName != nil {
+		return *x.ClientName
+	}
+	return ""
+}
+
+func (x *OpReopenFile) GetClientMachine() string {
+	if x != nil && x.ClientMachine != nil {
+		return *x.ClientMachine
+	}
+	return ""
+}
+
+func (x *OpReopenFile) GetMtime() int64 {
+	if x != nil && x.Mtime != nil {
+		return *x.Mtime
+	}
+	return 0
+}
+
 var File_namenode_fsimage_proto protoreflect.FileDescriptor
 
 const file_namenode_fsimage_proto_rawDesc = "" +
@@ -1312,7 +1607,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rlast_block_id\x18\x03 \x01(\x04R\vlastBlockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x04 \x01(\x04R\bgenStamp\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\x88\x05\n" +
+	"inodeCount\"\x94\a\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -1325,7 +1620,12 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\tset_times\x18\b \x01(\v2\x1b.strata.namenode.OpSetTimesH\x00R\bsetTimes\x12L\n" +
 	"\x0fset_replication\x18\t \x01(\v2!.strata.namenode.OpSetReplicationH\x00R\x0esetReplication\x12S\n" +
 	"\x12set_storage_policy\x18\n" +
-	" \x01(\v2#.strata.namenode.OpSetStoragePolicyH\x00R\x10setStoragePolicyB\x04\n" +
+	" \x01(\v2#.strata.namenode.OpSetStoragePolicyH\x00R\x10setStoragePolicy\x12:\n" +
+	"\tadd_block\x18\v \x01(\v2\x1b.strata.namenode.OpAddBlockH\x00R\baddBlock\x12F\n" +
+	"\rupdate_blocks\x18\f \x01(\v2\x1f.strata.namenode.OpUpdateBlocksH\x00R\fupdateBlocks\x12D\n" +
+	"\rset_gen_stamp\x18\r \x01(\v2\x1e.strata.namenode.OpSetGenStampH\x00R\vsetGenStamp\x12@\n" +
+	"\vreopen_file\x18\x0e \x01(\v2\x1d.strata.namenode.OpReopenFileH\x00R\n" +
+	"reopenFileB\x04\n" +
 	"\x02op\"t\n" +
 	"\aOpMkdir\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -1377,7 +1677,23 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\vreplication\x18\x02 \x01(\rR\vreplication\"@\n" +
 	"\x12OpSetStoragePolicy\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
-	"\x06policy\x18\x02 \x01(\rR\x06policyB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
+	"\x06policy\x18\x02 \x01(\rR\x06policy\"|\n" +
+	"\n" +
+	"OpAddBlock\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12,\n" +
+	"\x05block\x18\x02 \x01(\v2\x16.strata.namenode.BlockR\x05block\x12,\n" +
+	"\x12previous_num_bytes\x18\x03 \x01(\x04R\x10previousNumBytes\"T\n" +
+	"\x0eOpUpdateBlocks\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12.\n" +
+	"\x06blocks\x18\x02 \x03(\v2\x16.strata.namenode.BlockR\x06blocks\",\n" +
+	"\rOpSetGenStamp\x12\x1b\n" +
+	"\tgen_stamp\x18\x01 \x01(\x04R\bgenStamp\"\x80\x01\n" +
+	"\fOpReopenFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1f\n" +
+	"\vclient_name\x18\x02 \x01(\tR\n" +
+	"clientName\x12%\n" +
+	"\x0eclient_machine\x18\x03 \x01(\tR\rclientMachine\x12\x14\n" +
+	"\x05mtime\x18\x04 \x01(\x03R\x05mtimeB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
 
 var (
 	file_namenode_fsimage_proto_rawDescOnce sync.Once
@@ -1391,7 +1707,7 @@ func file_namenode_fsimage_proto_rawDescGZIP() []byte {
 	return file_namenode_fsimage_proto_rawDescData
 }
 
-var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_namenode_fsimage_proto_goTypes = []any{
 	(*PermStatus)(nil),            // 0: strata.namenode.PermStatus
 	(*Inode)(nil),                 // 1: strata.namenode.Inode
@@ -1409,6 +1725,10 @@ var file_namenode_fsimage_proto_goTypes = []any{
 	(*OpSetTimes)(nil),            // 13: strata.namenode.OpSetTimes
 	(*OpSetReplication)(nil),      // 14: strata.namenode.OpSetReplication
 	(*OpSetStoragePolicy)(nil),    // 15: strata.namenode.OpSetStoragePolicy
+	(*OpAddBlock)(nil),            // 16: strata.namenode.OpAddBlock
+	(*OpUpdateBlocks)(nil),        // 17: strata.namenode.OpUpdateBlocks
+	(*OpSetGenStamp)(nil),         // 18: strata.namenode.OpSetGenStamp
+	(*OpReopenFile)(nil),          // 19: strata.namenode.OpReopenFile
 }
 var file_namenode_fsimage_proto_depIdxs = []int32{
 	0,  // 0: strata.namenode.Inode.perm:type_name -> strata.namenode.PermStatus
@@ -1424,14 +1744,20 @@ var file_namenode_fsimage_proto_depIdxs = []int32{
 	13, // 10: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
 	14, // 11: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
 	15, // 12: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	0,  // 13: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 14: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	3,  // 15: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	16, // 13: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	17, // 14: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	18, // 15: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	19, // 16: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	0,  // 17: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 18: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	3,  // 19: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	3,  // 20: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	3,  // 21: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
@@ -1450,6 +1776,10 @@ func file_namenode_fsimage_proto_init() {
 		(*EditOp_SetTimes)(nil),
 		(*EditOp_SetReplication)(nil),
 		(*EditOp_SetStoragePolicy)(nil),
+		(*EditOp_AddBlock)(nil),
+		(*EditOp_UpdateBlocks)(nil),
+		(*EditOp_SetGenStamp)(nil),
+		(*EditOp_ReopenFile)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1457,7 +1787,7 @@ func file_namenode_fsimage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_namenode_fsimage_proto_rawDesc), len(file_namenode_fsimage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
