@@ -1,0 +1,72 @@
+package datanode
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
+)
+
+// Status is the JSON served at /status.
+type Status struct {
+	UUID      string                 `json:"datanodeUuid"`
+	XferAddr  string                 `json:"xferAddress"`
+	NameNode  string                 `json:"namenode"`
+	Pool      string                 `json:"blockPoolId"`
+	Xceivers  int64                  `json:"xceivers"`
+	Volumes   []fsdataset.VolumeInfo `json:"volumes"`
+	Written   int64                  `json:"bytesWritten"`
+	Read      int64                  `json:"bytesRead"`
+	Checksums int64                  `json:"checksumErrors"`
+}
+
+// Status reports the DataNode's state.
+func (d *DataNode) Status() Status {
+	return Status{
+		UUID: d.data.DatanodeUUID(), XferAddr: d.XferAddr(), NameNode: d.cfg.NameNodeAddr, Pool: d.pool(),
+		Xceivers: d.xceivers.Load(), Volumes: d.data.Volumes(),
+		Written: d.stats.BytesWritten.Load(), Read: d.stats.BytesRead.Load(), Checksums: d.stats.ChecksumErrors.Load(),
+	}
+}
+
+func (d *DataNode) httpHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(d.Status())
+	})
+	reg := prometheus.NewRegistry()
+	counter := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "strata", Subsystem: "datanode", Name: name, Help: help}, f))
+	}
+	counter("bytes_written_total", "Block bytes received and stored.", func() float64 { return float64(d.stats.BytesWritten.Load()) })
+	counter("bytes_read_total", "Block bytes sent to readers.", func() float64 { return float64(d.stats.BytesRead.Load()) })
+	counter("blocks_written_total", "Replicas finalized after a write.", func() float64 { return float64(d.stats.BlocksWritten.Load()) })
+	counter("blocks_replicated_total", "Replicas copied to other DataNodes on the NameNode's command.", func() float64 { return float64(d.stats.BlocksReplicated.Load()) })
+	counter("checksum_errors_total", "Checksum mismatches seen in received or stored data.", func() float64 { return float64(d.stats.ChecksumErrors.Load()) })
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "datanode", Name: "xceivers", Help: "DataTransferProtocol operations in progress."},
+		func() float64 { return float64(d.xceivers.Load()) }))
+	vol := prometheus.NewDesc("strata_datanode_volume_bytes", "Volume capacity, used and remaining bytes.", []string{"storage_id", "type", "kind"}, nil)
+	reg.MustRegister(collectorFunc{desc: vol, collect: func(ch chan<- prometheus.Metric) {
+		for _, v := range d.data.Volumes() {
+			for kind, val := range map[string]int64{"capacity": v.Capacity, "used": v.DfsUsed, "remaining": v.Remaining} {
+				ch <- prometheus.MustNewConstMetric(vol, prometheus.GaugeValue, float64(val), v.StorageID, v.Type.String(), kind)
+			}
+		}
+	}})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+type collectorFunc struct {
+	desc    *prometheus.Desc
+	collect func(chan<- prometheus.Metric)
+}
+
+func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }

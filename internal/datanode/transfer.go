@@ -1,0 +1,192 @@
+package datanode
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/datatransfer"
+	"github.com/stratafs/strata/internal/proto/dnpb"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+)
+
+// transfer carries out a NameNode TransferCommand: copy a local replica
+// to the targets (re-replication, or a move for the storage policy).
+func (d *DataNode) transfer(ctx context.Context, t *dnpb.TransferCommand) error {
+	b := fsdataset.Block{ID: t.GetBlock().GetBlockId(), GenStamp: t.GetBlock().GetGenStamp(), NumBytes: int64(t.GetBlock().GetNumBytes())}
+	types := make([]hdfspb.StorageTypeProto, len(t.GetTargetStorageTypes()))
+	for i, ty := range t.GetTargetStorageTypes() {
+		types[i] = hdfspb.StorageTypeProto(ty)
+	}
+	err := d.sendReplica(ctx, b, t.GetTargets(), types, t.GetTargetStorageIds(), hdfspb.OpWriteBlockProto_PIPELINE_SETUP_CREATE)
+	if err == nil {
+		d.stats.BlocksReplicated.Add(1)
+		d.log.Info("datanode: replicated block", "block", b.String(), "targets", len(t.GetTargets()))
+	}
+	return err
+}
+
+// sendReplica streams a local replica through a write pipeline to
+// targets, with its stored checksums. The receiver verifies them, so a
+// replica that went bad on this disk is caught there: the copy fails and
+// the replica is reported to the NameNode.
+func (d *DataNode) sendReplica(ctx context.Context, b fsdataset.Block, targets []*hdfspb.DatanodeInfoProto, types []hdfspb.StorageTypeProto, ids []string, stage hdfspb.OpWriteBlockProto_BlockConstructionStage) error {
+	if len(targets) == 0 {
+		return errors.New("no targets")
+	}
+	r, err := d.data.OpenForRead(b)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	length := r.Length()
+	if stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW && b.NumBytes > 0 && b.NumBytes != length {
+		return fmt.Errorf("%s: replica has %d bytes, the NameNode expects %d", b, length, b.NumBytes)
+	}
+	pool := d.pool()
+	eb := &hdfspb.ExtendedBlockProto{PoolId: proto.String(pool), BlockId: proto.Uint64(b.ID), GenerationStamp: proto.Uint64(r.Info().GenStamp), NumBytes: proto.Uint64(uint64(length))}
+	op := &hdfspb.OpWriteBlockProto{
+		Header: &hdfspb.ClientOperationHeaderProto{
+			BaseHeader: &hdfspb.BaseHeaderProto{Block: eb, Token: &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}},
+			ClientName: proto.String(""),
+		},
+		Targets: targets[1:], Stage: stage.Enum(), PipelineSize: proto.Uint32(uint32(len(targets))),
+		MinBytesRcvd: proto.Uint64(0), MaxBytesRcvd: proto.Uint64(uint64(length)), LatestGenerationStamp: proto.Uint64(r.Info().GenStamp),
+		RequestedChecksum: &hdfspb.ChecksumProto{Type: hdfspb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(), BytesPerChecksum: proto.Uint32(datatransfer.BytesPerChecksum)},
+	}
+	if len(types) > 0 {
+		op.StorageType = types[0].Enum()
+		op.TargetStorageTypes = types[1:]
+	}
+	if len(ids) > 0 {
+		op.StorageId = proto.String(ids[0])
+		op.TargetStorageIds = ids[1:]
+	}
+	id := targets[0].GetId()
+	addr := net.JoinHostPort(id.GetIpAddr(), fmt.Sprint(id.GetXferPort()))
+	dl := net.Dialer{Timeout: 10 * time.Second}
+	c, err := dl.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Minute))
+	br := bufio.NewReader(c)
+	if err := datatransfer.WriteRequest(c, datatransfer.OpWriteBlock, op); err != nil {
+		return err
+	}
+	resp, err := datatransfer.ReadResponse(br)
+	if err != nil {
+		return err
+	}
+	if resp.GetStatus() != hdfspb.Status_SUCCESS {
+		return fmt.Errorf("%s refused %s: %s (first bad link %q)", addr, b, resp.GetMessage(), resp.GetFirstBadLink())
+	}
+	// Acks come back in order; read them while sending.
+	var sent int64
+	ackErr := make(chan error, 1)
+	nPackets := (length + datatransfer.PacketDataSize - 1) / datatransfer.PacketDataSize
+	go func() {
+		for i := int64(0); i <= nPackets; i++ {
+			a, err := datatransfer.ReadAck(br)
+			if err != nil {
+				ackErr <- err
+				return
+			}
+			if bad := a.FirstBad(); bad >= 0 {
+				if a.Replies[bad] == hdfspb.Status_ERROR_CHECKSUM {
+					ackErr <- fmt.Errorf("%w: target reports a checksum error", datatransfer.ErrChecksum)
+					return
+				}
+				ackErr <- fmt.Errorf("pipeline node %d answered %v", bad, a.Replies[bad])
+				return
+			}
+		}
+		ackErr <- nil
+	}()
+	buf := make([]byte, datatransfer.PacketDataSize)
+	bpc := int64(r.BytesPerChecksum())
+	seq := int64(0)
+	for sent < length {
+		n := min(int64(len(buf)), length-sent)
+		if _, err := r.ReadAt(buf[:n], sent); err != nil {
+			return err
+		}
+		sums, err := r.Checksums(int(sent/bpc), int((n+bpc-1)/bpc))
+		if err != nil {
+			return err
+		}
+		h := datatransfer.PacketHeader{OffsetInBlock: sent, Seqno: seq, DataLen: int32(n)}
+		if err := datatransfer.WritePacket(c, h, sums, buf[:n]); err != nil {
+			return err
+		}
+		sent += n
+		seq++
+	}
+	if err := datatransfer.WritePacket(c, datatransfer.PacketHeader{OffsetInBlock: sent, Seqno: seq, LastPacketInBlock: true}, nil, nil); err != nil {
+		return err
+	}
+	err = <-ackErr
+	if errors.Is(err, datatransfer.ErrChecksum) {
+		// The receiver saw bad data: check our copy and report it.
+		if verr := d.data.Verify(b); verr != nil {
+			d.reportBad(b, verr)
+		}
+	}
+	return err
+}
+
+// reportBad tells the NameNode that a local replica is corrupt.
+func (d *DataNode) reportBad(b fsdataset.Block, why error) {
+	info, ok := d.data.Get(b.ID)
+	if !ok {
+		return
+	}
+	d.stats.ChecksumErrors.Add(1)
+	d.log.Warn("datanode: corrupt replica", "block", b.String(), "err", why)
+	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
+	defer cancel()
+	req := &dnpb.ReportBadBlocksRequest{
+		DatanodeUuid: proto.String(d.data.DatanodeUUID()), StorageId: proto.String(info.StorageID),
+		Replicas: []*dnpb.Replica{replicaProto(info)}, Reason: proto.String(why.Error()),
+	}
+	if err := d.actor.nn.Call(ctx, "reportBadBlocks", req, &dnpb.ReportBadBlocksResponse{}); err != nil {
+		d.log.Warn("datanode: reporting corrupt replica", "block", b.String(), "err", err)
+	}
+}
+
+// transferBlockOp serves TRANSFER_BLOCK: a writing client asks this node
+// to copy its replica to new pipeline nodes.
+func (d *DataNode) transferBlockOp(c net.Conn, m *hdfspb.OpTransferBlockProto) error {
+	b := blockOf(m.GetHeader().GetBaseHeader().GetBlock())
+	stage := hdfspb.OpWriteBlockProto_TRANSFER_FINALIZED
+	if info, ok := d.data.Get(b.ID); ok && info.State != fsdataset.Finalized {
+		stage = hdfspb.OpWriteBlockProto_TRANSFER_RBW
+	}
+	err := d.sendReplica(d.ctx, b, m.GetTargets(), m.GetTargetStorageTypes(), m.GetTargetStorageIds(), stage)
+	if err != nil {
+		return datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, err.Error()))
+	}
+	return datatransfer.WriteResponse(c, &hdfspb.BlockOpResponseProto{Status: hdfspb.Status_SUCCESS.Enum()})
+}
+
+// copyBlock serves COPY_BLOCK: send the whole replica, as a read.
+func (d *DataNode) copyBlock(c net.Conn, m *hdfspb.OpCopyBlockProto) error {
+	b := blockOf(m.GetHeader().GetBlock())
+	r, err := d.data.OpenForRead(b)
+	if err != nil {
+		return datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, err.Error()))
+	}
+	defer r.Close()
+	read := &hdfspb.OpReadBlockProto{
+		Header: &hdfspb.ClientOperationHeaderProto{BaseHeader: m.GetHeader(), ClientName: proto.String("")},
+		Offset: proto.Uint64(0), Len: proto.Uint64(uint64(r.Length())), SendChecksums: proto.Bool(true),
+	}
+	return datatransfer.ServeReadBlock(c, bufio.NewReader(c), read, replicaSource{r}, r.Length())
+}

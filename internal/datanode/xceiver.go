@@ -1,0 +1,440 @@
+package datanode
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/datatransfer"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/storage"
+)
+
+// serveTransfers accepts DataTransferProtocol connections.
+func (d *DataNode) serveTransfers() {
+	for {
+		c, err := d.xferLn.Accept()
+		if err != nil {
+			if d.ctx.Err() != nil {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			d.log.Error("datanode: accept", "err", err)
+			return
+		}
+		d.connsMu.Lock()
+		d.conns[c] = struct{}{}
+		d.connsMu.Unlock()
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer func() {
+				d.connsMu.Lock()
+				delete(d.conns, c)
+				d.connsMu.Unlock()
+				c.Close()
+			}()
+			d.serveConn(c)
+		}()
+	}
+}
+
+// serveConn runs ops on one connection until the peer closes it or it
+// stays idle past the keepalive.
+func (d *DataNode) serveConn(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	br := bufio.NewReaderSize(c, 64<<10)
+	first := true
+	for {
+		wait := d.cfg.SocketKeepalive
+		if first {
+			wait = 60 * time.Second
+		}
+		c.SetReadDeadline(time.Now().Add(wait))
+		op, body, err := datatransfer.ReadRequest(br)
+		if err != nil {
+			if !first || errors.Is(err, io.EOF) {
+				return
+			}
+			d.log.Debug("datanode: bad request", "remote", c.RemoteAddr(), "err", err)
+			datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_INVALID, err.Error()))
+			return
+		}
+		first = false
+		c.SetReadDeadline(time.Time{})
+		select {
+		case d.slots <- struct{}{}:
+		default:
+			datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, fmt.Sprintf("Xceiver count %d exceeds the limit of concurrent xceivers: %d", d.xceivers.Load()+1, d.cfg.MaxTransferThreads)))
+			return
+		}
+		d.xceivers.Add(1)
+		keep, err := d.runOp(c, br, op, body)
+		d.xceivers.Add(-1)
+		<-d.slots
+		if err != nil {
+			d.log.Debug("datanode: op failed", "op", op, "remote", c.RemoteAddr(), "err", err)
+		}
+		if !keep || err != nil {
+			return
+		}
+	}
+}
+
+func errResponse(st hdfspb.Status, msg string) *hdfspb.BlockOpResponseProto {
+	return &hdfspb.BlockOpResponseProto{Status: st.Enum(), Message: proto.String(msg)}
+}
+
+// runOp dispatches one op; keep reports whether the connection may carry
+// another.
+func (d *DataNode) runOp(c net.Conn, br *bufio.Reader, op datatransfer.Op, body []byte) (keep bool, err error) {
+	msg := op.NewMessage()
+	if msg == nil {
+		datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("unsupported operation %v", op)))
+		return false, fmt.Errorf("unsupported op %v", op)
+	}
+	if err := proto.Unmarshal(body, msg); err != nil {
+		datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_INVALID, "malformed "+op.String()+" request: "+err.Error()))
+		return false, err
+	}
+	switch m := msg.(type) {
+	case *hdfspb.OpReadBlockProto:
+		return d.readBlock(c, br, m)
+	case *hdfspb.OpWriteBlockProto:
+		return false, d.writeBlock(c, br, m)
+	case *hdfspb.OpBlockChecksumProto:
+		return true, d.blockChecksum(c, m)
+	case *hdfspb.OpTransferBlockProto:
+		return false, d.transferBlockOp(c, m)
+	case *hdfspb.OpCopyBlockProto:
+		return false, d.copyBlock(c, m)
+	}
+	datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("unsupported operation %v", op)))
+	return false, fmt.Errorf("unsupported op %v", op)
+}
+
+func blockOf(eb *hdfspb.ExtendedBlockProto) fsdataset.Block {
+	return fsdataset.Block{ID: eb.GetBlockId(), GenStamp: eb.GetGenerationStamp(), NumBytes: int64(eb.GetNumBytes())}
+}
+
+// writeBlock receives a block from a client (or another DataNode) and,
+// if more targets follow, forwards it down the pipeline.
+func (d *DataNode) writeBlock(up net.Conn, br *bufio.Reader, m *hdfspb.OpWriteBlockProto) error {
+	b := blockOf(m.GetHeader().GetBaseHeader().GetBlock())
+	stage := m.GetStage()
+	newGS := m.GetLatestGenerationStamp()
+	if newGS == 0 {
+		newGS = b.GenStamp
+	}
+	reply := func(st hdfspb.Status, msg, badLink string) error {
+		return datatransfer.WriteResponse(up, &hdfspb.BlockOpResponseProto{Status: st.Enum(), Message: proto.String(msg), FirstBadLink: proto.String(badLink)})
+	}
+
+	// Open the replica for this stage.
+	var w *fsdataset.ReplicaWriter
+	var err error
+	switch stage {
+	case hdfspb.OpWriteBlockProto_PIPELINE_SETUP_CREATE, hdfspb.OpWriteBlockProto_TRANSFER_RBW, hdfspb.OpWriteBlockProto_TRANSFER_FINALIZED:
+		w, err = d.data.CreateRBW(fsdataset.Block{ID: b.ID, GenStamp: newGS}, storage.Type(m.GetStorageType()), m.GetStorageId())
+		if errors.Is(err, fsdataset.ErrNoVolume) && m.GetStorageId() != "" {
+			w, err = d.data.CreateRBW(fsdataset.Block{ID: b.ID, GenStamp: newGS}, storage.Type(m.GetStorageType()), "")
+		}
+	case hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND:
+		w, err = d.data.Append(b, newGS)
+	case hdfspb.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY, hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND_RECOVERY:
+		w, err = d.data.RecoverRBW(b, newGS, int64(m.GetMinBytesRcvd()))
+		if err != nil && stage == hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND_RECOVERY {
+			w, err = d.data.Append(b, newGS)
+		}
+	case hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY:
+		err = d.data.UpdateFinalizedGenStamp(b, newGS)
+		if err == nil {
+			return reply(hdfspb.Status_SUCCESS, "", "")
+		}
+	default:
+		err = fmt.Errorf("unsupported pipeline stage %v", stage)
+	}
+	if err != nil {
+		d.log.Warn("datanode: cannot open replica for writing", "block", b.String(), "stage", stage, "err", err)
+		return reply(hdfspb.Status_ERROR, err.Error(), "")
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			w.Close()
+		}
+	}()
+
+	// Connect the rest of the pipeline.
+	targets := m.GetTargets()
+	var mirror net.Conn
+	var mirrorR *bufio.Reader
+	if len(targets) > 0 {
+		next := targets[0].GetId()
+		addr := net.JoinHostPort(next.GetIpAddr(), fmt.Sprint(next.GetXferPort()))
+		fwd := datatransfer.MirrorWriteOp(m)
+		mc, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err == nil {
+			mirror = mc
+			defer mc.Close()
+			mirrorR = bufio.NewReaderSize(mc, 16<<10)
+			mc.SetDeadline(time.Now().Add(30 * time.Second))
+			err = datatransfer.WriteRequest(mc, datatransfer.OpWriteBlock, fwd)
+			if err == nil {
+				var resp *hdfspb.BlockOpResponseProto
+				resp, err = datatransfer.ReadResponse(mirrorR)
+				if err == nil && resp.GetStatus() != hdfspb.Status_SUCCESS {
+					bad := resp.GetFirstBadLink()
+					if bad == "" {
+						bad = addr
+					}
+					w.Abort()
+					ok = true
+					return reply(resp.GetStatus(), resp.GetMessage(), bad)
+				}
+			}
+			mc.SetDeadline(time.Time{})
+		}
+		if err != nil {
+			d.log.Warn("datanode: connecting pipeline mirror", "mirror", addr, "block", b.String(), "err", err)
+			w.Abort()
+			ok = true
+			return reply(hdfspb.Status_ERROR, fmt.Sprintf("connecting to %s: %v", addr, err), addr)
+		}
+	}
+	if err := reply(hdfspb.Status_SUCCESS, "", ""); err != nil {
+		return err
+	}
+	ok = true
+	return d.receivePackets(up, br, w, b, mirror, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
+}
+
+// ackItem is a packet waiting to be acknowledged upstream.
+type ackItem struct {
+	seqno  int64
+	last   bool
+	status hdfspb.Status
+	err    error
+}
+
+// receivePackets runs the receive side of a pipeline: each packet is
+// forwarded raw to the mirror, verified, written; a responder goroutine
+// acknowledges packets in order once the mirror has acknowledged them.
+// The replica is finalized before the last packet is acknowledged, so an
+// acknowledged block is durable on every node of the pipeline.
+func (d *DataNode) receivePackets(up net.Conn, br *bufio.Reader, w *fsdataset.ReplicaWriter, b fsdataset.Block, mirror net.Conn, mirrorR *bufio.Reader, finalize bool) error {
+	acks := make(chan ackItem, 256)
+	respDone := make(chan error, 1)
+	go func() { respDone <- d.respond(up, w, acks, mirrorR, finalize) }()
+
+	pr := datatransfer.NewPacketReader(br, 0)
+	mirrorOK := mirror != nil
+	var recvErr error
+	for {
+		pkt, err := pr.Next()
+		if err != nil {
+			recvErr = fmt.Errorf("receiving %s: %w", b, err)
+			break
+		}
+		if mirrorOK {
+			if _, err := mirror.Write(pkt.Raw); err != nil {
+				d.log.Warn("datanode: mirror write failed", "block", b.String(), "err", err)
+				mirrorOK = false
+				mirror.Close()
+			}
+		}
+		if pkt.IsHeartbeat() {
+			acks <- ackItem{seqno: pkt.Seqno, status: hdfspb.Status_SUCCESS}
+			continue
+		}
+		item := ackItem{seqno: pkt.Seqno, last: pkt.LastPacketInBlock, status: hdfspb.Status_SUCCESS}
+		if len(pkt.Data) > 0 {
+			if err := datatransfer.VerifyChunks(pkt.OffsetInBlock, pkt.Data, pkt.Checksums, datatransfer.BytesPerChecksum); err != nil {
+				d.stats.ChecksumErrors.Add(1)
+				d.log.Warn("datanode: checksum error in received packet; failing the write", "block", b.String(), "err", err)
+				item.status = hdfspb.Status_ERROR_CHECKSUM
+				item.err = err
+				acks <- item
+				recvErr = err
+				break
+			}
+			if err := d.writePacket(w, pkt); err != nil {
+				item.status = hdfspb.Status_ERROR
+				item.err = err
+				acks <- item
+				recvErr = err
+				break
+			}
+		}
+		if pkt.SyncBlock {
+			if err := w.Sync(); err != nil {
+				item.status, item.err = hdfspb.Status_ERROR, err
+				acks <- item
+				recvErr = err
+				break
+			}
+		}
+		acks <- item
+		if pkt.LastPacketInBlock {
+			break
+		}
+	}
+	close(acks)
+	respErr := <-respDone
+	if recvErr != nil {
+		return recvErr
+	}
+	return respErr
+}
+
+// writePacket stores a packet's data at its offset. Bytes the replica
+// already has (a resend after pipeline recovery) are skipped.
+func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Packet) error {
+	have := w.BytesWritten()
+	off := pkt.OffsetInBlock
+	data := pkt.Data
+	if off > have {
+		return fmt.Errorf("packet at offset %d leaves a hole after %d bytes", off, have)
+	}
+	if end := off + int64(len(data)); end <= have {
+		return nil
+	}
+	data = data[have-off:]
+	if _, err := w.Write(data); err != nil {
+		return err
+	}
+	d.stats.BytesWritten.Add(int64(len(data)))
+	return w.Flush()
+}
+
+// respond acknowledges packets upstream in order, each after the mirror's
+// ack for it; the last packet's ack follows the replica's finalization.
+func (d *DataNode) respond(up net.Conn, w *fsdataset.ReplicaWriter, acks <-chan ackItem, mirrorR *bufio.Reader, finalize bool) error {
+	mirrorOK := mirrorR != nil
+	var firstErr error
+	for item := range acks {
+		replies := []hdfspb.Status{item.status}
+		if mirrorR != nil {
+			switch {
+			case !mirrorOK:
+				replies = append(replies, hdfspb.Status_ERROR)
+			case item.status != hdfspb.Status_SUCCESS:
+				// This node failed; the mirror's state does not matter.
+			default:
+				a, err := datatransfer.ReadAck(mirrorR)
+				if err != nil || a.Seqno != item.seqno {
+					if err == nil {
+						err = fmt.Errorf("mirror acked seqno %d, want %d", a.Seqno, item.seqno)
+					}
+					d.log.Warn("datanode: mirror ack failed", "err", err)
+					mirrorOK = false
+					replies = append(replies, hdfspb.Status_ERROR)
+				} else {
+					replies = append(replies, a.Replies...)
+				}
+			}
+		}
+		if item.last && item.status == hdfspb.Status_SUCCESS && !finalize {
+			w.Close() // a copy of a replica still being written stays so
+		} else if item.last && item.status == hdfspb.Status_SUCCESS {
+			info, err := w.Finalize()
+			if err != nil {
+				replies[0] = hdfspb.Status_ERROR
+				firstErr = err
+			} else {
+				d.stats.BlocksWritten.Add(1)
+				d.log.Debug("datanode: received block", "block", info.Block.String(), "bytes", info.NumBytes, "storage", info.StorageType)
+			}
+		}
+		if err := datatransfer.WriteAck(up, &datatransfer.Ack{Seqno: item.seqno, Replies: replies}); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if item.err != nil && firstErr == nil {
+			firstErr = item.err
+		}
+	}
+	return firstErr
+}
+
+// blockChecksum answers BLOCK_CHECKSUM: MD5 of the replica's CRCs over
+// the requested length.
+func (d *DataNode) blockChecksum(c net.Conn, m *hdfspb.OpBlockChecksumProto) error {
+	b := blockOf(m.GetHeader().GetBlock())
+	r, err := d.data.OpenForRead(b)
+	if err != nil {
+		return datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, err.Error()))
+	}
+	defer r.Close()
+	length := r.Length()
+	if b.NumBytes > 0 && b.NumBytes < length {
+		length = b.NumBytes
+	}
+	bpc := int64(r.BytesPerChecksum())
+	n := int((length + bpc - 1) / bpc)
+	sums, err := r.Checksums(0, n)
+	if err == nil && length%bpc != 0 && length < r.Length() {
+		// The length ends inside a chunk the replica has more of: that
+		// chunk's CRC must cover only the requested bytes.
+		last := make([]byte, length%bpc)
+		if _, err = r.ReadAt(last, length-int64(len(last))); err == nil {
+			sums = datatransfer.ComputeChunks(sums[:len(sums)-4], length-int64(len(last)), last, int(bpc))
+		}
+	}
+	if err != nil {
+		return datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, err.Error()))
+	}
+	return datatransfer.WriteResponse(c, datatransfer.NewBlockChecksumResponse(sums))
+}
+
+// replicaSource adapts a replica reader to datatransfer's FileSource.
+type replicaSource struct{ r *fsdataset.ReplicaReader }
+
+func (s replicaSource) ReadAt(p []byte, off int64) (int, error) { return s.r.ReadAt(p, off) }
+func (s replicaSource) ReadChecksumsAt(p []byte, first int64) error {
+	sums, err := s.r.Checksums(int(first), len(p)/4)
+	if err != nil {
+		return err
+	}
+	if copy(p, sums) != len(p) {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (s replicaSource) DataFile() (*os.File, int64) { return s.r.DataFile(), 0 }
+
+// readBlock serves READ_BLOCK. A bad replica found on disk while sending
+// is reported to the NameNode.
+func (d *DataNode) readBlock(c net.Conn, br *bufio.Reader, m *hdfspb.OpReadBlockProto) (bool, error) {
+	b := blockOf(m.GetHeader().GetBaseHeader().GetBlock())
+	r, err := d.data.OpenForRead(b)
+	if err != nil {
+		datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, fmt.Sprintf("Replica not found for %s: %v", b, err)))
+		return false, err
+	}
+	defer r.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Minute))
+	defer c.SetDeadline(time.Time{})
+	err = datatransfer.ServeReadBlock(c, br, m, replicaSource{r}, r.Length())
+	if err != nil {
+		return false, err
+	}
+	d.stats.BlocksRead.Add(1)
+	d.stats.BytesRead.Add(int64(m.GetLen()))
+	return true, nil
+}
+
+var _ = context.Background
