@@ -17,6 +17,7 @@ type Key struct {
 // without a unit are read in the unit the Doc names; sizes accept Hadoop's
 // k/m/g/t/p/e suffixes where the Doc says so.
 var knownKeys = []Key{
+	{"dfs.block.scanner.volume.bytes.per.second", "1048576", "Bytes per second the DataNode block scanner reads when verifying replicas."},
 	{"dfs.blockreport.intervalMsec", "21600000", "Milliseconds between full block reports from a DataNode to the NameNode."},
 	{"dfs.blocksize", "134217728", "Default block size in bytes for new files; size suffixes (k, m, g, t, p, e) allowed, e.g. 128m."},
 	{"dfs.bytes-per-checksum", "512", "Bytes of data covered by each checksum; must divide dfs.blocksize."},
@@ -25,11 +26,14 @@ var knownKeys = []Key{
 	{"dfs.client.read.shortcircuit", "false", "Whether a client on a DataNode's host reads block files directly instead of over TCP."},
 	{"dfs.datanode.address", "0.0.0.0:9866", "DataNode data-transfer server address (host:port)."},
 	{"dfs.datanode.data.dir", "file://${hadoop.tmp.dir}/dfs/data", "Comma-separated directories where a DataNode stores blocks, each optionally prefixed by a storage type, e.g. [SSD]/data."},
+	{"dfs.datanode.du.reserved", "0", "Bytes per volume a DataNode leaves free for other uses."},
 	{"dfs.datanode.failed.volumes.tolerated", "0", "Number of volumes that may fail before a DataNode stops serving."},
 	{"dfs.datanode.fsdataset.volume.choosing.policy", "", "Policy choosing the volume for a new block; empty means round-robin (Hadoop's RoundRobinVolumeChoosingPolicy)."},
 	{"dfs.datanode.http.address", "0.0.0.0:9864", "DataNode HTTP server address (host:port)."},
 	{"dfs.datanode.ipc.address", "0.0.0.0:9867", "DataNode IPC server address (host:port)."},
 	{"dfs.datanode.max.transfer.threads", "4096", "Maximum concurrent data-transfer connections a DataNode serves."},
+	{"dfs.datanode.scan.period.hours", "504", "Hours between two verifications of every replica by the block scanner; negative disables it."},
+	{"dfs.datanode.socket.reuse.keepalive", "4000", "Milliseconds an idle DataTransferProtocol connection waits for the next op."},
 	{"dfs.domain.socket.path", "", "UNIX domain socket shared by DataNode and clients for short-circuit reads; empty disables it."},
 	{"dfs.heartbeat.interval", "3", "Seconds between DataNode heartbeats to the NameNode."},
 	{"dfs.ls.limit", "1000", "Maximum entries the NameNode returns in one getListing page."},
@@ -42,6 +46,10 @@ var knownKeys = []Key{
 	{"dfs.namenode.heartbeat.recheck-interval", "300000", "Milliseconds between NameNode checks for dead DataNodes (dead after 2*recheck + 10*heartbeat)."},
 	{"dfs.namenode.http-address", "127.0.0.1:9870", "NameNode web UI and WebHDFS address (host:port); strata's default (Hadoop binds 0.0.0.0:9870)."},
 	{"dfs.namenode.name.dir", "file://${hadoop.tmp.dir}/dfs/name", "Comma-separated directories where the NameNode stores fsimage and edits."},
+	{"dfs.namenode.reconstruction.pending.timeout-sec", "300", "Seconds before a scheduled replica copy that was not reported done is scheduled again."},
+	{"dfs.namenode.redundancy.interval.seconds", "3", "Seconds between runs of the NameNode replication monitor."},
+	{"dfs.namenode.replication.max-streams", "2", "Replica copies the NameNode schedules from one DataNode at a time."},
+	{"dfs.namenode.replication.min", "1", "Replicas a block needs before its file can be closed."},
 	{"dfs.namenode.rpc-address", "127.0.0.1:8020", "NameNode RPC address (host:port); strata's default (Hadoop derives it from fs.defaultFS)."},
 	{"dfs.namenode.safemode.extension", "30000", "Milliseconds the NameNode stays in safe mode after the threshold is reached."},
 	{"dfs.namenode.safemode.threshold-pct", "0.999f", "Fraction of blocks that must be minimally replicated to leave safe mode; <= 0 leaves at once, > 1 stays."},
@@ -86,6 +94,7 @@ var knownKeys = []Key{
 	{"mapreduce.terasort.output.replication", "1", "Replication factor of TeraSort's output files."},
 	{"strata.datanode.direct-io.write", "false", "Whether DataNodes write block files with O_DIRECT, bypassing the page cache."},
 	{"strata.local.datanodes", "3", "Number of DataNodes a local (single-process) strata cluster starts."},
+	{"strata.mover.timeout", "600", "Seconds strata mover waits for replicas to reach their storage types."},
 	{"strata.power.watts", "", "Power draw of this machine in watts, for energy estimates; empty means unknown."},
 }
 

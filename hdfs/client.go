@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"sync"
@@ -401,41 +400,6 @@ func (c *Client) SafeMode(ctx context.Context, action string) (bool, error) {
 	return resp.GetResult(), nil
 }
 
-// Create implements fs.FileSystem. The file exists once Create returns;
-// Close completes it.
-func (c *Client) Create(ctx context.Context, p string, o fs.CreateOptions) (io.WriteCloser, error) {
-	perm := o.Perm
-	if perm == 0 {
-		perm = 0o666
-	}
-	flag := uint32(1) // CREATE
-	if o.Overwrite {
-		flag |= 2
-	}
-	repl, bs := o.Replication, o.BlockSize
-	if repl == 0 {
-		repl = c.opts.Replication
-	}
-	if bs == 0 {
-		bs = c.opts.BlockSize
-	}
-	req := &hdfspb.CreateRequestProto{
-		Src:          proto.String(p),
-		Masked:       &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm &^ c.opts.Umask))},
-		ClientName:   proto.String(c.name),
-		CreateFlag:   proto.Uint32(flag),
-		CreateParent: proto.Bool(o.CreateParent),
-		Replication:  proto.Uint32(uint32(repl)),
-		BlockSize:    proto.Uint64(uint64(bs)),
-	}
-	var resp hdfspb.CreateResponseProto
-	if err := c.call(ctx, "create", req, &resp); err != nil {
-		return nil, pathErr("create", p, err)
-	}
-	c.startRenewing()
-	return &fileWriter{c: c, ctx: ctx, path: p, fileID: resp.GetFs().GetFileId()}, nil
-}
-
 // startRenewing keeps the client's leases alive while it has files open,
 // renewing well within the NameNode's soft limit (60 s).
 func (c *Client) startRenewing() {
@@ -473,84 +437,12 @@ func (c *Client) stopRenewing() {
 	}
 }
 
-// fileWriter writes a new file. Until DataNodes store blocks, data written
-// fails on the NameNode's block allocation; empty files complete.
-type fileWriter struct {
-	c      *Client
-	ctx    context.Context
-	path   string
-	fileID uint64
-	n      int64
-	closed bool
-}
-
-func (w *fileWriter) Write(b []byte) (int, error) {
-	if w.closed {
-		return 0, os.ErrClosed
-	}
-	if len(b) == 0 {
-		return 0, nil
-	}
-	req := &hdfspb.AddBlockRequestProto{Src: proto.String(w.path), ClientName: proto.String(w.c.name), FileId: proto.Uint64(w.fileID)}
-	var resp hdfspb.AddBlockResponseProto
-	if err := w.c.call(w.ctx, "addBlock", req, &resp); err != nil {
-		return 0, pathErr("write", w.path, err)
-	}
-	return 0, &os.PathError{Op: "write", Path: w.path, Err: errors.New("hdfs: writing block data is not supported by this client yet")}
-}
-
-func (w *fileWriter) Close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	defer w.c.stopRenewing()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for i := 0; ; i++ {
-		var resp hdfspb.CompleteResponseProto
-		req := &hdfspb.CompleteRequestProto{Src: proto.String(w.path), ClientName: proto.String(w.c.name), FileId: proto.Uint64(w.fileID)}
-		if err := w.c.call(ctx, "complete", req, &resp); err != nil {
-			return pathErr("close", w.path, err)
-		}
-		if resp.GetResult() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return &os.PathError{Op: "close", Path: w.path, Err: errors.New("hdfs: file could not be completed: blocks not replicated")}
-		case <-time.After(time.Duration(min(400, 50<<i)) * time.Millisecond):
-		}
-	}
-}
-
-// Open implements fs.FileSystem. Files with blocks need the data path,
-// which this client does not have yet; empty files read as empty.
-func (c *Client) Open(ctx context.Context, p string) (fs.File, error) {
-	var resp hdfspb.GetBlockLocationsResponseProto
-	req := &hdfspb.GetBlockLocationsRequestProto{Src: proto.String(p), Offset: proto.Uint64(0), Length: proto.Uint64(1 << 62)}
-	if err := c.call(ctx, "getBlockLocations", req, &resp); err != nil {
-		return nil, pathErr("open", p, err)
-	}
-	if resp.Locations == nil {
-		return nil, &os.PathError{Op: "open", Path: p, Err: os.ErrNotExist}
-	}
-	if resp.Locations.GetFileLength() > 0 {
-		return nil, &os.PathError{Op: "open", Path: p, Err: errors.New("hdfs: reading block data is not supported by this client yet")}
-	}
-	return &emptyFile{}, nil
-}
-
-type emptyFile struct{}
-
-func (emptyFile) Read([]byte) (int, error)          { return 0, io.EOF }
-func (emptyFile) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
-func (emptyFile) Seek(off int64, whence int) (int64, error) {
-	if off != 0 {
-		return 0, fs.ErrInvalid
-	}
-	return 0, nil
-}
-func (emptyFile) Close() error { return nil }
-
 var _ fs.FileSystem = (*Client)(nil)
+
+// SatisfyStoragePolicy asks the NameNode to move the replicas of every
+// file under p to the storage types of its policy (what `strata mover`
+// does for each path).
+func (c *Client) SatisfyStoragePolicy(ctx context.Context, p string) error {
+	req := &hdfspb.SatisfyStoragePolicyRequestProto{Src: proto.String(p)}
+	return pathErr("satisfyStoragePolicy", p, c.call(ctx, "satisfyStoragePolicy", req, &hdfspb.SatisfyStoragePolicyResponseProto{}))
+}

@@ -55,6 +55,12 @@ type Config struct {
 	// VolumeChoosing is "round-robin" or "available-space"
 	// (dfs.datanode.fsdataset.volume.choosing.policy).
 	VolumeChoosing string
+	// ScanPeriod is how often the block scanner verifies every replica
+	// (dfs.datanode.scan.period.hours, 3 weeks; negative disables it), at
+	// up to ScanBytesPerSecond (dfs.block.scanner.volume.bytes.per.second,
+	// 1 MiB/s).
+	ScanPeriod         time.Duration
+	ScanBytesPerSecond int64
 	// SocketKeepalive is how long an idle DataTransferProtocol connection
 	// waits for its next op (dfs.datanode.socket.reuse.keepalive, 4 s).
 	SocketKeepalive time.Duration
@@ -98,6 +104,23 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	if c.Get("dfs.datanode.du.reserved") != "" {
 		if v, err := c.GetBytes("dfs.datanode.du.reserved"); err == nil {
 			cfg.Reserved = v
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	if c.Get("dfs.datanode.scan.period.hours") != "" {
+		if v, err := c.GetInt("dfs.datanode.scan.period.hours"); err == nil {
+			cfg.ScanPeriod = time.Duration(v) * time.Hour
+			if v < 0 {
+				cfg.ScanPeriod = -1
+			}
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	if c.Get("dfs.block.scanner.volume.bytes.per.second") != "" {
+		if v, err := c.GetBytes("dfs.block.scanner.volume.bytes.per.second"); err == nil {
+			cfg.ScanBytesPerSecond = v
 		} else {
 			errs = append(errs, err)
 		}
@@ -235,10 +258,14 @@ func (d *DataNode) Start() error {
 			d.httpSrv.Serve(hl)
 		}()
 	}
-	d.wg.Add(3)
+	d.wg.Add(4)
 	go func() {
 		defer d.wg.Done()
 		d.serveTransfers()
+	}()
+	go func() {
+		defer d.wg.Done()
+		d.scanBlocks()
 	}()
 	go func() {
 		defer d.wg.Done()

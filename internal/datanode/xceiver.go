@@ -358,6 +358,13 @@ func (d *DataNode) respond(up net.Conn, w *fsdataset.ReplicaWriter, acks <-chan 
 			} else {
 				d.stats.BlocksWritten.Add(1)
 				d.log.Debug("datanode: received block", "block", info.Block.String(), "bytes", info.NumBytes, "storage", info.StorageType)
+				// Tell the NameNode before acknowledging, so the client's
+				// complete() finds the replica already reported.
+				ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+				if err := d.actor.sendIncremental(ctx); err != nil {
+					d.log.Debug("datanode: incremental report at finalize", "err", err)
+				}
+				cancel()
 			}
 		}
 		if err := datatransfer.WriteAck(up, &datatransfer.Ack{Seqno: item.seqno, Replies: replies}); err != nil && firstErr == nil {
@@ -437,4 +444,3 @@ func (d *DataNode) readBlock(c net.Conn, br *bufio.Reader, m *hdfspb.OpReadBlock
 	return true, nil
 }
 
-var _ = context.Background

@@ -48,15 +48,19 @@ func (s *Namesystem) locatedBlock(b *block, offset int64, locs []*storageDesc, c
 func (s *Namesystem) goodReplicas(b *block) []*replica {
 	var out []*replica
 	for _, r := range sortedReplicas(b) {
-		if !r.final || r.corrupt || r.storage.failed || r.storage.dn.dead || r.gs != b.gs {
-			continue
+		if isGood(b, r) {
+			out = append(out, r)
 		}
-		if b.committed && r.numBytes != b.numBytes {
-			continue
-		}
-		out = append(out, r)
 	}
 	return out
+}
+
+// isGood reports whether r is a usable copy of b.
+func isGood(b *block, r *replica) bool {
+	if !r.final || r.corrupt || r.storage.failed || r.storage.dn.dead || r.gs != b.gs {
+		return false
+	}
+	return !b.committed || r.numBytes == b.numBytes
 }
 
 func sortedReplicas(b *block) []*replica {
@@ -244,11 +248,23 @@ func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, 
 			}
 			lb.numBytes = int64(last.GetNumBytes())
 			lb.committed = true
-			for _, b := range n.blocks {
+			blocks := n.blocks
+			if lb.numBytes == 0 && len(lb.replicas) == 0 {
+				// An empty last block that no DataNode ever received (a
+				// client allocated it and wrote nothing): it holds no data,
+				// so the file is closed without it.
+				blocks = blocks[:k-1]
+			}
+			for _, b := range blocks {
 				if len(s.goodReplicas(b)) < s.cfg.minReplication {
 					return nil, nil // not yet: the client retries
 				}
 			}
+			op := s.closeOp(n)
+			op.GetCloseFile().Blocks = blocksProto(blocks)
+			done = true
+			holderPath = n.path()
+			return []*namenodepb.EditOp{op}, nil
 		}
 		done = true
 		holderPath = n.path()
@@ -669,6 +685,9 @@ func (s *Namesystem) ReceivedDeleted(req *dnpb.ReceivedDeletedRequest) error {
 			s.addReplica(st, r)
 		}
 		for _, r := range sr.GetDeleted() {
+			if b := s.ns.blocks.m[r.GetBlockId()]; b != nil {
+				delete(b.deleting, d.uuid)
+			}
 			s.removeReplica(st, r.GetBlockId())
 		}
 	}
@@ -755,3 +774,30 @@ func (s *Namesystem) describeBlock(b *block) string {
 }
 
 var _ = time.Second
+
+// DatanodeStorageReport answers getDatanodeStorageReport: every DataNode
+// with each of its storages.
+func (s *Namesystem) DatanodeStorageReport(which hdfspb.DatanodeReportTypeProto) []*hdfspb.DatanodeStorageReportProto {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*hdfspb.DatanodeStorageReportProto
+	for _, d := range s.dns.byUUID {
+		if which == hdfspb.DatanodeReportTypeProto_LIVE && d.dead || which == hdfspb.DatanodeReportTypeProto_DEAD && !d.dead {
+			continue
+		}
+		r := &hdfspb.DatanodeStorageReportProto{DatanodeInfo: d.proto()}
+		for _, st := range sortedStorages(d) {
+			r.StorageReports = append(r.StorageReports, &hdfspb.StorageReportProto{
+				StorageUuid: proto.String(st.id), Failed: proto.Bool(st.failed),
+				Capacity: proto.Uint64(uint64(st.capacity)), DfsUsed: proto.Uint64(uint64(st.used)),
+				Remaining: proto.Uint64(uint64(st.remaining)), BlockPoolUsed: proto.Uint64(uint64(st.used)),
+				Storage: &hdfspb.DatanodeStorageProto{StorageUuid: proto.String(st.id), StorageType: hdfspb.StorageTypeProto(st.typ).Enum()},
+			})
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].GetDatanodeInfo().GetId().GetDatanodeUuid() < out[j].GetDatanodeInfo().GetId().GetDatanodeUuid()
+	})
+	return out
+}

@@ -2,6 +2,7 @@ package namenode
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/stratafs/strata/internal/proto/namenodepb"
 	"google.golang.org/protobuf/proto"
@@ -31,6 +32,9 @@ type block struct {
 	replicas map[string]*replica
 	// expected are the pipeline's storages while the block is written.
 	expected []*storageDesc
+	// deleting holds DataNodes told to delete their replica, until they
+	// confirm it: no new copy goes there before.
+	deleting map[string]time.Time
 }
 
 func (b *block) String() string { return fmt.Sprintf("blk_%d_%d", b.id, b.gs) }

@@ -420,3 +420,7 @@ func (c *clientProtocol) checkAccess(ctx context.Context, req *hdfspb.CheckAcces
 func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto) (*hdfspb.MsyncResponseProto, error) {
 	return &hdfspb.MsyncResponseProto{}, nil
 }
+
+func (c *clientProtocol) getDatanodeStorageReport(ctx context.Context, req *hdfspb.GetDatanodeStorageReportRequestProto) (*hdfspb.GetDatanodeStorageReportResponseProto, error) {
+	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: c.ns.DatanodeStorageReport(req.GetType())}, nil
+}

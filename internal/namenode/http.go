@@ -107,6 +107,7 @@ func (n *NameNode) httpHandler() http.Handler {
 		writeJSON(w, n.jmx())
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /fsck", n.serveFsck)
 	return mux
 }
 

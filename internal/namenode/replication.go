@@ -123,6 +123,17 @@ func (s *Namesystem) replicate(now time.Time) ReplicationStats {
 		if len(good) < want {
 			st.UnderReplicated++
 		}
+		// Copies that are not good — corrupt, of an older generation, or
+		// of the wrong length — go as soon as a good copy exists: they
+		// hold no data worth keeping and they block their node from
+		// receiving a good replica.
+		for _, r := range sortedReplicas(b) {
+			if r.final && !r.storage.dn.dead && !isGood(b, r) {
+				s.log.Info("namenode: deleting bad replica", "block", b.String(), "datanode", r.storage.dn.String(),
+					"corrupt", r.corrupt, "replica_gs", r.gs, "replica_len", r.numBytes)
+				s.deleteReplica(r, b, now)
+			}
+		}
 		_, inPending := s.pending[id]
 		extra, missingTypes := misplaced(good, s.wantedTypes(b))
 		if s.satisfy[b.file.id] && len(missingTypes) > 0 {
@@ -138,14 +149,6 @@ func (s *Namesystem) replicate(now time.Time) ReplicationStats {
 			s.scheduleTransfer(b, good, missingTypes[:1], now)
 		case len(good) > want:
 			s.removeExcess(b, good, want)
-		case corrupt > 0:
-			for _, r := range sortedReplicas(b) {
-				if r.corrupt {
-					s.log.Info("namenode: deleting corrupt replica", "block", b.String(), "datanode", r.storage.dn.String())
-					s.invalidate(r.storage, b.id, r.gs)
-					s.removeReplica(r.storage, b.id)
-				}
-			}
 		}
 	}
 	return st
@@ -172,6 +175,13 @@ func (s *Namesystem) scheduleTransfer(b *block, good []*replica, types []storage
 	exclude := map[string]bool{}
 	for _, r := range b.replicas {
 		exclude[r.storage.dn.uuid] = true
+	}
+	for uuid, at := range b.deleting {
+		if now.Sub(at) < s.cfg.replicationTimeout {
+			exclude[uuid] = true
+		} else {
+			delete(b.deleting, uuid)
+		}
 	}
 	pol := s.policyOf(b.file)
 	targets := s.dns.choose(placement{types: types, policy: pol, exclude: exclude, need: b.numBytes})
@@ -209,9 +219,19 @@ func (s *Namesystem) removeExcess(b *block, good []*replica, want int) {
 	})
 	for _, r := range cands[:len(good)-want] {
 		s.log.Info("namenode: deleting excess replica", "block", b.String(), "datanode", r.storage.dn.String(), "type", r.storage.typ)
-		s.invalidate(r.storage, b.id, r.gs)
-		s.removeReplica(r.storage, b.id)
+		s.deleteReplica(r, b, time.Now())
 	}
+}
+
+// deleteReplica tells r's DataNode to delete it and forgets it; the node
+// gets no new copy of b until it confirms the deletion.
+func (s *Namesystem) deleteReplica(r *replica, b *block, now time.Time) {
+	s.invalidate(r.storage, b.id, r.gs)
+	s.removeReplica(r.storage, b.id)
+	if b.deleting == nil {
+		b.deleting = map[string]time.Time{}
+	}
+	b.deleting[r.storage.dn.uuid] = now
 }
 
 // SatisfyStoragePolicy marks every file under p so that the replication

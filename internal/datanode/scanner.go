@@ -1,0 +1,55 @@
+package datanode
+
+import (
+	"errors"
+	"time"
+
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
+)
+
+// scanBlocks is the block scanner: every ScanPeriod it reads each
+// finalized replica end to end, checking its checksums, at no more than
+// ScanBytesPerSecond, and reports corrupt replicas to the NameNode, which
+// replaces them from a good copy. Hadoop's VolumeScanner does the same
+// (dfs.datanode.scan.period.hours, dfs.block.scanner.volume.bytes.per.second).
+func (d *DataNode) scanBlocks() {
+	if d.cfg.ScanPeriod < 0 {
+		return
+	}
+	period := d.cfg.ScanPeriod
+	if period == 0 {
+		period = 504 * time.Hour
+	}
+	rate := d.cfg.ScanBytesPerSecond
+	if rate <= 0 {
+		rate = 1 << 20
+	}
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-time.After(period):
+		}
+		report := d.data.Report()
+		for _, infos := range report {
+			for _, info := range infos {
+				if info.State != fsdataset.Finalized {
+					continue
+				}
+				start := time.Now()
+				err := d.data.Verify(info.Block)
+				var ce *fsdataset.CorruptReplicaError
+				if errors.As(err, &ce) || errors.Is(err, fsdataset.ErrCorrupt) {
+					d.reportBad(info.Block, err)
+				}
+				// Pace the scan: a replica of n bytes takes at least n/rate.
+				want := time.Duration(float64(info.NumBytes) / float64(rate) * float64(time.Second))
+				select {
+				case <-d.ctx.Done():
+					return
+				case <-time.After(want - time.Since(start)):
+				}
+			}
+		}
+	}
+}

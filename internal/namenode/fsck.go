@@ -1,0 +1,203 @@
+package namenode
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// fsckOptions are the flags of `fsck PATH [-files [-blocks [-locations]]]`.
+type fsckOptions struct {
+	files, blocks, locations bool
+}
+
+type fsckTotals struct {
+	dirs, files, blocks, size                int64
+	minRepl, overRepl, underRepl, misplaced int64
+	missing, corrupt, missingReplicas       int64
+	replicaSum                              int64
+	corruptFiles                            int64
+}
+
+// fsck writes Hadoop's fsck report for the tree under p. The namespace
+// lock is held for reading while it walks.
+func (s *Namesystem) fsck(w io.Writer, p, user, from string, o fsckOptions) bool {
+	start := time.Now()
+	fmt.Fprintf(w, "FSCK started by %s (auth:SIMPLE) from /%s for path %s at %s\n", user, from, p, start.Format("Mon Jan 02 15:04:05 MST 2006"))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := s.ns.lookup(p)
+	if n == nil {
+		fmt.Fprintf(w, "Cannot find path %s\n\nFSCK ended at %s in %d milliseconds\n\nFsck on path '%s' FAILED\n",
+			p, time.Now().Format("Mon Jan 02 15:04:05 MST 2006"), time.Since(start).Milliseconds(), p)
+		return false
+	}
+	var t fsckTotals
+	var walk func(*inode)
+	walk = func(x *inode) {
+		if x.isDir {
+			t.dirs++
+			if o.files {
+				fmt.Fprintf(w, "%s <dir>\n", x.path())
+			}
+			for _, c := range x.children {
+				walk(c)
+			}
+			return
+		}
+		s.fsckFile(w, x, o, &t)
+	}
+	if o.files {
+		fmt.Fprintln(w)
+	}
+	walk(n)
+	healthy := t.missing == 0 && t.corrupt == 0
+	status := "HEALTHY"
+	if !healthy {
+		status = "CORRUPT"
+	}
+	live := len(s.dns.live())
+	pct := func(v int64) float64 {
+		if t.blocks == 0 {
+			return 0
+		}
+		return float64(v) * 100 / float64(t.blocks)
+	}
+	avgBlock, avgRepl := int64(0), 0.0
+	if t.blocks > 0 {
+		avgBlock = t.size / t.blocks
+		avgRepl = float64(t.replicaSum) / float64(t.blocks)
+	}
+	fmt.Fprintf(w, "\nStatus: %s\n", status)
+	fmt.Fprintf(w, " Number of data-nodes:\t%d\n Number of racks:\t\t1\n Total dirs:\t\t\t%d\n Total symlinks:\t\t0\n\n", live, t.dirs)
+	fmt.Fprintf(w, "Replicated Blocks:\n")
+	fmt.Fprintf(w, " Total size:\t%d B\n Total files:\t%d\n Total blocks (validated):\t%d (avg. block size %d B)\n", t.size, t.files, t.blocks, avgBlock)
+	if t.corruptFiles > 0 {
+		fmt.Fprintf(w, "  ********************************\n  UNDER MIN REPL'D BLOCKS:\t%d (%.1f %%)\n  CORRUPT FILES:\t%d\n  MISSING BLOCKS:\t%d\n  ********************************\n", t.missing+t.corrupt, pct(t.missing+t.corrupt), t.corruptFiles, t.missing)
+	}
+	fmt.Fprintf(w, " Minimally replicated blocks:\t%d (%.1f %%)\n", t.minRepl, pct(t.minRepl))
+	fmt.Fprintf(w, " Over-replicated blocks:\t%d (%.1f %%)\n", t.overRepl, pct(t.overRepl))
+	fmt.Fprintf(w, " Under-replicated blocks:\t%d (%.1f %%)\n", t.underRepl, pct(t.underRepl))
+	fmt.Fprintf(w, " Mis-replicated blocks:\t\t%d (%.1f %%)\n", t.misplaced, pct(t.misplaced))
+	fmt.Fprintf(w, " Default replication factor:\t%d\n", s.cfg.defaultReplication)
+	fmt.Fprintf(w, " Average block replication:\t%.1f\n", avgRepl)
+	fmt.Fprintf(w, " Missing blocks:\t\t%d\n Corrupt blocks:\t\t%d\n", t.missing, t.corrupt)
+	fmt.Fprintf(w, " Missing replicas:\t\t%d (%.1f %%)\n", t.missingReplicas, pct(t.missingReplicas))
+	fmt.Fprintf(w, " Blocks queued for replication:\t%d\n", len(s.pending))
+	fmt.Fprintf(w, "\nFSCK ended at %s in %d milliseconds\n\n", time.Now().Format("Mon Jan 02 15:04:05 MST 2006"), time.Since(start).Milliseconds())
+	fmt.Fprintf(w, "The filesystem under path '%s' is %s\n", p, status)
+	return healthy
+}
+
+func (s *Namesystem) fsckFile(w io.Writer, x *inode, o fsckOptions, t *fsckTotals) {
+	t.files++
+	size := fileLength(x)
+	t.size += size
+	var lines []string
+	var problems []string
+	fileBad := false
+	want := int(x.replication)
+	types := s.policyOf(x)
+	for i, b := range x.blocks {
+		t.blocks++
+		good := s.goodReplicas(b)
+		t.replicaSum += int64(len(good))
+		corrupt := 0
+		for _, r := range b.replicas {
+			if r.corrupt {
+				corrupt++
+			}
+		}
+		name := fmt.Sprintf("%s:blk_%d_%d", s.blockPoolID, b.id, b.gs)
+		uc := x.uc != nil && i == len(x.blocks)-1
+		switch {
+		case uc:
+			// Being written: not judged.
+		case len(good) == 0 && corrupt > 0:
+			t.corrupt++
+			fileBad = true
+			problems = append(problems, fmt.Sprintf("\n%s: CORRUPT blockpool %s block blk_%d\n", x.path(), s.blockPoolID, b.id))
+		case len(good) == 0 && b.numBytes > 0:
+			t.missing++
+			fileBad = true
+			problems = append(problems, fmt.Sprintf("\n%s: MISSING %d blocks of total size %d B.", x.path(), 1, b.numBytes))
+		default:
+			if len(good) >= s.cfg.minReplication {
+				t.minRepl++
+			}
+			if len(good) > want {
+				t.overRepl++
+			}
+			if len(good) < want {
+				t.underRepl++
+				t.missingReplicas += int64(want - len(good))
+				problems = append(problems, fmt.Sprintf(" Under replicated %s. Target Replicas is %d but found %d live replica(s), 0 decommissioned replica(s), 0 decommissioning replica(s).", name, want, len(good)))
+			}
+			if extra, _ := misplaced(good, types.ChooseTypes(want)); len(extra) > 0 && len(good) >= want {
+				t.misplaced++
+			}
+		}
+		if o.blocks {
+			line := fmt.Sprintf("%d. %s len=%d Live_repl=%d", i, name, b.numBytes, len(good))
+			if o.locations {
+				var locs []string
+				for _, r := range sortedReplicas(b) {
+					if r.storage.dn.dead {
+						continue
+					}
+					tag := ""
+					if r.corrupt {
+						tag = "(CORRUPT)"
+					}
+					locs = append(locs, fmt.Sprintf("DatanodeInfoWithStorage[%s,%s,%s]%s", r.storage.dn.xferAddr(), r.storage.id, r.storage.typ, tag))
+				}
+				line += "  [" + strings.Join(locs, ", ") + "]"
+			}
+			lines = append(lines, line)
+		}
+	}
+	if fileBad {
+		t.corruptFiles++
+	}
+	if !o.files && !fileBad {
+		return
+	}
+	state := "  OK"
+	if len(problems) > 0 {
+		state = strings.Join(problems, "")
+	}
+	if x.uc != nil {
+		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s), OPENFORWRITE: %s\n", x.path(), size, want, len(x.blocks), state)
+	} else {
+		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s): %s\n", x.path(), size, want, len(x.blocks), state)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w)
+	}
+}
+
+// serveFsck is the /fsck endpoint `strata fsck` reads, as Hadoop's
+// NameNode serves it: ?path=/x&files=1&blocks=1&locations=1&ugi=user.
+func (n *NameNode) serveFsck(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := q.Get("path")
+	if p == "" {
+		p = "/"
+	}
+	o := fsckOptions{files: q.Get("files") == "1", blocks: q.Get("blocks") == "1", locations: q.Get("locations") == "1"}
+	user := q.Get("ugi")
+	if user == "" {
+		user = "dr.who"
+	}
+	from := r.RemoteAddr
+	if i := strings.LastIndexByte(from, ':'); i > 0 {
+		from = from[:i]
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	n.ns.fsck(w, p, user, from, o)
+}
