@@ -443,4 +443,3 @@ func (d *DataNode) readBlock(c net.Conn, br *bufio.Reader, m *hdfspb.OpReadBlock
 	d.stats.BytesRead.Add(int64(m.GetLen()))
 	return true, nil
 }
-

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/storage"
 	"github.com/stratafs/strata/internal/testcluster"
 )

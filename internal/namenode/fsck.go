@@ -14,7 +14,7 @@ type fsckOptions struct {
 }
 
 type fsckTotals struct {
-	dirs, files, blocks, size                int64
+	dirs, files, blocks, size               int64
 	minRepl, overRepl, underRepl, misplaced int64
 	missing, corrupt, missingReplicas       int64
 	replicaSum                              int64
