@@ -11,6 +11,7 @@ import (
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/dnpb"
+	"github.com/stratafs/strata/internal/storage"
 )
 
 // DatanodeProtocolName is the NameNode protocol DataNodes speak.
@@ -203,6 +204,19 @@ func (a *nnActor) handle(ctx context.Context, cmds []*dnpb.Command) {
 				if err := a.dn.transfer(a.dn.ctx, t); err != nil {
 					a.dn.log.Warn("datanode: transfer failed", "block", t.GetBlock().GetBlockId(), "err", err)
 				}
+			}()
+		case c.GetMove() != nil:
+			m := c.GetMove()
+			b := fsdataset.Block{ID: m.GetBlock().GetBlockId(), GenStamp: m.GetBlock().GetGenStamp()}
+			a.dn.wg.Add(1)
+			go func() {
+				defer a.dn.wg.Done()
+				info, err := a.dn.data.MoveReplica(b, storage.Type(m.GetTargetStorageType()))
+				if err != nil {
+					a.dn.log.Warn("datanode: move failed", "block", b.String(), "err", err)
+					return
+				}
+				a.dn.log.Info("datanode: moved replica", "block", b.String(), "to", info.StorageType)
 			}()
 		case c.GetReregister() != nil:
 			a.registered = false

@@ -187,6 +187,10 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*hdfspb
 			b := n.blocks[k-1]
 			lb = s.locatedBlock(b, offset, b.expected, false)
 			return nil, nil, nil
+		case req.Previous == nil && k > 0 && n.blocks[k-1].committed && n.blocks[k-1].numBytes >= int64(n.blockSize):
+			// Appending to a file whose last block is full: the client
+			// need not name it (as Hadoop's NameNode allows).
+			prevLen = n.blocks[k-1].numBytes
 		case req.Previous == nil && k > 0:
 			return nil, nil, ipc.Errorf(ipc.ClassIOException, "addBlock for %s without the previous block, but the file has %d blocks", req.Path, k)
 		case req.Previous != nil:

@@ -144,9 +144,12 @@ func (s *Namesystem) replicate(now time.Time) ReplicationStats {
 		case len(good) < want:
 			s.scheduleTransfer(b, good, missingTypes[:min(len(missingTypes), want-len(good))], now)
 		case s.satisfy[b.file.id] && len(extra) > 0 && len(missingTypes) > 0:
-			// A move: copy to the missing type; the excess pass then
-			// deletes the misplaced copy.
-			s.scheduleTransfer(b, good, missingTypes[:1], now)
+			// A move: on the same node when it has a volume of the missing
+			// type, else a copy elsewhere (the excess pass then deletes the
+			// misplaced copy).
+			if !s.scheduleLocalMove(b, extra, missingTypes, now) {
+				s.scheduleTransfer(b, good, missingTypes[:1], now)
+			}
 		case len(good) > want:
 			s.removeExcess(b, good, want)
 		}
@@ -333,3 +336,29 @@ func (s *Namesystem) Stats() ReplicationStats {
 }
 
 var _ = hdfspb.DatanodeReportTypeProto_ALL
+
+// scheduleLocalMove asks a DataNode holding a misplaced replica to move it
+// to one of its own volumes of a missing type. It reports whether it found
+// one.
+func (s *Namesystem) scheduleLocalMove(b *block, extra []*replica, missing []storage.Type, now time.Time) bool {
+	for _, r := range extra {
+		for _, t := range missing {
+			for _, st := range sortedStorages(r.storage.dn) {
+				if st.failed || st.typ != t || st.remaining-st.scheduled < b.numBytes {
+					continue
+				}
+				d := r.storage.dn
+				d.commands = append(d.commands, &dnpb.Command{Command: &dnpb.Command_Move{Move: &dnpb.MoveCommand{
+					Block:             &dnpb.Replica{BlockId: proto.Uint64(b.id), GenStamp: proto.Uint64(b.gs), NumBytes: proto.Uint64(uint64(b.numBytes))},
+					TargetStorageType: proto.Uint32(uint32(t)),
+				}}})
+				st.scheduled += b.numBytes
+				d.pendingTransfers++
+				s.pending[b.id] = &pendingReplication{source: d, targets: map[string]bool{d.uuid: true}, deadline: now.Add(s.cfg.replicationTimeout)}
+				s.log.Info("namenode: scheduling move", "block", b.String(), "datanode", d.String(), "from", r.storage.typ, "to", t, "file", pathOf(b))
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -8,20 +8,25 @@ import (
 	"path/filepath"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/datanode"
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/namenode"
+	"github.com/stratafs/strata/internal/storage"
 )
 
 func init() {
 	register(command{name: "local", summary: "run an embedded cluster in this process (data under ./strata-data)", run: runLocal})
 }
 
-// runLocal starts an embedded cluster: today a NameNode whose storage is
-// under the data directory, formatted on first use. It writes a config
+// runLocal starts an embedded cluster: a NameNode and N DataNodes (each
+// with an SSD and a DISK directory) whose storage is under the data
+// directory, formatted on first use. It writes a config
 // directory that points clients at it and runs until interrupted.
 func runLocal(ctx context.Context, env *Env, args []string) int {
 	fl := flag.NewFlagSet("local", flag.ContinueOnError)
 	fl.SetOutput(env.Stderr)
 	dataDir := fl.String("data", "strata-data", "directory holding the cluster's storage and its config dir")
+	numDN := fl.Int("datanodes", -1, "number of DataNodes (default strata.local.datanodes, 3)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +66,52 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	}
 	defer nn.Close()
 
+	n := *numDN
+	if n < 0 {
+		v, err := c.GetInt("strata.local.datanodes")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "local: %v\n", err)
+			return 1
+		}
+		n = int(v)
+	}
+	var dns []*datanode.DataNode
+	defer func() {
+		for _, d := range dns {
+			d.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		dc, err := datanode.ConfigFrom(c, nn.RPCAddr())
+		if err != nil && !c.IsSet("dfs.datanode.data.dir") {
+			err = nil // the per-node directories below replace the default
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "local: %v\n", err)
+			return 1
+		}
+		base := filepath.Join(abs, fmt.Sprintf("dn%d", i))
+		dc.Volumes = []fsdataset.VolumeConfig{
+			{Path: filepath.Join(base, "ssd"), Type: storage.SSD},
+			{Path: filepath.Join(base, "disk"), Type: storage.Disk},
+		}
+		dc.XferAddr, dc.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+		if i == 0 && c.IsSet("dfs.datanode.address") {
+			dc.XferAddr = c.Get("dfs.datanode.address")
+		}
+		dc.Hostname = fmt.Sprintf("localhost-dn%d", i)
+		dc.Logger = log.With("dn", i)
+		d, err := datanode.New(dc)
+		if err == nil {
+			err = d.Start()
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "local: datanode %d: %v\n", i, err)
+			return 1
+		}
+		dns = append(dns, d)
+	}
+
 	defaultFS := "hdfs://" + nn.RPCAddr()
 	confDir := filepath.Join(abs, "conf")
 	if err := writeClientConf(confDir, defaultFS); err != nil {
@@ -71,6 +122,10 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "  NameNode RPC   %s\n", defaultFS)
 	if nn.HTTPAddr() != "" {
 		fmt.Fprintf(env.Stdout, "  NameNode web   http://%s/  (metrics: /metrics)\n", nn.HTTPAddr())
+	}
+	for i, d := range dns {
+		fmt.Fprintf(env.Stdout, "  DataNode %d     %s  (volumes: [SSD] %s, [DISK] %s)\n", i, d.XferAddr(),
+			filepath.Join(abs, fmt.Sprintf("dn%d", i), "ssd"), filepath.Join(abs, fmt.Sprintf("dn%d", i), "disk"))
 	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
 	fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)

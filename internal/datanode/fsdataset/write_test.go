@@ -157,7 +157,9 @@ func TestAppendRefusals(t *testing.T) {
 	e.write(1, 100, data)
 	_, err := e.ds.Append(Block{ID: 1, GenStamp: 99, NumBytes: 1000}, 101)
 	mustErrIs(t, err, ErrGenStamp)
-	_, err = e.ds.Append(Block{ID: 1, GenStamp: 100, NumBytes: 1000}, 100)
+	// An older new stamp is refused; an equal one is allowed (some clients
+	// append without a new stamp), see TestAppendSameGenStamp.
+	_, err = e.ds.Append(Block{ID: 1, GenStamp: 100, NumBytes: 1000}, 99)
 	mustErrIs(t, err, ErrGenStamp)
 	_, err = e.ds.Append(Block{ID: 1, GenStamp: 100, NumBytes: 999}, 101)
 	mustErrIs(t, err, ErrLength)
@@ -661,4 +663,25 @@ func TestCloseRecoveryOfRBW(t *testing.T) {
 	}
 	e.reopen()
 	e.checkReplica(8, data)
+}
+
+func TestAppendSameGenStamp(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	data := randBytes(3, 700)
+	e.write(1, 100, data)
+	w, err := e.ds.Append(Block{ID: 1, GenStamp: 100, NumBytes: 700}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := randBytes(4, 300)
+	if _, err := w.Write(more); err != nil {
+		t.Fatal(err)
+	}
+	info, err := w.Finalize()
+	if err != nil || info.GenStamp != 100 || info.NumBytes != 1000 {
+		t.Fatalf("%+v %v", info, err)
+	}
+	if err := e.ds.Verify(Block{ID: 1, GenStamp: 100}); err != nil {
+		t.Fatal(err)
+	}
 }

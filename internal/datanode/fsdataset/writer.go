@@ -588,7 +588,7 @@ func (d *Dataset) CreateRBW(b Block, t storage.Type, storageID string) (*Replica
 
 // Append reopens finalized replica b for an HDFS append: the replica must
 // have b's generation stamp (ErrGenStamp) and length (ErrLength), and
-// newGS must be newer. The stored checksum of a partial last chunk is
+// newGS must not be older. The stored checksum of a partial last chunk is
 // verified first (a *CorruptReplicaError if it does not match). The files
 // move back to rbw with the meta file named for newGS; the replica is RBW
 // with generation stamp newGS. Emits Receiving.
@@ -599,8 +599,10 @@ func (d *Dataset) Append(b Block, newGS uint64) (*ReplicaWriter, error) {
 			return errorf(ErrState, "cannot append to %s: it is not finalized", r.describe())
 		case r.gs != b.GenStamp:
 			return errorf(ErrGenStamp, "cannot append to %s: the request is for %v", r.describe(), b)
-		case newGS <= r.gs:
-			return errorf(ErrGenStamp, "cannot append to %s: new generation stamp %d is not newer", r.describe(), newGS)
+		case newGS < r.gs:
+			// Equal is allowed, as Hadoop's DataNode does: some clients
+			// append without asking for a new generation stamp.
+			return errorf(ErrGenStamp, "cannot append to %s: new generation stamp %d is older", r.describe(), newGS)
 		case r.numBytes != b.NumBytes:
 			return errorf(ErrLength, "cannot append to %s: the request expects %d bytes", r.describe(), b.NumBytes)
 		}

@@ -987,6 +987,7 @@ type Command struct {
 	//	*Command_Transfer
 	//	*Command_Invalidate
 	//	*Command_Reregister
+	//	*Command_Move
 	Command       isCommand_Command `protobuf_oneof:"command"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1056,6 +1057,15 @@ func (x *Command) GetReregister() *ReregisterCommand {
 	return nil
 }
 
+func (x *Command) GetMove() *MoveCommand {
+	if x != nil {
+		if x, ok := x.Command.(*Command_Move); ok {
+			return x.Move
+		}
+	}
+	return nil
+}
+
 type isCommand_Command interface {
 	isCommand_Command()
 }
@@ -1072,11 +1082,71 @@ type Command_Reregister struct {
 	Reregister *ReregisterCommand `protobuf:"bytes,3,opt,name=reregister,oneof"`
 }
 
+type Command_Move struct {
+	Move *MoveCommand `protobuf:"bytes,4,opt,name=move,oneof"`
+}
+
 func (*Command_Transfer) isCommand_Command() {}
 
 func (*Command_Invalidate) isCommand_Command() {}
 
 func (*Command_Reregister) isCommand_Command() {}
+
+func (*Command_Move) isCommand_Command() {}
+
+// MoveCommand: move a replica to another of this DataNode's volumes, of
+// the given storage type (the storage policy wants it there).
+type MoveCommand struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Block             *Replica               `protobuf:"bytes,1,opt,name=block" json:"block,omitempty"`
+	TargetStorageType *uint32                `protobuf:"varint,2,opt,name=target_storage_type,json=targetStorageType" json:"target_storage_type,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *MoveCommand) Reset() {
+	*x = MoveCommand{}
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveCommand) ProtoMessage() {}
+
+func (x *MoveCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveCommand.ProtoReflect.Descriptor instead.
+func (*MoveCommand) Descriptor() ([]byte, []int) {
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *MoveCommand) GetBlock() *Replica {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *MoveCommand) GetTargetStorageType() uint32 {
+	if x != nil && x.TargetStorageType != nil {
+		return *x.TargetStorageType
+	}
+	return 0
+}
 
 // TransferCommand: copy a replica to other DataNodes (re-replication or a
 // move for the storage policy).
@@ -1092,7 +1162,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1174,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1187,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{16}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TransferCommand) GetBlock() *Replica {
@@ -1158,7 +1228,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1240,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1253,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{17}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*Replica {
@@ -1203,7 +1273,7 @@ type ReregisterCommand struct {
 
 func (x *ReregisterCommand) Reset() {
 	*x = ReregisterCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1285,7 @@ func (x *ReregisterCommand) String() string {
 func (*ReregisterCommand) ProtoMessage() {}
 
 func (x *ReregisterCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1298,7 @@ func (x *ReregisterCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReregisterCommand.ProtoReflect.Descriptor instead.
 func (*ReregisterCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{18}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{19}
 }
 
 var File_datanode_datanode_protocol_proto protoreflect.FileDescriptor
@@ -1299,7 +1369,7 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"storage_id\x18\x02 \x01(\tR\tstorageId\x124\n" +
 	"\breplicas\x18\x03 \x03(\v2\x18.strata.datanode.ReplicaR\breplicas\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x19\n" +
-	"\x17ReportBadBlocksResponse\"\xe0\x01\n" +
+	"\x17ReportBadBlocksResponse\"\x94\x02\n" +
 	"\aCommand\x12>\n" +
 	"\btransfer\x18\x01 \x01(\v2 .strata.datanode.TransferCommandH\x00R\btransfer\x12D\n" +
 	"\n" +
@@ -1307,8 +1377,12 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"invalidate\x12D\n" +
 	"\n" +
 	"reregister\x18\x03 \x01(\v2\".strata.datanode.ReregisterCommandH\x00R\n" +
-	"reregisterB\t\n" +
-	"\acommand\"\xe2\x01\n" +
+	"reregister\x122\n" +
+	"\x04move\x18\x04 \x01(\v2\x1c.strata.datanode.MoveCommandH\x00R\x04moveB\t\n" +
+	"\acommand\"m\n" +
+	"\vMoveCommand\x12.\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.strata.datanode.ReplicaR\x05block\x12.\n" +
+	"\x13target_storage_type\x18\x02 \x01(\rR\x11targetStorageType\"\xe2\x01\n" +
 	"\x0fTransferCommand\x12.\n" +
 	"\x05block\x18\x01 \x01(\v2\x18.strata.datanode.ReplicaR\x05block\x12?\n" +
 	"\atargets\x18\x02 \x03(\v2%.strata.hadoop.hdfs.DatanodeInfoProtoR\atargets\x120\n" +
@@ -1335,7 +1409,7 @@ func file_datanode_datanode_protocol_proto_rawDescGZIP() []byte {
 }
 
 var file_datanode_datanode_protocol_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_datanode_datanode_protocol_proto_goTypes = []any{
 	(ReplicaState)(0),                // 0: strata.datanode.ReplicaState
 	(*StorageReport)(nil),            // 1: strata.datanode.StorageReport
@@ -1354,10 +1428,11 @@ var file_datanode_datanode_protocol_proto_goTypes = []any{
 	(*ReportBadBlocksRequest)(nil),   // 14: strata.datanode.ReportBadBlocksRequest
 	(*ReportBadBlocksResponse)(nil),  // 15: strata.datanode.ReportBadBlocksResponse
 	(*Command)(nil),                  // 16: strata.datanode.Command
-	(*TransferCommand)(nil),          // 17: strata.datanode.TransferCommand
-	(*InvalidateCommand)(nil),        // 18: strata.datanode.InvalidateCommand
-	(*ReregisterCommand)(nil),        // 19: strata.datanode.ReregisterCommand
-	(*hdfspb.DatanodeInfoProto)(nil), // 20: strata.hadoop.hdfs.DatanodeInfoProto
+	(*MoveCommand)(nil),              // 17: strata.datanode.MoveCommand
+	(*TransferCommand)(nil),          // 18: strata.datanode.TransferCommand
+	(*InvalidateCommand)(nil),        // 19: strata.datanode.InvalidateCommand
+	(*ReregisterCommand)(nil),        // 20: strata.datanode.ReregisterCommand
+	(*hdfspb.DatanodeInfoProto)(nil), // 21: strata.hadoop.hdfs.DatanodeInfoProto
 }
 var file_datanode_datanode_protocol_proto_depIdxs = []int32{
 	1,  // 0: strata.datanode.Registration.storages:type_name -> strata.datanode.StorageReport
@@ -1372,17 +1447,19 @@ var file_datanode_datanode_protocol_proto_depIdxs = []int32{
 	7,  // 9: strata.datanode.StorageReceivedDeleted.deleted:type_name -> strata.datanode.Replica
 	11, // 10: strata.datanode.ReceivedDeletedRequest.storages:type_name -> strata.datanode.StorageReceivedDeleted
 	7,  // 11: strata.datanode.ReportBadBlocksRequest.replicas:type_name -> strata.datanode.Replica
-	17, // 12: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
-	18, // 13: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
-	19, // 14: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
-	7,  // 15: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
-	20, // 16: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
-	7,  // 17: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	18, // 12: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
+	19, // 13: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
+	20, // 14: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
+	17, // 15: strata.datanode.Command.move:type_name -> strata.datanode.MoveCommand
+	7,  // 16: strata.datanode.MoveCommand.block:type_name -> strata.datanode.Replica
+	7,  // 17: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
+	21, // 18: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	7,  // 19: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_datanode_datanode_protocol_proto_init() }
@@ -1394,6 +1471,7 @@ func file_datanode_datanode_protocol_proto_init() {
 		(*Command_Transfer)(nil),
 		(*Command_Invalidate)(nil),
 		(*Command_Reregister)(nil),
+		(*Command_Move)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1401,7 +1479,7 @@ func file_datanode_datanode_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_datanode_datanode_protocol_proto_rawDesc), len(file_datanode_datanode_protocol_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
