@@ -1,0 +1,47 @@
+package fs
+
+import (
+	"context"
+	"io"
+)
+
+// Optional capabilities. A FileSystem that can do more than the common
+// interface implements these; callers check with a type assertion.
+
+// Appender opens an existing file for writing at its end.
+type Appender interface {
+	AppendFile(ctx context.Context, path string) (io.WriteCloser, error)
+}
+
+// Replicator changes a file's target replication. WaitReplicated blocks
+// until every block of path has that many replicas (or ctx ends).
+type Replicator interface {
+	SetReplication(ctx context.Context, path string, n int) error
+	WaitReplicated(ctx context.Context, path string, n int) error
+}
+
+// Truncater shortens a file. done is false when the file system finishes
+// the truncation in the background (HDFS cutting a block in the middle);
+// WaitTruncated blocks until it is finished.
+type Truncater interface {
+	Truncate(ctx context.Context, path string, size int64) (done bool, err error)
+	WaitTruncated(ctx context.Context, path string) error
+}
+
+// Checksummer computes a whole-file checksum, as HDFS's getFileChecksum.
+type Checksummer interface {
+	FileChecksum(ctx context.Context, path string) (FileChecksum, error)
+}
+
+// FileChecksum is a file checksum: its algorithm name as Hadoop prints it
+// (e.g. "MD5-of-262144MD5-of-512CRC32C") and its bytes.
+type FileChecksum struct {
+	Algorithm string
+	Bytes     []byte
+}
+
+// StorageStatuser reports capacity per storage type (DISK, SSD, ...), for
+// `df` on a tiered file system.
+type StorageStatuser interface {
+	StorageStatus(ctx context.Context) (map[string]FsStatus, error)
+}
