@@ -218,6 +218,15 @@ func (a *nnActor) handle(ctx context.Context, cmds []*dnpb.Command) {
 				}
 				a.dn.log.Info("datanode: moved replica", "block", b.String(), "to", info.StorageType)
 			}()
+		case c.GetRecover() != nil:
+			rc := c.GetRecover()
+			a.dn.wg.Add(1)
+			go func() {
+				defer a.dn.wg.Done()
+				if err := a.dn.recoverReplica(rc); err != nil {
+					a.dn.log.Warn("datanode: replica recovery failed", "block", rc.GetBlock().GetBlockId(), "err", err)
+				}
+			}()
 		case c.GetReregister() != nil:
 			a.registered = false
 		}

@@ -190,3 +190,39 @@ func (d *DataNode) copyBlock(c net.Conn, m *hdfspb.OpCopyBlockProto) error {
 	}
 	return datatransfer.ServeReadBlock(c, bufio.NewReader(c), read, replicaSource{r}, r.Length())
 }
+
+// recoverReplica carries out a RecoverCommand: cut the replica to a new
+// length (truncate) or finalize what it holds (lease recovery), with the
+// new generation stamp. The finalization is reported to the NameNode like
+// any received replica.
+func (d *DataNode) recoverReplica(rc *dnpb.RecoverCommand) error {
+	id, newGS, newLen := rc.GetBlock().GetBlockId(), rc.GetNewGenStamp(), rc.GetNewLength()
+	info, ok := d.data.Get(id)
+	if !ok {
+		return fmt.Errorf("blk_%d: %w", id, fsdataset.ErrReplicaNotFound)
+	}
+	if info.GenStamp == newGS && info.State == fsdataset.Finalized && (newLen < 0 || info.NumBytes == newLen) {
+		return nil // done before (a repeated command)
+	}
+	if newLen < 0 {
+		return d.data.UpdateFinalizedGenStamp(info.Block, newGS)
+	}
+	if newLen > info.NumBytes {
+		return fmt.Errorf("%s has %d bytes, cannot truncate to %d", info.Block, info.NumBytes, newLen)
+	}
+	if info.State == fsdataset.Finalized {
+		w, err := d.data.Append(info.Block, newGS)
+		if err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	w, err := d.data.RecoverRBW(fsdataset.Block{ID: id, GenStamp: min(info.GenStamp, newGS)}, newGS, newLen)
+	if err != nil {
+		return err
+	}
+	_, err = w.Finalize()
+	return err
+}

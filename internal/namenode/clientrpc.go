@@ -55,6 +55,7 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"fsync":                  ipc.Unary(c.fsync),
 		"reportBadBlocks":        ipc.Unary(c.reportBadBlocks),
 		"satisfyStoragePolicy":   ipc.Unary(c.satisfyStoragePolicy),
+		"truncate":               ipc.Unary(c.truncate),
 		"getPreferredBlockSize":  ipc.Unary(c.getPreferredBlockSize),
 		"setSafeMode":            ipc.Unary(c.setSafeMode),
 		"saveNamespace":          ipc.Unary(c.saveNamespace),
@@ -423,4 +424,9 @@ func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto)
 
 func (c *clientProtocol) getDatanodeStorageReport(ctx context.Context, req *hdfspb.GetDatanodeStorageReportRequestProto) (*hdfspb.GetDatanodeStorageReportResponseProto, error) {
 	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: c.ns.DatanodeStorageReport(req.GetType())}, nil
+}
+
+func (c *clientProtocol) truncate(ctx context.Context, req *hdfspb.TruncateRequestProto) (*hdfspb.TruncateResponseProto, error) {
+	done, err := c.ns.Truncate(ctx, req.GetSrc(), int64(req.GetNewLength()), req.GetClientName())
+	return &hdfspb.TruncateResponseProto{Result: proto.Bool(done)}, err
 }

@@ -231,6 +231,9 @@ func (ns *namespace) apply(op *namenodepb.EditOp) error {
 			return replayErr("updateBlocks of missing file %s", o.UpdateBlocks.GetPath())
 		}
 		ns.blocks.setBlocks(n, o.UpdateBlocks.GetBlocks(), n.uc == nil)
+		if k := len(n.blocks); k > 0 && o.UpdateBlocks.GetLastCommitted() {
+			n.blocks[k-1].committed = true
+		}
 		return nil
 	case *namenodepb.EditOp_SetGenStamp:
 		ns.blocks.note(0, o.SetGenStamp.GetGenStamp())

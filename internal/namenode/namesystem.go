@@ -67,6 +67,7 @@ type Namesystem struct {
 	blockPoolID   string
 	dns           *datanodes
 	pending       map[uint64]*pendingReplication
+	recovering    map[uint64]*blockRecovery
 	satisfy       map[uint64]bool // files whose replicas the mover asked to place by policy
 	startupSafe   bool            // safe mode until enough blocks are reported
 	safeReachedAt time.Time
@@ -77,16 +78,17 @@ type Namesystem struct {
 
 func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
 	return &Namesystem{
-		cfg:     cfg,
-		log:     logger,
-		groups:  newGroupCache(5 * time.Minute),
-		now:     time.Now,
-		ns:      newNamespace(cfg.superuser, cfg.supergroup),
-		journal: j,
-		leases:  newLeaseManager(),
-		dns:     newDatanodes(),
-		pending: map[uint64]*pendingReplication{},
-		satisfy: map[uint64]bool{},
+		cfg:        cfg,
+		log:        logger,
+		groups:     newGroupCache(5 * time.Minute),
+		now:        time.Now,
+		ns:         newNamespace(cfg.superuser, cfg.supergroup),
+		journal:    j,
+		leases:     newLeaseManager(),
+		dns:        newDatanodes(),
+		pending:    map[uint64]*pendingReplication{},
+		recovering: map[uint64]*blockRecovery{},
+		satisfy:    map[uint64]bool{},
 	}
 }
 
@@ -508,8 +510,10 @@ func (s *Namesystem) RenewLease(ctx context.Context, client string) error {
 	return nil
 }
 
-// RecoverLease closes the file if its writer's lease can be taken over;
-// it returns true when the file is closed.
+// RecoverLease closes the file if its writer's lease can be taken over: at
+// once when its last block is complete, else after the DataNodes have
+// finished the last block's replicas. It returns true once the file is
+// closed; clients call it again until then.
 func (s *Namesystem) RecoverLease(ctx context.Context, p, client string) (bool, error) {
 	if err := s.checkPath(p); err != nil {
 		return false, err
@@ -517,24 +521,28 @@ func (s *Namesystem) RecoverLease(ctx context.Context, p, client string) (bool, 
 	pc := s.checker(ctx)
 	closed := false
 	var holder string
-	err := s.mutate(ctx, func() ([]*namenodepb.EditOp, error) {
+	err := s.mutateThen(ctx, func() ([]*namenodepb.EditOp, func(), error) {
 		r := s.ns.resolve(p)
 		if err := pc.traverse(r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		n := r.target()
 		if n == nil || n.isDir {
-			return nil, notFound(p)
+			return nil, nil, notFound(p)
 		}
 		if err := pc.check(n, accessWrite); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		closed = true
 		if n.uc == nil {
-			return nil, nil
+			closed = true
+			return nil, nil, nil
 		}
-		holder = n.uc.clientName
-		return []*namenodepb.EditOp{s.closeOp(n)}, nil
+		ops, then, now := s.recoverFileOps(n)
+		if now {
+			closed = true
+			holder = n.uc.clientName
+		}
+		return ops, then, nil
 	})
 	if err == nil && holder != "" {
 		s.mu.Lock()
@@ -552,13 +560,14 @@ func (s *Namesystem) expireLeases(ctx context.Context) {
 	s.mu.RUnlock()
 	for _, e := range expired {
 		for _, p := range e.paths {
-			err := s.mutate(ctx, func() ([]*namenodepb.EditOp, error) {
+			err := s.mutateThen(ctx, func() ([]*namenodepb.EditOp, func(), error) {
 				n := s.ns.lookup(p)
 				if n == nil || n.uc == nil || n.uc.clientName != e.holder {
-					return nil, nil
+					return nil, nil, nil
 				}
-				s.log.Info("namenode: lease expired; closing file", "holder", e.holder, "path", p)
-				return []*namenodepb.EditOp{s.closeOp(n)}, nil
+				s.log.Info("namenode: lease expired; recovering file", "holder", e.holder, "path", p)
+				ops, then, _ := s.recoverFileOps(n)
+				return ops, then, nil
 			})
 			if err != nil {
 				s.log.Warn("namenode: closing file of expired lease", "path", p, "err", err)

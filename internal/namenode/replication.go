@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"time"
@@ -100,8 +101,8 @@ func (s *Namesystem) replicate(now time.Time) ReplicationStats {
 	for _, id := range ids {
 		b := s.ns.blocks.m[id]
 		st.Blocks++
-		if !b.committed || b.file == nil {
-			continue // being written: the pipeline owns it
+		if !b.committed || b.file == nil || b.file.uc != nil && b == b.file.blocks[len(b.file.blocks)-1] {
+			continue // being written (or recovered): not the monitor's
 		}
 		good := s.goodReplicas(b)
 		want := int(b.file.replication)
@@ -317,13 +318,16 @@ func (s *Namesystem) SafeModeTip() string {
 // blockMonitor runs one round of the periodic block work.
 func (s *Namesystem) blockMonitor(now time.Time) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.checkHeartbeats(now)
 	s.checkStartupSafeMode(now)
 	if s.startupSafe || s.safe {
+		s.mu.Unlock()
 		return
 	}
 	s.replStats = s.replicate(now)
+	paths, ops := s.finishedRecoveries(now)
+	s.mu.Unlock()
+	s.closeRecovered(context.Background(), paths, ops)
 }
 
 // Stats returns the latest replication counts.

@@ -988,6 +988,7 @@ type Command struct {
 	//	*Command_Invalidate
 	//	*Command_Reregister
 	//	*Command_Move
+	//	*Command_Recover
 	Command       isCommand_Command `protobuf_oneof:"command"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1066,6 +1067,15 @@ func (x *Command) GetMove() *MoveCommand {
 	return nil
 }
 
+func (x *Command) GetRecover() *RecoverCommand {
+	if x != nil {
+		if x, ok := x.Command.(*Command_Recover); ok {
+			return x.Recover
+		}
+	}
+	return nil
+}
+
 type isCommand_Command interface {
 	isCommand_Command()
 }
@@ -1086,6 +1096,10 @@ type Command_Move struct {
 	Move *MoveCommand `protobuf:"bytes,4,opt,name=move,oneof"`
 }
 
+type Command_Recover struct {
+	Recover *RecoverCommand `protobuf:"bytes,5,opt,name=recover,oneof"`
+}
+
 func (*Command_Transfer) isCommand_Command() {}
 
 func (*Command_Invalidate) isCommand_Command() {}
@@ -1093,6 +1107,72 @@ func (*Command_Invalidate) isCommand_Command() {}
 func (*Command_Reregister) isCommand_Command() {}
 
 func (*Command_Move) isCommand_Command() {}
+
+func (*Command_Recover) isCommand_Command() {}
+
+// RecoverCommand: finish a replica with a new generation stamp — cut to
+// new_length (truncate), or, when new_length is -1, finalize whatever the
+// replica holds (lease recovery of a file whose writer went away). The
+// DataNode reports the result as a received replica.
+type RecoverCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Block         *Replica               `protobuf:"bytes,1,opt,name=block" json:"block,omitempty"`
+	NewGenStamp   *uint64                `protobuf:"varint,2,opt,name=new_gen_stamp,json=newGenStamp" json:"new_gen_stamp,omitempty"`
+	NewLength     *int64                 `protobuf:"varint,3,opt,name=new_length,json=newLength" json:"new_length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoverCommand) Reset() {
+	*x = RecoverCommand{}
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoverCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoverCommand) ProtoMessage() {}
+
+func (x *RecoverCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoverCommand.ProtoReflect.Descriptor instead.
+func (*RecoverCommand) Descriptor() ([]byte, []int) {
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RecoverCommand) GetBlock() *Replica {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *RecoverCommand) GetNewGenStamp() uint64 {
+	if x != nil && x.NewGenStamp != nil {
+		return *x.NewGenStamp
+	}
+	return 0
+}
+
+func (x *RecoverCommand) GetNewLength() int64 {
+	if x != nil && x.NewLength != nil {
+		return *x.NewLength
+	}
+	return 0
+}
 
 // MoveCommand: move a replica to another of this DataNode's volumes, of
 // the given storage type (the storage policy wants it there).
@@ -1106,7 +1186,7 @@ type MoveCommand struct {
 
 func (x *MoveCommand) Reset() {
 	*x = MoveCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1198,7 @@ func (x *MoveCommand) String() string {
 func (*MoveCommand) ProtoMessage() {}
 
 func (x *MoveCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1211,7 @@ func (x *MoveCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveCommand.ProtoReflect.Descriptor instead.
 func (*MoveCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{16}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MoveCommand) GetBlock() *Replica {
@@ -1162,7 +1242,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1254,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1267,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{17}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TransferCommand) GetBlock() *Replica {
@@ -1228,7 +1308,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1240,7 +1320,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1253,7 +1333,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{18}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*Replica {
@@ -1273,7 +1353,7 @@ type ReregisterCommand struct {
 
 func (x *ReregisterCommand) Reset() {
 	*x = ReregisterCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1365,7 @@ func (x *ReregisterCommand) String() string {
 func (*ReregisterCommand) ProtoMessage() {}
 
 func (x *ReregisterCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1378,7 @@ func (x *ReregisterCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReregisterCommand.ProtoReflect.Descriptor instead.
 func (*ReregisterCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{19}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{20}
 }
 
 var File_datanode_datanode_protocol_proto protoreflect.FileDescriptor
@@ -1369,7 +1449,7 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"storage_id\x18\x02 \x01(\tR\tstorageId\x124\n" +
 	"\breplicas\x18\x03 \x03(\v2\x18.strata.datanode.ReplicaR\breplicas\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x19\n" +
-	"\x17ReportBadBlocksResponse\"\x94\x02\n" +
+	"\x17ReportBadBlocksResponse\"\xd1\x02\n" +
 	"\aCommand\x12>\n" +
 	"\btransfer\x18\x01 \x01(\v2 .strata.datanode.TransferCommandH\x00R\btransfer\x12D\n" +
 	"\n" +
@@ -1378,8 +1458,14 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"\n" +
 	"reregister\x18\x03 \x01(\v2\".strata.datanode.ReregisterCommandH\x00R\n" +
 	"reregister\x122\n" +
-	"\x04move\x18\x04 \x01(\v2\x1c.strata.datanode.MoveCommandH\x00R\x04moveB\t\n" +
-	"\acommand\"m\n" +
+	"\x04move\x18\x04 \x01(\v2\x1c.strata.datanode.MoveCommandH\x00R\x04move\x12;\n" +
+	"\arecover\x18\x05 \x01(\v2\x1f.strata.datanode.RecoverCommandH\x00R\arecoverB\t\n" +
+	"\acommand\"\x83\x01\n" +
+	"\x0eRecoverCommand\x12.\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.strata.datanode.ReplicaR\x05block\x12\"\n" +
+	"\rnew_gen_stamp\x18\x02 \x01(\x04R\vnewGenStamp\x12\x1d\n" +
+	"\n" +
+	"new_length\x18\x03 \x01(\x03R\tnewLength\"m\n" +
 	"\vMoveCommand\x12.\n" +
 	"\x05block\x18\x01 \x01(\v2\x18.strata.datanode.ReplicaR\x05block\x12.\n" +
 	"\x13target_storage_type\x18\x02 \x01(\rR\x11targetStorageType\"\xe2\x01\n" +
@@ -1409,7 +1495,7 @@ func file_datanode_datanode_protocol_proto_rawDescGZIP() []byte {
 }
 
 var file_datanode_datanode_protocol_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_datanode_datanode_protocol_proto_goTypes = []any{
 	(ReplicaState)(0),                // 0: strata.datanode.ReplicaState
 	(*StorageReport)(nil),            // 1: strata.datanode.StorageReport
@@ -1428,11 +1514,12 @@ var file_datanode_datanode_protocol_proto_goTypes = []any{
 	(*ReportBadBlocksRequest)(nil),   // 14: strata.datanode.ReportBadBlocksRequest
 	(*ReportBadBlocksResponse)(nil),  // 15: strata.datanode.ReportBadBlocksResponse
 	(*Command)(nil),                  // 16: strata.datanode.Command
-	(*MoveCommand)(nil),              // 17: strata.datanode.MoveCommand
-	(*TransferCommand)(nil),          // 18: strata.datanode.TransferCommand
-	(*InvalidateCommand)(nil),        // 19: strata.datanode.InvalidateCommand
-	(*ReregisterCommand)(nil),        // 20: strata.datanode.ReregisterCommand
-	(*hdfspb.DatanodeInfoProto)(nil), // 21: strata.hadoop.hdfs.DatanodeInfoProto
+	(*RecoverCommand)(nil),           // 17: strata.datanode.RecoverCommand
+	(*MoveCommand)(nil),              // 18: strata.datanode.MoveCommand
+	(*TransferCommand)(nil),          // 19: strata.datanode.TransferCommand
+	(*InvalidateCommand)(nil),        // 20: strata.datanode.InvalidateCommand
+	(*ReregisterCommand)(nil),        // 21: strata.datanode.ReregisterCommand
+	(*hdfspb.DatanodeInfoProto)(nil), // 22: strata.hadoop.hdfs.DatanodeInfoProto
 }
 var file_datanode_datanode_protocol_proto_depIdxs = []int32{
 	1,  // 0: strata.datanode.Registration.storages:type_name -> strata.datanode.StorageReport
@@ -1447,19 +1534,21 @@ var file_datanode_datanode_protocol_proto_depIdxs = []int32{
 	7,  // 9: strata.datanode.StorageReceivedDeleted.deleted:type_name -> strata.datanode.Replica
 	11, // 10: strata.datanode.ReceivedDeletedRequest.storages:type_name -> strata.datanode.StorageReceivedDeleted
 	7,  // 11: strata.datanode.ReportBadBlocksRequest.replicas:type_name -> strata.datanode.Replica
-	18, // 12: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
-	19, // 13: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
-	20, // 14: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
-	17, // 15: strata.datanode.Command.move:type_name -> strata.datanode.MoveCommand
-	7,  // 16: strata.datanode.MoveCommand.block:type_name -> strata.datanode.Replica
-	7,  // 17: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
-	21, // 18: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
-	7,  // 19: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	19, // 12: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
+	20, // 13: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
+	21, // 14: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
+	18, // 15: strata.datanode.Command.move:type_name -> strata.datanode.MoveCommand
+	17, // 16: strata.datanode.Command.recover:type_name -> strata.datanode.RecoverCommand
+	7,  // 17: strata.datanode.RecoverCommand.block:type_name -> strata.datanode.Replica
+	7,  // 18: strata.datanode.MoveCommand.block:type_name -> strata.datanode.Replica
+	7,  // 19: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
+	22, // 20: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	7,  // 21: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_datanode_datanode_protocol_proto_init() }
@@ -1472,6 +1561,7 @@ func file_datanode_datanode_protocol_proto_init() {
 		(*Command_Invalidate)(nil),
 		(*Command_Reregister)(nil),
 		(*Command_Move)(nil),
+		(*Command_Recover)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1479,7 +1569,7 @@ func file_datanode_datanode_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_datanode_datanode_protocol_proto_rawDesc), len(file_datanode_datanode_protocol_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

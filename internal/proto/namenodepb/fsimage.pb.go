@@ -1402,9 +1402,12 @@ func (x *OpAddBlock) GetPreviousNumBytes() uint64 {
 // OpUpdateBlocks replaces the block list of a file under construction
 // (abandonBlock, updatePipeline, fsync lengths, truncate).
 type OpUpdateBlocks struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
-	Blocks        []*Block               `protobuf:"bytes,2,rep,name=blocks" json:"blocks,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Path   *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Blocks []*Block               `protobuf:"bytes,2,rep,name=blocks" json:"blocks,omitempty"`
+	// The last block's length is final although the file is open: a
+	// truncate in the middle of it is being carried out by the DataNodes.
+	LastCommitted *bool `protobuf:"varint,3,opt,name=last_committed,json=lastCommitted" json:"last_committed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1451,6 +1454,13 @@ func (x *OpUpdateBlocks) GetBlocks() []*Block {
 		return x.Blocks
 	}
 	return nil
+}
+
+func (x *OpUpdateBlocks) GetLastCommitted() bool {
+	if x != nil && x.LastCommitted != nil {
+		return *x.LastCommitted
+	}
+	return false
 }
 
 // OpSetGenStamp records a generation stamp handed out
@@ -1682,10 +1692,11 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"OpAddBlock\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12,\n" +
 	"\x05block\x18\x02 \x01(\v2\x16.strata.namenode.BlockR\x05block\x12,\n" +
-	"\x12previous_num_bytes\x18\x03 \x01(\x04R\x10previousNumBytes\"T\n" +
+	"\x12previous_num_bytes\x18\x03 \x01(\x04R\x10previousNumBytes\"{\n" +
 	"\x0eOpUpdateBlocks\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12.\n" +
-	"\x06blocks\x18\x02 \x03(\v2\x16.strata.namenode.BlockR\x06blocks\",\n" +
+	"\x06blocks\x18\x02 \x03(\v2\x16.strata.namenode.BlockR\x06blocks\x12%\n" +
+	"\x0elast_committed\x18\x03 \x01(\bR\rlastCommitted\",\n" +
 	"\rOpSetGenStamp\x12\x1b\n" +
 	"\tgen_stamp\x18\x01 \x01(\x04R\bgenStamp\"\x80\x01\n" +
 	"\fOpReopenFile\x12\x12\n" +
