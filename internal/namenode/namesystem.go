@@ -280,7 +280,11 @@ func (s *Namesystem) List(ctx context.Context, p string, startAfter string) (*Li
 		return nil, nil
 	}
 	if !n.isDir {
-		return &Listing{Entries: []FileStatus{s.status(n)}}, nil
+		// A file lists as itself, with an empty name (HDFS's EMPTY_NAME):
+		// the caller already has its path.
+		st := s.status(n)
+		st.Name = ""
+		return &Listing{Entries: []FileStatus{st}}, nil
 	}
 	if err := pc.check(n, accessRX); err != nil {
 		return nil, err

@@ -37,6 +37,11 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	}
 	log := logger(env.Stderr)
 	c := env.Conf.Clone()
+	if !c.IsSet("dfs.namenode.safemode.extension") {
+		// One process holds the whole cluster: once its DataNodes have
+		// reported, there is nothing more to wait for.
+		c.Set("dfs.namenode.safemode.extension", "0")
+	}
 	if !c.IsSet("dfs.namenode.name.dir") {
 		c.Set("dfs.namenode.name.dir", filepath.Join(abs, "name"))
 	}
