@@ -156,3 +156,12 @@ var (
 	_ fs.Checksummer     = (*Client)(nil)
 	_ fs.StorageStatuser = (*Client)(nil)
 )
+
+// LiveDataNodes returns the number of DataNodes the NameNode considers live.
+func (c *Client) LiveDataNodes(ctx context.Context) (int, error) {
+	var resp hdfspb.GetDatanodeReportResponseProto
+	if err := c.call(ctx, "getDatanodeReport", &hdfspb.GetDatanodeReportRequestProto{Type: hdfspb.DatanodeReportTypeProto_LIVE.Enum()}, &resp); err != nil {
+		return 0, wrapErr(err)
+	}
+	return len(resp.GetDi()), nil
+}

@@ -318,7 +318,15 @@ func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Pack
 		return err
 	}
 	d.stats.BytesWritten.Add(int64(len(data)))
-	return w.Flush()
+	// Make the data visible to readers when the writer may be waiting on
+	// it: a short packet is what an hflush (or the end of the data) sends.
+	// Full packets of a streaming write stay in the replica writer's
+	// buffer, which matters with O_DIRECT, where each flush is a
+	// synchronous write.
+	if len(pkt.Data) < datatransfer.PacketDataSize {
+		return w.Flush()
+	}
+	return nil
 }
 
 // respond acknowledges packets upstream in order, each after the mirror's

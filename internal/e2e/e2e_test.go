@@ -56,6 +56,8 @@ type nameNode struct {
 	cmd      *exec.Cmd
 	log      *syncBuffer
 	logsSeen []string
+	// extra are more generic options for the NameNode process.
+	extra []string
 }
 
 type syncBuffer struct {
@@ -90,11 +92,12 @@ func newNameNode(t *testing.T) *nameNode {
 }
 
 func (nn *nameNode) args(extra ...string) []string {
-	return append([]string{
+	args := append([]string{
 		"-D", "dfs.namenode.name.dir=" + filepath.Join(nn.dir, "name"),
 		"-D", "dfs.namenode.rpc-address=" + nn.rpc,
 		"-D", "dfs.namenode.http-address=" + nn.http,
-	}, extra...)
+	}, nn.extra...)
+	return append(args, extra...)
 }
 
 // start runs the NameNode and waits until its RPC port answers.
