@@ -34,6 +34,11 @@ type Options struct {
 	// defaults (dfs.replication, dfs.blocksize).
 	Replication int
 	BlockSize   int64
+	// ShortCircuitSocket enables short-circuit local reads: the
+	// DataNodes' Unix socket path, "_PORT" standing for a DataNode's
+	// transfer port (dfs.domain.socket.path, used when
+	// dfs.client.read.shortcircuit is true).
+	ShortCircuitSocket string
 }
 
 // Client is an HDFS client. It is safe for concurrent use.
@@ -86,6 +91,9 @@ func init() {
 		}
 		if v, err := env.Conf.GetBytes("dfs.blocksize"); err == nil {
 			opts.BlockSize = v
+		}
+		if on, _ := env.Conf.GetBool("dfs.client.read.shortcircuit"); on {
+			opts.ShortCircuitSocket = env.Conf.Get("dfs.domain.socket.path")
 		}
 		return New(opts)
 	})

@@ -30,7 +30,7 @@ type FileReader struct {
 	blocks []*hdfspb.LocatedBlockProto
 
 	pos    int64
-	cur    *datatransfer.BlockReader
+	cur    io.ReadCloser
 	curEnd int64 // file offset where cur's block ends
 	curLoc *hdfspb.DatanodeInfoProto
 	curLB  *hdfspb.LocatedBlockProto
@@ -84,7 +84,7 @@ func dnAddr(d *hdfspb.DatanodeInfoProto) string {
 // openBlock starts reading [off, end) of the file, end within the block
 // holding off, from the first replica that answers. Failed replicas are
 // remembered; one refresh of the block locations is tried when all failed.
-func (r *FileReader) openBlock(ctx context.Context, off, end int64) (*datatransfer.BlockReader, *hdfspb.LocatedBlockProto, *hdfspb.DatanodeInfoProto, error) {
+func (r *FileReader) openBlock(ctx context.Context, off, end int64) (io.ReadCloser, *hdfspb.LocatedBlockProto, *hdfspb.DatanodeInfoProto, error) {
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		lb := r.blockAt(off)
@@ -96,6 +96,9 @@ func (r *FileReader) openBlock(ctx context.Context, off, end int64) (*datatransf
 			uuid := loc.GetId().GetDatanodeUuid()
 			if r.dead[uuid] {
 				continue
+			}
+			if lr, err := r.c.openLocal(loc, lb, inBlock, end-off); err == nil {
+				return lr, lb, loc, nil
 			}
 			d := net.Dialer{Timeout: 10 * time.Second}
 			conn, err := d.DialContext(ctx, "tcp", dnAddr(loc))

@@ -61,6 +61,10 @@ type Config struct {
 	// 1 MiB/s).
 	ScanPeriod         time.Duration
 	ScanBytesPerSecond int64
+	// DomainSocketPath is the Unix socket for short-circuit local reads
+	// (dfs.domain.socket.path; "_PORT" is replaced by the transfer port;
+	// "" disables them).
+	DomainSocketPath string
 	// SocketKeepalive is how long an idle DataTransferProtocol connection
 	// waits for its next op (dfs.datanode.socket.reuse.keepalive, 4 s).
 	SocketKeepalive time.Duration
@@ -70,7 +74,8 @@ type Config struct {
 // ConfigFrom reads a DataNode Config from Hadoop configuration keys.
 func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	var errs []error
-	cfg := Config{NameNodeAddr: nameNodeAddr, XferAddr: c.Get("dfs.datanode.address"), HTTPAddr: c.Get("dfs.datanode.http.address")}
+	cfg := Config{NameNodeAddr: nameNodeAddr, XferAddr: c.Get("dfs.datanode.address"), HTTPAddr: c.Get("dfs.datanode.http.address"),
+		DomainSocketPath: c.Get("dfs.domain.socket.path")}
 	vols, err := fsdataset.ParseDataDirs(c.Get("dfs.datanode.data.dir"))
 	if err != nil {
 		errs = append(errs, err)
@@ -148,6 +153,7 @@ type DataNode struct {
 	wg     sync.WaitGroup
 
 	xferLn   net.Listener
+	unixLn   net.Listener
 	httpLn   net.Listener
 	httpSrv  *http.Server
 	actor    *nnActor
@@ -173,7 +179,7 @@ type DataNode struct {
 
 // Stats are the DataNode's counters.
 type Stats struct {
-	BytesWritten, BytesRead, BlocksWritten, BlocksRead, BlocksReplicated, ChecksumErrors atomic.Int64
+	BytesWritten, BytesRead, BlocksWritten, BlocksRead, BlocksReplicated, ChecksumErrors, ShortCircuitReads atomic.Int64
 }
 
 // New opens the volumes. It does not listen until Start.
@@ -244,6 +250,10 @@ func (d *DataNode) Start() error {
 		return fmt.Errorf("datanode: transfer address %s: %w", d.cfg.XferAddr, err)
 	}
 	d.xferLn = ln
+	if err := d.listenDomainSocket(); err != nil {
+		ln.Close()
+		return err
+	}
 	if d.cfg.HTTPAddr != "" {
 		hl, err := net.Listen("tcp", d.cfg.HTTPAddr)
 		if err != nil {
@@ -261,7 +271,7 @@ func (d *DataNode) Start() error {
 	d.wg.Add(4)
 	go func() {
 		defer d.wg.Done()
-		d.serveTransfers()
+		d.acceptLoop(d.xferLn)
 	}()
 	go func() {
 		defer d.wg.Done()
@@ -364,6 +374,9 @@ func (d *DataNode) Close() error {
 		d.cancel()
 		if d.xferLn != nil {
 			d.xferLn.Close()
+		}
+		if d.unixLn != nil {
+			d.unixLn.Close()
 		}
 		if d.httpSrv != nil {
 			d.httpSrv.Close()

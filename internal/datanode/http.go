@@ -21,6 +21,8 @@ type Status struct {
 	Written   int64                  `json:"bytesWritten"`
 	Read      int64                  `json:"bytesRead"`
 	Checksums int64                  `json:"checksumErrors"`
+	// ShortCircuit counts replicas handed to local readers.
+	ShortCircuit int64 `json:"shortCircuitReads"`
 }
 
 // Status reports the DataNode's state.
@@ -29,6 +31,7 @@ func (d *DataNode) Status() Status {
 		UUID: d.data.DatanodeUUID(), XferAddr: d.XferAddr(), NameNode: d.cfg.NameNodeAddr, Pool: d.pool(),
 		Xceivers: d.xceivers.Load(), Volumes: d.data.Volumes(),
 		Written: d.stats.BytesWritten.Load(), Read: d.stats.BytesRead.Load(), Checksums: d.stats.ChecksumErrors.Load(),
+		ShortCircuit: d.stats.ShortCircuitReads.Load(),
 	}
 }
 

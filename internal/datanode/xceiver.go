@@ -18,10 +18,11 @@ import (
 	"github.com/stratafs/strata/internal/storage"
 )
 
-// serveTransfers accepts DataTransferProtocol connections.
-func (d *DataNode) serveTransfers() {
+// acceptLoop accepts DataTransferProtocol connections on ln (the TCP
+// transfer port or the Unix domain socket).
+func (d *DataNode) acceptLoop(ln net.Listener) {
 	for {
-		c, err := d.xferLn.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if d.ctx.Err() != nil {
 				return
@@ -122,6 +123,8 @@ func (d *DataNode) runOp(c net.Conn, br *bufio.Reader, op datatransfer.Op, body 
 		return false, d.transferBlockOp(c, m)
 	case *hdfspb.OpCopyBlockProto:
 		return false, d.copyBlock(c, m)
+	case *hdfspb.OpRequestShortCircuitAccessProto:
+		return true, d.requestShortCircuitFds(c, m)
 	}
 	datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("unsupported operation %v", op)))
 	return false, fmt.Errorf("unsupported op %v", op)

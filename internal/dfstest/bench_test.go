@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/testcluster"
 )
@@ -27,9 +29,11 @@ func BenchmarkDFS(b *testing.B) {
 	for _, direct := range []bool{false, true} {
 		for _, repl := range []int{1, 3} {
 			name := fmt.Sprintf("repl=%d/direct=%v", repl, direct)
+			sock := filepath.Join(b.TempDir(), "dn_PORT.sock")
 			c := testcluster.New(b, testcluster.Config{DataNodes: 3, DataNode: func(i int, dc *datanode.Config) {
 				dc.DirectIO = direct
 				dc.ScanPeriod = -1
+				dc.DomainSocketPath = sock
 			}})
 			cl := c.Client(c.Superuser())
 			ctx := context.Background()
@@ -68,6 +72,29 @@ func BenchmarkDFS(b *testing.B) {
 				}
 				b.ReportMetric((cpuTime()-cpu).Seconds()/(float64(b.N)*size/1e9), "cpu-s/GB")
 			})
+			// The same read with short-circuit local reads (the replica's
+			// files passed to the client over a Unix socket).
+			local, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), ShortCircuitSocket: sock})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run("read-shortcircuit/"+name, func(b *testing.B) {
+				b.SetBytes(size)
+				cpu := cpuTime()
+				for i := 0; i < b.N; i++ {
+					f, err := local.OpenFile(ctx, "/bench/f0")
+					if err != nil {
+						b.Fatal(err)
+					}
+					n, err := io.Copy(io.Discard, f)
+					f.Close()
+					if err != nil || n != size {
+						b.Fatal(n, err)
+					}
+				}
+				b.ReportMetric((cpuTime()-cpu).Seconds()/(float64(b.N)*size/1e9), "cpu-s/GB")
+			})
+			local.Close()
 			c.Close()
 		}
 	}

@@ -193,3 +193,13 @@ func (d *Dataset) Verify(b Block) error {
 	}
 	return nil
 }
+
+// MetaFile returns the open checksum (meta) file, for handing to a local
+// client with the data file (short-circuit reads); nil when the FS is not
+// the real OS one.
+func (rr *ReplicaReader) MetaFile() *os.File {
+	if f, ok := rr.meta.(*os.File); ok {
+		return f
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package dfstest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/datanode"
+	"github.com/stratafs/strata/internal/testcluster"
+)
+
+// TestShortCircuitReads: with dfs.domain.socket.path set on DataNodes and
+// client, reads of local replicas take the files over the Unix socket and
+// no block data crosses TCP; a corrupt local replica is caught by the
+// client's own checksum check and the read continues from another copy.
+func TestShortCircuitReads(t *testing.T) {
+	sockDir, err := os.MkdirTemp("", "sc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	pattern := filepath.Join(sockDir, "dn_PORT.sock")
+	c := testcluster.New(t, testcluster.Config{DataNodes: 3, DataNode: func(i int, dc *datanode.Config) {
+		dc.DomainSocketPath = pattern
+	}})
+	writer := c.Client(c.Superuser())
+	data := randBytes(2*smallBlock+333, 21)
+	writeFile(t, writer, "/sc", data, 3)
+
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), ShortCircuitSocket: pattern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	read := func() []byte {
+		f, err := cl.OpenFile(ctx, "/sc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tcpBefore, scBefore := dnStats(c)
+	if got := read(); !bytes.Equal(got, data) {
+		t.Fatal("short-circuit read returned wrong data")
+	}
+	f, _ := cl.OpenFile(ctx, "/sc")
+	buf := make([]byte, 1000)
+	if n, err := f.ReadAt(buf, smallBlock-500); err != nil || !bytes.Equal(buf[:n], data[smallBlock-500:smallBlock+500]) {
+		t.Fatalf("short-circuit ReadAt across a block boundary: %d %v", n, err)
+	}
+	f.Close()
+	tcpAfter, scAfter := dnStats(c)
+	if scAfter-scBefore < 3 || tcpAfter != tcpBefore {
+		t.Fatalf("short-circuit requests %d, TCP block bytes sent %d: want ≥3 and 0", scAfter-scBefore, tcpAfter-tcpBefore)
+	}
+
+	// Corrupt the first block on every replica holder but one.
+	locs, _ := cl.BlockLocations(ctx, "/sc")
+	for _, uuid := range locs[0].DatanodeIDs[:2] {
+		c.CorruptReplica(c.DataNodeIndex(uuid), locs[0].BlockID, 4096)
+	}
+	for i := 0; i < 3; i++ {
+		if got := read(); !bytes.Equal(got, data) {
+			t.Fatal("read with corrupt local replicas returned wrong data")
+		}
+	}
+}
+
+func dnStats(c *testcluster.Cluster) (tcpBytes, shortCircuit int64) {
+	for i := 0; i < c.NumDataNodes(); i++ {
+		if d := c.DataNode(i); d != nil {
+			st := d.Status()
+			tcpBytes += st.Read
+			shortCircuit += st.ShortCircuit
+		}
+	}
+	return
+}
