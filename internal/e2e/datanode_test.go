@@ -170,4 +170,3 @@ func TestKill9DataNodeDuringWrite(t *testing.T) {
 	}
 	nn.stop()
 }
-
