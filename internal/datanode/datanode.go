@@ -300,16 +300,28 @@ func (d *DataNode) checkVolumes() {
 		case <-d.ctx.Done():
 			return
 		case <-t.C:
-			for _, err := range d.data.CheckVolumes() {
-				d.log.Error("datanode: volume failed", "err", err)
-			}
-			if err := d.data.Failed(); err != nil {
-				d.log.Error("datanode: too many failed volumes; stopping", "err", err)
+			if err := d.CheckVolumes(); err != nil {
 				go d.Close()
 				return
 			}
 		}
 	}
+}
+
+// CheckVolumes tests every volume now (the DataNode also does it every 30
+// s). A failed volume is taken out of service and its replicas reported
+// deleted, so the NameNode copies them elsewhere; more failures than
+// dfs.datanode.failed.volumes.tolerated return an error, and the DataNode
+// then stops.
+func (d *DataNode) CheckVolumes() error {
+	for _, err := range d.data.CheckVolumes() {
+		d.log.Error("datanode: volume failed", "err", err)
+	}
+	if err := d.data.Failed(); err != nil {
+		d.log.Error("datanode: too many failed volumes; stopping", "err", err)
+		return err
+	}
+	return nil
 }
 
 // Ready is closed once Start has bound its listeners.

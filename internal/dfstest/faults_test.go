@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -216,4 +218,39 @@ func TestBlockScannerFindsCorruptReplica(t *testing.T) {
 	if got := readFile(t, cl, "/s"); !bytes.Equal(got, data) {
 		t.Fatal("data changed")
 	}
+}
+
+// TestFailedVolumeTakenOutOfService destroys one volume of a DataNode:
+// with one failure tolerated the node keeps serving from its other volume,
+// and the replicas that were on the lost volume are copied elsewhere.
+func TestFailedVolumeTakenOutOfService(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{DataNodes: 4, DataNode: func(i int, dc *datanode.Config) {
+		dc.FailedVolumesTolerated = 1
+	}})
+	cl := c.Client(c.Superuser())
+	data := randBytes(3*smallBlock, 31)
+	writeFile(t, cl, "/v", data, 3)
+	// Find a DataNode with replicas and the volume they are on.
+	locs, _ := cl.BlockLocations(context.Background(), "/v")
+	i := c.DataNodeIndex(locs[0].DatanodeIDs[0])
+	file := c.ReplicaFile(i, locs[0].BlockID)
+	// <vol>/current/finalized/subdirA/subdirB/blk_N: the volume is 5 levels up.
+	vol := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))))
+	if err := os.RemoveAll(vol); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DataNode(i).CheckVolumes(); err != nil {
+		t.Fatalf("one failed volume with one tolerated: %v", err)
+	}
+	c.WaitReplicated("/v", 3, 30*time.Second)
+	for _, b := range c.BlockReplicasDetail("/v") {
+		if contains(b, c.DataNode(i).UUID()) && c.ReplicaFile(i, locs[0].BlockID) == file {
+			t.Errorf("a replica on the failed volume is still listed")
+		}
+	}
+	if got := readFile(t, cl, "/v"); !bytes.Equal(got, data) {
+		t.Fatal("data lost with a failed volume")
+	}
+	// The DataNode still takes writes on its remaining volume.
+	writeFile(t, cl, "/v2", data[:1000], 4)
 }
