@@ -45,3 +45,16 @@ type FileChecksum struct {
 type StorageStatuser interface {
 	StorageStatus(ctx context.Context) (map[string]FsStatus, error)
 }
+
+// BlockLocator tells where a file's blocks are stored, so that work on a
+// block can be placed near it (MapReduce input splits).
+type BlockLocator interface {
+	FileBlockLocations(ctx context.Context, path string) ([]BlockLocation, error)
+}
+
+// BlockLocation is one block of a file and the hosts holding it.
+type BlockLocation struct {
+	Offset, Length int64
+	// Hosts are host names or IPs (no port) of the machines with a replica.
+	Hosts []string
+}

@@ -165,3 +165,26 @@ func (c *Client) LiveDataNodes(ctx context.Context) (int, error) {
 	}
 	return len(resp.GetDi()), nil
 }
+
+// FileBlockLocations implements fs.BlockLocator: each block with the IPs
+// of the DataNodes holding it.
+func (c *Client) FileBlockLocations(ctx context.Context, p string) ([]fs.BlockLocation, error) {
+	locs, err := c.BlockLocations(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.BlockLocation, len(locs))
+	for i, b := range locs {
+		out[i] = fs.BlockLocation{Offset: b.Offset, Length: b.Length}
+		for _, h := range b.Hosts {
+			host, _, err := net.SplitHostPort(h)
+			if err != nil {
+				host = h
+			}
+			out[i].Hosts = append(out[i].Hosts, host)
+		}
+	}
+	return out, nil
+}
+
+var _ fs.BlockLocator = (*Client)(nil)

@@ -92,6 +92,9 @@ func (r *FileReader) openBlock(ctx context.Context, off, end int64) (io.ReadClos
 			return nil, nil, nil, fmt.Errorf("hdfs: %s: no block at offset %d", r.path, off)
 		}
 		inBlock := off - int64(lb.GetOffset())
+		if len(lb.GetLocs()) == 0 {
+			lastErr = fmt.Errorf("the NameNode lists no replica of blk_%d (it may be being recovered)", lb.GetB().GetBlockId())
+		}
 		for _, loc := range lb.GetLocs() {
 			uuid := loc.GetId().GetDatanodeUuid()
 			if r.dead[uuid] {
@@ -120,7 +123,7 @@ func (r *FileReader) openBlock(ctx context.Context, off, end int64) (io.ReadClos
 		r.blocks = lbs.GetBlocks()
 		clear(r.dead)
 		if attempt == 0 {
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	lb := r.blockAt(off)

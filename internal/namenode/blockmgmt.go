@@ -440,6 +440,9 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 			return nil, nil, err
 		}
 		if n.uc != nil {
+			if k := len(n.blocks); k > 0 && s.recovering[n.blocks[k-1].id] != nil {
+				return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to APPEND_FILE %s for %s on %s because lease recovery is in progress. Try again later.", p, client, clientMachine)
+			}
 			if n.uc.clientName == client || !s.leases.softExpired(n.uc.clientName, s.now(), s.cfg.leaseSoftLimit) {
 				return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to APPEND_FILE %s for %s on %s because this file lease is currently owned by %s on %s",
 					p, client, clientMachine, n.uc.clientName, n.uc.clientMachine)

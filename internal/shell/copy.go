@@ -87,13 +87,18 @@ var cmdHead = &command{
 	},
 }
 
+// tailDelay is how often -tail -f looks for new data without -s (Hadoop:
+// every 5 s; strata polls every second).
+var tailDelay = time.Second
+
 var cmdTail = &command{
 	name:  "tail",
 	usage: "[-f] [-s <sleep interval>] <file>",
 	help: `Show the last 1KB of the file.
 
 -f  Shows appended data as the file grows.
--s  With -f , defines the sleep interval between iterations in milliseconds.`,
+-s  With -f , defines the sleep interval between iterations in milliseconds
+    (default 1000).`,
 	run: func(c *cmdCtx, args []string) error {
 		sleep, args, hasSleep, err := popOptionWithArgument("-s", args)
 		if err != nil {
@@ -103,7 +108,7 @@ var cmdTail = &command{
 		if err != nil {
 			return err
 		}
-		delay := 5 * time.Second
+		delay := tailDelay
 		if hasSleep {
 			ms, err := strconv.ParseInt(sleep, 10, 64)
 			if err != nil || ms <= 0 {
@@ -236,12 +241,14 @@ func (cp *copier) copyFile(src, target *item) bool {
 		return false
 	}
 	defer f.Close()
-	return cp.write(f, target)
+	return cp.write(f, src.st.Length, target)
 }
 
-// write stores r's bytes at target, through <target>._COPYING_ unless
-// -d, replacing an existing file.
-func (cp *copier) write(r io.Reader, target *item) bool {
+// write stores r's bytes (total of them, -1 if unknown) at target,
+// through <target>._COPYING_ unless -d, replacing an existing file. A
+// failed or interrupted copy removes what it wrote, so that no partial
+// file remains under the target's name.
+func (cp *copier) write(r io.Reader, total int64, target *item) bool {
 	c := cp.c
 	if target.exists() && (target.isDir() || !cp.overwrite) {
 		c.failPath(target.disp, os.ErrExist)
@@ -260,7 +267,9 @@ func (cp *copier) write(r io.Reader, target *item) bool {
 		c.failPath(target.disp, err)
 		return false
 	}
-	_, err = io.Copy(w, r)
+	p := c.startProgress(target.disp, total)
+	_, err = io.Copy(w, p.reader(r))
+	p.finish()
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -273,10 +282,13 @@ func (cp *copier) write(r io.Reader, target *item) bool {
 		}
 	}
 	if err != nil {
-		if !cp.direct {
-			target.fsys.Delete(c.ctx, tmp, false)
+		// The context may be cancelled (Ctrl-C): clean up regardless.
+		ctx, cancel := c.cleanupCtx()
+		target.fsys.Delete(ctx, tmp, false)
+		cancel()
+		if c.ctx.Err() == nil {
+			c.failPath(target.disp, err)
 		}
-		c.failPath(target.disp, err)
 		return false
 	}
 	return true
@@ -335,7 +347,7 @@ func runPut(c *cmdCtx, args []string, move bool) error {
 			c.failPath(dst.disp, err)
 			return nil
 		}
-		cp.write(c.sh.Stdin, target)
+		cp.write(c.sh.Stdin, -1, target)
 		return nil
 	}
 	var srcs []*item

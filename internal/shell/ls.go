@@ -2,11 +2,13 @@ package shell
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/storage"
 )
 
 var cmdLs = &command{
@@ -269,7 +271,11 @@ multiple partitions, and no path to a particular partition is specified, then
 the status of the root partitions will be shown.
 
 -h  Formats the sizes of files in a human-readable fashion rather than a number
-    of bytes.`,
+    of bytes.
+
+strata: when the file system reports its capacity per storage type (HDFS), a
+line per storage type ("  [SSD]", "  [DISK]", ...) follows the file system's
+line.`,
 	run: func(c *cmdCtx, args []string) error {
 		o, args, err := parseOpts(args, 0, unlimited, "h")
 		if err != nil {
@@ -298,10 +304,49 @@ the status of the root partitions will be shown.
 			}
 			t.add(fsName(it.fsys), format(st.Capacity), format(st.Used), format(st.Remaining),
 				formatPercent(float64(st.Used)/float64(st.Capacity)))
+			c.storageRows(t, it.fsys, format)
 		}
 		t.print(c.out)
 		return nil
 	},
+}
+
+// storageRows adds df's per-storage-type lines for fsys, in the order of
+// StorageTypeProto (DISK, SSD, ARCHIVE, RAM_DISK, ...). This is strata's addition to Hadoop's
+// -df output. A file system that cannot report them (no
+// fs.StorageStatuser, or an error: a Hadoop NameNode answers
+// getDatanodeStorageReport only to the superuser) gets none.
+func (c *cmdCtx) storageRows(t *table, fsys fs.FileSystem, format func(int64) string) {
+	ss, ok := fsys.(fs.StorageStatuser)
+	if !ok {
+		return
+	}
+	m, err := ss.StorageStatus(c.ctx)
+	if err != nil {
+		return
+	}
+	types := make([]string, 0, len(m))
+	for k := range m {
+		types = append(types, k)
+	}
+	rank := func(s string) int {
+		if ty, err := storage.ParseType(s); err == nil {
+			return int(ty)
+		}
+		return math.MaxInt
+	}
+	sort.Slice(types, func(i, j int) bool {
+		ri, rj := rank(types[i]), rank(types[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return types[i] < types[j]
+	})
+	for _, ty := range types {
+		st := m[ty]
+		t.add("  ["+ty+"]", format(st.Capacity), format(st.Used), format(st.Remaining),
+			formatPercent(float64(st.Used)/float64(st.Capacity)))
+	}
 }
 
 // fsName is a file system's URI as Hadoop prints it: hdfs://nn:8020,

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/ipc"
 )
 
 // Exit codes. Hadoop returns -1 (255 for the process) for usage errors and
@@ -84,6 +86,8 @@ func (sh *Shell) Run(ctx context.Context, args []string) int {
 		cache: fs.NewCache(sh.Env),
 		name:  cmd.name,
 		out:   bufio.NewWriter(sh.Stdout),
+		// Copies show progress only to someone watching a terminal.
+		progress: isTerminal(sh.Stdout) && isTerminal(sh.Stderr),
 	}
 	defer c.cache.Close()
 	err := cmd.run(c, args[1:])
@@ -127,10 +131,11 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		cmdCat, cmdChgrp, cmdChmod, cmdChown, cmdCopyFromLocal, cmdCopyToLocal,
-		cmdCount, cmdCp, cmdDf, cmdDu, cmdGet, cmdHead, cmdHelp, cmdLs, cmdMkdir,
-		cmdMoveFromLocal, cmdMv, cmdPut, cmdRm, cmdRmdir, cmdStat, cmdTail,
-		cmdTest, cmdTouch, cmdTouchz, cmdUsage,
+		cmdAppendToFile, cmdCat, cmdChecksum, cmdChgrp, cmdChmod, cmdChown,
+		cmdCopyFromLocal, cmdCopyToLocal, cmdCount, cmdCp, cmdDf, cmdDu, cmdGet,
+		cmdHead, cmdHelp, cmdLs, cmdMkdir, cmdMoveFromLocal, cmdMv, cmdPut, cmdRm,
+		cmdRmdir, cmdSetrep, cmdStat, cmdTail, cmdTest, cmdText, cmdTouch,
+		cmdTouchz, cmdTruncate, cmdUsage,
 	}
 	sort.Slice(commands, func(i, j int) bool { return commands[i].name < commands[j].name })
 }
@@ -297,6 +302,8 @@ type cmdCtx struct {
 	out   *bufio.Writer
 	errs  int
 	exit  int
+	// progress: show the progress of long copies on stderr.
+	progress bool
 }
 
 // fail reports an error as Hadoop's Command.displayError does and makes the
@@ -364,6 +371,28 @@ func remoteMessage(err error) string {
 	return ""
 }
 
+// remoteText is the message of an exception the NameNode sent back, which
+// Hadoop's shell prints as it is (without strata's "op path: " prefix),
+// else "".
+func remoteText(err error) string {
+	var re *hdfs.RemoteError
+	if errors.As(err, &re) {
+		return firstLine(re.Error())
+	}
+	return ""
+}
+
+// busyMessage is the NameNode's text for a file another client (or a
+// lease or block recovery) holds open, AlreadyBeingCreatedException, which
+// says more than "File exists"; else "".
+func busyMessage(err error) string {
+	var re *hdfs.RemoteError
+	if errors.As(err, &re) && re.Class == ipc.ClassAlreadyBeingCreated {
+		return firstLine(re.Error())
+	}
+	return ""
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
@@ -381,8 +410,14 @@ func pathMessage(disp string, err error) string {
 	if m := remoteMessage(err); m != "" {
 		return m
 	}
+	if m := busyMessage(err); m != "" {
+		return m
+	}
 	if r := reason(err); r != "" {
 		return quote(disp) + ": " + r
+	}
+	if m := remoteText(err); m != "" {
+		return m
 	}
 	return firstLine(err.Error())
 }
@@ -396,6 +431,9 @@ func message(err error) string {
 	if m := remoteMessage(err); m != "" {
 		return m
 	}
+	if m := remoteText(err); m != "" {
+		return m
+	}
 	return firstLine(err.Error())
 }
 
@@ -405,8 +443,14 @@ func bareMessage(err error) string {
 	if m := remoteMessage(err); m != "" {
 		return m
 	}
+	if m := busyMessage(err); m != "" {
+		return m
+	}
 	if r := reason(err); r != "" {
 		return r
+	}
+	if m := remoteText(err); m != "" {
+		return m
 	}
 	return firstLine(err.Error())
 }

@@ -1,0 +1,146 @@
+package mapreduce
+
+import (
+	"sort"
+	"sync"
+)
+
+// Counter groups and names, as Hadoop prints them.
+const (
+	GroupTask       = "Map-Reduce Framework"
+	GroupFileSystem = "File System Counters"
+	GroupJob        = "Job Counters"
+	GroupUser       = "User Counters"
+)
+
+// Built-in counter names (Hadoop's TaskCounter and JobCounter display names).
+const (
+	MapInputRecords       = "Map input records"
+	MapOutputRecords      = "Map output records"
+	MapOutputBytes        = "Map output bytes"
+	MapOutputMaterialized = "Map output materialized bytes"
+	CombineInputRecords   = "Combine input records"
+	CombineOutputRecords  = "Combine output records"
+	SpilledRecords        = "Spilled Records"
+	Spills                = "Spills"
+	ShuffledMaps          = "Shuffled Maps"
+	ReduceShuffleBytes    = "Reduce shuffle bytes"
+	ReduceInputGroups     = "Reduce input groups"
+	ReduceInputRecords    = "Reduce input records"
+	ReduceOutputRecords   = "Reduce output records"
+	MergedMapOutputs      = "Merged Map outputs"
+	LaunchedMaps          = "Launched map tasks"
+	LaunchedReduces       = "Launched reduce tasks"
+	DataLocalMaps         = "Data-local map tasks"
+	RemoteMaps            = "Other local map tasks"
+	FailedMaps            = "Failed map tasks"
+	FailedReduces         = "Failed reduce tasks"
+)
+
+// Counters is a set of named int64 counters in groups. Safe for
+// concurrent use.
+type Counters struct {
+	mu sync.Mutex
+	m  map[string]map[string]int64
+}
+
+// NewCounters returns an empty set.
+func NewCounters() *Counters { return &Counters{m: map[string]map[string]int64{}} }
+
+// Add adds n to group/name.
+func (c *Counters) Add(group, name string, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.m[group]
+	if g == nil {
+		g = map[string]int64{}
+		c.m[group] = g
+	}
+	g[name] += n
+}
+
+// Get returns group/name's value.
+func (c *Counters) Get(group, name string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[group][name]
+}
+
+// Merge adds every counter of o into c.
+func (c *Counters) Merge(o *Counters) {
+	for _, g := range o.Groups() {
+		for _, kv := range o.Group(g) {
+			c.Add(g, kv.Name, kv.Value)
+		}
+	}
+}
+
+// Groups lists group names, sorted.
+func (c *Counters) Groups() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.m))
+	for g := range c.m {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CounterValue is one counter.
+type CounterValue struct {
+	Name  string
+	Value int64
+}
+
+// Group lists a group's counters, sorted by name.
+func (c *Counters) Group(g string) []CounterValue {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]CounterValue, 0, len(c.m[g]))
+	for n, v := range c.m[g] {
+		out = append(out, CounterValue{n, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Map returns a copy as group → name → value (for JSON).
+func (c *Counters) Map() map[string]map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]map[string]int64{}
+	for g, m := range c.m {
+		out[g] = map[string]int64{}
+		for n, v := range m {
+			out[g][n] = v
+		}
+	}
+	return out
+}
+
+// TaskContext is what a Mapper or Reducer sees of its task.
+type TaskContext struct {
+	Attempt  *TaskAttempt
+	Counters *Counters
+	// Status is a free-form line shown in progress (set with SetStatus).
+	status string
+	mu     sync.Mutex
+}
+
+// Counter adds n to a user counter in group.
+func (t *TaskContext) Counter(group, name string, n int64) { t.Counters.Add(group, name, n) }
+
+// SetStatus sets the task's status line.
+func (t *TaskContext) SetStatus(s string) {
+	t.mu.Lock()
+	t.status = s
+	t.mu.Unlock()
+}
+
+// Status returns the task's status line.
+func (t *TaskContext) Status() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status
+}
