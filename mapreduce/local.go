@@ -1,0 +1,491 @@
+package mapreduce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/spill"
+)
+
+// Progress is a snapshot of a running job.
+type Progress struct {
+	JobID                string
+	Map, Reduce          float64 // 0..1
+	MapsDone, Maps       int
+	ReducesDone, Reduces int
+}
+
+// Result is what a finished job reports.
+type Result struct {
+	JobID    string
+	Counters *Counters
+	Elapsed  time.Duration
+}
+
+var jobSeq atomic.Int64
+
+// newJobID is Hadoop's local job id form, job_local<random>_<n>: the
+// random part keeps jobs of different processes apart in the local dirs.
+func newJobID() string {
+	return fmt.Sprintf("job_local%d_%04d", rand.Int32N(1<<30), jobSeq.Add(1))
+}
+
+// localConfig are the settings the local runner reads.
+type localConfig struct {
+	localDirs    []string
+	sortBytes    int64
+	spillPercent float64
+	sortFactor   int
+	codec        spill.Codec
+	maxAttempts  int
+	parallel     int
+}
+
+func readLocalConfig(c *conf.Configuration) (localConfig, error) {
+	var lc localConfig
+	var errs []error
+	lc.localDirs = c.GetStrings("mapreduce.cluster.local.dir")
+	if len(lc.localDirs) == 0 {
+		errs = append(errs, errors.New("mapreduce: mapreduce.cluster.local.dir is empty"))
+	}
+	mb, err := c.GetInt("mapreduce.task.io.sort.mb")
+	errs = append(errs, err)
+	lc.sortBytes = mb << 20
+	lc.spillPercent, err = c.GetFloat("mapreduce.map.sort.spill.percent")
+	errs = append(errs, err)
+	f, err := c.GetInt("mapreduce.task.io.sort.factor")
+	errs = append(errs, err)
+	lc.sortFactor = int(f)
+	if on, err := c.GetBool("mapreduce.map.output.compress"); err != nil {
+		errs = append(errs, err)
+	} else if on {
+		lc.codec, err = spill.ParseCodec(c.Get("mapreduce.map.output.compress.codec"))
+		errs = append(errs, err)
+	}
+	a, err := c.GetInt("mapreduce.map.maxattempts")
+	errs = append(errs, err)
+	lc.maxAttempts = int(max(a, 1))
+	lc.parallel = runtime.GOMAXPROCS(0)
+	if v := c.Get("mapreduce.local.map.tasks.maximum"); v != "" {
+		n, err := c.GetInt("mapreduce.local.map.tasks.maximum")
+		errs = append(errs, err)
+		lc.parallel = int(max(n, 1))
+	}
+	return lc, errors.Join(errs...)
+}
+
+// RunLocal runs job in this process (Hadoop's local job runner, with the
+// same sort/spill/merge path as a cluster): map tasks in parallel (up to
+// mapreduce.local.map.tasks.maximum, default the number of CPUs), their
+// output sorted, spilled and merged under mapreduce.cluster.local.dir,
+// then the reduce tasks, each merging its partition of every map's output.
+// A task attempt that fails or panics is retried up to
+// mapreduce.map.maxattempts (mapreduce.reduce.maxattempts) times.
+// progress, if set, is called as tasks finish.
+func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)) (*Result, error) {
+	start := time.Now()
+	env = env.WithDefaults()
+	c := job.Conf
+	if c == nil {
+		c = env.Conf
+	}
+	lc, err := readLocalConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	jobID := newJobID()
+	counters := NewCounters()
+	if job.Setup != nil {
+		if err := job.Setup(ctx, job, env); err != nil {
+			return nil, err
+		}
+	}
+	if err := job.Output.Check(ctx, env, c, job.OutputPath); err != nil {
+		return nil, err
+	}
+	splits, err := job.Input.Splits(ctx, env, c, job.InputPaths)
+	if err != nil {
+		return nil, err
+	}
+	committer, err := NewCommitter(env, c, job.OutputPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := committer.SetupJob(ctx); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			committer.AbortJob(context.Background())
+		}
+	}()
+	var jobDirs []string
+	for _, d := range lc.localDirs {
+		jobDirs = append(jobDirs, filepath.Join(strings.TrimPrefix(d, "file://"), "localRunner", env.User, "jobcache", jobID))
+	}
+	for _, d := range jobDirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("mapreduce: local dir %s: %w", d, err)
+		}
+	}
+	defer func() {
+		for _, d := range jobDirs {
+			os.RemoveAll(d)
+		}
+	}()
+	nred := job.NumReducers
+	if job.NewReducer == nil {
+		nred = 0
+	}
+	p := Progress{JobID: jobID, Maps: len(splits), Reduces: nred}
+	var pmu sync.Mutex
+	report := func(f func(*Progress)) {
+		pmu.Lock()
+		f(&p)
+		snap := p
+		pmu.Unlock()
+		if progress != nil {
+			progress(snap)
+		}
+	}
+	report(func(*Progress) {})
+
+	// Map phase.
+	outputs := make([]spill.Output, len(splits))
+	err = runParallel(ctx, len(splits), lc.parallel, func(i int) error {
+		out, err := runAttempts(ctx, lc.maxAttempts, counters, GroupJob, FailedMaps, func(attempt int) (spill.Output, error) {
+			att := &TaskAttempt{JobID: jobID, Type: 'm', Task: splits[i].Index, Attempt: attempt, Env: env, Conf: c, OutputDir: job.OutputPath}
+			return runMap(ctx, job, att, splits[i], nred, lc, jobDirs, committer, counters)
+		})
+		if err != nil {
+			return err
+		}
+		outputs[i] = out
+		counters.Add(GroupJob, LaunchedMaps, 1)
+		report(func(p *Progress) { p.MapsDone++; p.Map = float64(p.MapsDone) / float64(max(p.Maps, 1)) })
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(splits) == 0 {
+		report(func(p *Progress) { p.Map = 1 })
+	}
+
+	// Reduce phase.
+	if nred > 0 {
+		err = runParallel(ctx, nred, lc.parallel, func(r int) error {
+			_, err := runAttempts(ctx, lc.maxAttempts, counters, GroupJob, FailedReduces, func(attempt int) (struct{}, error) {
+				att := &TaskAttempt{JobID: jobID, Type: 'r', Task: r, Attempt: attempt, Env: env, Conf: c, OutputDir: job.OutputPath}
+				return struct{}{}, runReduce(ctx, job, att, outputs, lc, jobDirs, committer, counters)
+			})
+			if err != nil {
+				return err
+			}
+			counters.Add(GroupJob, LaunchedReduces, 1)
+			report(func(p *Progress) { p.ReducesDone++; p.Reduce = float64(p.ReducesDone) / float64(p.Reduces) })
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := committer.CommitJob(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	report(func(p *Progress) { p.Map, p.Reduce = 1, 1 })
+	return &Result{JobID: jobID, Counters: counters, Elapsed: time.Since(start)}, nil
+}
+
+// runParallel runs f(0..n-1) on up to par goroutines; the first error
+// cancels the rest.
+func runParallel(ctx context.Context, n, par int, f func(i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	next := atomic.Int64{}
+	for w := 0; w < min(par, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return firstErr
+}
+
+// TaskError is the failure of a task after all its attempts.
+type TaskError struct {
+	Task     string
+	Attempts []error
+}
+
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("task %s failed %d times; last error: %v", e.Task, len(e.Attempts), e.Attempts[len(e.Attempts)-1])
+}
+
+// runAttempts runs f for attempt 0, 1, ... until one succeeds or max
+// attempts failed. A panic in f fails that attempt only.
+func runAttempts[T any](ctx context.Context, maxAttempts int, counters *Counters, group, failed string, f func(attempt int) (T, error)) (T, error) {
+	var errs []error
+	var zero T
+	for a := 0; a < maxAttempts; a++ {
+		v, err := func() (v T, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+				}
+			}()
+			return f(a)
+		}()
+		if err == nil {
+			return v, nil
+		}
+		if ctx.Err() != nil {
+			return zero, ctx.Err()
+		}
+		counters.Add(group, failed, 1)
+		errs = append(errs, err)
+	}
+	return zero, &TaskError{Task: failed, Attempts: errs}
+}
+
+// runMap runs one map attempt: read the split, map, collect (or write
+// directly for a map-only job), commit.
+func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, nred int, lc localConfig, dirs []string, committer *Committer, jobCounters *Counters) (out spill.Output, err error) {
+	counters := NewCounters()
+	tc := &TaskContext{Attempt: att, Counters: counters}
+	rr, err := job.Input.Open(ctx, att.Env, att.Conf, split)
+	if err != nil {
+		return out, err
+	}
+	defer rr.Close()
+	if _, err := committer.SetupTask(ctx, att); err != nil {
+		return out, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			committer.AbortTask(context.Background(), att)
+		}
+	}()
+	m := job.NewMapper()
+	if s, ok := m.(Setupper); ok {
+		if err := s.Setup(tc); err != nil {
+			return out, err
+		}
+	}
+	var emit Emitter
+	var coll *spill.Collector
+	var w RecordWriter
+	if nred == 0 {
+		w, err = job.Output.Writer(ctx, att, fmt.Sprintf("part-m-%05d", att.Task))
+		if err != nil {
+			return out, err
+		}
+		defer func() {
+			if w != nil {
+				w.Close()
+			}
+		}()
+		emit = EmitFunc(func(k, v []byte) error {
+			counters.Add(GroupTask, MapOutputRecords, 1)
+			return w.Write(k, v)
+		})
+	} else {
+		cfg := spill.Config{
+			Partitions: nred, SortBytes: lc.sortBytes, SpillPercent: lc.spillPercent, SortFactor: lc.sortFactor,
+			Compare: job.Compare, Codec: lc.codec, LocalDirs: dirs, Name: att.ID(),
+			Counters: func(name string, d int64) { counters.Add(GroupTask, name, d) },
+		}
+		if job.NewCombiner != nil {
+			comb := job.NewCombiner()
+			cfg.Combine = func(key []byte, values func() ([]byte, bool), emit func(k, v []byte) error) error {
+				return comb.Reduce(tc, key, NewValues(values), EmitFunc(emit))
+			}
+		}
+		coll, err = spill.NewCollector(cfg)
+		if err != nil {
+			return out, err
+		}
+		defer func() {
+			if err != nil {
+				coll.Abort()
+			}
+		}()
+		part := job.PartitionFunc()
+		emit = EmitFunc(func(k, v []byte) error {
+			return coll.Collect(part(k, v, nred), k, v)
+		})
+	}
+	for rr.Next() {
+		counters.Add(GroupTask, MapInputRecords, 1)
+		if err := m.Map(tc, rr.Key(), rr.Value(), emit); err != nil {
+			return out, err
+		}
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return out, err
+	}
+	if cu, ok := m.(Cleanuper); ok {
+		if err := cu.Cleanup(tc, emit); err != nil {
+			return out, err
+		}
+	}
+	if coll != nil {
+		if out, err = coll.Close(); err != nil {
+			return out, err
+		}
+	} else {
+		err = w.Close()
+		w = nil
+		if err != nil {
+			return out, err
+		}
+	}
+	if err := committer.CommitTask(ctx, att); err != nil {
+		return out, err
+	}
+	committed = true
+	jobCounters.Merge(counters)
+	return out, nil
+}
+
+// runReduce runs one reduce attempt: merge partition r of every map
+// output, group, reduce, write, commit.
+func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.Output, lc localConfig, dirs []string, committer *Committer, jobCounters *Counters) (err error) {
+	counters := NewCounters()
+	tc := &TaskContext{Attempt: att, Counters: counters}
+	r := att.Task
+	var segs []spill.Iterator
+	var files []*os.File
+	defer func() {
+		if err != nil {
+			for _, s := range segs {
+				s.Close()
+			}
+		}
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, o := range outputs {
+		if r >= len(o.Index) {
+			return fmt.Errorf("map output %s has %d partitions, want %d", o.Path, len(o.Index), r+1)
+		}
+		ie := o.Index[r]
+		f, err := os.Open(o.Path)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		seg, err := spill.OpenSegment(io.NewSectionReader(f, ie.Offset, ie.PartLength), lc.codec, ie.PartLength, ie.RawLength)
+		if err != nil {
+			return err
+		}
+		segs = append(segs, seg)
+		counters.Add(GroupTask, ShuffledMaps, 1)
+		counters.Add(GroupTask, ReduceShuffleBytes, ie.PartLength)
+	}
+	cmp := job.CompareFunc()
+	merged, err := spill.Merge(segs, cmp, lc.sortFactor, dirs, lc.codec)
+	if err != nil {
+		return err
+	}
+	segs = nil
+	defer merged.Close()
+	if _, err := committer.SetupTask(ctx, att); err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			committer.AbortTask(context.Background(), att)
+		}
+	}()
+	w, err := job.Output.Writer(ctx, att, fmt.Sprintf("part-r-%05d", r))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if w != nil {
+			w.Close()
+		}
+	}()
+	red := job.NewReducer()
+	if s, ok := red.(Setupper); ok {
+		if err := s.Setup(tc); err != nil {
+			return err
+		}
+	}
+	out := EmitFunc(func(k, v []byte) error {
+		counters.Add(GroupTask, ReduceOutputRecords, 1)
+		return w.Write(k, v)
+	})
+	err = spill.Groups(merged, cmp, func(key []byte, values func() ([]byte, bool)) error {
+		counters.Add(GroupTask, ReduceInputGroups, 1)
+		counting := func() ([]byte, bool) {
+			v, ok := values()
+			if ok {
+				counters.Add(GroupTask, ReduceInputRecords, 1)
+			}
+			return v, ok
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return red.Reduce(tc, key, NewValues(counting), out)
+	})
+	if err != nil {
+		return err
+	}
+	if cu, ok := red.(Cleanuper); ok {
+		if err := cu.Cleanup(tc, out); err != nil {
+			return err
+		}
+	}
+	err = w.Close()
+	w = nil
+	if err != nil {
+		return err
+	}
+	if err := committer.CommitTask(ctx, att); err != nil {
+		return err
+	}
+	committed = true
+	jobCounters.Merge(counters)
+	return nil
+}
