@@ -908,11 +908,20 @@ func RemoveOutput(localDirs []string, name string) error {
 // spillSource yields a region's entries in (partition, key) order,
 // merging its separately sorted metadata chunks; ties go to the earlier
 // chunk, so collection order is kept among equal keys.
+//
+// Sorted order visits the record bytes at random, so every record is a
+// cache miss; the source keeps the next lookahead entries in a ring and
+// touches their bytes when they enter it, which overlaps those misses.
 type spillSource struct {
 	r       *region
 	compare func(a, b []byte) int // nil: prefix, then bytes.Compare
 	heap    []spillCursor
+	ring    [lookahead]*entry
+	head, n int
+	sink    byte
 }
+
+const lookahead = 32
 
 type spillCursor struct {
 	ents []entry // not yet consumed
@@ -969,16 +978,13 @@ func (s *spillSource) down(i int) {
 	}
 }
 
-// peek returns the next entry, or nil at the end.
-func (s *spillSource) peek() *entry {
+// pull moves the next entry from the heap into the ring.
+func (s *spillSource) pull() bool {
 	if len(s.heap) == 0 {
-		return nil
+		return false
 	}
-	return &s.heap[0].ents[0]
-}
-
-func (s *spillSource) advance() {
 	h := &s.heap[0]
+	e := &h.ents[0]
 	h.ents = h.ents[1:]
 	if len(h.ents) == 0 {
 		last := len(s.heap) - 1
@@ -988,7 +994,38 @@ func (s *spillSource) advance() {
 	if len(s.heap) > 1 {
 		s.down(0)
 	}
+	s.ring[s.n] = e
+	s.n++
+	return true
 }
+
+// fill refills the empty ring, then touches every record in it: the
+// loads are independent, so their cache misses overlap.
+func (s *spillSource) fill() {
+	s.head, s.n = 0, 0
+	for s.n < lookahead && s.pull() {
+	}
+	var sink byte
+	for _, e := range s.ring[:s.n] {
+		if e.klen+e.vlen > 0 {
+			sink += s.r.data[e.loc>>locShift][e.loc&locMask]
+		}
+	}
+	s.sink += sink
+}
+
+// peek returns the next entry, or nil at the end.
+func (s *spillSource) peek() *entry {
+	if s.head == s.n {
+		s.fill()
+		if s.n == 0 {
+			return nil
+		}
+	}
+	return s.ring[s.head]
+}
+
+func (s *spillSource) advance() { s.head++ }
 
 // partIter iterates over one partition's records of a spillSource.
 type partIter struct {
