@@ -123,6 +123,8 @@ func (c *Counters) Map() map[string]map[string]int64 {
 type TaskContext struct {
 	Attempt  *TaskAttempt
 	Counters *Counters
+	// Split is the input split of a map task (nil for reduce tasks).
+	Split *InputSplit
 	// Status is a free-form line shown in progress (set with SetStatus).
 	status string
 	mu     sync.Mutex

@@ -284,7 +284,7 @@ func runAttempts[T any](ctx context.Context, maxAttempts int, counters *Counters
 // directly for a map-only job), commit.
 func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, nred int, lc localConfig, dirs []string, committer *Committer, jobCounters *Counters) (out spill.Output, err error) {
 	counters := NewCounters()
-	tc := &TaskContext{Attempt: att, Counters: counters}
+	tc := &TaskContext{Attempt: att, Counters: counters, Split: &split}
 	rr, err := job.Input.Open(ctx, att.Env, att.Conf, split)
 	if err != nil {
 		return out, err
