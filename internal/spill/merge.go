@@ -47,12 +47,25 @@ func Merge(segments []Iterator, compare func(a, b []byte) int, factor int, tmpDi
 	}
 	list := slices.Clone(segments)
 	seq := 0
+	// The first merge takes just enough inputs that every later one takes
+	// exactly factor; a round merges runs of adjacent inputs, left to
+	// right, until no more reduction is needed or too few inputs remain.
+	first := 0
+	if n := len(list); n > factor {
+		first = (n-1)%(factor-1) + 1
+		if first == 1 {
+			first = factor
+		}
+	}
+	need := len(list) - factor
 	for len(list) > factor {
-		need := len(list) - factor
 		var next []Iterator
 		for i := 0; i < len(list); {
-			g := min(factor, need+1, len(list)-i)
-			if need <= 0 || g < 2 {
+			g := factor
+			if first > 0 {
+				g, first = first, 0
+			}
+			if need <= 0 || g > len(list)-i {
 				next = append(next, list[i:]...)
 				break
 			}

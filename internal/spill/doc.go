@@ -1,0 +1,41 @@
+// Package spill is MapReduce's intermediate-data machinery: the map-side
+// sort buffer with its spills and combiner, the on-disk segment format and
+// index, and the k-way multi-pass merge used on both sides of the shuffle.
+// The byte formats and the policies are in docs/format/map-output.md.
+//
+// # Map side
+//
+// A map task makes one Collector (Hadoop's MapOutputBuffer) and Collects
+// (partition, key, value) records. They are copied into a buffer of
+// Config.SortBytes (mapreduce.task.io.sort.mb); when it is
+// Config.SpillPercent full, a background goroutine sorts the full part by
+// (partition, key) — metadata only, with a radix sort on 8-byte key
+// prefixes when keys are compared as bytes — runs the combiner and writes
+// a spill file, while Collect goes on filling the rest. Close spills the
+// remainder and merges the spills, Config.SortFactor at a time, into the
+// task's one output file, <local dir>/<Name>/file.out, with one segment
+// per partition, and its index file.out.index.
+//
+// # Reduce side
+//
+// A reducer fetches its partition's segment of every map output (the
+// shuffle server reads IndexEntry.Offset and PartLength from ReadIndex),
+// keeps small ones in memory (NewMemorySegment verifies the checksum
+// before anything is read) and copies large ones to disk (CopySegment
+// verifies on the way, OpenSegment reads them back), merges groups of
+// them to disk with Merge and a SegmentWriter, and finally streams a Merge
+// of everything into Groups, which calls the reducer once per key.
+//
+// # Invariants
+//
+//   - Order is stable: records with equal keys leave a Collector in the
+//     order they were collected, and Merge puts equal keys in input order.
+//   - Every segment ends with a CRC32C of its stored bytes; a reader that
+//     reaches the end has verified it, and corruption anywhere is reported
+//     with an error wrapping ErrCorrupt, never a panic. Lengths read from
+//     disk are checked against what remains before anything is allocated.
+//   - The buffer never holds more than SortBytes of records and metadata;
+//     I/O goes through 256 KiB buffers.
+//   - Nothing is left behind: Close removes the spills and temporary
+//     files, Abort (and a failed Close) everything of the task attempt.
+package spill
