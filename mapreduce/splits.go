@@ -257,18 +257,18 @@ func globInput(ctx context.Context, cache *fs.Cache, arg string) (matches []inpu
 	if arg == "" {
 		return nil, false, errors.New("mapreduce: empty input path")
 	}
-	patterns, err := expandBraces(arg)
+	patterns, err := fs.ExpandBraces(arg)
 	if err != nil {
 		return nil, false, fmt.Errorf("mapreduce: input %q: %w", arg, err)
 	}
 	glob = len(patterns) > 1
 	for _, p := range patterns {
-		glob = glob || hasWildcard(p)
+		glob = glob || fs.HasWildcard(p)
 	}
 	seen := map[string]bool{}
 	for _, p := range patterns {
 		if !glob {
-			p = unescapeGlob(p)
+			p = fs.UnescapeGlob(p)
 		}
 		fsys, abs, err := cache.Resolve(ctx, p)
 		if err != nil {
@@ -276,7 +276,7 @@ func globInput(ctx context.Context, cache *fs.Cache, arg string) (matches []inpu
 		}
 		var sts []fs.FileStatus
 		if glob {
-			sts, err = globPath(ctx, fsys, abs)
+			sts, err = fs.Glob(ctx, fsys, abs)
 		} else {
 			var st fs.FileStatus
 			st, err = fsys.Stat(ctx, abs)
@@ -306,178 +306,6 @@ func missing(err error) bool {
 	return errors.Is(err, os.ErrNotExist) || errors.Is(err, fs.ErrNotDir)
 }
 
-// globPath matches an absolute pattern component by component, listing
-// only directories where a component has wildcards (Hadoop's Globber).
-func globPath(ctx context.Context, fsys fs.FileSystem, pattern string) ([]fs.FileStatus, error) {
-	type cand struct {
-		path string
-		st   *fs.FileStatus
-	}
-	cands := []cand{{path: "/"}}
-	for _, comp := range strings.Split(strings.Trim(pattern, "/"), "/") {
-		if comp == "" {
-			continue
-		}
-		var next []cand
-		if !hasWildcard(comp) {
-			name := unescapeGlob(comp)
-			for _, cd := range cands {
-				next = append(next, cand{path: path.Join(cd.path, name)})
-			}
-		} else {
-			pat := toGoPattern(comp)
-			if _, err := path.Match(pat, ""); err != nil {
-				return nil, fmt.Errorf("illegal file pattern %q: %w", comp, err)
-			}
-			for _, cd := range cands {
-				if cd.st != nil && !cd.st.IsDir {
-					continue
-				}
-				sts, err := fsys.List(ctx, cd.path)
-				if err != nil {
-					if missing(err) {
-						continue
-					}
-					return nil, err
-				}
-				for i := range sts {
-					st := &sts[i]
-					if st.Path == cd.path && !st.IsDir {
-						break // cd is a file
-					}
-					if ok, _ := path.Match(pat, st.Name()); ok {
-						next = append(next, cand{path: path.Join(cd.path, st.Name()), st: st})
-					}
-				}
-			}
-		}
-		cands = next
-		if len(cands) == 0 {
-			return nil, nil
-		}
-	}
-	out := make([]fs.FileStatus, 0, len(cands))
-	for _, cd := range cands {
-		if cd.st == nil {
-			st, err := fsys.Stat(ctx, cd.path)
-			if err != nil {
-				if missing(err) {
-					continue
-				}
-				return nil, err
-			}
-			cd.st = &st
-		}
-		s := *cd.st
-		s.Path = cd.path
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// hasWildcard reports unescaped glob characters.
-func hasWildcard(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '*', '?', '[', '{':
-			return true
-		}
-	}
-	return false
-}
-
-func unescapeGlob(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// toGoPattern turns a Hadoop glob component into a path.Match pattern:
-// "[!...]" negation becomes "[^...]".
-func toGoPattern(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch == '\\' && i+1 < len(s) {
-			b.WriteByte(ch)
-			i++
-			b.WriteByte(s[i])
-			continue
-		}
-		b.WriteByte(ch)
-		if ch == '[' && i+1 < len(s) && s[i+1] == '!' {
-			b.WriteByte('^')
-			i++
-		}
-	}
-	return b.String()
-}
-
-// expandBraces expands {a,b} alternatives (nested ones too) into separate
-// patterns, as Hadoop's GlobExpander.
-func expandBraces(s string) ([]string, error) {
-	open := -1
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' {
-			i++
-			continue
-		}
-		if s[i] == '{' {
-			open = i
-			break
-		}
-	}
-	if open < 0 {
-		return []string{s}, nil
-	}
-	depth := 0
-	var alts []string
-	start := open + 1
-	closeAt := -1
-	for i := open; i < len(s) && closeAt < 0; i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				alts = append(alts, s[start:i])
-				closeAt = i
-			}
-		case ',':
-			if depth == 1 {
-				alts = append(alts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	if closeAt < 0 {
-		return nil, fmt.Errorf("unclosed group in %q", s)
-	}
-	var out []string
-	for _, alt := range alts {
-		more, err := expandBraces(s[:open] + alt + s[closeAt+1:])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
-}
-
-// confInt reads an integer (size suffixes allowed) with a default for an
 // unset key.
 func confInt(c *conf.Configuration, key string, def int64) (int64, error) {
 	if c == nil || c.GetTrimmed(key) == "" {

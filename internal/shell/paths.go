@@ -199,17 +199,17 @@ func (c *cmdCtx) expand(arg string, local bool) ([]*item, error) {
 	if arg == "" {
 		return nil, errors.New("Can not create a Path from an empty string")
 	}
-	patterns, err := expandBraces(arg)
+	patterns, err := fs.ExpandBraces(arg)
 	if err != nil {
 		return nil, err
 	}
 	glob := len(patterns) > 1
 	for _, p := range patterns {
-		glob = glob || hasWildcard(p)
+		glob = glob || fs.HasWildcard(p)
 	}
 	if !glob {
 		// Like Hadoop's Globber, a path without wildcards is unescaped.
-		it, err := c.literal(unescape(arg), local)
+		it, err := c.literal(fs.UnescapeGlob(arg), local)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +226,7 @@ func (c *cmdCtx) expand(arg string, local bool) ([]*item, error) {
 		if err != nil {
 			return nil, err
 		}
-		sts, err := c.glob(fsys, abs)
+		sts, err := fs.Glob(c.ctx, fsys, abs)
 		if err != nil {
 			return nil, err
 		}
@@ -266,178 +266,6 @@ func (c *cmdCtx) expandAll(args []string, local, ignoreMissing bool) []*item {
 	return out
 }
 
-// glob matches the absolute pattern component by component, listing only
-// the directories where a component has wildcards, as Hadoop's Globber.
-func (c *cmdCtx) glob(fsys fs.FileSystem, pattern string) ([]fs.FileStatus, error) {
-	type cand struct {
-		path string
-		st   *fs.FileStatus
-	}
-	cands := []cand{{path: "/"}}
-	for _, comp := range strings.Split(strings.Trim(pattern, "/"), "/") {
-		if comp == "" {
-			continue
-		}
-		var next []cand
-		if !hasWildcard(comp) {
-			name := unescape(comp)
-			for _, cd := range cands {
-				next = append(next, cand{path: path.Join(cd.path, name)})
-			}
-		} else {
-			re := toGoPattern(comp)
-			if _, err := path.Match(re, ""); err != nil {
-				return nil, errors.New("Illegal file pattern: " + err.Error() + " in " + comp)
-			}
-			for _, cd := range cands {
-				if cd.st != nil && !cd.st.IsDir {
-					continue
-				}
-				sts, err := fsys.List(c.ctx, cd.path)
-				if err != nil {
-					if isMissing(err) {
-						continue
-					}
-					return nil, err
-				}
-				for i := range sts {
-					st := &sts[i]
-					if st.Path == cd.path && !st.IsDir {
-						break // cd is a file
-					}
-					if ok, _ := path.Match(re, st.Name()); ok {
-						next = append(next, cand{path: path.Join(cd.path, st.Name()), st: st})
-					}
-				}
-			}
-		}
-		cands = next
-		if len(cands) == 0 {
-			return nil, nil
-		}
-	}
-	out := make([]fs.FileStatus, 0, len(cands))
-	for _, cd := range cands {
-		if cd.st == nil {
-			st, err := fsys.Stat(c.ctx, cd.path)
-			if err != nil {
-				if isMissing(err) {
-					continue
-				}
-				return nil, err
-			}
-			cd.st = &st
-		}
-		s := *cd.st
-		s.Path = cd.path
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// hasWildcard reports unescaped glob characters.
-func hasWildcard(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '*', '?', '[', '{':
-			return true
-		}
-	}
-	return false
-}
-
-func unescape(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// toGoPattern turns a Hadoop glob component into a path.Match pattern:
-// "[!...]" negation becomes "[^...]".
-func toGoPattern(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch == '\\' && i+1 < len(s) {
-			b.WriteByte(ch)
-			i++
-			b.WriteByte(s[i])
-			continue
-		}
-		b.WriteByte(ch)
-		if ch == '[' && i+1 < len(s) && s[i+1] == '!' {
-			b.WriteByte('^')
-			i++
-		}
-	}
-	return b.String()
-}
-
-// expandBraces expands {a,b} alternatives (nested ones too) into separate
-// patterns, as Hadoop's GlobExpander.
-func expandBraces(s string) ([]string, error) {
-	open := -1
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' {
-			i++
-			continue
-		}
-		if s[i] == '{' {
-			open = i
-			break
-		}
-	}
-	if open < 0 {
-		return []string{s}, nil
-	}
-	depth := 0
-	var alts []string
-	start := open + 1
-	closeAt := -1
-	for i := open; i < len(s) && closeAt < 0; i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				alts = append(alts, s[start:i])
-				closeAt = i
-			}
-		case ',':
-			if depth == 1 {
-				alts = append(alts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	if closeAt < 0 {
-		return nil, errors.New("Illegal file pattern: Unclosed group near index " + itoa(len(s)))
-	}
-	var out []string
-	for _, alt := range alts {
-		more, err := expandBraces(s[:open] + alt + s[closeAt+1:])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
-}
-
-// parentExists reports whether the directory holding it exists (for a
 // path written as a directory, "x/", "." or "..", whether it exists).
 func (c *cmdCtx) parentExists(it *item) (bool, error) {
 	p := path.Dir(it.path)

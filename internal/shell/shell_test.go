@@ -741,15 +741,15 @@ func TestRelativize(t *testing.T) {
 }
 
 func TestExpandBraces(t *testing.T) {
-	got, err := expandBraces("/a/{b,c{d,e}}/f{1,2}")
+	got, err := fs.ExpandBraces("/a/{b,c{d,e}}/f{1,2}")
 	want := []string{"/a/b/f1", "/a/b/f2", "/a/cd/f1", "/a/cd/f2", "/a/ce/f1", "/a/ce/f2"}
 	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("expandBraces = %v, %v", got, err)
 	}
-	if _, err := expandBraces("/a/{b,c"); err == nil {
+	if _, err := fs.ExpandBraces("/a/{b,c"); err == nil {
 		t.Error("unclosed brace accepted")
 	}
-	if got, _ := expandBraces(`/a/\{b,c\}`); len(got) != 1 {
+	if got, _ := fs.ExpandBraces(`/a/\{b,c\}`); len(got) != 1 {
 		t.Errorf("escaped braces expanded: %v", got)
 	}
 }

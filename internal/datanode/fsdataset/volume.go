@@ -1,7 +1,6 @@
 package fsdataset
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"errors"
@@ -193,20 +192,8 @@ func (vv volumeVersion) marshal() []byte {
 }
 
 func parseVolumeVersion(data []byte) (volumeVersion, error) {
-	kv := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		k, val, ok := strings.Cut(line, "=")
-		if !ok {
-			return volumeVersion{}, fmt.Errorf("malformed line %q", line)
-		}
-		kv[strings.TrimSpace(k)] = strings.TrimSpace(val)
-	}
-	if err := sc.Err(); err != nil {
+	kv, err := storage.ParseVersionFile(data)
+	if err != nil {
 		return volumeVersion{}, err
 	}
 	var vv volumeVersion

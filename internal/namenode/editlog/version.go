@@ -1,12 +1,12 @@
 package editlog
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/stratafs/strata/internal/storage"
 	"io"
 	"net"
 	"os"
@@ -119,20 +119,8 @@ func (v Version) marshal() []byte {
 }
 
 func parseVersion(data []byte) (Version, error) {
-	kv := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		k, val, ok := strings.Cut(line, "=")
-		if !ok {
-			return Version{}, fmt.Errorf("malformed line %q", line)
-		}
-		kv[strings.TrimSpace(k)] = strings.TrimSpace(val)
-	}
-	if err := sc.Err(); err != nil {
+	kv, err := storage.ParseVersionFile(data)
+	if err != nil {
 		return Version{}, err
 	}
 	var v Version
