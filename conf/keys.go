@@ -107,6 +107,7 @@ var knownKeys = []Key{
 	{"strata.local.datanodes", "3", "Number of DataNodes a local (single-process) strata cluster starts."},
 	{"strata.mover.timeout", "600", "Seconds strata mover waits for replicas to reach their storage types."},
 	{"strata.power.watts", "", "Power draw of this machine in watts, for energy estimates; empty means unknown."},
+	{"test.build.data", "", "Base directory of strata testdfsio (Hadoop's TestDFSIO) files; empty means /benchmarks/TestDFSIO."},
 }
 
 // deprecations maps Hadoop's old key names to their replacements, as
