@@ -40,10 +40,12 @@ ddr=$(dd if="$work/dd" of=/dev/null bs=1M 2>&1 | sed -nE 's/.* copied, ([0-9.]+)
 rm -f "$work/dd"
 
 gen=$(secs "$S" $L -D mapreduce.job.maps=4 examples teragen "$rows" /tera/in)
+sum_gen=$(grep -m1 '^checksum' "$work/last.log" | cut -f2)
 bytes=$("$S" dfs -du -s /tera/in | awk '{print $1}')
 srt=$(secs "$S" $L -D mapreduce.job.reduces=4 examples terasort /tera/in /tera/out)
 val=$(secs "$S" $L examples teravalidate /tera/out /tera/report)
-sum_gen=$(grep -m1 '^checksum' "$work/last.log" | cut -f2)
+sum_val=$(grep -m1 '^checksum' "$work/last.log" | cut -f2)
+"$S" dfs -rm -r -skipTrash /tera/out >/dev/null
 
 # GNU sort on the same records (as 100-byte lines keyed by the hex key).
 "$S" dfs -cat '/tera/in/part-*' | "$work/tera2lines" >"$work/lines"
@@ -61,25 +63,26 @@ w1=$(dfsio 1 write); r1=$(dfsio 1 read); "$S" testdfsio -clean >/dev/null 2>&1
 w3=$(dfsio 3 write); r3=$(dfsio 3 read); "$S" testdfsio -clean >/dev/null 2>&1
 
 # NNBench: create_write and fileStatus at 1, 8, 64 threads.
+nnops() { echo $(( $1 < 8 ? 5000 : 20000 )); }
 nn() { # threads op
-  "$S" nnbench -op "$2" -threads "$1" -ops $(( $1 < 8 ? 5000 : 20000 )) 2>&1 | sed -nE 's/.*Ops per sec: ([0-9.]+).*/\1/p' | head -1
+  "$S" nnbench -op "$2" -threads "$1" -ops "$(nnops "$1")" 2>&1 | sed -nE 's/.*Ops per sec: ([0-9.]+).*/\1/p' | head -1 | xargs printf '%.0f'
 }
 
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3), $(df -T "$work" | awk 'NR==2 {print $2}'); embedded cluster: NameNode + 3 DataNodes, MapReduce in local mode"
 echo
-echo "| benchmark | size | seconds | MB/s | reference in the same run |"
+echo "| benchmark | size | seconds | rate | reference in the same run |"
 echo "|---|---|---:|---:|---|"
 mb=$(echo "$bytes / 1048576" | bc)
-echo "| teragen | $rows rows, $mb MiB | $(printf %.1f "$gen") | $(mbps "$bytes" "$gen") | dd write 1 GiB + fdatasync: $(mbps 1073741824 "$ddw") MB/s |"
-echo "| terasort (4 reducers, output replication 1) | $mb MiB | $(printf %.1f "$srt") | $(mbps "$bytes" "$srt") | GNU sort, same records as 100-byte lines, LC_ALL=C, $(nproc) threads: $(printf %.1f "$gsort") s, $(mbps "$bytes" "$gsort") MB/s |"
-echo "| teravalidate | $mb MiB | $(printf %.1f "$val") | $(mbps "$bytes" "$val") | dd read (page cache): $(mbps 1073741824 "$ddr") MB/s; checksum $sum_gen |"
-echo "| TestDFSIO write, replication 1 | $nfiles × $fsize | | $w1 | |"
-echo "| TestDFSIO read, replication 1 | $nfiles × $fsize | | $r1 | |"
-echo "| TestDFSIO write, replication 3 | $nfiles × $fsize | | $w3 | |"
-echo "| TestDFSIO read, replication 3 | $nfiles × $fsize | | $r3 | |"
+echo "| teragen | $rows rows, $mb MiB | $(printf %.1f "$gen") | $(mbps "$bytes" "$gen") MB/s | dd write 1 GiB + fdatasync: $(mbps 1073741824 "$ddw") MB/s |"
+echo "| terasort (4 reducers, output replication 1) | $mb MiB | $(printf %.1f "$srt") | $(mbps "$bytes" "$srt") MB/s | GNU sort of the same records as 100-byte lines (LC_ALL=C, $(nproc) threads): $(printf %.1f "$gsort") s, $(mbps "$bytes" "$gsort") MB/s |"
+echo "| teravalidate | $mb MiB | $(printf %.1f "$val") | $(mbps "$bytes" "$val") MB/s | checksum: teragen $sum_gen, teravalidate $sum_val |"
+echo "| TestDFSIO write, replication 1 | $nfiles × $fsize | | $w1 MB/s | dd write 1 GiB + fdatasync: $(mbps 1073741824 "$ddw") MB/s |"
+echo "| TestDFSIO read, replication 1 | $nfiles × $fsize | | $r1 MB/s | dd read (page cache): $(mbps 1073741824 "$ddr") MB/s |"
+echo "| TestDFSIO write, replication 3 | $nfiles × $fsize | | $w3 MB/s | |"
+echo "| TestDFSIO read, replication 3 | $nfiles × $fsize | | $r3 MB/s | |"
 for t in 1 8 64; do
-  echo "| nnbench create_write, $t threads | ops/s: $(nn $t create_write) | | | |"
-  echo "| nnbench fileStatus, $t threads | ops/s: $(nn $t fileStatus) | | | |"
+  echo "| nnbench create_write, $t threads | $(nnops $t) ops | | $(nn $t create_write) ops/s | |"
+  echo "| nnbench fileStatus, $t threads | $(nnops $t) ops | | $(nn $t fileStatus) ops/s | |"
 done
 echo
 echo "Per-core scale from the papers (TeraSort end to end): Yahoo 2009 Hadoop ≈11 MB/s per node; SanDisk 6-node cluster 1 TB in 7,386.5 s all-HDD and 3,262.5 s all-SSD ≈3.8 and 8.5 MB/s per core. This run: $(echo "scale=1; $bytes / 1048576 / $srt / $(nproc)" | bc) MB/s per core."
