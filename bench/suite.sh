@@ -4,10 +4,11 @@
 # references measured in the same run on the same disk: dd, GNU sort on the
 # same records, and the papers' per-core Hadoop figures for scale.
 #
-#   bench/suite.sh [rows] [dfsio-files] [dfsio-size]
+#   bench/suite.sh [rows] [dfsio-files] [dfsio-size] [rtw-bytes]
 #     rows         TeraGen rows (default 100m = 10 GB)
 #     dfsio-files  TestDFSIO files (default 12)
 #     dfsio-size   TestDFSIO file size (default 256MB)
+#     rtw-bytes    randomtextwriter total bytes for the sort workload (default 2 GiB)
 #
 # Needs: go, GNU coreutils (dd, sort). Data goes under $TMPDIR (default /tmp).
 set -euo pipefail
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 rows=${1:-100m}
 nfiles=${2:-12}
 fsize=${3:-256MB}
+rtwbytes=${4:-2147483648}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/strata" ./cmd/strata
@@ -53,6 +55,15 @@ gsort=$(secs env LC_ALL=C sort -S 50% --parallel="$(nproc)" -T "$work" -o "$work
 rm -f "$work/lines" "$work/lines.sorted"
 "$S" dfs -rm -r -skipTrash /tera >/dev/null
 
+# The shuffle-heavy workload of the papers: randomtextwriter output sorted
+# by the sort example (every byte crosses the shuffle).
+rtw=$(secs "$S" $L -D mapreduce.randomtextwriter.totalbytes="$rtwbytes" -D mapreduce.randomtextwriter.bytespermap=268435456 \
+  examples randomtextwriter /rtw/in)
+rtwin=$("$S" dfs -du -s /rtw/in | awk '{print $1}')
+rtws=$(secs "$S" $L -D mapreduce.job.reduces=4 examples sort /rtw/in /rtw/out)
+shuffled=$(grep -m1 'Reduce shuffle bytes=' "$work/last.log" | cut -d= -f2)
+"$S" dfs -rm -r -skipTrash /rtw >/dev/null
+
 # TestDFSIO, replication 1 and 3.
 dfsio() { # repl op
   "$S" -D dfs.replication="$1" $L testdfsio "-$2" -nrFiles "$nfiles" -fileSize "$fsize" -resFile "$work/dfsio.log" >"$work/dfsio.out" 2>&1 \
@@ -76,6 +87,8 @@ mb=$(echo "$bytes / 1048576" | bc)
 echo "| teragen | $rows rows, $mb MiB | $(printf %.1f "$gen") | $(mbps "$bytes" "$gen") MB/s | dd write 1 GiB + fdatasync: $(mbps 1073741824 "$ddw") MB/s |"
 echo "| terasort (4 reducers, output replication 1) | $mb MiB | $(printf %.1f "$srt") | $(mbps "$bytes" "$srt") MB/s | GNU sort of the same records as 100-byte lines (LC_ALL=C, $(nproc) threads): $(printf %.1f "$gsort") s, $(mbps "$bytes" "$gsort") MB/s |"
 echo "| teravalidate | $mb MiB | $(printf %.1f "$val") | $(mbps "$bytes" "$val") MB/s | checksum: teragen $sum_gen, teravalidate $sum_val |"
+echo "| randomtextwriter | $(echo "$rtwin / 1048576" | bc) MiB | $(printf %.1f "$rtw") | $(mbps "$rtwin" "$rtw") MB/s | |"
+echo "| sort of randomtextwriter output (4 reducers) | $(echo "$rtwin / 1048576" | bc) MiB, $(echo "$shuffled / 1048576" | bc) MiB shuffled | $(printf %.1f "$rtws") | $(mbps "$rtwin" "$rtws") MB/s | |"
 echo "| TestDFSIO write, replication 1 | $nfiles × $fsize | | $w1 MB/s | dd write 1 GiB + fdatasync: $(mbps 1073741824 "$ddw") MB/s |"
 echo "| TestDFSIO read, replication 1 | $nfiles × $fsize | | $r1 MB/s | dd read (page cache): $(mbps 1073741824 "$ddr") MB/s |"
 echo "| TestDFSIO write, replication 3 | $nfiles × $fsize | | $w3 MB/s | |"
