@@ -113,24 +113,15 @@ func TestCorruptLastEditDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Walk the records (docs/format/namenode-storage.md: a 20-byte segment
-	// header, then length|crc|txid|payload) to the end of the last one;
-	// preallocated zeros follow it.
 	data, err := io.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := 20
-	for end+16 <= len(data) {
-		n := int(binary.BigEndian.Uint32(data[end:]))
-		if n == 0 && binary.BigEndian.Uint64(data[end+8:]) == 0 {
-			break
-		}
-		end += 16 + n
-	}
-	if end <= 20 {
+	ends := recordEnds(data)
+	if len(ends) == 0 {
 		t.Fatal("no records found in the segment")
 	}
+	end := ends[len(ends)-1]
 	last := []byte{data[end-1] ^ 0xff}
 	f.WriteAt(last, int64(end-1))
 	f.Close()
@@ -294,10 +285,7 @@ func TestMidLogCorruptionNeedsRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Damage the 11th record's payload (records 1-10 stay intact).
-	off := 20
-	for i := 0; i < 10; i++ {
-		off += 16 + int(binary.BigEndian.Uint32(data[off:]))
-	}
+	off := recordEnds(data)[9]
 	data[off+16] ^= 0xff
 	if err := os.WriteFile(segs[0], data, 0o644); err != nil {
 		t.Fatal(err)
@@ -323,4 +311,21 @@ func TestMidLogCorruptionNeedsRecover(t *testing.T) {
 		t.Errorf("after recovery %d directories survive, want /d00../d09", len(entries))
 	}
 	nn.stop()
+}
+
+// recordEnds walks an edit-log segment (docs/format/namenode-storage.md: a
+// 20-byte header, then records of length|crc|txid|payload, then
+// preallocated zeros) and returns the offset just past each record.
+func recordEnds(data []byte) []int {
+	var ends []int
+	off := 20
+	for off+16 <= len(data) {
+		n := int(binary.BigEndian.Uint32(data[off:]))
+		if n == 0 && binary.BigEndian.Uint64(data[off+8:]) == 0 {
+			break
+		}
+		off += 16 + n
+		ends = append(ends, off)
+	}
+	return ends
 }

@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path"
 	"sort"
 	"time"
@@ -94,7 +95,7 @@ func (s *Namesystem) locations(b *block, clientIP string) ([]*storageDesc, bool)
 			}
 		}
 	}
-	s.dns.rng.Shuffle(len(locs), func(i, j int) { locs[i], locs[j] = locs[j], locs[i] })
+	rand.Shuffle(len(locs), func(i, j int) { locs[i], locs[j] = locs[j], locs[i] })
 	sort.SliceStable(locs, func(i, j int) bool { return locs[i].dn.ip == clientIP && locs[j].dn.ip != clientIP })
 	return locs, corrupt
 }
@@ -106,8 +107,8 @@ func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, lengt
 		return nil, err
 	}
 	pc := s.checker(ctx)
-	s.mu.Lock() // shuffles with the shared rng
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	r := s.ns.resolve(p)
 	if err := pc.traverse(r); err != nil {
 		return nil, err
