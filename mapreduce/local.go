@@ -384,12 +384,25 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 	return out, nil
 }
 
-// runReduce runs one reduce attempt: merge partition r of every map
-// output, group, reduce, write, commit.
-func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.Output, lc localConfig, dirs []string, committer *Committer, jobCounters *Counters) (err error) {
+// runReduce runs one reduce attempt of a local job: merge partition r of
+// every map output on local disk, then reduce.
+func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.Output, lc localConfig, dirs []string, committer *Committer, jobCounters *Counters) error {
 	counters := NewCounters()
-	tc := &TaskContext{Attempt: att, Counters: counters}
-	r := att.Task
+	merged, err := mergeLocal(att.Task, outputs, job.CompareFunc(), lc, dirs, counters)
+	if err != nil {
+		return err
+	}
+	defer merged.Close()
+	if err := reduceMerged(ctx, job, att, merged, committer, counters); err != nil {
+		return err
+	}
+	jobCounters.Merge(counters)
+	return nil
+}
+
+// mergeLocal opens partition r of each map output and merges them. The
+// map output files are closed when the returned iterator is.
+func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc localConfig, dirs []string, counters *Counters) (_ spill.Iterator, err error) {
 	var segs []spill.Iterator
 	var files []*os.File
 	defer func() {
@@ -397,36 +410,55 @@ func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.
 			for _, s := range segs {
 				s.Close()
 			}
-		}
-		for _, f := range files {
-			f.Close()
+			for _, f := range files {
+				f.Close()
+			}
 		}
 	}()
 	for _, o := range outputs {
 		if r >= len(o.Index) {
-			return fmt.Errorf("map output %s has %d partitions, want %d", o.Path, len(o.Index), r+1)
+			return nil, fmt.Errorf("map output %s has %d partitions, want %d", o.Path, len(o.Index), r+1)
 		}
 		ie := o.Index[r]
 		f, err := os.Open(o.Path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		files = append(files, f)
 		seg, err := spill.OpenSegment(io.NewSectionReader(f, ie.Offset, ie.PartLength), lc.codec, ie.PartLength, ie.RawLength)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		segs = append(segs, seg)
 		counters.Add(GroupTask, ShuffledMaps, 1)
 		counters.Add(GroupTask, ReduceShuffleBytes, ie.PartLength)
 	}
-	cmp := job.CompareFunc()
 	merged, err := spill.Merge(segs, cmp, lc.sortFactor, dirs, lc.codec)
 	if err != nil {
-		return err
+		segs = nil // Merge closed them
+		return nil, err
 	}
-	segs = nil
-	defer merged.Close()
+	return &closingIterator{Iterator: merged, files: files}, nil
+}
+
+// closingIterator closes files after its iterator.
+type closingIterator struct {
+	spill.Iterator
+	files []*os.File
+}
+
+func (c *closingIterator) Close() error {
+	err := c.Iterator.Close()
+	for _, f := range c.files {
+		f.Close()
+	}
+	return err
+}
+
+// reduceMerged runs the reducer over a merged, sorted stream and commits
+// the attempt's output.
+func reduceMerged(ctx context.Context, job *Job, att *TaskAttempt, merged spill.Iterator, committer *Committer, counters *Counters) (err error) {
+	tc := &TaskContext{Attempt: att, Counters: counters}
 	if _, err := committer.SetupTask(ctx, att); err != nil {
 		return err
 	}
@@ -436,7 +468,7 @@ func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.
 			committer.AbortTask(context.Background(), att)
 		}
 	}()
-	w, err := job.Output.Writer(ctx, att, fmt.Sprintf("part-r-%05d", r))
+	w, err := job.Output.Writer(ctx, att, fmt.Sprintf("part-r-%05d", att.Task))
 	if err != nil {
 		return err
 	}
@@ -455,6 +487,7 @@ func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.
 		counters.Add(GroupTask, ReduceOutputRecords, 1)
 		return w.Write(k, v)
 	})
+	cmp := job.CompareFunc()
 	err = spill.Groups(merged, cmp, func(key []byte, values func() ([]byte, bool)) error {
 		counters.Add(GroupTask, ReduceInputGroups, 1)
 		counting := func() ([]byte, bool) {
@@ -486,6 +519,5 @@ func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.
 		return err
 	}
 	committed = true
-	jobCounters.Merge(counters)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
@@ -336,7 +337,21 @@ func newTeraSort(args []string, c *conf.Configuration) (*mapreduce.Job, error) {
 		repl = n
 	}
 	reduces := reducers(c)
+	// points are the split points: computed by the job's Setup in the
+	// submitting process, or read from the partition file in a task's own
+	// process (as Hadoop's TotalOrderPartitioner reads it).
 	var points [][]byte
+	var loadOnce sync.Once
+	var loadErr error
+	loadPoints := func() {
+		if points != nil {
+			return
+		}
+		points, loadErr = readPartitionFile(context.Background(), fs.Env{Conf: c}.WithDefaults(), strings.TrimSuffix(out, "/")+"/"+partitionFile)
+		if loadErr == nil && len(points) != reduces-1 {
+			loadErr = fmt.Errorf("terasort: partition file has %d split points for %d reducers", len(points), reduces)
+		}
+	}
 	identity := func() mapreduce.Mapper {
 		return mapreduce.MapFunc(func(ctx *mapreduce.TaskContext, k, v []byte, out mapreduce.Emitter) error { return out.Emit(k, v) })
 	}
@@ -357,6 +372,10 @@ func newTeraSort(args []string, c *conf.Configuration) (*mapreduce.Job, error) {
 		NumReducers: reduces,
 		// Partition = the number of split points ≤ key.
 		Partitioner: func(key, _ []byte, n int) int {
+			loadOnce.Do(loadPoints)
+			if loadErr != nil {
+				panic(loadErr) // fails the attempt with the reason
+			}
 			return sort.Search(len(points), func(i int) bool { return bytes.Compare(points[i], key) > 0 })
 		},
 	}

@@ -1,0 +1,15 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/stratafs/strata/mapreduce"
+)
+
+func init() {
+	register(command{name: "task", summary: "run one MapReduce task attempt (a TaskTracker's child): JSON spec on stdin, JSON result on stdout", run: runTask})
+}
+
+func runTask(ctx context.Context, env *Env, args []string) int {
+	return mapreduce.TaskMain(ctx, env.Stdin, env.Stdout)
+}

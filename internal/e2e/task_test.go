@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	_ "github.com/stratafs/strata/internal/examples" // registers wordcount
+	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/mapreduce"
+)
+
+// runChild runs one attempt as a `strata task` child process.
+func runChild(t *testing.T, spec mapreduce.TaskSpec) (*mapreduce.TaskResult, int) {
+	t.Helper()
+	in, _ := json.Marshal(spec)
+	cmd := exec.Command(strataBin, "task")
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var res mapreduce.TaskResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("child's result %q does not decode: %v (stderr %s)", out.String(), err, errb.String())
+	}
+	return &res, code
+}
+
+// TestTaskChildrenAndShuffle runs wordcount the way a TaskTracker does:
+// every attempt in its own process, map outputs served over HTTP by the
+// shuffle server, reducers fetching them.
+func TestTaskChildrenAndShuffle(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	os.MkdirAll(in, 0o755)
+	want := map[string]int{}
+	for f := 0; f < 3; f++ {
+		var b strings.Builder
+		for i := 0; i < 3000; i++ {
+			w := fmt.Sprintf("w%d", (i*7+f)%97)
+			want[w]++
+			b.WriteString(w + " ")
+			if i%10 == 9 {
+				b.WriteString("\n")
+			}
+		}
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d.txt", f)), []byte(b.String()), 0o644)
+	}
+	settings := map[string]string{
+		"mapreduce.cluster.local.dir":                   filepath.Join(dir, "local"),
+		"mapreduce.job.reduces":                         "2",
+		"mapreduce.task.io.sort.mb":                     "1",
+		"mapreduce.reduce.shuffle.read.timeout":         "2000",
+		"mapreduce.input.fileinputformat.split.maxsize": "20000",
+	}
+	c := conf.New()
+	for k, v := range settings {
+		c.Set(k, v)
+	}
+	args := []string{"file://" + in, "file://" + out}
+	job, err := mapreduce.NewJob("wordcount", args, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := fs.Env{Conf: c}.WithDefaults()
+	ctx := context.Background()
+	splits, err := job.Input.Splits(ctx, env, c, job.InputPaths)
+	if err != nil || len(splits) < 3 {
+		t.Fatalf("%d splits, %v", len(splits), err)
+	}
+	committer, err := mapreduce.NewCommitter(env, c, job.OutputPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := committer.SetupJob(ctx); err != nil {
+		t.Fatal(err)
+	}
+	jobID := "job_e2e_0001"
+	base := mapreduce.TaskSpec{Job: "wordcount", Args: args, Conf: settings, User: env.User, JobID: jobID, Reducers: 2}
+
+	srv := shuffle.NewServer(shuffle.ServerConfig{})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	var locs []shuffle.MapLocation
+	for i, sp := range splits {
+		spec := base
+		spec.Type, spec.Task, spec.Split = "m", sp.Index, &splits[i]
+		spec.LocalDirs = []string{filepath.Join(dir, "tt", "m", strconv.Itoa(i))}
+		os.MkdirAll(spec.LocalDirs[0], 0o755)
+		res, code := runChild(t, spec)
+		if code != 0 || res.Output == nil {
+			t.Fatalf("map %d: exit %d, %s", i, code, res.Error)
+		}
+		att := (&mapreduce.TaskAttempt{JobID: jobID, Type: 'm', Task: sp.Index}).ID()
+		if err := srv.Add(shuffle.MapOutputInfo{JobID: jobID, AttemptID: att, Path: res.Output.Path, Index: res.Output.Index}); err != nil {
+			t.Fatal(err)
+		}
+		locs = append(locs, shuffle.MapLocation{AttemptID: att, URL: hs.URL, MapIndex: i})
+	}
+	for r := 0; r < 2; r++ {
+		spec := base
+		spec.Type, spec.Task, spec.Maps = "r", r, locs
+		spec.LocalDirs = []string{filepath.Join(dir, "tt", "r", strconv.Itoa(r))}
+		os.MkdirAll(spec.LocalDirs[0], 0o755)
+		res, code := runChild(t, spec)
+		if code != 0 {
+			t.Fatalf("reduce %d: exit %d, %s", r, code, res.Error)
+		}
+		if res.Counters[mapreduce.GroupTask][mapreduce.ShuffledMaps] != int64(len(splits)) {
+			t.Errorf("reduce %d shuffled %d maps, want %d", r, res.Counters[mapreduce.GroupTask][mapreduce.ShuffledMaps], len(splits))
+		}
+	}
+	if err := committer.CommitJob(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for r := 0; r < 2; r++ {
+		b, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("part-r-%05d", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			k, v, _ := strings.Cut(l, "\t")
+			n, _ := strconv.Atoi(v)
+			got[k] += n
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d words, want %d", len(got), len(want))
+	}
+	for w, n := range want {
+		if got[w] != n {
+			t.Fatalf("count of %s = %d, want %d", w, got[w], n)
+		}
+	}
+
+	// A reduce whose map outputs are gone names the maps to re-run.
+	srv.Remove(jobID, locs[1].AttemptID)
+	spec := base
+	spec.Type, spec.Task, spec.Maps, spec.Attempt = "r", 0, locs, 1
+	spec.LocalDirs = []string{filepath.Join(dir, "tt", "r", "again")}
+	os.MkdirAll(spec.LocalDirs[0], 0o755)
+	spec.Conf = map[string]string{}
+	for k, v := range settings {
+		spec.Conf[k] = v
+	}
+	res, code := runChild(t, spec)
+	if code == 0 || len(res.FailedMaps) != 1 || res.FailedMaps[0] != locs[1].AttemptID {
+		t.Fatalf("fetch failure: exit %d, failed maps %v, %s", code, res.FailedMaps, res.Error)
+	}
+
+	// An unknown job fails the child with a clear error.
+	bad := base
+	bad.Job, bad.Type = "nosuchjob", "m"
+	res, code = runChild(t, bad)
+	if code != 1 || !strings.Contains(res.Error, `unknown job "nosuchjob"`) {
+		t.Fatalf("unknown job: exit %d, %q", code, res.Error)
+	}
+}

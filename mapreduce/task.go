@@ -1,0 +1,155 @@
+package mapreduce
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/internal/spill"
+)
+
+// TaskSpec describes one task attempt to run in its own process (a
+// TaskTracker's child, Hadoop's child JVM): the job to rebuild from its
+// registered name, arguments and settings, and the attempt's input.
+type TaskSpec struct {
+	Job   string            `json:"job"`
+	Args  []string          `json:"args"`
+	Conf  map[string]string `json:"conf"`
+	User  string            `json:"user"`
+	JobID string            `json:"jobId"`
+	// Type is "m" or "r".
+	Type    string `json:"type"`
+	Task    int    `json:"task"`
+	Attempt int    `json:"attempt"`
+	// Split is a map task's input.
+	Split *InputSplit `json:"split,omitempty"`
+	// Reducers is the job's number of reduce tasks (a map partitions its
+	// output into that many parts; 0: map-only).
+	Reducers int `json:"reducers"`
+	// LocalDirs hold the attempt's spills and map output.
+	LocalDirs []string `json:"localDirs"`
+	// Maps are, for a reduce task, where each map's output is served.
+	Maps []shuffle.MapLocation `json:"maps,omitempty"`
+}
+
+// TaskResult is what an attempt reports when it ends.
+type TaskResult struct {
+	// Output is a map attempt's output on local disk (to be served to
+	// reducers).
+	Output   *spill.Output               `json:"output,omitempty"`
+	Counters map[string]map[string]int64 `json:"counters"`
+	Error    string                      `json:"error,omitempty"`
+	// FailedMaps are, after a fetch failure, the map attempts whose output
+	// could not be fetched (they must run again).
+	FailedMaps []string `json:"failedMaps,omitempty"`
+}
+
+// RunTask runs one attempt in this process.
+func RunTask(ctx context.Context, spec TaskSpec) (*TaskResult, error) {
+	c := conf.New()
+	for k, v := range spec.Conf {
+		c.Set(k, v)
+	}
+	job, err := NewJob(spec.Job, spec.Args, c)
+	if err != nil {
+		return nil, err
+	}
+	if job.Conf == nil {
+		job.Conf = c
+	}
+	env := fs.Env{Conf: job.Conf, User: spec.User}.WithDefaults()
+	lc, err := readLocalConfig(job.Conf)
+	if err != nil {
+		return nil, err
+	}
+	committer, err := NewCommitter(env, job.Conf, job.OutputPath)
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.Type) != 1 {
+		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
+	}
+	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath}
+	counters := NewCounters()
+	res := &TaskResult{}
+	switch spec.Type {
+	case "m":
+		if spec.Split == nil {
+			return nil, errors.New("mapreduce: map task without a split")
+		}
+		out, err := runMap(ctx, job, att, *spec.Split, spec.Reducers, lc, spec.LocalDirs, committer, counters)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Reducers > 0 {
+			res.Output = &out
+		}
+	case "r":
+		cfg := shuffle.DefaultConfig()
+		cfg.JobID, cfg.Reduce, cfg.Name = spec.JobID, spec.Task, att.ID()
+		cfg.Compare, cfg.Codec, cfg.SortFactor, cfg.LocalDirs = job.CompareFunc(), lc.codec, lc.sortFactor, spec.LocalDirs
+		if n, err := job.Conf.GetInt("mapreduce.reduce.shuffle.parallelcopies"); err == nil && n > 0 {
+			cfg.ParallelCopies = int(n)
+		}
+		if d := job.Conf.Get("mapreduce.reduce.shuffle.read.timeout"); d != "" {
+			if v, err := job.Conf.GetDuration("mapreduce.reduce.shuffle.read.timeout", time.Millisecond); err == nil {
+				cfg.ReadTimeout, cfg.ConnectTimeout = v, v
+			}
+		}
+		cfg.Counters = func(name string, n int64) { counters.Add(GroupTask, name, n) }
+		merged, err := shuffle.Fetch(ctx, cfg, spec.Maps)
+		var fe *shuffle.FetchError
+		if errors.As(err, &fe) {
+			for _, m := range fe.Failed {
+				res.FailedMaps = append(res.FailedMaps, m.AttemptID)
+			}
+			res.Error = err.Error()
+			return res, err
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer merged.Close()
+		if err := reduceMerged(ctx, job, att, merged, committer, counters); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
+	}
+	res.Counters = counters.Map()
+	return res, nil
+}
+
+// TaskMain runs the attempt described by the JSON TaskSpec on in and
+// writes its JSON TaskResult on out; it returns the exit status (0 done,
+// 1 failed). A panic in the job's code fails the attempt with its message.
+func TaskMain(ctx context.Context, in io.Reader, out io.Writer) (code int) {
+	var spec TaskSpec
+	res := &TaskResult{}
+	defer func() {
+		if r := recover(); r != nil {
+			res = &TaskResult{Error: fmt.Sprintf("panic: %v", r)}
+			code = 1
+		}
+		json.NewEncoder(out).Encode(res)
+	}()
+	if err := json.NewDecoder(io.LimitReader(in, 64<<20)).Decode(&spec); err != nil {
+		res.Error = "bad task spec: " + err.Error()
+		return 1
+	}
+	r, err := RunTask(ctx, spec)
+	if r != nil {
+		res = r
+	}
+	if err != nil {
+		res.Error = err.Error()
+		return 1
+	}
+	return 0
+}
