@@ -122,6 +122,11 @@ type Job struct {
 	// Setup, if set, runs once in the submitting process before the job
 	// starts (TeraSort writes its partition file here).
 	Setup func(ctx context.Context, job *Job, env fs.Env) error
+
+	// registered and args are the name and arguments NewJob built the job
+	// from: what a cluster's processes rebuild it with.
+	registered string
+	args       []string
 }
 
 // CompareFunc returns the job's comparator.
@@ -175,7 +180,11 @@ func NewJob(name string, args []string, c *conf.Configuration) (*Job, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownJob, name)
 	}
-	return r.factory(args, c)
+	job, err := r.factory(args, c)
+	if job != nil {
+		job.registered, job.args = name, args
+	}
+	return job, err
 }
 
 // Jobs lists registered job names with their usage lines, sorted.

@@ -23,17 +23,24 @@ func Submit(ctx context.Context, job *Job, env fs.Env, w io.Writer) (*Result, er
 		c = env.Conf
 		job.Conf = c
 	}
+	run := RunLocal
 	switch fw := c.Get("mapreduce.framework.name"); fw {
 	case "local", "":
+	case "classic":
+		run = runClassic
 	default:
-		return nil, fmt.Errorf("mapreduce: mapreduce.framework.name=%q: only \"local\" is available in this build", fw)
+		return nil, fmt.Errorf("mapreduce: mapreduce.framework.name=%q: use local or classic", fw)
 	}
 	pr := newProgressPrinter(w)
 	fmt.Fprintf(w, "INFO mapreduce.Job: Running job %q\n", job.Name)
-	res, err := RunLocal(ctx, job, env, pr.update)
+	res, err := run(ctx, job, env, pr.update)
 	pr.done()
 	if err != nil {
-		fmt.Fprintf(w, "INFO mapreduce.Job: Job %s failed: %v\n", pr.jobID(), err)
+		if id := pr.jobID(); id != "" {
+			fmt.Fprintf(w, "INFO mapreduce.Job: Job %s failed: %v\n", id, err)
+		} else {
+			fmt.Fprintf(w, "INFO mapreduce.Job: Job failed: %v\n", err)
+		}
 		return nil, err
 	}
 	fmt.Fprintf(w, "INFO mapreduce.Job: Job %s completed successfully in %.3f s\n", res.JobID, res.Elapsed.Seconds())

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/stratafs/strata/fs"
-	"github.com/stratafs/strata/internal/streaming"
+	_ "github.com/stratafs/strata/internal/streaming" // registers the streaming job
 	"github.com/stratafs/strata/mapreduce"
 )
 
@@ -14,7 +14,7 @@ func init() {
 }
 
 func runStreaming(ctx context.Context, env *Env, args []string) int {
-	job, err := streaming.NewJob(args, env.Conf)
+	job, err := mapreduce.NewJob("streaming", args, env.Conf)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, err)
 		return 2

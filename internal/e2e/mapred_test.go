@@ -1,0 +1,218 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mrCluster is a JobTracker and TaskTrackers, each its own process.
+type mrCluster struct {
+	t     *testing.T
+	jt    string
+	opts  []string
+	tts   []*exec.Cmd
+	logs  []*syncBuffer
+	jtLog *syncBuffer
+}
+
+var ttLaunchRE = regexp.MustCompile(`launching attempt" attempt=(attempt_\S+_r_\S+)`)
+
+func startProc(t *testing.T, name string, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	log := &syncBuffer{}
+	cmd := exec.Command(strataBin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, log.String())
+		}
+	})
+	return cmd, log
+}
+
+func startMR(t *testing.T, trackers int) *mrCluster {
+	m := &mrCluster{t: t, jt: freePort(t)}
+	m.opts = []string{"-D", "mapreduce.jobtracker.address=" + m.jt,
+		"-D", "mapreduce.jobtracker.heartbeat.interval=100",
+		"-D", "mapreduce.jobtracker.expire.trackers.interval=2000"}
+	_, m.jtLog = startProc(t, "jobtracker", append(m.opts, "jobtracker")...)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", m.jt, 100*time.Millisecond); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobtracker did not start:\n%s", m.jtLog.String())
+		}
+	}
+	for i := 0; i < trackers; i++ {
+		cmd, log := startProc(t, fmt.Sprintf("tasktracker %d", i), append(m.opts,
+			"-D", "mapreduce.tasktracker.http.address=127.0.0.1:0",
+			"-D", "mapreduce.cluster.local.dir="+t.TempDir(), "tasktracker")...)
+		m.tts, m.logs = append(m.tts, cmd), append(m.logs, log)
+	}
+	return m
+}
+
+// submit runs a job client; it returns when the job ends.
+func (m *mrCluster) submit(out *syncBuffer, args ...string) error {
+	cmd := exec.Command(strataBin, append(append(append([]string{}, m.opts...), "-D", "mapreduce.framework.name=classic"), args...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd.Run()
+}
+
+func readParts(t *testing.T, dir string) []string {
+	t.Helper()
+	parts, _ := filepath.Glob(filepath.Join(dir, "part-*"))
+	if len(parts) == 0 {
+		t.Fatalf("no output parts in %s", dir)
+	}
+	var lines []string
+	for _, p := range parts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return lines
+}
+
+// TestClusterWordCount runs wordcount through the JobTracker on two
+// TaskTrackers and checks every count, the counters and `strata job`.
+func TestClusterWordCount(t *testing.T) {
+	m := startMR(t, 2)
+	dir := t.TempDir()
+	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	os.MkdirAll(in, 0o755)
+	want := map[string]int{}
+	for f := 0; f < 4; f++ {
+		var b strings.Builder
+		for i := 0; i < 5000; i++ {
+			w := fmt.Sprintf("w%d", (i*13+f)%211)
+			want[w]++
+			fmt.Fprintf(&b, "%s %s\n", w, w)
+			want[w]++
+		}
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d", f)), []byte(b.String()), 0o644)
+	}
+	out := &syncBuffer{}
+	if err := m.submit(out, "-D", "mapreduce.job.reduces=3", "examples", "wordcount", "file://"+in, "file://"+outDir); err != nil {
+		t.Fatalf("job client: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "completed successfully") || !strings.Contains(out.String(), "Launched map tasks=4") {
+		t.Errorf("job client output:\n%s", out.String())
+	}
+	got := map[string]int{}
+	for _, l := range readParts(t, outDir) {
+		k, v, _ := strings.Cut(l, "\t")
+		n, _ := strconv.Atoi(v)
+		got[k] += n
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d words, want %d", len(got), len(want))
+	}
+	for w, n := range want {
+		if got[w] != n {
+			t.Fatalf("count of %s = %d, want %d", w, got[w], n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outDir, "_SUCCESS")); err != nil {
+		t.Error(err)
+	}
+	list, err := exec.Command(strataBin, append(m.opts, "job", "-list")...).CombinedOutput()
+	if err != nil || !strings.Contains(string(list), "SUCCEEDED") {
+		t.Errorf("strata job -list: %v\n%s", err, list)
+	}
+
+	// A job whose output exists is refused before it is submitted.
+	out = &syncBuffer{}
+	if err := m.submit(out, "examples", "wordcount", "file://"+in, "file://"+outDir); err == nil || !strings.Contains(out.String(), "exists") {
+		t.Errorf("second run into the same output: %v\n%s", err, out.String())
+	}
+}
+
+// TestClusterLosesTaskTracker kill -9s a TaskTracker while reduces run:
+// its attempts and the map outputs it held are re-run elsewhere and the
+// job's output is still complete.
+func TestClusterLosesTaskTracker(t *testing.T) {
+	m := startMR(t, 2)
+	dir := t.TempDir()
+	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	os.MkdirAll(in, 0o755)
+	var want []string
+	for f := 0; f < 4; f++ {
+		var b strings.Builder
+		for i := 0; i < 2000; i++ {
+			l := fmt.Sprintf("line-%d-%05d", f, i)
+			want = append(want, l)
+			b.WriteString(l + "\n")
+		}
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d", f)), []byte(b.String()), 0o644)
+	}
+	sort.Strings(want)
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- m.submit(out, "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
+			"-mapper", "cat", "-reducer", "sleep 2; cat", "-numReduceTasks", "4")
+	}()
+	// Kill whichever tracker starts a reduce first, once it has one.
+	deadline := time.Now().Add(60 * time.Second)
+	killed := -1
+	for killed < 0 && time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("job ended (%v) before a reduce started:\n%s", err, out.String())
+		default:
+		}
+		for i, l := range m.logs {
+			if ttLaunchRE.MatchString(l.String()) {
+				m.tts[i].Process.Kill()
+				killed = i
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if killed < 0 {
+		t.Fatalf("no reduce started; client:\n%s", out.String())
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("job failed after losing a tasktracker: %v\n%s", err, out.String())
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatalf("job did not finish after losing a tasktracker:\n%s", out.String())
+	}
+	if !strings.Contains(m.jtLog.String(), "lost tasktracker") {
+		t.Errorf("the jobtracker did not notice the lost tasktracker")
+	}
+	var got []string
+	for _, l := range readParts(t, outDir) {
+		got = append(got, strings.TrimSuffix(l, "\t"))
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("output has %d lines, want %d", len(got), len(want))
+	}
+}

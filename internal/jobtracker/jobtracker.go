@@ -1,0 +1,606 @@
+// Package jobtracker is the JobTracker daemon of strata's MapReduce
+// (Hadoop MRv1's architecture): it accepts jobs from clients, divides them
+// into map and reduce tasks, hands task attempts to TaskTrackers in their
+// heartbeats — data-local maps first, into the trackers' free slots —,
+// retries failed attempts up to mapreduce.map/reduce.maxattempts, re-runs
+// the maps whose output was lost with a TaskTracker, and commits the job.
+// Clients and TaskTrackers speak to it over Hadoop IPC
+// (strata.JobSubmissionProtocol, strata.InterTrackerProtocol).
+package jobtracker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/mapreduce"
+)
+
+// Protocol names.
+const (
+	SubmissionProtocol   = mapreduce.SubmissionProtocol
+	InterTrackerProtocol = "strata.InterTrackerProtocol"
+)
+
+// Config configures a JobTracker.
+type Config struct {
+	// Addr is the RPC address (mapreduce.jobtracker.address).
+	Addr string
+	// HeartbeatInterval is what TaskTrackers are told to use.
+	HeartbeatInterval time.Duration
+	// TrackerExpiry declares a TaskTracker lost after this long without a
+	// heartbeat (mapreduce.jobtracker.expire.trackers.interval, 10 min).
+	TrackerExpiry time.Duration
+	Logger        *slog.Logger
+}
+
+// JobTracker is the daemon. Lifecycle: New → Start → Close.
+type JobTracker struct {
+	cfg Config
+	log *slog.Logger
+	srv *ipc.Server
+	ln  net.Listener
+
+	mu       sync.Mutex
+	jobs     map[string]*job
+	order    []string
+	trackers map[string]*tracker
+	seq      int
+	started  int64
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+type tracker struct {
+	name, host, url string
+	// ip is the address the tracker's heartbeats come from: a split's
+	// hosts may name DataNodes by address rather than by host name.
+	ip string
+	lastSeen        time.Time
+	kill            []string
+	doneJobs        []string
+}
+
+type taskState int
+
+const (
+	pending taskState = iota
+	running
+	done
+)
+
+type task struct {
+	isMap    bool
+	index    int
+	state    taskState
+	attempts int // attempts started
+	failures int
+	split    *mapreduce.InputSplit
+	// For a finished map: where its output is served.
+	tracker, url, attemptID string
+	running                 map[string]string // attempt id → tracker name
+	lastError               string
+}
+
+type job struct {
+	id       string
+	spec     *mrpb.JobSpec
+	name     string
+	user     string
+	settings map[string]string
+	mr       *mapreduce.Job
+	maps     []*task
+	reduces  []*task
+	state    string
+	err      string
+	counters *mapreduce.Counters
+	start    time.Time
+	finish   time.Time
+	commit   *mapreduce.Committer
+	maxMap   int
+	maxRed   int
+}
+
+// New returns a JobTracker; it does not listen until Start.
+func New(cfg Config) *JobTracker {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = time.Second
+	}
+	if cfg.TrackerExpiry <= 0 {
+		cfg.TrackerExpiry = 10 * time.Minute
+	}
+	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
+		stop: make(chan struct{}), started: time.Now().UnixMilli()}
+	jt.srv = ipc.NewServer(ipc.ServerConfig{Logger: cfg.Logger})
+	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
+		"submitJob":    ipc.Unary(jt.submitJob),
+		"getJobStatus": ipc.Unary(jt.getJobStatus),
+		"killJob":      ipc.Unary(jt.killJob),
+		"listJobs":     ipc.Unary(jt.listJobs),
+	})
+	jt.srv.Register(InterTrackerProtocol, map[string]ipc.Method{
+		"heartbeat": ipc.Unary(jt.heartbeat),
+	})
+	return jt
+}
+
+// ConfigFrom reads the JobTracker's settings.
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	cfg := Config{Addr: c.Get("mapreduce.jobtracker.address")}
+	if cfg.Addr == "" || cfg.Addr == "local" {
+		return cfg, errors.New("jobtracker: set mapreduce.jobtracker.address (host:port)")
+	}
+	if v := c.Get("mapreduce.jobtracker.expire.trackers.interval"); v != "" {
+		d, err := c.GetDuration("mapreduce.jobtracker.expire.trackers.interval", time.Millisecond)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.TrackerExpiry = d
+	}
+	if v := c.Get("mapreduce.jobtracker.heartbeat.interval"); v != "" {
+		d, err := c.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.HeartbeatInterval = d
+	}
+	return cfg, nil
+}
+
+// Start listens and starts the tracker monitor.
+func (jt *JobTracker) Start() error {
+	ln, err := net.Listen("tcp", jt.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("jobtracker: %w", err)
+	}
+	jt.ln = ln
+	jt.wg.Add(2)
+	go func() { defer jt.wg.Done(); jt.srv.Serve(ln) }()
+	go func() { defer jt.wg.Done(); jt.monitor() }()
+	jt.log.Info("jobtracker: serving", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the bound RPC address.
+func (jt *JobTracker) Addr() string { return jt.ln.Addr().String() }
+
+// Close stops the daemon. Safe to call twice.
+func (jt *JobTracker) Close() error {
+	jt.closeOnce.Do(func() {
+		close(jt.stop)
+		jt.srv.Close()
+		jt.wg.Wait()
+	})
+	return nil
+}
+
+func (jt *JobTracker) monitor() {
+	t := time.NewTicker(min(jt.cfg.TrackerExpiry/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-jt.stop:
+			return
+		case now := <-t.C:
+			jt.mu.Lock()
+			for name, tr := range jt.trackers {
+				if now.Sub(tr.lastSeen) > jt.cfg.TrackerExpiry {
+					jt.log.Warn("jobtracker: lost tasktracker", "tracker", name)
+					delete(jt.trackers, name)
+					jt.trackerLost(name)
+				}
+			}
+			jt.mu.Unlock()
+		}
+	}
+}
+
+// trackerLost re-queues the attempts that ran on a lost tracker and the
+// maps whose output died with it (while reduces still need them). Lock
+// held.
+func (jt *JobTracker) trackerLost(name string) {
+	for _, j := range jt.jobs {
+		if j.state != "RUNNING" {
+			continue
+		}
+		reducesLeft := false
+		for _, r := range j.reduces {
+			reducesLeft = reducesLeft || r.state != done
+		}
+		for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
+			for att, tr := range t.running {
+				if tr == name {
+					delete(t.running, att)
+				}
+			}
+			if t.state == running && len(t.running) == 0 {
+				t.state = pending
+			}
+			if t.isMap && t.state == done && t.tracker == name && reducesLeft {
+				jt.log.Info("jobtracker: re-running map lost with its tracker", "job", j.id, "map", t.index)
+				t.state, t.tracker, t.url, t.attemptID = pending, "", "", ""
+			}
+		}
+	}
+}
+
+func kvs(m map[string]string) []*mrpb.KeyValue {
+	var out []*mrpb.KeyValue
+	for k, v := range m {
+		out = append(out, &mrpb.KeyValue{Key: proto.String(k), Value: proto.String(v)})
+	}
+	return out
+}
+
+func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest) (*mrpb.SubmitJobResponse, error) {
+	spec := req.GetSpec()
+	c := conf.New()
+	settings := map[string]string{}
+	for _, kv := range spec.GetConf() {
+		c.Set(kv.GetKey(), kv.GetValue())
+		settings[kv.GetKey()] = kv.GetValue()
+	}
+	user := spec.GetUser()
+	if caller, ok := ipc.CallerFrom(ctx); ok && user == "" {
+		user = caller.User
+	}
+	mr, err := mapreduce.NewJob(spec.GetJob(), spec.GetArgs(), c)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "%v", err)
+	}
+	if mr.Conf == nil {
+		mr.Conf = c
+	}
+	env := fs.Env{Conf: mr.Conf, User: user}.WithDefaults()
+	splits, err := mr.Input.Splits(ctx, env, mr.Conf, mr.InputPaths)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassIOException, "computing input splits: %v", err)
+	}
+	commit, err := mapreduce.NewCommitter(env, mr.Conf, mr.OutputPath)
+	if err == nil {
+		err = commit.SetupJob(ctx)
+	}
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassIOException, "%v", err)
+	}
+	maxAttempts := func(key string) int {
+		n, err := mr.Conf.GetInt(key)
+		if err != nil || n < 1 {
+			return 4
+		}
+		return int(n)
+	}
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	jt.seq++
+	j := &job{
+		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: mr.Name, user: user, settings: settings, mr: mr,
+		state: "RUNNING", counters: mapreduce.NewCounters(), start: time.Now(), commit: commit,
+		maxMap: maxAttempts("mapreduce.map.maxattempts"), maxRed: maxAttempts("mapreduce.reduce.maxattempts"),
+	}
+	for i := range splits {
+		j.maps = append(j.maps, &task{isMap: true, index: splits[i].Index, split: &splits[i], running: map[string]string{}})
+	}
+	sort.Slice(j.maps, func(a, b int) bool { return j.maps[a].index < j.maps[b].index })
+	if mr.NewReducer != nil {
+		for r := 0; r < mr.NumReducers; r++ {
+			j.reduces = append(j.reduces, &task{index: r, running: map[string]string{}})
+		}
+	}
+	jt.jobs[j.id] = j
+	jt.order = append(jt.order, j.id)
+	jt.log.Info("jobtracker: job submitted", "job", j.id, "name", j.name, "maps", len(j.maps), "reduces", len(j.reduces), "user", user)
+	jt.checkDone(j)
+	return &mrpb.SubmitJobResponse{JobId: proto.String(j.id)}, nil
+}
+
+func (jt *JobTracker) status(j *job) *mrpb.JobStatus {
+	st := &mrpb.JobStatus{
+		JobId: proto.String(j.id), Name: proto.String(j.name), State: proto.String(j.state), User: proto.String(j.user),
+		Maps: proto.Int32(int32(len(j.maps))), Reduces: proto.Int32(int32(len(j.reduces))),
+		Error: proto.String(j.err), StartMs: proto.Int64(j.start.UnixMilli()),
+	}
+	if !j.finish.IsZero() {
+		st.FinishMs = proto.Int64(j.finish.UnixMilli())
+	}
+	var md, rd int32
+	for _, t := range j.maps {
+		if t.state == done {
+			md++
+		}
+	}
+	for _, t := range j.reduces {
+		if t.state == done {
+			rd++
+		}
+	}
+	st.MapsDone, st.ReducesDone = proto.Int32(md), proto.Int32(rd)
+	for _, g := range j.counters.Groups() {
+		for _, cv := range j.counters.Group(g) {
+			st.Counters = append(st.Counters, &mrpb.Counter{Group: proto.String(g), Name: proto.String(cv.Name), Value: proto.Int64(cv.Value)})
+		}
+	}
+	return st
+}
+
+func (jt *JobTracker) getJobStatus(ctx context.Context, req *mrpb.JobIDRequest) (*mrpb.JobStatusResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j := jt.jobs[req.GetJobId()]
+	if j == nil {
+		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s", req.GetJobId())
+	}
+	return &mrpb.JobStatusResponse{Status: jt.status(j)}, nil
+}
+
+func (jt *JobTracker) listJobs(ctx context.Context, _ *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	resp := &mrpb.ListJobsResponse{}
+	for _, id := range jt.order {
+		resp.Jobs = append(resp.Jobs, jt.status(jt.jobs[id]))
+	}
+	return resp, nil
+}
+
+func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrpb.KillJobResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j := jt.jobs[req.GetJobId()]
+	if j == nil {
+		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s", req.GetJobId())
+	}
+	if j.state == "RUNNING" {
+		jt.endJob(j, "KILLED", "killed by "+callerName(ctx))
+	}
+	return &mrpb.KillJobResponse{}, nil
+}
+
+func callerName(ctx context.Context) string {
+	if c, ok := ipc.CallerFrom(ctx); ok {
+		return c.User
+	}
+	return "?"
+}
+
+// endJob finishes a job that did not succeed: its running attempts are
+// killed and its temporary output removed. Lock held.
+func (jt *JobTracker) endJob(j *job, state, msg string) {
+	j.state, j.err, j.finish = state, msg, time.Now()
+	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
+		for att, name := range t.running {
+			if tr := jt.trackers[name]; tr != nil {
+				tr.kill = append(tr.kill, att)
+			}
+		}
+	}
+	for _, tr := range jt.trackers {
+		tr.doneJobs = append(tr.doneJobs, j.id)
+	}
+	go j.commit.AbortJob(context.Background())
+	jt.log.Info("jobtracker: job ended", "job", j.id, "state", state, "reason", msg)
+}
+
+// checkDone commits a job whose tasks are all done. Lock held.
+func (jt *JobTracker) checkDone(j *job) {
+	if j.state != "RUNNING" {
+		return
+	}
+	last := j.reduces
+	if len(last) == 0 {
+		last = j.maps
+	}
+	for _, t := range last {
+		if t.state != done {
+			return
+		}
+	}
+	if err := j.commit.CommitJob(context.Background()); err != nil {
+		jt.endJob(j, "FAILED", "commit: "+err.Error())
+		return
+	}
+	j.state, j.finish = "SUCCEEDED", time.Now()
+	for _, tr := range jt.trackers {
+		tr.doneJobs = append(tr.doneJobs, j.id)
+	}
+	jt.log.Info("jobtracker: job succeeded", "job", j.id, "elapsed", j.finish.Sub(j.start).Round(time.Millisecond))
+}
+
+func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	name := req.GetTracker()
+	tr := jt.trackers[name]
+	if tr == nil {
+		tr = &tracker{name: name}
+		jt.trackers[name] = tr
+		jt.log.Info("jobtracker: tasktracker joined", "tracker", name, "host", req.GetHost())
+	}
+	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), time.Now()
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Remote != nil {
+		if h, _, err := net.SplitHostPort(c.Remote.String()); err == nil {
+			tr.ip = h
+		}
+	}
+	for _, rep := range req.GetReports() {
+		jt.report(tr, rep)
+	}
+	resp := &mrpb.HeartbeatResponse{IntervalMs: proto.Int32(int32(jt.cfg.HeartbeatInterval.Milliseconds())),
+		KillAttempts: tr.kill, DoneJobs: tr.doneJobs}
+	tr.kill, tr.doneJobs = nil, nil
+	jt.assign(tr, int(req.GetFreeMapSlots()), int(req.GetFreeReduceSlots()), resp)
+	return resp, nil
+}
+
+// report applies one attempt's report. Lock held.
+func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
+	j, t := jt.find(rep.GetAttemptId())
+	if t == nil || j.state != "RUNNING" {
+		return
+	}
+	if _, ok := t.running[rep.GetAttemptId()]; !ok {
+		return // a late report of an attempt already written off
+	}
+	var res mapreduce.TaskResult
+	json.Unmarshal([]byte(rep.GetResultJson()), &res)
+	switch rep.GetState() {
+	case "SUCCEEDED":
+		delete(t.running, rep.GetAttemptId())
+		if t.state == done {
+			return
+		}
+		t.state = done
+		if t.isMap {
+			t.tracker, t.url, t.attemptID = tr.name, tr.url, rep.GetAttemptId()
+		}
+		for g, m := range res.Counters {
+			for n, v := range m {
+				j.counters.Add(g, n, v)
+			}
+		}
+		jt.checkDone(j)
+	case "FAILED", "KILLED":
+		delete(t.running, rep.GetAttemptId())
+		t.lastError = res.Error
+		// A reduce that could not fetch some map outputs is not at fault:
+		// the maps run again and the reduce retries without a failure.
+		if rep.GetState() == "FAILED" && len(res.FailedMaps) == 0 {
+			t.failures++
+			kind, max := mapreduce.FailedReduces, j.maxRed
+			if t.isMap {
+				kind, max = mapreduce.FailedMaps, j.maxMap
+			}
+			j.counters.Add(mapreduce.GroupJob, kind, 1)
+			if t.failures >= max {
+				typ := "r"
+				if t.isMap {
+					typ = "m"
+				}
+				jt.endJob(j, "FAILED", fmt.Sprintf("task %s_%06d failed %d times; last error: %s", typ, t.index, t.failures, t.lastError))
+				return
+			}
+		}
+		if len(t.running) == 0 && t.state == running {
+			t.state = pending
+		}
+		// Maps whose output a reducer could not fetch run again.
+		for _, att := range res.FailedMaps {
+			for _, m := range j.maps {
+				if m.attemptID == att && m.state == done {
+					jt.log.Info("jobtracker: re-running map after fetch failures", "job", j.id, "map", m.index)
+					m.state, m.tracker, m.url, m.attemptID = pending, "", "", ""
+				}
+			}
+		}
+	}
+}
+
+// find returns the job and task of an attempt id. Lock held.
+func (jt *JobTracker) find(attempt string) (*job, *task) {
+	for _, j := range jt.jobs {
+		for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
+			if _, ok := t.running[attempt]; ok {
+				return j, t
+			}
+		}
+	}
+	return nil, nil
+}
+
+// assign fills free slots with pending tasks of running jobs, first come
+// first served; maps whose split is on the tracker's host first. Reduces
+// start once every map is done. Lock held.
+func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.HeartbeatResponse) {
+	for _, id := range jt.order {
+		j := jt.jobs[id]
+		if j.state != "RUNNING" {
+			continue
+		}
+		for _, local := range []bool{true, false} {
+			for _, t := range j.maps {
+				if mapSlots == 0 {
+					break
+				}
+				isLocal := contains(t.split.Hosts, tr.host) || (tr.ip != "" && contains(t.split.Hosts, tr.ip))
+				if t.state != pending || local != isLocal {
+					continue
+				}
+				if local {
+					j.counters.Add(mapreduce.GroupJob, mapreduce.DataLocalMaps, 1)
+				} else {
+					j.counters.Add(mapreduce.GroupJob, mapreduce.RemoteMaps, 1)
+				}
+				jt.launch(j, t, tr, resp)
+				mapSlots--
+			}
+		}
+		mapsDone := true
+		for _, t := range j.maps {
+			mapsDone = mapsDone && t.state == done
+		}
+		if !mapsDone {
+			continue
+		}
+		for _, t := range j.reduces {
+			if reduceSlots == 0 {
+				break
+			}
+			if t.state == pending {
+				jt.launch(j, t, tr, resp)
+				reduceSlots--
+			}
+		}
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// launch starts an attempt of t on tr. Lock held.
+func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatResponse) {
+	typ := byte('r')
+	if t.isMap {
+		typ = 'm'
+	}
+	att := &mapreduce.TaskAttempt{JobID: j.id, Type: typ, Task: t.index, Attempt: t.attempts}
+	t.attempts++
+	spec := mapreduce.TaskSpec{Job: j.spec.GetJob(), Args: j.spec.GetArgs(), Conf: j.settings, User: j.user,
+		JobID: j.id, Type: string(typ), Task: t.index, Attempt: att.Attempt, Reducers: len(j.reduces)}
+	if t.isMap {
+		spec.Split = t.split
+		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)
+	} else {
+		for _, m := range j.maps {
+			spec.Maps = append(spec.Maps, shuffle.MapLocation{AttemptID: m.attemptID, URL: m.url, MapIndex: m.index})
+		}
+		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedReduces, 1)
+	}
+	b, _ := json.Marshal(spec)
+	t.state = running
+	t.running[att.ID()] = tr.name
+	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), SpecJson: proto.String(string(b)), IsMap: proto.Bool(t.isMap)})
+}

@@ -1,0 +1,382 @@
+// Package tasktracker is the TaskTracker daemon of strata's MapReduce
+// (Hadoop MRv1's architecture). It heartbeats to the JobTracker with its
+// free map and reduce slots and the attempts that ended, runs each attempt
+// it is given as a child process (`strata task`: the attempt's TaskSpec as
+// JSON on stdin, its TaskResult as JSON on stdout), so a crashing or
+// runaway job cannot take the daemon down, and serves finished maps'
+// outputs to reducers over HTTP at shuffle.Path.
+//
+// Local layout, under each directory of mapreduce.cluster.local.dir:
+//
+//	taskTracker/<job id>/<attempt id>/   the attempt's spills and output
+//	userlogs/<job id>/<attempt id>.stderr the child's standard error
+//
+// A job's directories are removed when the JobTracker says it is done.
+package tasktracker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/jobtracker"
+	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/mapreduce"
+)
+
+// maxResult bounds what is read of a child's standard output.
+const maxResult = 16 << 20
+
+// Config configures a TaskTracker.
+type Config struct {
+	// JobTracker is the JobTracker's RPC address.
+	JobTracker string
+	// HTTPAddr is where map outputs are served
+	// (mapreduce.tasktracker.http.address).
+	HTTPAddr string
+	// Host is the name the JobTracker matches against input split hosts
+	// for data-local maps; default the machine's host name.
+	Host string
+	// LocalDirs hold intermediate data (mapreduce.cluster.local.dir).
+	LocalDirs []string
+	// MapSlots and ReduceSlots are how many attempts of each kind run at
+	// once (mapred.tasktracker.{map,reduce}.tasks.maximum).
+	MapSlots, ReduceSlots int
+	// Executable is the program run for each attempt with the argument
+	// "task"; default this process's executable.
+	Executable string
+	User       string
+	Logger     *slog.Logger
+}
+
+// ConfigFrom reads a TaskTracker's settings.
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	cfg := Config{JobTracker: c.Get("mapreduce.jobtracker.address"), HTTPAddr: c.Get("mapreduce.tasktracker.http.address"),
+		LocalDirs: c.GetStrings("mapreduce.cluster.local.dir")}
+	if cfg.JobTracker == "" || cfg.JobTracker == "local" {
+		return cfg, errors.New("tasktracker: set mapreduce.jobtracker.address (host:port)")
+	}
+	if len(cfg.LocalDirs) == 0 {
+		return cfg, errors.New("tasktracker: mapreduce.cluster.local.dir is empty")
+	}
+	m, err1 := c.GetInt("mapred.tasktracker.map.tasks.maximum")
+	r, err2 := c.GetInt("mapred.tasktracker.reduce.tasks.maximum")
+	if err := errors.Join(err1, err2); err != nil {
+		return cfg, err
+	}
+	if m < 1 || r < 1 {
+		return cfg, fmt.Errorf("tasktracker: slot counts must be at least 1 (map %d, reduce %d)", m, r)
+	}
+	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
+	return cfg, nil
+}
+
+// TaskTracker is the daemon. Lifecycle: New → Start → Close.
+type TaskTracker struct {
+	cfg     Config
+	log     *slog.Logger
+	jt      *ipc.Client
+	shuffle *shuffle.Server
+	http    *http.Server
+	ln      net.Listener
+	name    string
+
+	mu         sync.Mutex
+	running    map[string]*attempt
+	reports    []*mrpb.TaskReport // ended attempts not yet acknowledged
+	freeMaps   int
+	freeReduce int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type attempt struct {
+	id, job string
+	isMap   bool
+	cancel  context.CancelFunc
+}
+
+// New returns a TaskTracker; it does nothing until Start.
+func New(cfg Config) (*TaskTracker, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("tasktracker: finding the task executable: %w", err)
+		}
+		cfg.Executable = exe
+	}
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	if cfg.User == "" {
+		cfg.User = fs.CurrentUser()
+	}
+	if cfg.MapSlots < 1 {
+		cfg.MapSlots = 2
+	}
+	if cfg.ReduceSlots < 1 {
+		cfg.ReduceSlots = 2
+	}
+	for _, d := range cfg.LocalDirs {
+		if err := os.MkdirAll(filepath.Join(d, "taskTracker"), 0o755); err != nil {
+			return nil, fmt.Errorf("tasktracker: local dir: %w", err)
+		}
+	}
+	tt := &TaskTracker{cfg: cfg, log: cfg.Logger, running: map[string]*attempt{},
+		freeMaps: cfg.MapSlots, freeReduce: cfg.ReduceSlots}
+	tt.shuffle = shuffle.NewServer(shuffle.ServerConfig{Logger: cfg.Logger})
+	tt.jt = ipc.NewClient(ipc.ClientConfig{Addr: cfg.JobTracker, User: cfg.User, Protocol: jobtracker.InterTrackerProtocol})
+	tt.ctx, tt.cancel = context.WithCancel(context.Background())
+	return tt, nil
+}
+
+// Start serves map outputs and begins heartbeating.
+func (tt *TaskTracker) Start() error {
+	ln, err := net.Listen("tcp", tt.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("tasktracker: %w", err)
+	}
+	tt.ln = ln
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = tt.cfg.Host
+	}
+	url := "http://" + net.JoinHostPort(host, port)
+	tt.name = fmt.Sprintf("tracker_%s:%s", tt.cfg.Host, port)
+	mux := http.NewServeMux()
+	mux.Handle(shuffle.Path, tt.shuffle)
+	tt.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+	tt.wg.Add(2)
+	go func() { defer tt.wg.Done(); tt.http.Serve(ln) }()
+	go func() { defer tt.wg.Done(); tt.heartbeatLoop(url) }()
+	tt.log.Info("tasktracker: serving", "name", tt.name, "shuffle", url, "jobtracker", tt.cfg.JobTracker,
+		"mapSlots", tt.cfg.MapSlots, "reduceSlots", tt.cfg.ReduceSlots)
+	return nil
+}
+
+// Name is the tracker's name as the JobTracker knows it.
+func (tt *TaskTracker) Name() string { return tt.name }
+
+// Close kills running attempts and stops the daemon.
+func (tt *TaskTracker) Close() error {
+	tt.cancel()
+	if tt.http != nil {
+		tt.http.Close()
+	}
+	tt.wg.Wait()
+	tt.jt.Close()
+	return nil
+}
+
+func (tt *TaskTracker) heartbeatLoop(url string) {
+	interval := time.Second
+	for {
+		tt.mu.Lock()
+		reports := tt.reports
+		req := &mrpb.HeartbeatRequest{Tracker: proto.String(tt.name), Host: proto.String(tt.cfg.Host), HttpUrl: proto.String(url),
+			FreeMapSlots: proto.Int32(int32(tt.freeMaps)), FreeReduceSlots: proto.Int32(int32(tt.freeReduce)), Reports: reports}
+		tt.mu.Unlock()
+		ctx, cancel := context.WithTimeout(tt.ctx, 30*time.Second)
+		resp := &mrpb.HeartbeatResponse{}
+		err := tt.jt.Call(ctx, "heartbeat", req, resp)
+		cancel()
+		if err != nil {
+			if tt.ctx.Err() != nil {
+				return
+			}
+			tt.log.Warn("tasktracker: heartbeat failed", "jobtracker", tt.cfg.JobTracker, "err", err)
+		} else {
+			tt.mu.Lock()
+			tt.reports = tt.reports[len(reports):] // acknowledged
+			tt.mu.Unlock()
+			tt.apply(resp)
+			if ms := resp.GetIntervalMs(); ms > 0 {
+				interval = time.Duration(ms) * time.Millisecond
+			}
+		}
+		select {
+		case <-tt.ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	for _, id := range resp.GetKillAttempts() {
+		if a := tt.running[id]; a != nil {
+			tt.log.Info("tasktracker: killing attempt", "attempt", id)
+			a.cancel()
+		}
+	}
+	for _, job := range resp.GetDoneJobs() {
+		for _, a := range tt.running {
+			if a.job == job {
+				a.cancel()
+			}
+		}
+		tt.shuffle.RemoveJob(job)
+		for _, d := range tt.cfg.LocalDirs {
+			os.RemoveAll(filepath.Join(d, "taskTracker", filepath.Base(job)))
+		}
+	}
+	for _, l := range resp.GetLaunch() {
+		ctx, cancel := context.WithCancel(tt.ctx)
+		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), isMap: l.GetIsMap(), cancel: cancel}
+		if a.isMap {
+			tt.freeMaps--
+		} else {
+			tt.freeReduce--
+		}
+		tt.running[a.id] = a
+		tt.wg.Add(1)
+		go func() {
+			defer tt.wg.Done()
+			defer cancel()
+			rep := tt.run(ctx, a, l.GetSpecJson())
+			tt.mu.Lock()
+			defer tt.mu.Unlock()
+			delete(tt.running, a.id)
+			if a.isMap {
+				tt.freeMaps++
+			} else {
+				tt.freeReduce++
+			}
+			tt.reports = append(tt.reports, rep)
+		}()
+	}
+}
+
+// run runs one attempt as a child process and reports how it ended.
+func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mrpb.TaskReport {
+	rep := &mrpb.TaskReport{AttemptId: proto.String(a.id)}
+	fail := func(state string, err error) *mrpb.TaskReport {
+		b, _ := json.Marshal(mapreduce.TaskResult{Error: err.Error()})
+		rep.State, rep.ResultJson = proto.String(state), proto.String(string(b))
+		tt.log.Warn("tasktracker: attempt "+state, "attempt", a.id, "err", err)
+		return rep
+	}
+	var spec mapreduce.TaskSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		return fail("FAILED", fmt.Errorf("bad task spec from the jobtracker: %w", err))
+	}
+	job := filepath.Base(a.job)
+	spec.LocalDirs = nil
+	for _, d := range tt.cfg.LocalDirs {
+		ad := filepath.Join(d, "taskTracker", job, filepath.Base(a.id))
+		if err := os.MkdirAll(ad, 0o755); err != nil {
+			return fail("FAILED", err)
+		}
+		spec.LocalDirs = append(spec.LocalDirs, ad)
+	}
+	in, _ := json.Marshal(spec)
+	logDir := filepath.Join(tt.cfg.LocalDirs[0], "userlogs", job)
+	os.MkdirAll(logDir, 0o755)
+	stderr, err := os.Create(filepath.Join(logDir, filepath.Base(a.id)+".stderr"))
+	if err != nil {
+		return fail("FAILED", err)
+	}
+	defer stderr.Close()
+	cmd := exec.CommandContext(ctx, tt.cfg.Executable, "task")
+	cmd.Stdin = bytes.NewReader(in)
+	var out bytes.Buffer
+	cmd.Stdout = &limitWriter{w: &out, n: maxResult}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	tt.log.Info("tasktracker: launching attempt", "attempt", a.id)
+	start := time.Now()
+	runErr := cmd.Run()
+	cleanup := func() {
+		for _, d := range spec.LocalDirs {
+			os.RemoveAll(d)
+		}
+	}
+	if ctx.Err() != nil {
+		cleanup()
+		return fail("KILLED", errors.New("attempt killed"))
+	}
+	var res mapreduce.TaskResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		cleanup()
+		msg := fmt.Sprintf("child exited (%v) without a result", runErr)
+		if tail := tailFile(stderr.Name(), 2048); tail != "" {
+			msg += "; stderr: " + tail
+		}
+		return fail("FAILED", errors.New(msg))
+	}
+	if runErr != nil || res.Error != "" {
+		cleanup()
+		if res.Error == "" {
+			res.Error = runErr.Error()
+		}
+		b, _ := json.Marshal(res)
+		rep.State, rep.ResultJson = proto.String("FAILED"), proto.String(string(b))
+		tt.log.Warn("tasktracker: attempt failed", "attempt", a.id, "err", res.Error)
+		return rep
+	}
+	if res.Output != nil {
+		if err := tt.shuffle.Add(shuffle.MapOutputInfo{JobID: a.job, AttemptID: a.id, Path: res.Output.Path, Index: res.Output.Index}); err != nil {
+			cleanup()
+			return fail("FAILED", fmt.Errorf("serving map output: %w", err))
+		}
+	} else {
+		cleanup()
+	}
+	b, _ := json.Marshal(res)
+	rep.State, rep.ResultJson = proto.String("SUCCEEDED"), proto.String(string(b))
+	tt.log.Info("tasktracker: attempt succeeded", "attempt", a.id, "elapsed", time.Since(start).Round(time.Millisecond))
+	return rep
+}
+
+// limitWriter keeps the first n bytes written and drops the rest.
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	keep := p
+	if len(keep) > l.n {
+		keep = keep[:l.n]
+	}
+	l.n -= len(keep)
+	l.w.Write(keep)
+	return len(p), nil
+}
+
+func tailFile(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > n {
+		f.Seek(-n, io.SeekEnd)
+	}
+	b, _ := io.ReadAll(f)
+	return string(bytes.TrimSpace(b))
+}

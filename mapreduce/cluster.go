@@ -1,0 +1,99 @@
+package mapreduce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/proto/mrpb"
+)
+
+// SubmissionProtocol is the protocol a job client speaks to the
+// JobTracker.
+const SubmissionProtocol = "strata.JobSubmissionProtocol"
+
+// jobPollInterval is how often a cluster job's client asks for progress.
+const jobPollInterval = 500 * time.Millisecond
+
+// runClassic submits job to the JobTracker at mapreduce.jobtracker.address
+// and follows it to its end, reporting progress to report. The job's
+// Setup and its output check run here, in the submitting process, as with
+// the local runner; the tasks run in the TaskTrackers' child processes,
+// which rebuild the job from its registered name, arguments and settings.
+// Cancelling ctx kills the job.
+func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)) (*Result, error) {
+	c := job.Conf
+	if job.registered == "" {
+		return nil, errors.New("mapreduce: only registered jobs (built by NewJob) can run on a cluster")
+	}
+	addr := c.Get("mapreduce.jobtracker.address")
+	if addr == "" || addr == "local" {
+		return nil, errors.New("mapreduce: mapreduce.framework.name=classic needs mapreduce.jobtracker.address (host:port)")
+	}
+	if job.Setup != nil {
+		if err := job.Setup(ctx, job, env); err != nil {
+			return nil, err
+		}
+	}
+	if err := job.Output.Check(ctx, env, c, job.OutputPath); err != nil {
+		return nil, err
+	}
+	spec := &mrpb.JobSpec{Job: proto.String(job.registered), Args: job.args, User: proto.String(env.User)}
+	for _, k := range c.Keys() {
+		spec.Conf = append(spec.Conf, &mrpb.KeyValue{Key: proto.String(k), Value: proto.String(c.GetRaw(k))})
+	}
+	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: SubmissionProtocol})
+	defer cl.Close()
+	sub := &mrpb.SubmitJobResponse{}
+	if err := cl.Call(ctx, "submitJob", &mrpb.SubmitJobRequest{Spec: spec}, sub); err != nil {
+		return nil, fmt.Errorf("mapreduce: submitting to the jobtracker at %s: %w", addr, err)
+	}
+	id := sub.GetJobId()
+	for {
+		st := &mrpb.JobStatusResponse{}
+		err := cl.Call(context.WithoutCancel(ctx), "getJobStatus", &mrpb.JobIDRequest{JobId: proto.String(id)}, st)
+		if err != nil {
+			return nil, fmt.Errorf("mapreduce: job %s: asking the jobtracker: %w", id, err)
+		}
+		s := st.GetStatus()
+		p := Progress{JobID: id, Maps: int(s.GetMaps()), MapsDone: int(s.GetMapsDone()),
+			Reduces: int(s.GetReduces()), ReducesDone: int(s.GetReducesDone())}
+		if p.Maps > 0 {
+			p.Map = float64(p.MapsDone) / float64(p.Maps)
+		} else {
+			p.Map = 1
+		}
+		if p.Reduces > 0 {
+			p.Reduce = float64(p.ReducesDone) / float64(p.Reduces)
+		} else if p.Map == 1 {
+			p.Reduce = 1
+		}
+		if report != nil {
+			report(p)
+		}
+		switch s.GetState() {
+		case "SUCCEEDED":
+			counters := NewCounters()
+			for _, cv := range s.GetCounters() {
+				counters.Add(cv.GetGroup(), cv.GetName(), cv.GetValue())
+			}
+			return &Result{JobID: id, Counters: counters,
+				Elapsed: time.Duration(s.GetFinishMs()-s.GetStartMs()) * time.Millisecond}, nil
+		case "FAILED", "KILLED":
+			return nil, fmt.Errorf("mapreduce: job %s %s: %s", id, s.GetState(), s.GetError())
+		}
+		select {
+		case <-ctx.Done():
+			kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			cl.Call(kctx, "killJob", &mrpb.JobIDRequest{JobId: proto.String(id)}, &mrpb.KillJobResponse{})
+			cancel()
+			return nil, fmt.Errorf("mapreduce: job %s killed: %w", id, ctx.Err())
+		case <-time.After(jobPollInterval):
+		}
+	}
+}
