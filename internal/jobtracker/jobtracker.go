@@ -70,10 +70,10 @@ type tracker struct {
 	name, host, url string
 	// ip is the address the tracker's heartbeats come from: a split's
 	// hosts may name DataNodes by address rather than by host name.
-	ip string
-	lastSeen        time.Time
-	kill            []string
-	doneJobs        []string
+	ip       string
+	lastSeen time.Time
+	kill     []string
+	doneJobs []string
 }
 
 type taskState int
@@ -428,6 +428,9 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
 	name := req.GetTracker()
+	if name == "" {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "heartbeat without a tracker name")
+	}
 	tr := jt.trackers[name]
 	if tr == nil {
 		tr = &tracker{name: name}
