@@ -148,6 +148,22 @@ func TestClusterWordCount(t *testing.T) {
 	if err := m.submit(out, "examples", "wordcount", "file://"+in, "file://"+outDir); err == nil || !strings.Contains(out.String(), "exists") {
 		t.Errorf("second run into the same output: %v\n%s", err, out.String())
 	}
+
+	// A mapper that always fails fails the job after its attempts, with
+	// the reason; the trackers stay up for the next job.
+	out = &syncBuffer{}
+	err = m.submit(out, "-D", "mapreduce.map.maxattempts=2", "streaming", "-input", "file://"+in, "-output", "file://"+filepath.Join(dir, "bad"),
+		"-mapper", "echo broken >&2; exit 3", "-reducer", "NONE")
+	if err == nil || !strings.Contains(out.String(), "failed 2 times") {
+		t.Errorf("failing mapper: %v\n%s", err, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad", "_SUCCESS")); err == nil {
+		t.Error("a failed job wrote _SUCCESS")
+	}
+	out = &syncBuffer{}
+	if err := m.submit(out, "examples", "wordcount", "file://"+in, "file://"+filepath.Join(dir, "again")); err != nil {
+		t.Errorf("job after a failed one: %v\n%s", err, out.String())
+	}
 }
 
 // TestClusterLosesTaskTracker kill -9s a TaskTracker while reduces run:
