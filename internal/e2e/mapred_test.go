@@ -24,7 +24,10 @@ type mrCluster struct {
 	jtLog *syncBuffer
 }
 
-var ttLaunchRE = regexp.MustCompile(`launching attempt" attempt=(attempt_\S+_r_\S+)`)
+var (
+	ttReduceRE = regexp.MustCompile(`launching attempt" attempt=attempt_\S+_r_`)
+	ttMapRE    = regexp.MustCompile(`launching attempt" attempt=attempt_\S+_m_`)
+)
 
 func startProc(t *testing.T, name string, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
@@ -166,10 +169,15 @@ func TestClusterWordCount(t *testing.T) {
 	}
 }
 
-// TestClusterLosesTaskTracker kill -9s a TaskTracker while reduces run:
-// its attempts and the map outputs it held are re-run elsewhere and the
-// job's output is still complete.
+// TestClusterLosesTaskTracker kill -9s a TaskTracker while maps run, and
+// another while reduces run: its attempts and the map outputs it held are
+// re-run elsewhere and the job's output is still complete.
 func TestClusterLosesTaskTracker(t *testing.T) {
+	t.Run("map phase", func(t *testing.T) { loseTracker(t, ttMapRE, "sleep 2; cat", "cat") })
+	t.Run("reduce phase", func(t *testing.T) { loseTracker(t, ttReduceRE, "cat", "sleep 2; cat") })
+}
+
+func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 	m := startMR(t, 2)
 	dir := t.TempDir()
 	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
@@ -189,9 +197,9 @@ func TestClusterLosesTaskTracker(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- m.submit(out, "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
-			"-mapper", "cat", "-reducer", "sleep 2; cat", "-numReduceTasks", "4")
+			"-mapper", mapper, "-reducer", reducer, "-numReduceTasks", "4")
 	}()
-	// Kill whichever tracker starts a reduce first, once it has one.
+	// Kill whichever tracker first launches an attempt of the phase.
 	deadline := time.Now().Add(60 * time.Second)
 	killed := -1
 	for killed < 0 && time.Now().Before(deadline) {
@@ -201,7 +209,7 @@ func TestClusterLosesTaskTracker(t *testing.T) {
 		default:
 		}
 		for i, l := range m.logs {
-			if ttLaunchRE.MatchString(l.String()) {
+			if when.MatchString(l.String()) {
 				m.tts[i].Process.Kill()
 				killed = i
 				break
@@ -210,7 +218,7 @@ func TestClusterLosesTaskTracker(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if killed < 0 {
-		t.Fatalf("no reduce started; client:\n%s", out.String())
+		t.Fatalf("no attempt of the phase started; client:\n%s", out.String())
 	}
 	select {
 	case err := <-done:
