@@ -17,7 +17,8 @@ import (
 func TestLocalCluster(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(strataBin, "local", "-data", filepath.Join(dir, "data"),
-		"-D", "dfs.namenode.rpc-address=127.0.0.1:0", "-D", "dfs.namenode.http-address=127.0.0.1:0")
+		"-D", "dfs.namenode.rpc-address=127.0.0.1:0", "-D", "dfs.namenode.http-address=127.0.0.1:0",
+		"-D", "mapreduce.jobtracker.address=127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +55,25 @@ func TestLocalCluster(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "/from/conf/dir") {
 		t.Fatalf("ls: %v\n%s", err, b)
 	}
+	// With the config dir, jobs run on the embedded JobTracker and
+	// TaskTrackers, reading HDFS data-locally.
+	local := filepath.Join(dir, "words.txt")
+	os.WriteFile(local, []byte(strings.Repeat("ssd disk ssd\n", 1000)), 0o644)
+	for _, args := range [][]string{{"dfs", "-put", local, "/words.txt"}, {"examples", "wordcount", "/words.txt", "/wc"}} {
+		run := exec.Command(strataBin, args...)
+		run.Env = append(os.Environ(), "STRATA_CONF_DIR="+filepath.Join(dir, "data", "conf"), "HADOOP_CONF_DIR=")
+		b, err := run.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, b)
+		}
+		if args[0] == "examples" && (!strings.Contains(string(b), "Data-local map tasks=1") || !strings.Contains(string(b), "job_1")) {
+			t.Errorf("wordcount did not run data-local on the trackers:\n%s", b)
+		}
+	}
+	b, err = exec.Command(strataBin, "-fs", "hdfs://"+rpc, "dfs", "-cat", "/wc/part-r-00000").CombinedOutput()
+	if err != nil || string(b) != "disk\t1000\nssd\t2000\n" {
+		t.Fatalf("wordcount output: %v %q", err, b)
+	}
 	cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -67,7 +87,8 @@ func TestLocalCluster(t *testing.T) {
 	}
 	// A second run finds the same namespace.
 	cmd2 := exec.Command(strataBin, "local", "-data", filepath.Join(dir, "data"),
-		"-D", "dfs.namenode.rpc-address="+rpc, "-D", "dfs.namenode.http-address=127.0.0.1:0")
+		"-D", "dfs.namenode.rpc-address="+rpc, "-D", "dfs.namenode.http-address=127.0.0.1:0",
+		"-D", "mapreduce.jobtracker.address=127.0.0.1:0")
 	stdout2, _ := cmd2.StdoutPipe()
 	cmd2.Stderr = &syncBuffer{}
 	if err := cmd2.Start(); err != nil {

@@ -10,8 +10,10 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/namenode"
 	"github.com/stratafs/strata/internal/storage"
+	"github.com/stratafs/strata/internal/tasktracker"
 )
 
 func init() {
@@ -27,6 +29,7 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	fl.SetOutput(env.Stderr)
 	dataDir := fl.String("data", "strata-data", "directory holding the cluster's storage and its config dir")
 	numDN := fl.Int("datanodes", -1, "number of DataNodes (default strata.local.datanodes, 3)")
+	noMR := fl.Bool("nomapreduce", false, "start no JobTracker and TaskTrackers")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -118,8 +121,65 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	}
 
 	defaultFS := "hdfs://" + nn.RPCAddr()
+	var jt *jobtracker.JobTracker
+	var tts []*tasktracker.TaskTracker
+	defer func() {
+		for _, t := range tts {
+			t.Close()
+		}
+		if jt != nil {
+			jt.Close()
+		}
+	}()
+	if !*noMR {
+		// A JobTracker, and one TaskTracker per DataNode, named like it
+		// (maps on its blocks count as data-local) and with its
+		// intermediate data on that node's SSD directory.
+		mc := c.Clone()
+		if a := mc.Get("mapreduce.jobtracker.address"); a == "" || a == "local" {
+			mc.Set("mapreduce.jobtracker.address", "127.0.0.1:8021")
+		}
+		jc, err := jobtracker.ConfigFrom(mc)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "local: %v\n", err)
+			return 1
+		}
+		jc.Logger = log.With("daemon", "jobtracker")
+		jt = jobtracker.New(jc)
+		if err := jt.Start(); err != nil {
+			jt = nil
+			fmt.Fprintf(env.Stderr, "local: %v\n(choose another port with -D mapreduce.jobtracker.address=127.0.0.1:0, or -nomapreduce)\n", err)
+			return 1
+		}
+		mc.Set("mapreduce.jobtracker.address", jt.Addr())
+		for i := range dns {
+			tc, err := tasktracker.ConfigFrom(mc)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "local: %v\n", err)
+				return 1
+			}
+			if !c.IsSet("mapreduce.cluster.local.dir") {
+				tc.LocalDirs = []string{filepath.Join(abs, fmt.Sprintf("dn%d", i), "ssd", "mapred-local")}
+			}
+			tc.HTTPAddr, tc.Host = "127.0.0.1:0", fmt.Sprintf("localhost-dn%d", i)
+			tc.Logger = log.With("tt", i)
+			t, err := tasktracker.New(tc)
+			if err == nil {
+				err = t.Start()
+			}
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "local: tasktracker %d: %v\n", i, err)
+				return 1
+			}
+			tts = append(tts, t)
+		}
+	}
 	confDir := filepath.Join(abs, "conf")
-	if err := writeClientConf(confDir, defaultFS); err != nil {
+	jtAddr := ""
+	if jt != nil {
+		jtAddr = jt.Addr()
+	}
+	if err := writeClientConf(confDir, defaultFS, jtAddr); err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
 		return 1
 	}
@@ -132,8 +192,11 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "  DataNode %d     %s  (volumes: [SSD] %s, [DISK] %s)\n", i, d.XferAddr(),
 			filepath.Join(abs, fmt.Sprintf("dn%d", i), "ssd"), filepath.Join(abs, fmt.Sprintf("dn%d", i), "disk"))
 	}
+	if jt != nil {
+		fmt.Fprintf(env.Stdout, "  JobTracker     %s  (%d TaskTrackers, intermediate data under each DataNode's SSD directory)\n", jt.Addr(), len(tts))
+	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
-	fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
+	fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor, for the file system and MapReduce jobs on the trackers:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
 	<-ctx.Done()
 	fmt.Fprintln(env.Stdout, "stopping")
 	if err := nn.Close(); err != nil {
@@ -143,14 +206,32 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	return 0
 }
 
-// writeClientConf writes core-site.xml with fs.defaultFS in dir.
-func writeClientConf(dir, defaultFS string) error {
+// writeClientConf writes core-site.xml with fs.defaultFS in dir and, if
+// jobTracker is set, mapred-site.xml sending jobs to it.
+func writeClientConf(dir, defaultFS, jobTracker string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	c := conf.New()
-	c.Set("fs.defaultFS", defaultFS)
-	f, err := os.Create(filepath.Join(dir, "core-site.xml"))
+	core := conf.New()
+	core.Set("fs.defaultFS", defaultFS)
+	if err := writeSite(filepath.Join(dir, "core-site.xml"), core); err != nil {
+		return err
+	}
+	mapred := filepath.Join(dir, "mapred-site.xml")
+	if jobTracker == "" {
+		if err := os.Remove(mapred); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	mc := conf.New()
+	mc.Set("mapreduce.framework.name", "classic")
+	mc.Set("mapreduce.jobtracker.address", jobTracker)
+	return writeSite(mapred, mc)
+}
+
+func writeSite(path string, c *conf.Configuration) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
