@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# TeraSort on a JobTracker and two TaskTrackers (separate processes on this
+# machine, file:// storage) next to the same TeraSort in local mode (one
+# process), on the same TeraGen data in the same run: what the cluster path
+# (child processes, HTTP shuffle between the trackers) costs.
+#
+#   bench/mrcluster.sh [rows] [reduces]     (default 5000000 = 500 MB, 2)
+#
+# Both runs use 64 MiB splits, the default sort buffer and local dirs under
+# $TMPDIR; each TaskTracker has 1 map and 1 reduce slot, so at most two maps
+# (or reduces) run at once, as in local mode on 2 cores. Both outputs are
+# validated with TeraValidate and must have TeraGen's checksum.
+# Prints a Markdown table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rows=${1:-5000000}
+reduces=${2:-2}
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+go build -o "$tmp/strata" ./cmd/strata
+s="$tmp/strata"
+port=$(( 20000 + RANDOM % 20000 ))
+jt=127.0.0.1:$port
+common=(-D mapreduce.input.fileinputformat.split.minsize=67108864 -D mapreduce.input.fileinputformat.split.maxsize=67108864
+  -D mapreduce.job.reduces="$reduces" -D mapreduce.local.map.tasks.maximum=2)
+"$s" -D mapreduce.jobtracker.address="$jt" -D mapreduce.jobtracker.heartbeat.interval=100 jobtracker > "$tmp/jt.log" 2>&1 &
+pids+=($!)
+for i in 1 2; do
+  "$s" -D mapreduce.jobtracker.address="$jt" -D mapreduce.tasktracker.http.address=127.0.0.1:0 \
+    -D mapreduce.cluster.local.dir="$tmp/tt$i" -D mapred.tasktracker.map.tasks.maximum=1 \
+    -D mapred.tasktracker.reduce.tasks.maximum=1 tasktracker > "$tmp/tt$i.log" 2>&1 &
+  pids+=($!)
+done
+"$s" -D mapreduce.cluster.local.dir="$tmp/local" examples teragen "$rows" "file://$tmp/in" > "$tmp/gen.log" 2>&1
+"$s" -D mapreduce.cluster.local.dir="$tmp/local" examples terasum "file://$tmp/in" "file://$tmp/sum" > /dev/null 2>&1
+want=$(cut -f2 "$tmp/sum/part-r-00000")
+bytes=$(du -sb "$tmp/in" | cut -f1)
+
+run() { # mode out → prints "seconds shuffle-bytes"
+  local mode=$1 out=$2 extra=()
+  if [ "$mode" = classic ]; then extra=(-D mapreduce.framework.name=classic -D mapreduce.jobtracker.address="$jt"); fi
+  sync
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$s" "${common[@]}" "${extra[@]}" -D mapreduce.cluster.local.dir="$tmp/local" examples terasort "file://$tmp/in" "file://$out" > "$tmp/$mode.log" 2>&1
+  t1=$(date +%s.%N)
+  "$s" -D mapreduce.cluster.local.dir="$tmp/local" examples teravalidate "file://$out" "file://$out.report" > /dev/null 2>&1
+  local got
+  got=$(grep checksum "$out.report/part-r-00000" | cut -f2)
+  [ "$got" = "$want" ] || { echo "$mode: checksum $got, want $want" >&2; exit 1; }
+  echo "$(echo "$t1 - $t0" | bc) $(grep -m1 'Reduce shuffle bytes=' "$tmp/$mode.log" | cut -d= -f2)"
+}
+read -r t_local sh_local <<< "$(run local "$tmp/out-local")"
+read -r t_cl sh_cl <<< "$(run classic "$tmp/out-classic")"
+
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}')"
+echo "TeraSort of $rows rows ($bytes bytes), $reduces reduces, checksum $want in both runs"
+echo
+echo "| run | seconds | MB/s | shuffled bytes |"
+echo "|---|---:|---:|---:|"
+printf "| local mode (one process) | %.1f | %.1f | %s |\n" "$t_local" "$(echo "$bytes / $t_local / 1000000" | bc -l)" "$sh_local"
+printf "| JobTracker + 2 TaskTrackers (child processes, HTTP shuffle) | %.1f | %.1f | %s |\n" "$t_cl" "$(echo "$bytes / $t_cl / 1000000" | bc -l)" "$sh_cl"
