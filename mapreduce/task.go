@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/stratafs/strata/conf"
@@ -52,6 +54,44 @@ type TaskResult struct {
 
 // RunTask runs one attempt in this process.
 func RunTask(ctx context.Context, spec TaskSpec) (*TaskResult, error) {
+	return runTask(ctx, spec, NewCounters())
+}
+
+// ProgressFDEnv names the environment variable through which a TaskTracker
+// gives its child the number of a file descriptor (a pipe) on which the
+// child writes a byte whenever the attempt has made progress, at most once
+// a second; the TaskTracker kills an attempt silent for
+// mapreduce.task.timeout.
+const ProgressFDEnv = "STRATA_TASK_PROGRESS_FD"
+
+// reportProgress writes a byte on w each second in which counters moved
+// (records read, written, spilled, fetched, ...), until ctx ends.
+func reportProgress(ctx context.Context, counters *Counters, w io.Writer) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	last := int64(-1)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var sum int64
+		for _, g := range counters.Map() {
+			for _, v := range g {
+				sum += v
+			}
+		}
+		if sum != last {
+			last = sum
+			if _, err := w.Write([]byte{1}); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func runTask(ctx context.Context, spec TaskSpec, counters *Counters) (*TaskResult, error) {
 	c := conf.New()
 	for k, v := range spec.Conf {
 		c.Set(k, v)
@@ -76,7 +116,6 @@ func RunTask(ctx context.Context, spec TaskSpec) (*TaskResult, error) {
 		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
 	}
 	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath}
-	counters := NewCounters()
 	res := &TaskResult{}
 	switch spec.Type {
 	case "m":
@@ -143,7 +182,15 @@ func TaskMain(ctx context.Context, in io.Reader, out io.Writer) (code int) {
 		res.Error = "bad task spec: " + err.Error()
 		return 1
 	}
-	r, err := RunTask(ctx, spec)
+	counters := NewCounters()
+	if fd, err := strconv.Atoi(os.Getenv(ProgressFDEnv)); err == nil && fd > 2 {
+		if f := os.NewFile(uintptr(fd), "progress"); f != nil {
+			pctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			go reportProgress(pctx, counters, f)
+		}
+	}
+	r, err := runTask(ctx, spec, counters)
 	if r != nil {
 		res = r
 	}

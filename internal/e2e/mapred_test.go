@@ -163,6 +163,18 @@ func TestClusterWordCount(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "bad", "_SUCCESS")); err == nil {
 		t.Error("a failed job wrote _SUCCESS")
 	}
+	// A mapper that hangs is killed after mapreduce.task.timeout without
+	// progress, with what it started.
+	out = &syncBuffer{}
+	err = m.submit(out, "-D", "mapreduce.map.maxattempts=1", "-D", "mapreduce.task.timeout=1500", "streaming",
+		"-input", "file://"+in, "-output", "file://"+filepath.Join(dir, "hang"), "-mapper", "sleep 61.5", "-reducer", "NONE")
+	if err == nil || !strings.Contains(out.String(), "failed to report status for 1 seconds") {
+		t.Errorf("hanging mapper: %v\n%s", err, out.String())
+	}
+	time.Sleep(500 * time.Millisecond)
+	if pids := processesRunning("sleep\x0061.5"); len(pids) > 0 {
+		t.Errorf("the hanging mapper's command survives its attempt: pids %v", pids)
+	}
 	out = &syncBuffer{}
 	if err := m.submit(out, "examples", "wordcount", "file://"+in, "file://"+filepath.Join(dir, "again")); err != nil {
 		t.Errorf("job after a failed one: %v\n%s", err, out.String())
@@ -239,4 +251,18 @@ func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("output has %d lines, want %d", len(got), len(want))
 	}
+}
+
+// processesRunning lists the pids whose command line contains cmdline
+// (arguments separated by NUL bytes, as in /proc/<pid>/cmdline).
+func processesRunning(cmdline string) []string {
+	var pids []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err == nil && strings.Contains(string(b), cmdline) {
+			pids = append(pids, filepath.Base(filepath.Dir(f)))
+		}
+	}
+	return pids
 }

@@ -28,6 +28,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -301,19 +303,74 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 		return fail("FAILED", err)
 	}
 	defer stderr.Close()
-	cmd := exec.CommandContext(ctx, tt.cfg.Executable, "task")
+	timeout := taskTimeout(spec.Conf)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fail("FAILED", err)
+	}
+	defer pr.Close()
+	cctx, kill := context.WithCancel(ctx)
+	defer kill()
+	cmd := exec.CommandContext(cctx, tt.cfg.Executable, "task")
 	cmd.Stdin = bytes.NewReader(in)
 	var out bytes.Buffer
 	cmd.Stdout = &limitWriter{w: &out, n: maxResult}
 	cmd.Stderr = stderr
+	cmd.ExtraFiles = []*os.File{pw} // fd 3
+	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3")
+	// The child leads its own process group, so that killing the attempt
+	// also kills what it started (a streaming command).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	tt.log.Info("tasktracker: launching attempt", "attempt", a.id)
 	start := time.Now()
-	runErr := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fail("FAILED", err)
+	}
+	pw.Close()
+	var timedOut atomic.Bool
+	if timeout > 0 {
+		progress := make(chan struct{}, 1)
+		go func() {
+			b := make([]byte, 64)
+			for {
+				if _, err := pr.Read(b); err != nil {
+					return
+				}
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		go func() {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			for {
+				select {
+				case <-cctx.Done():
+					return
+				case <-progress:
+					t.Reset(timeout)
+				case <-t.C:
+					timedOut.Store(true)
+					kill()
+					return
+				}
+			}
+		}()
+	}
+	runErr := cmd.Wait()
 	cleanup := func() {
 		for _, d := range spec.LocalDirs {
 			os.RemoveAll(d)
 		}
+	}
+	if timedOut.Load() {
+		cleanup()
+		return fail("FAILED", fmt.Errorf("Task %s failed to report status for %d seconds. Killing!", a.id, int(timeout.Seconds())))
 	}
 	if ctx.Err() != nil {
 		cleanup()
@@ -350,6 +407,19 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	rep.State, rep.ResultJson = proto.String("SUCCEEDED"), proto.String(string(b))
 	tt.log.Info("tasktracker: attempt succeeded", "attempt", a.id, "elapsed", time.Since(start).Round(time.Millisecond))
 	return rep
+}
+
+// taskTimeout is the job's mapreduce.task.timeout (0: none).
+func taskTimeout(settings map[string]string) time.Duration {
+	c := conf.New()
+	if v, ok := settings["mapreduce.task.timeout"]; ok {
+		c.Set("mapreduce.task.timeout", v)
+	}
+	d, err := c.GetDuration("mapreduce.task.timeout", time.Millisecond)
+	if err != nil || d < 0 {
+		return 10 * time.Minute
+	}
+	return d
 }
 
 // limitWriter keeps the first n bytes written and drops the rest.
