@@ -124,20 +124,7 @@ func TestClusterWordCount(t *testing.T) {
 	if !strings.Contains(out.String(), "completed successfully") || !strings.Contains(out.String(), "Launched map tasks=4") {
 		t.Errorf("job client output:\n%s", out.String())
 	}
-	got := map[string]int{}
-	for _, l := range readParts(t, outDir) {
-		k, v, _ := strings.Cut(l, "\t")
-		n, _ := strconv.Atoi(v)
-		got[k] += n
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d words, want %d", len(got), len(want))
-	}
-	for w, n := range want {
-		if got[w] != n {
-			t.Fatalf("count of %s = %d, want %d", w, got[w], n)
-		}
-	}
+	checkWordCounts(t, outDir, want)
 	if _, err := os.Stat(filepath.Join(outDir, "_SUCCESS")); err != nil {
 		t.Error(err)
 	}
@@ -265,4 +252,23 @@ func processesRunning(cmdline string) []string {
 		}
 	}
 	return pids
+}
+
+// checkWordCounts compares wordcount's output in dir with want.
+func checkWordCounts(t *testing.T, dir string, want map[string]int) {
+	t.Helper()
+	got := map[string]int{}
+	for _, l := range readParts(t, dir) {
+		k, v, _ := strings.Cut(l, "\t")
+		n, _ := strconv.Atoi(v)
+		got[k] += n
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d words, want %d", len(got), len(want))
+	}
+	for w, n := range want {
+		if got[w] != n {
+			t.Fatalf("count of %s = %d, want %d", w, got[w], n)
+		}
+	}
 }

@@ -129,26 +129,7 @@ func TestTaskChildrenAndShuffle(t *testing.T) {
 	if err := committer.CommitJob(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]int{}
-	for r := 0; r < 2; r++ {
-		b, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("part-r-%05d", r)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			k, v, _ := strings.Cut(l, "\t")
-			n, _ := strconv.Atoi(v)
-			got[k] += n
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d words, want %d", len(got), len(want))
-	}
-	for w, n := range want {
-		if got[w] != n {
-			t.Fatalf("count of %s = %d, want %d", w, got[w], n)
-		}
-	}
+	checkWordCounts(t, out, want)
 
 	// A reduce whose map outputs are gone names the maps to re-run.
 	srv.Remove(jobID, locs[1].AttemptID)
