@@ -2,12 +2,19 @@ package mapreduce
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/mrpb"
@@ -16,6 +23,45 @@ import (
 // SubmissionProtocol is the protocol a job client speaks to the
 // JobTracker.
 const SubmissionProtocol = "strata.JobSubmissionProtocol"
+
+// shipExecutable is set by Main: the jobs of a user's program exist only
+// in that program, so a cluster's tasks must run it.
+var shipExecutable bool
+
+// uploadExecutable copies this program to a new directory under
+// mapreduce.jobtracker.staging.root.dir/<user>/.staging on the default
+// file system and returns its URI.
+func uploadExecutable(ctx context.Context, env fs.Env, c *conf.Configuration) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("mapreduce: finding this program to ship it: %w", err)
+	}
+	in, err := os.Open(exe)
+	if err != nil {
+		return "", fmt.Errorf("mapreduce: shipping this program: %w", err)
+	}
+	defer in.Close()
+	id := make([]byte, 8)
+	rand.Read(id)
+	dir := strings.TrimSuffix(c.Get("mapreduce.jobtracker.staging.root.dir"), "/") + "/" + env.User + "/.staging/" + hex.EncodeToString(id)
+	fsys, p, err := fs.Resolve(ctx, dir+"/job.bin", env)
+	if err != nil {
+		return "", fmt.Errorf("mapreduce: staging dir: %w", err)
+	}
+	defer fsys.Close()
+	w, err := fsys.Create(ctx, p, fs.CreateOptions{CreateParent: true, Perm: 0o755})
+	if err == nil {
+		if _, err = io.Copy(w, in); err != nil {
+			w.Close()
+		} else {
+			err = w.Close()
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("mapreduce: uploading this program to %s: %w", dir, err)
+	}
+	return fs.Qualify(fsys, p), nil
+}
 
 // jobPollInterval is how often a cluster job's client asks for progress.
 const jobPollInterval = 500 * time.Millisecond
@@ -43,9 +89,30 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 	if err := job.Output.Check(ctx, env, c, job.OutputPath); err != nil {
 		return nil, err
 	}
-	spec := &mrpb.JobSpec{Job: proto.String(job.registered), Args: job.args, User: proto.String(env.User)}
+	splits, err := job.Input.Splits(ctx, env, c, job.InputPaths)
+	if err != nil {
+		return nil, fmt.Errorf("mapreduce: computing input splits: %w", err)
+	}
+	splitsJSON, err := json.Marshal(splits)
+	if err != nil {
+		return nil, err
+	}
+	reduces := job.NumReducers
+	if job.NewReducer == nil {
+		reduces = 0
+	}
+	spec := &mrpb.JobSpec{Job: proto.String(job.registered), Args: job.args, User: proto.String(env.User),
+		Name: proto.String(job.Name), SplitsJson: proto.String(string(splitsJSON)), NumReduces: proto.Int32(int32(reduces)),
+		OutputPath: proto.String(job.OutputPath)}
 	for _, k := range c.Keys() {
 		spec.Conf = append(spec.Conf, &mrpb.KeyValue{Key: proto.String(k), Value: proto.String(c.GetRaw(k))})
+	}
+	if shipExecutable {
+		exe, err := uploadExecutable(ctx, env, c)
+		if err != nil {
+			return nil, err
+		}
+		spec.Executable = proto.String(exe)
 	}
 	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: SubmissionProtocol})
 	defer cl.Close()

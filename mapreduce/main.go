@@ -27,7 +27,18 @@ import (
 //
 // Importing github.com/stratafs/strata/hdfs (for hdfs:// paths) is the
 // program's choice; Main's caller usually does.
+//
+// Submitted to a cluster (mapreduce.framework.name=classic), the program
+// uploads itself to the staging directory and the TaskTrackers run it, as
+// `<program> task`, for every attempt of its jobs.
 func Main() {
+	if len(os.Args) == 2 && os.Args[1] == "task" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := TaskMain(ctx, os.Stdin, os.Stdout)
+		stop()
+		os.Exit(code)
+	}
+	shipExecutable = true
 	os.Exit(MainArgs(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -38,6 +38,9 @@ type TaskSpec struct {
 	LocalDirs []string `json:"localDirs"`
 	// Maps are, for a reduce task, where each map's output is served.
 	Maps []shuffle.MapLocation `json:"maps,omitempty"`
+	// Executable, if set, is the URI of the program to run the attempt
+	// with (a user's job program, uploaded by its client).
+	Executable string `json:"executable,omitempty"`
 }
 
 // TaskResult is what an attempt reports when it ends.

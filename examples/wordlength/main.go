@@ -6,6 +6,11 @@
 //	./wordlength wordlength <in> <out>
 //	./wordlength -fs hdfs://127.0.0.1:8020 -D mapreduce.job.reduces=2 wordlength /in /out
 //
+// On a cluster (-D mapreduce.framework.name=classic -D
+// mapreduce.jobtracker.address=host:port, or STRATA_CONF_DIR of `strata
+// local`) the program uploads itself and the TaskTrackers run it for its
+// tasks.
+//
 // Output lines are "<length>\t<count>", lengths in numeric order.
 package main
 

@@ -272,3 +272,36 @@ func checkWordCounts(t *testing.T, dir string, want map[string]int) {
 		}
 	}
 }
+
+// TestClusterUserProgram submits a user's own Go program (built here as a
+// user would): it ships itself and the TaskTrackers run it for its tasks.
+func TestClusterUserProgram(t *testing.T) {
+	m := startMR(t, 2)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "wordlength")
+	if b, err := exec.Command("go", "build", "-o", bin, "github.com/stratafs/strata/examples/wordlength").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	os.MkdirAll(in, 0o755)
+	os.WriteFile(filepath.Join(in, "a.txt"), []byte("a bb ccc\ndd e fff gggg\n\nhhhhhhhhhh\n"), 0o644)
+	cmd := exec.Command(bin, append(append([]string{}, m.opts...), "-D", "mapreduce.framework.name=classic",
+		"-D", "mapreduce.jobtracker.staging.root.dir="+filepath.Join(dir, "staging"), "wordlength", in, outDir)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(filepath.Join(outDir, "part-r-00000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1\t2\n2\t2\n3\t2\n4\t1\n10\t1\n"; string(b) != want {
+		t.Fatalf("output %q, want %q", b, want)
+	}
+	fetched := false
+	for _, l := range m.logs {
+		fetched = fetched || strings.Contains(l.String(), "fetched job program")
+	}
+	if !fetched {
+		t.Error("no tasktracker fetched the program")
+	}
+}

@@ -103,7 +103,6 @@ type job struct {
 	name     string
 	user     string
 	settings map[string]string
-	mr       *mapreduce.Job
 	maps     []*task
 	reduces  []*task
 	state    string
@@ -262,19 +261,15 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if caller, ok := ipc.CallerFrom(ctx); ok && user == "" {
 		user = caller.User
 	}
-	mr, err := mapreduce.NewJob(spec.GetJob(), spec.GetArgs(), c)
-	if err != nil {
-		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "%v", err)
+	var splits []mapreduce.InputSplit
+	if err := json.Unmarshal([]byte(spec.GetSplitsJson()), &splits); err != nil {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: bad input splits: %v", spec.GetJob(), err)
 	}
-	if mr.Conf == nil {
-		mr.Conf = c
+	if spec.GetNumReduces() < 0 || spec.GetNumReduces() > 100000 || spec.GetOutputPath() == "" {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: %d reduces, output %q", spec.GetJob(), spec.GetNumReduces(), spec.GetOutputPath())
 	}
-	env := fs.Env{Conf: mr.Conf, User: user}.WithDefaults()
-	splits, err := mr.Input.Splits(ctx, env, mr.Conf, mr.InputPaths)
-	if err != nil {
-		return nil, ipc.Errorf(ipc.ClassIOException, "computing input splits: %v", err)
-	}
-	commit, err := mapreduce.NewCommitter(env, mr.Conf, mr.OutputPath)
+	env := fs.Env{Conf: c, User: user}.WithDefaults()
+	commit, err := mapreduce.NewCommitter(env, c, spec.GetOutputPath())
 	if err == nil {
 		err = commit.SetupJob(ctx)
 	}
@@ -282,7 +277,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		return nil, ipc.Errorf(ipc.ClassIOException, "%v", err)
 	}
 	maxAttempts := func(key string) int {
-		n, err := mr.Conf.GetInt(key)
+		n, err := c.GetInt(key)
 		if err != nil || n < 1 {
 			return 4
 		}
@@ -292,7 +287,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	defer jt.mu.Unlock()
 	jt.seq++
 	j := &job{
-		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: mr.Name, user: user, settings: settings, mr: mr,
+		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: spec.GetName(), user: user, settings: settings,
 		state: "RUNNING", counters: mapreduce.NewCounters(), start: time.Now(), commit: commit,
 		maxMap: maxAttempts("mapreduce.map.maxattempts"), maxRed: maxAttempts("mapreduce.reduce.maxattempts"),
 	}
@@ -300,10 +295,8 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		j.maps = append(j.maps, &task{isMap: true, index: splits[i].Index, split: &splits[i], running: map[string]string{}})
 	}
 	sort.Slice(j.maps, func(a, b int) bool { return j.maps[a].index < j.maps[b].index })
-	if mr.NewReducer != nil {
-		for r := 0; r < mr.NumReducers; r++ {
-			j.reduces = append(j.reduces, &task{index: r, running: map[string]string{}})
-		}
+	for r := 0; r < int(spec.GetNumReduces()); r++ {
+		j.reduces = append(j.reduces, &task{index: r, running: map[string]string{}})
 	}
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j.id)
@@ -592,7 +585,8 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 	att := &mapreduce.TaskAttempt{JobID: j.id, Type: typ, Task: t.index, Attempt: t.attempts}
 	t.attempts++
 	spec := mapreduce.TaskSpec{Job: j.spec.GetJob(), Args: j.spec.GetArgs(), Conf: j.settings, User: j.user,
-		JobID: j.id, Type: string(typ), Task: t.index, Attempt: att.Attempt, Reducers: len(j.reduces)}
+		JobID: j.id, Type: string(typ), Task: t.index, Attempt: att.Attempt, Reducers: len(j.reduces),
+		Executable: j.spec.GetExecutable()}
 	if t.isMap {
 		spec.Split = t.split
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)

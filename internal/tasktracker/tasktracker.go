@@ -102,6 +102,7 @@ type TaskTracker struct {
 
 	mu         sync.Mutex
 	running    map[string]*attempt
+	fetchMu    sync.Mutex         // serializes fetching job programs
 	reports    []*mrpb.TaskReport // ended attempts not yet acknowledged
 	freeMaps   int
 	freeReduce int
@@ -303,6 +304,12 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 		return fail("FAILED", err)
 	}
 	defer stderr.Close()
+	exe := tt.cfg.Executable
+	if spec.Executable != "" {
+		if exe, err = tt.jobExecutable(ctx, a.job, spec); err != nil {
+			return fail("FAILED", err)
+		}
+	}
 	timeout := taskTimeout(spec.Conf)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -311,7 +318,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	defer pr.Close()
 	cctx, kill := context.WithCancel(ctx)
 	defer kill()
-	cmd := exec.CommandContext(cctx, tt.cfg.Executable, "task")
+	cmd := exec.CommandContext(cctx, exe, "task")
 	cmd.Stdin = bytes.NewReader(in)
 	var out bytes.Buffer
 	cmd.Stdout = &limitWriter{w: &out, n: maxResult}
@@ -407,6 +414,48 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	rep.State, rep.ResultJson = proto.String("SUCCEEDED"), proto.String(string(b))
 	tt.log.Info("tasktracker: attempt succeeded", "attempt", a.id, "elapsed", time.Since(start).Round(time.Millisecond))
 	return rep
+}
+
+// jobExecutable returns the local copy of a job's program, fetching it
+// from spec.Executable on first use (kept with the job's local data).
+func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec mapreduce.TaskSpec) (string, error) {
+	tt.fetchMu.Lock()
+	defer tt.fetchMu.Unlock()
+	local := filepath.Join(tt.cfg.LocalDirs[0], "taskTracker", filepath.Base(job), "job.bin")
+	if _, err := os.Stat(local); err == nil {
+		return local, nil
+	}
+	c := conf.New()
+	for k, v := range spec.Conf {
+		c.Set(k, v)
+	}
+	fsys, p, err := fs.Resolve(ctx, spec.Executable, fs.Env{Conf: c, User: spec.User})
+	if err != nil {
+		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+	}
+	defer fsys.Close()
+	in, err := fsys.Open(ctx, p)
+	if err != nil {
+		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+	}
+	defer in.Close()
+	tmp := local + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err == nil {
+		_, err = io.Copy(out, in)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, local)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+	}
+	tt.log.Info("tasktracker: fetched job program", "job", job, "from", spec.Executable)
+	return local, nil
 }
 
 // taskTimeout is the job's mapreduce.task.timeout (0: none).

@@ -77,14 +77,25 @@ func (x *KeyValue) GetValue() string {
 	return ""
 }
 
-// JobSpec names a registered job, its arguments and its settings: what a
-// process needs to rebuild the job.
+// JobSpec names a registered job, its arguments and its settings (what a
+// task process needs to rebuild the job), and what the client computed of
+// it: the JobTracker never builds the job itself.
 type JobSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *string                `protobuf:"bytes,1,opt,name=job" json:"job,omitempty"`
-	Args          []string               `protobuf:"bytes,2,rep,name=args" json:"args,omitempty"`
-	Conf          []*KeyValue            `protobuf:"bytes,3,rep,name=conf" json:"conf,omitempty"`
-	User          *string                `protobuf:"bytes,4,opt,name=user" json:"user,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *string                `protobuf:"bytes,1,opt,name=job" json:"job,omitempty"`
+	Args  []string               `protobuf:"bytes,2,rep,name=args" json:"args,omitempty"`
+	Conf  []*KeyValue            `protobuf:"bytes,3,rep,name=conf" json:"conf,omitempty"`
+	User  *string                `protobuf:"bytes,4,opt,name=user" json:"user,omitempty"`
+	Name  *string                `protobuf:"bytes,5,opt,name=name" json:"name,omitempty"`
+	// splits_json is the job's input splits, a JSON array of
+	// mapreduce.InputSplit.
+	SplitsJson *string `protobuf:"bytes,6,opt,name=splits_json,json=splitsJson" json:"splits_json,omitempty"`
+	// num_reduces is 0 for a map-only job.
+	NumReduces *int32  `protobuf:"varint,7,opt,name=num_reduces,json=numReduces" json:"num_reduces,omitempty"`
+	OutputPath *string `protobuf:"bytes,8,opt,name=output_path,json=outputPath" json:"output_path,omitempty"`
+	// executable, if set, is the URI of the program the tasks run (a user's
+	// job binary uploaded by the client); unset: the TaskTracker's own.
+	Executable    *string `protobuf:"bytes,9,opt,name=executable" json:"executable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -143,6 +154,41 @@ func (x *JobSpec) GetConf() []*KeyValue {
 func (x *JobSpec) GetUser() string {
 	if x != nil && x.User != nil {
 		return *x.User
+	}
+	return ""
+}
+
+func (x *JobSpec) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *JobSpec) GetSplitsJson() string {
+	if x != nil && x.SplitsJson != nil {
+		return *x.SplitsJson
+	}
+	return ""
+}
+
+func (x *JobSpec) GetNumReduces() int32 {
+	if x != nil && x.NumReduces != nil {
+		return *x.NumReduces
+	}
+	return 0
+}
+
+func (x *JobSpec) GetOutputPath() string {
+	if x != nil && x.OutputPath != nil {
+		return *x.OutputPath
+	}
+	return ""
+}
+
+func (x *JobSpec) GetExecutable() string {
+	if x != nil && x.Executable != nil {
+		return *x.Executable
 	}
 	return ""
 }
@@ -923,12 +969,22 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x1cmapred/mapred_protocol.proto\x12\rstrata.mapred\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"p\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\x87\x02\n" +
 	"\aJobSpec\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\x12+\n" +
 	"\x04conf\x18\x03 \x03(\v2\x17.strata.mapred.KeyValueR\x04conf\x12\x12\n" +
-	"\x04user\x18\x04 \x01(\tR\x04user\">\n" +
+	"\x04user\x18\x04 \x01(\tR\x04user\x12\x12\n" +
+	"\x04name\x18\x05 \x01(\tR\x04name\x12\x1f\n" +
+	"\vsplits_json\x18\x06 \x01(\tR\n" +
+	"splitsJson\x12\x1f\n" +
+	"\vnum_reduces\x18\a \x01(\x05R\n" +
+	"numReduces\x12\x1f\n" +
+	"\voutput_path\x18\b \x01(\tR\n" +
+	"outputPath\x12\x1e\n" +
+	"\n" +
+	"executable\x18\t \x01(\tR\n" +
+	"executable\">\n" +
 	"\x10SubmitJobRequest\x12*\n" +
 	"\x04spec\x18\x01 \x01(\v2\x16.strata.mapred.JobSpecR\x04spec\"*\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +
