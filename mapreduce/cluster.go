@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -63,6 +64,18 @@ func uploadExecutable(ctx context.Context, env fs.Env, c *conf.Configuration) (s
 	return fs.Qualify(fsys, p), nil
 }
 
+// removeStaging deletes the staging directory of the uploaded program exe.
+func removeStaging(env fs.Env, exe string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fsys, p, err := fs.Resolve(ctx, exe, env)
+	if err != nil {
+		return
+	}
+	defer fsys.Close()
+	fsys.Delete(ctx, path.Dir(p), true)
+}
+
 // jobPollInterval is how often a cluster job's client asks for progress.
 const jobPollInterval = 500 * time.Millisecond
 
@@ -113,6 +126,9 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 			return nil, err
 		}
 		spec.Executable = proto.String(exe)
+		// The staging directory goes when the job has ended (the
+		// TaskTrackers have their copies).
+		defer removeStaging(env, exe)
 	}
 	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: SubmissionProtocol})
 	defer cl.Close()

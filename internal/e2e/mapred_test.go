@@ -304,4 +304,7 @@ func TestClusterUserProgram(t *testing.T) {
 	if !fetched {
 		t.Error("no tasktracker fetched the program")
 	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "staging", "*", ".staging", "*")); len(left) > 0 {
+		t.Errorf("staging directories left after the job: %v", left)
+	}
 }
