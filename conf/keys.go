@@ -80,6 +80,7 @@ var knownKeys = []Key{
 	{"mapreduce.job.application.attempt.id", "0", "Attempt number of the job, used in the committer temporary directory names."},
 	{"mapreduce.job.maps", "2", "Default number of map tasks per job; a hint, the input splits decide."},
 	{"mapreduce.job.reduces", "1", "Default number of reduce tasks per job."},
+	{"mapreduce.jobhistory.done-dir", "${hadoop.tmp.dir}/mapred/history/done", "Directory on the job's default file system where the JobTracker keeps finished jobs' histories (<job id>.json)."},
 	{"mapreduce.jobtracker.address", "local", "JobTracker RPC address (host:port), or local to run jobs in-process."},
 	{"mapreduce.jobtracker.expire.trackers.interval", "600000", "Milliseconds without a heartbeat after which the JobTracker declares a TaskTracker lost and re-runs its work."},
 	{"mapreduce.jobtracker.heartbeat.interval", "1000", "Milliseconds between TaskTracker heartbeats, as the JobTracker tells them (strata key; Hadoop derives it from the cluster size)."},

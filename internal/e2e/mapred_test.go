@@ -22,6 +22,19 @@ type mrCluster struct {
 	tts   []*exec.Cmd
 	logs  []*syncBuffer
 	jtLog *syncBuffer
+	jtCmd *exec.Cmd
+}
+
+var jobIDRE = regexp.MustCompile(`Running job: (job_\S+)`)
+
+// jobID is the id a job client printed.
+func jobID(t *testing.T, out string) string {
+	t.Helper()
+	m := jobIDRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no job id in:\n%s", out)
+	}
+	return m[1]
 }
 
 var (
@@ -51,8 +64,9 @@ func startMR(t *testing.T, trackers int) *mrCluster {
 	m := &mrCluster{t: t, jt: freePort(t)}
 	m.opts = []string{"-D", "mapreduce.jobtracker.address=" + m.jt,
 		"-D", "mapreduce.jobtracker.heartbeat.interval=100",
-		"-D", "mapreduce.jobtracker.expire.trackers.interval=2000"}
-	_, m.jtLog = startProc(t, "jobtracker", append(m.opts, "jobtracker")...)
+		"-D", "mapreduce.jobtracker.expire.trackers.interval=2000",
+		"-D", "mapreduce.jobhistory.done-dir=" + t.TempDir()}
+	m.jtCmd, m.jtLog = startProc(t, "jobtracker", append(m.opts, "jobtracker")...)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.DialTimeout("tcp", m.jt, 100*time.Millisecond); err == nil {
 			c.Close()
@@ -125,6 +139,7 @@ func TestClusterWordCount(t *testing.T) {
 		t.Errorf("job client output:\n%s", out.String())
 	}
 	checkWordCounts(t, outDir, want)
+	goodJob := jobID(t, out.String())
 	if _, err := os.Stat(filepath.Join(outDir, "_SUCCESS")); err != nil {
 		t.Error(err)
 	}
@@ -147,6 +162,7 @@ func TestClusterWordCount(t *testing.T) {
 	if err == nil || !strings.Contains(out.String(), "failed 2 times") {
 		t.Errorf("failing mapper: %v\n%s", err, out.String())
 	}
+	badJob := jobID(t, out.String())
 	if _, err := os.Stat(filepath.Join(dir, "bad", "_SUCCESS")); err == nil {
 		t.Error("a failed job wrote _SUCCESS")
 	}
@@ -165,6 +181,22 @@ func TestClusterWordCount(t *testing.T) {
 	out = &syncBuffer{}
 	if err := m.submit(out, "examples", "wordcount", "file://"+in, "file://"+filepath.Join(dir, "again")); err != nil {
 		t.Errorf("job after a failed one: %v\n%s", err, out.String())
+	}
+
+	// Job histories outlive the JobTracker.
+	m.jtCmd.Process.Kill()
+	m.jtCmd.Wait()
+	for _, c := range []struct{ id, want string }{
+		{goodJob, "State: SUCCEEDED"}, {goodJob, "Launched map tasks=4"}, {goodJob, "r_000002   SUCCEEDED"},
+		{badJob, "State: FAILED"}, {badJob, "exit"},
+	} {
+		b, err := exec.Command(strataBin, append(append([]string{}, m.opts...), "job", "-history", c.id)...).CombinedOutput()
+		if err != nil || !strings.Contains(string(b), c.want) {
+			t.Errorf("job -history %s: want %q: %v\n%s", c.id, c.want, err, b)
+		}
+	}
+	if b, err := exec.Command(strataBin, append(append([]string{}, m.opts...), "job", "-history", "job_0_9999")...).CombinedOutput(); err == nil {
+		t.Errorf("history of an unknown job: %s", b)
 	}
 }
 

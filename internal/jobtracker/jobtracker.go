@@ -378,6 +378,7 @@ func callerName(ctx context.Context) string {
 // killed and its temporary output removed. Lock held.
 func (jt *JobTracker) endJob(j *job, state, msg string) {
 	j.state, j.err, j.finish = state, msg, time.Now()
+	go jt.writeHistory(j.settings, jt.history(j))
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		for att, name := range t.running {
 			if tr := jt.trackers[name]; tr != nil {
@@ -411,6 +412,7 @@ func (jt *JobTracker) checkDone(j *job) {
 		return
 	}
 	j.state, j.finish = "SUCCEEDED", time.Now()
+	go jt.writeHistory(j.settings, jt.history(j))
 	for _, tr := range jt.trackers {
 		tr.doneJobs = append(tr.doneJobs, j.id)
 	}

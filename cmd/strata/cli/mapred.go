@@ -12,12 +12,13 @@ import (
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/tasktracker"
+	"github.com/stratafs/strata/mapreduce"
 )
 
 func init() {
 	register(command{name: "jobtracker", summary: "run the MapReduce JobTracker (at mapreduce.jobtracker.address)", run: runJobTracker})
 	register(command{name: "tasktracker", summary: "run a MapReduce TaskTracker (reports to mapreduce.jobtracker.address)", run: runTaskTracker})
-	register(command{name: "job", summary: "list, inspect or kill cluster jobs: -list | -status <job id> | -kill <job id>", run: runJob})
+	register(command{name: "job", summary: "list, inspect or kill cluster jobs: -list | -status <job id> | -kill <job id> | -history <job id>", run: runJob})
 }
 
 func runJobTracker(ctx context.Context, env *Env, args []string) int {
@@ -69,11 +70,21 @@ func runTaskTracker(ctx context.Context, env *Env, args []string) int {
 
 func runJob(ctx context.Context, env *Env, args []string) int {
 	usage := func() int {
-		fmt.Fprintln(env.Stderr, "Usage: strata job -list | -status <job id> | -kill <job id>")
+		fmt.Fprintln(env.Stderr, "Usage: strata job -list | -status <job id> | -kill <job id> | -history <job id>")
 		return 2
 	}
 	if len(args) == 0 {
 		return usage()
+	}
+	if args[0] == "-history" && len(args) == 2 {
+		// History files outlive the JobTracker: read them directly.
+		h, err := jobtracker.ReadHistory(ctx, fs.Env{Conf: env.Conf, User: fs.CurrentUser()}, args[1])
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "job: %v\n", err)
+			return 1
+		}
+		printHistory(env, h)
+		return 0
 	}
 	addr := env.Conf.Get("mapreduce.jobtracker.address")
 	if addr == "" || addr == "local" {
@@ -128,4 +139,24 @@ func runJob(ctx context.Context, env *Env, args []string) int {
 		return 0
 	}
 	return usage()
+}
+
+func printHistory(env *Env, h *jobtracker.History) {
+	w := env.Stdout
+	fmt.Fprintf(w, "Job: %s\nName: %s\nUser: %s\nState: %s\nSubmitted: %s\nFinished: %s (%s)\n", h.JobID, h.Name, h.User, h.State,
+		h.Submit.Format("2006-01-02 15:04:05"), h.Finish.Format("2006-01-02 15:04:05"), h.Finish.Sub(h.Submit).Round(time.Millisecond))
+	if h.Error != "" {
+		fmt.Fprintf(w, "Reason: %s\n", h.Error)
+	}
+	c := mapreduce.NewCounters()
+	for g, m := range h.Counters {
+		for n, v := range m {
+			c.Add(g, n, v)
+		}
+	}
+	mapreduce.PrintCounters(w, c)
+	fmt.Fprintf(w, "%-10s %-10s %-9s %-9s %-28s %s\n", "Task", "State", "Attempts", "Failures", "Tracker", "Last error")
+	for _, t := range h.Tasks {
+		fmt.Fprintf(w, "%-10s %-10s %-9d %-9d %-28s %s\n", t.Task, t.State, t.Attempts, t.Failures, t.Tracker, t.LastError)
+	}
 }

@@ -1,0 +1,132 @@
+package jobtracker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+)
+
+// History is a finished job's record, written by the JobTracker as
+// <mapreduce.jobhistory.done-dir>/<job id>.json on the job's default file
+// system (docs/format/mapred-protocol.md), so that it outlives the
+// JobTracker.
+type History struct {
+	JobID    string                      `json:"jobId"`
+	Name     string                      `json:"name"`
+	User     string                      `json:"user"`
+	State    string                      `json:"state"`
+	Error    string                      `json:"error,omitempty"`
+	Submit   time.Time                   `json:"submitTime"`
+	Finish   time.Time                   `json:"finishTime"`
+	Counters map[string]map[string]int64 `json:"counters"`
+	Tasks    []TaskHistory               `json:"tasks"`
+}
+
+// TaskHistory is one task's line of a History.
+type TaskHistory struct {
+	Task      string `json:"task"` // e.g. m_000003
+	State     string `json:"state"`
+	Attempts  int    `json:"attempts"`
+	Failures  int    `json:"failures"`
+	Tracker   string `json:"tracker,omitempty"`
+	LastError string `json:"lastError,omitempty"`
+}
+
+// maxHistory bounds a history file a reader accepts.
+const maxHistory = 64 << 20
+
+func historyConf(settings map[string]string) *conf.Configuration {
+	c := conf.New()
+	for k, v := range settings {
+		c.Set(k, v)
+	}
+	return c
+}
+
+// historyPath is where a job's history lives under c's done dir.
+func historyPath(c *conf.Configuration, jobID string) string {
+	return strings.TrimSuffix(c.Get("mapreduce.jobhistory.done-dir"), "/") + "/" + jobID + ".json"
+}
+
+// history snapshots j. Lock held.
+func (jt *JobTracker) history(j *job) *History {
+	h := &History{JobID: j.id, Name: j.name, User: j.user, State: j.state, Error: j.err, Submit: j.start, Finish: j.finish,
+		Counters: j.counters.Map()}
+	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
+		typ := 'r'
+		if t.isMap {
+			typ = 'm'
+		}
+		st := map[taskState]string{pending: "PENDING", running: "RUNNING", done: "SUCCEEDED"}[t.state]
+		if j.state != "SUCCEEDED" && t.state != done {
+			st = "KILLED"
+			if t.failures > 0 {
+				st = "FAILED"
+			}
+		}
+		h.Tasks = append(h.Tasks, TaskHistory{Task: fmt.Sprintf("%c_%06d", typ, t.index), State: st, Attempts: t.attempts,
+			Failures: t.failures, Tracker: t.tracker, LastError: t.lastError})
+	}
+	return h
+}
+
+// writeHistory stores h as the job's user would see it; a failure is
+// logged, not fatal to anything.
+func (jt *JobTracker) writeHistory(settings map[string]string, h *History) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := historyConf(settings)
+	p := historyPath(c, h.JobID)
+	err := func() error {
+		fsys, fp, err := fs.Resolve(ctx, p, fs.Env{Conf: c, User: h.User})
+		if err != nil {
+			return err
+		}
+		defer fsys.Close()
+		w, err := fsys.Create(ctx, fp, fs.CreateOptions{CreateParent: true, Overwrite: true})
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(h); err != nil {
+			w.Close()
+			return err
+		}
+		return w.Close()
+	}()
+	if err != nil {
+		jt.log.Warn("jobtracker: writing job history", "job", h.JobID, "path", p, "err", err)
+		return
+	}
+	jt.log.Info("jobtracker: job history written", "job", h.JobID, "path", p)
+}
+
+// ReadHistory reads a job's history from the done dir c names.
+func ReadHistory(ctx context.Context, env fs.Env, jobID string) (*History, error) {
+	if strings.ContainsAny(jobID, "/\\") || !strings.HasPrefix(jobID, "job_") {
+		return nil, fmt.Errorf("bad job id %q", jobID)
+	}
+	p := historyPath(env.Conf, jobID)
+	fsys, fp, err := fs.Resolve(ctx, p, env)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	f, err := fsys.Open(ctx, fp)
+	if err != nil {
+		return nil, fmt.Errorf("no history for %s: %w", jobID, err)
+	}
+	defer f.Close()
+	var h History
+	if err := json.NewDecoder(io.LimitReader(f, maxHistory)).Decode(&h); err != nil {
+		return nil, fmt.Errorf("history of %s (%s): %w", jobID, p, err)
+	}
+	return &h, nil
+}
