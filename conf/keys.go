@@ -110,6 +110,7 @@ var knownKeys = []Key{
 	{"mapreduce.terasort.output.replication", "1", "Replication factor of TeraSort's output files."},
 	{"strata.datanode.direct-io.write", "false", "Whether DataNodes write block files with O_DIRECT, bypassing the page cache."},
 	{"strata.local.datanodes", "3", "Number of DataNodes a local (single-process) strata cluster starts."},
+	{"strata.mapreduce.speculative.lag", "60000", "Milliseconds a map must have run (and twice its job's mean map time) before the JobTracker starts a speculative attempt of it."},
 	{"strata.mover.timeout", "600", "Seconds strata mover waits for replicas to reach their storage types."},
 	{"strata.power.watts", "", "Power draw of this machine in watts, for energy estimates; empty means unknown."},
 	{"test.build.data", "", "Base directory of strata testdfsio (Hadoop's TestDFSIO) files; empty means /benchmarks/TestDFSIO."},

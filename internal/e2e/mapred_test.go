@@ -340,3 +340,50 @@ func TestClusterUserProgram(t *testing.T) {
 		t.Errorf("staging directories left after the job: %v", left)
 	}
 }
+
+// TestClusterSpeculativeMap: one map attempt hangs (the first attempt to
+// get the marker directory); the JobTracker starts a second attempt of it
+// on the other tracker, which finishes the job, and the straggler is
+// killed.
+func TestClusterSpeculativeMap(t *testing.T) {
+	m := startMR(t, 2)
+	dir := t.TempDir()
+	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	os.MkdirAll(in, 0o755)
+	var want []string
+	for f := 0; f < 4; f++ {
+		var b strings.Builder
+		for i := 0; i < 100; i++ {
+			l := fmt.Sprintf("spec-%d-%03d", f, i)
+			want = append(want, l)
+			b.WriteString(l + "\n")
+		}
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d", f)), []byte(b.String()), 0o644)
+	}
+	sort.Strings(want)
+	marker := filepath.Join(dir, "marker")
+	out := &syncBuffer{}
+	err := m.submit(out, "-D", "strata.mapreduce.speculative.lag=300", "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
+		"-mapper", "if mkdir "+marker+" 2>/dev/null; then sleep 31.5; fi; cat", "-reducer", "cat", "-numReduceTasks", "1")
+	if err != nil {
+		t.Fatalf("job: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(m.jtLog.String(), "speculating a slow map") || !strings.Contains(out.String(), "Launched map tasks=5") {
+		t.Errorf("no speculative attempt:\n%s", out.String())
+	}
+	var got []string
+	for _, l := range readParts(t, outDir) {
+		got = append(got, strings.TrimSuffix(l, "\t"))
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("output has %d lines, want %d", len(got), len(want))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(processesRunning("sleep\x0031.5")) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the losing attempt still runs: %v", processesRunning("sleep\x0031.5"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

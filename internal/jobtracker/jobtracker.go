@@ -94,7 +94,10 @@ type task struct {
 	// For a finished map: where its output is served.
 	tracker, url, attemptID string
 	running                 map[string]string // attempt id → tracker name
+	startedAt               map[string]time.Time
 	lastError               string
+	took                    time.Duration // the successful attempt's run time
+	speculated              bool
 }
 
 type job struct {
@@ -113,6 +116,10 @@ type job struct {
 	commit   *mapreduce.Committer
 	maxMap   int
 	maxRed   int
+	// speculate: maps of a job with reduces may get a second attempt
+	// once they run longer than lag and twice the finished maps' mean.
+	speculate bool
+	lag       time.Duration
 }
 
 // New returns a JobTracker; it does not listen until Start.
@@ -291,6 +298,13 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		state: "RUNNING", counters: mapreduce.NewCounters(), start: time.Now(), commit: commit,
 		maxMap: maxAttempts("mapreduce.map.maxattempts"), maxRed: maxAttempts("mapreduce.reduce.maxattempts"),
 	}
+	if on, err := c.GetBool("mapreduce.map.speculative"); err == nil && on && spec.GetNumReduces() > 0 {
+		j.speculate = true
+		j.lag, err = c.GetDuration("strata.mapreduce.speculative.lag", time.Millisecond)
+		if err != nil || j.lag <= 0 {
+			j.lag = time.Minute
+		}
+	}
 	for i := range splits {
 		j.maps = append(j.maps, &task{isMap: true, index: splits[i].Index, split: &splits[i], running: map[string]string{}})
 	}
@@ -461,11 +475,19 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	json.Unmarshal([]byte(rep.GetResultJson()), &res)
 	switch rep.GetState() {
 	case "SUCCEEDED":
+		t.took = time.Since(t.startedAt[rep.GetAttemptId()])
 		delete(t.running, rep.GetAttemptId())
 		if t.state == done {
 			return
 		}
 		t.state = done
+		// The other attempt of a speculated task loses.
+		for att, name := range t.running {
+			if other := jt.trackers[name]; other != nil {
+				other.kill = append(other.kill, att)
+			}
+			delete(t.running, att)
+		}
 		if t.isMap {
 			t.tracker, t.url, t.attemptID = tr.name, tr.url, rep.GetAttemptId()
 		}
@@ -550,6 +572,9 @@ func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.
 				mapSlots--
 			}
 		}
+		if j.speculate {
+			mapSlots = jt.speculateMaps(j, tr, mapSlots, resp)
+		}
 		mapsDone := true
 		for _, t := range j.maps {
 			mapsDone = mapsDone && t.state == done
@@ -567,6 +592,47 @@ func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.
 			}
 		}
 	}
+}
+
+// speculateMaps gives free map slots to second attempts of the job's
+// stragglers: maps running, on one attempt on another tracker, for longer
+// than the job's lag and twice the mean time of its finished maps. It
+// returns the slots left. Lock held.
+func (jt *JobTracker) speculateMaps(j *job, tr *tracker, slots int, resp *mrpb.HeartbeatResponse) int {
+	var sum time.Duration
+	n := 0
+	for _, t := range j.maps {
+		if t.state == pending {
+			return slots // real work first
+		}
+		if t.state == done {
+			sum += t.took
+			n++
+		}
+	}
+	if n == 0 {
+		return slots
+	}
+	mean := sum / time.Duration(n)
+	for _, t := range j.maps {
+		if slots == 0 {
+			break
+		}
+		if t.state != running || t.speculated || len(t.running) != 1 {
+			continue
+		}
+		for att, name := range t.running {
+			if age := time.Since(t.startedAt[att]); name != tr.name && age > j.lag && age > 2*mean {
+				jt.log.Info("jobtracker: speculating a slow map", "job", j.id, "map", t.index, "running", age.Round(time.Millisecond),
+					"mean", mean.Round(time.Millisecond), "tracker", tr.name)
+				t.speculated = true
+				j.counters.Add(mapreduce.GroupJob, mapreduce.RemoteMaps, 1)
+				jt.launch(j, t, tr, resp)
+				slots--
+			}
+		}
+	}
+	return slots
 }
 
 func contains(ss []string, s string) bool {
@@ -601,5 +667,9 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 	b, _ := json.Marshal(spec)
 	t.state = running
 	t.running[att.ID()] = tr.name
+	if t.startedAt == nil {
+		t.startedAt = map[string]time.Time{}
+	}
+	t.startedAt[att.ID()] = time.Now()
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), SpecJson: proto.String(string(b)), IsMap: proto.Bool(t.isMap)})
 }
