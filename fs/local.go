@@ -562,9 +562,24 @@ type localWriter struct {
 	p string
 }
 
-func (w *localWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
+func (w *localWriter) Write(b []byte) (int, error) {
+	n, err := w.f.Write(b)
+	CountWritten("file", n)
+	return n, err
+}
 
-func (w *localWriter) ReadFrom(r io.Reader) (int64, error) { return w.f.ReadFrom(r) }
+func (w *localWriter) ReadFrom(r io.Reader) (int64, error) {
+	if c, ok := r.(countingFile); ok {
+		r = c.File // keep copy_file_range; the bytes count as read below
+		n, err := w.f.ReadFrom(r)
+		CountRead("file", int(n))
+		CountWritten("file", int(n))
+		return n, err
+	}
+	n, err := w.f.ReadFrom(r)
+	CountWritten("file", int(n))
+	return n, err
+}
 
 func (w *localWriter) Close() error {
 	serr := w.f.Sync()
@@ -591,7 +606,7 @@ func (l *localFS) Open(ctx context.Context, p string) (File, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	return f, nil
+	return countingFile{f}, nil
 }
 
 // Access checks the process's access to p with access(2) where available,

@@ -159,6 +159,12 @@ func (r *FileReader) failed(lb *hdfspb.LocatedBlockProto, loc *hdfspb.DatanodeIn
 
 // Read implements io.Reader.
 func (r *FileReader) Read(p []byte) (int, error) {
+	n, err := r.read(p)
+	fs.CountRead("hdfs", n)
+	return n, err
+}
+
+func (r *FileReader) read(p []byte) (int, error) {
 	if r.closed {
 		return 0, os.ErrClosed
 	}
@@ -213,6 +219,12 @@ func (r *FileReader) Read(p []byte) (int, error) {
 // ReadAt implements io.ReaderAt. It opens its own connections, so it may
 // run concurrently with other ReadAt calls.
 func (r *FileReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.readAt(p, off)
+	fs.CountRead("hdfs", n)
+	return n, err
+}
+
+func (r *FileReader) readAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fs.ErrInvalid
 	}

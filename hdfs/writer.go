@@ -157,6 +157,12 @@ func (w *FileWriter) abandonWrite() {
 
 // Write implements io.Writer.
 func (w *FileWriter) Write(p []byte) (int, error) {
+	n, err := w.write(p)
+	fs.CountWritten("hdfs", n)
+	return n, err
+}
+
+func (w *FileWriter) write(p []byte) (int, error) {
 	if w.closed {
 		return 0, os.ErrClosed
 	}

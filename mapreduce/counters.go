@@ -3,6 +3,8 @@ package mapreduce
 import (
 	"sort"
 	"sync"
+
+	"github.com/stratafs/strata/fs"
 )
 
 // Counter groups and names, as Hadoop prints them.
@@ -145,4 +147,28 @@ func (t *TaskContext) Status() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.status
+}
+
+// ioSnapshot is the process's file system byte counts now.
+func ioSnapshot() map[string]fs.IOStat {
+	m := map[string]fs.IOStat{}
+	for _, s := range fs.IOStats() {
+		m[s.Scheme] = s
+	}
+	return m
+}
+
+// addIOCounters adds to c the bytes read and written through file systems
+// since before, as Hadoop's "File System Counters" ("HDFS: Number of bytes
+// read", ...), for every scheme that moved.
+func addIOCounters(c *Counters, before map[string]fs.IOStat) {
+	for _, s := range fs.IOStats() {
+		r, w := s.Read-before[s.Scheme].Read, s.Written-before[s.Scheme].Written
+		if r == 0 && w == 0 {
+			continue
+		}
+		rn, wn := fs.IOCounterNames(s.Scheme)
+		c.Add(GroupFileSystem, rn, r)
+		c.Add(GroupFileSystem, wn, w)
+	}
 }

@@ -108,6 +108,9 @@ func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)
 	}
 	jobID := newJobID()
 	counters := NewCounters()
+	// The job's file system bytes: everything this process moved while
+	// the job ran (jobs run one at a time per process in practice).
+	io0 := ioSnapshot()
 	if job.Setup != nil {
 		if err := job.Setup(ctx, job, env); err != nil {
 			return nil, err
@@ -209,6 +212,7 @@ func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)
 	}
 	ok = true
 	report(func(p *Progress) { p.Map, p.Reduce = 1, 1 })
+	addIOCounters(counters, io0)
 	return &Result{JobID: jobID, Counters: counters, Elapsed: time.Since(start)}, nil
 }
 

@@ -95,6 +95,7 @@ func reportProgress(ctx context.Context, counters *Counters, w io.Writer) {
 }
 
 func runTask(ctx context.Context, spec TaskSpec, counters *Counters) (*TaskResult, error) {
+	io0 := ioSnapshot()
 	c := conf.New()
 	for k, v := range spec.Conf {
 		c.Set(k, v)
@@ -164,6 +165,7 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters) (*TaskResul
 	default:
 		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
 	}
+	addIOCounters(counters, io0)
 	res.Counters = counters.Map()
 	return res, nil
 }

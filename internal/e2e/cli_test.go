@@ -66,7 +66,8 @@ func TestLocalCluster(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, b)
 		}
-		if args[0] == "examples" && (!strings.Contains(string(b), "Data-local map tasks=1") || !strings.Contains(string(b), "job_1")) {
+		if args[0] == "examples" && (!strings.Contains(string(b), "Data-local map tasks=1") || !strings.Contains(string(b), "job_1") ||
+			!strings.Contains(string(b), "HDFS: Number of bytes read=13000") || !strings.Contains(string(b), "HDFS: Number of bytes written=19")) {
 			t.Errorf("wordcount did not run data-local on the trackers:\n%s", b)
 		}
 	}

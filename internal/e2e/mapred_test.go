@@ -140,6 +140,15 @@ func TestClusterWordCount(t *testing.T) {
 	}
 	checkWordCounts(t, outDir, want)
 	goodJob := jobID(t, out.String())
+	var inBytes int64
+	ins, _ := filepath.Glob(filepath.Join(in, "*"))
+	for _, f := range ins {
+		st, _ := os.Stat(f)
+		inBytes += st.Size()
+	}
+	if want := fmt.Sprintf("FILE: Number of bytes read=%d", inBytes); !strings.Contains(out.String(), want) {
+		t.Errorf("counters lack %q:\n%s", want, out.String())
+	}
 	if _, err := os.Stat(filepath.Join(outDir, "_SUCCESS")); err != nil {
 		t.Error(err)
 	}
