@@ -25,6 +25,24 @@ import (
 // JobTracker.
 const SubmissionProtocol = "strata.JobSubmissionProtocol"
 
+// prepare does what the submitting process does before any task runs, in
+// either runner: the job's Setup, the output check, the input splits.
+func prepare(ctx context.Context, job *Job, env fs.Env, c *conf.Configuration) ([]InputSplit, error) {
+	if job.Setup != nil {
+		if err := job.Setup(ctx, job, env); err != nil {
+			return nil, err
+		}
+	}
+	if err := job.Output.Check(ctx, env, c, job.OutputPath); err != nil {
+		return nil, err
+	}
+	splits, err := job.Input.Splits(ctx, env, c, job.InputPaths)
+	if err != nil {
+		return nil, fmt.Errorf("mapreduce: computing input splits: %w", err)
+	}
+	return splits, nil
+}
+
 // shipExecutable is set by Main: the jobs of a user's program exist only
 // in that program, so a cluster's tasks must run it.
 var shipExecutable bool
@@ -94,17 +112,9 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 	if addr == "" || addr == "local" {
 		return nil, errors.New("mapreduce: mapreduce.framework.name=classic needs mapreduce.jobtracker.address (host:port)")
 	}
-	if job.Setup != nil {
-		if err := job.Setup(ctx, job, env); err != nil {
-			return nil, err
-		}
-	}
-	if err := job.Output.Check(ctx, env, c, job.OutputPath); err != nil {
-		return nil, err
-	}
-	splits, err := job.Input.Splits(ctx, env, c, job.InputPaths)
+	splits, err := prepare(ctx, job, env, c)
 	if err != nil {
-		return nil, fmt.Errorf("mapreduce: computing input splits: %w", err)
+		return nil, err
 	}
 	splitsJSON, err := json.Marshal(splits)
 	if err != nil {

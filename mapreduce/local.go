@@ -111,15 +111,7 @@ func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)
 	// The job's file system bytes: everything this process moved while
 	// the job ran (jobs run one at a time per process in practice).
 	io0 := ioSnapshot()
-	if job.Setup != nil {
-		if err := job.Setup(ctx, job, env); err != nil {
-			return nil, err
-		}
-	}
-	if err := job.Output.Check(ctx, env, c, job.OutputPath); err != nil {
-		return nil, err
-	}
-	splits, err := job.Input.Splits(ctx, env, c, job.InputPaths)
+	splits, err := prepare(ctx, job, env, c)
 	if err != nil {
 		return nil, err
 	}

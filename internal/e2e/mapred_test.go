@@ -221,18 +221,7 @@ func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 	m := startMR(t, 2)
 	dir := t.TempDir()
 	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	os.MkdirAll(in, 0o755)
-	var want []string
-	for f := 0; f < 4; f++ {
-		var b strings.Builder
-		for i := 0; i < 2000; i++ {
-			l := fmt.Sprintf("line-%d-%05d", f, i)
-			want = append(want, l)
-			b.WriteString(l + "\n")
-		}
-		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d", f)), []byte(b.String()), 0o644)
-	}
-	sort.Strings(want)
+	want := writeLines(t, in, "line", 2000)
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
@@ -271,14 +260,7 @@ func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 	if !strings.Contains(m.jtLog.String(), "lost tasktracker") {
 		t.Errorf("the jobtracker did not notice the lost tasktracker")
 	}
-	var got []string
-	for _, l := range readParts(t, outDir) {
-		got = append(got, strings.TrimSuffix(l, "\t"))
-	}
-	sort.Strings(got)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("output has %d lines, want %d", len(got), len(want))
-	}
+	checkLines(t, outDir, want)
 }
 
 // processesRunning lists the pids whose command line contains cmdline
@@ -358,18 +340,7 @@ func TestClusterSpeculativeMap(t *testing.T) {
 	m := startMR(t, 2)
 	dir := t.TempDir()
 	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	os.MkdirAll(in, 0o755)
-	var want []string
-	for f := 0; f < 4; f++ {
-		var b strings.Builder
-		for i := 0; i < 100; i++ {
-			l := fmt.Sprintf("spec-%d-%03d", f, i)
-			want = append(want, l)
-			b.WriteString(l + "\n")
-		}
-		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d", f)), []byte(b.String()), 0o644)
-	}
-	sort.Strings(want)
+	want := writeLines(t, in, "spec", 100)
 	marker := filepath.Join(dir, "marker")
 	out := &syncBuffer{}
 	err := m.submit(out, "-D", "strata.mapreduce.speculative.lag=300", "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
@@ -380,19 +351,47 @@ func TestClusterSpeculativeMap(t *testing.T) {
 	if !strings.Contains(m.jtLog.String(), "speculating a slow map") || !strings.Contains(out.String(), "Launched map tasks=5") {
 		t.Errorf("no speculative attempt:\n%s", out.String())
 	}
-	var got []string
-	for _, l := range readParts(t, outDir) {
-		got = append(got, strings.TrimSuffix(l, "\t"))
-	}
-	sort.Strings(got)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("output has %d lines, want %d", len(got), len(want))
-	}
+	checkLines(t, outDir, want)
 	deadline := time.Now().Add(5 * time.Second)
 	for len(processesRunning("sleep\x0031.5")) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the losing attempt still runs: %v", processesRunning("sleep\x0031.5"))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// writeLines writes four input files of n distinct lines each into dir
+// and returns all the lines, sorted.
+func writeLines(t *testing.T, dir, prefix string, n int) []string {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	var want []string
+	for f := 0; f < 4; f++ {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			l := fmt.Sprintf("%s-%d-%05d", prefix, f, i)
+			want = append(want, l)
+			b.WriteString(l + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Strings(want)
+	return want
+}
+
+// checkLines compares a streaming identity job's output (lines without a
+// tab come out with an empty value) with want, as sorted sets of lines.
+func checkLines(t *testing.T, dir string, want []string) {
+	t.Helper()
+	var got []string
+	for _, l := range readParts(t, dir) {
+		got = append(got, strings.TrimSuffix(l, "\t"))
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("output has %d lines, want %d", len(got), len(want))
 	}
 }
