@@ -154,21 +154,10 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	if cfg.Addr == "" || cfg.Addr == "local" {
 		return cfg, errors.New("jobtracker: set mapreduce.jobtracker.address (host:port)")
 	}
-	if v := c.Get("mapreduce.jobtracker.expire.trackers.interval"); v != "" {
-		d, err := c.GetDuration("mapreduce.jobtracker.expire.trackers.interval", time.Millisecond)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.TrackerExpiry = d
-	}
-	if v := c.Get("mapreduce.jobtracker.heartbeat.interval"); v != "" {
-		d, err := c.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.HeartbeatInterval = d
-	}
-	return cfg, nil
+	var err1, err2 error
+	cfg.TrackerExpiry, err1 = c.GetDuration("mapreduce.jobtracker.expire.trackers.interval", time.Millisecond)
+	cfg.HeartbeatInterval, err2 = c.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
+	return cfg, errors.Join(err1, err2)
 }
 
 // Start listens and starts the tracker monitor.
@@ -248,14 +237,6 @@ func (jt *JobTracker) trackerLost(name string) {
 	}
 }
 
-func kvs(m map[string]string) []*mrpb.KeyValue {
-	var out []*mrpb.KeyValue
-	for k, v := range m {
-		out = append(out, &mrpb.KeyValue{Key: proto.String(k), Value: proto.String(v)})
-	}
-	return out
-}
-
 func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest) (*mrpb.SubmitJobResponse, error) {
 	spec := req.GetSpec()
 	c := conf.New()
@@ -272,6 +253,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if err := json.Unmarshal([]byte(spec.GetSplitsJson()), &splits); err != nil {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: bad input splits: %v", spec.GetJob(), err)
 	}
+	spec.SplitsJson = nil // kept parsed in the job's tasks
 	if spec.GetNumReduces() < 0 || spec.GetNumReduces() > 100000 || spec.GetOutputPath() == "" {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: %d reduces, output %q", spec.GetJob(), spec.GetNumReduces(), spec.GetOutputPath())
 	}
