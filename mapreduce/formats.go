@@ -64,6 +64,9 @@ type TaskAttempt struct {
 	Conf *conf.Configuration
 	// OutputDir is the job's output directory.
 	OutputDir string
+	// canCommit, if set, blocks until the attempt may commit its output
+	// (commit arbitration between attempts of one task on a cluster).
+	canCommit func(context.Context) error
 }
 
 // ID is Hadoop's attempt id: attempt_<jobtime>_<n>_m_000003_0.

@@ -372,7 +372,7 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 			return out, err
 		}
 	}
-	if err := committer.CommitTask(ctx, att); err != nil {
+	if err := commitAttempt(ctx, committer, att); err != nil {
 		return out, err
 	}
 	committed = true
@@ -511,7 +511,7 @@ func reduceMerged(ctx context.Context, job *Job, att *TaskAttempt, merged spill.
 	if err != nil {
 		return err
 	}
-	if err := committer.CommitTask(ctx, att); err != nil {
+	if err := commitAttempt(ctx, committer, att); err != nil {
 		return err
 	}
 	committed = true

@@ -57,7 +57,7 @@ type TaskResult struct {
 
 // RunTask runs one attempt in this process.
 func RunTask(ctx context.Context, spec TaskSpec) (*TaskResult, error) {
-	return runTask(ctx, spec, NewCounters())
+	return runTask(ctx, spec, NewCounters(), nil)
 }
 
 // ProgressFDEnv names the environment variable through which a TaskTracker
@@ -66,6 +66,51 @@ func RunTask(ctx context.Context, spec TaskSpec) (*TaskResult, error) {
 // a second; the TaskTracker kills an attempt silent for
 // mapreduce.task.timeout.
 const ProgressFDEnv = "STRATA_TASK_PROGRESS_FD"
+
+// CommitFDEnv names the environment variable through which a TaskTracker
+// gives its child the number of a file descriptor (a pipe) for commit
+// arbitration: before committing its output the child writes
+// CommitRequest on the progress pipe and waits for a byte on this one,
+// which comes once the JobTracker has allowed this attempt (and no other
+// attempt of its task) to commit. An attempt that loses is killed.
+const CommitFDEnv = "STRATA_TASK_COMMIT_FD"
+
+// Bytes a child writes on its progress pipe.
+const (
+	ProgressMade  byte = 1
+	CommitRequest byte = 2
+)
+
+// commitAttempt commits att's output once it may.
+func commitAttempt(ctx context.Context, committer *Committer, att *TaskAttempt) error {
+	if att.canCommit != nil {
+		if err := att.canCommit(ctx); err != nil {
+			return fmt.Errorf("mapreduce: waiting for permission to commit %s: %w", att.ID(), err)
+		}
+	}
+	return committer.CommitTask(ctx, att)
+}
+
+// commitGate asks for permission to commit on progress and waits for it
+// on answer.
+func commitGate(progress io.Writer, answer io.Reader) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if _, err := progress.Write([]byte{CommitRequest}); err != nil {
+			return err
+		}
+		got := make(chan error, 1)
+		go func() {
+			_, err := io.ReadFull(answer, make([]byte, 1))
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
 
 // reportProgress writes a byte on w each second in which counters moved
 // (records read, written, spilled, fetched, ...), until ctx ends.
@@ -87,14 +132,14 @@ func reportProgress(ctx context.Context, counters *Counters, w io.Writer) {
 		}
 		if sum != last {
 			last = sum
-			if _, err := w.Write([]byte{1}); err != nil {
+			if _, err := w.Write([]byte{ProgressMade}); err != nil {
 				return
 			}
 		}
 	}
 }
 
-func runTask(ctx context.Context, spec TaskSpec, counters *Counters) (*TaskResult, error) {
+func runTask(ctx context.Context, spec TaskSpec, counters *Counters, canCommit func(context.Context) error) (*TaskResult, error) {
 	io0 := ioSnapshot()
 	c := conf.New()
 	for k, v := range spec.Conf {
@@ -119,7 +164,7 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters) (*TaskResul
 	if len(spec.Type) != 1 {
 		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
 	}
-	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath}
+	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath, canCommit: canCommit}
 	res := &TaskResult{}
 	switch spec.Type {
 	case "m":
@@ -188,14 +233,16 @@ func TaskMain(ctx context.Context, in io.Reader, out io.Writer) (code int) {
 		return 1
 	}
 	counters := NewCounters()
-	if fd, err := strconv.Atoi(os.Getenv(ProgressFDEnv)); err == nil && fd > 2 {
-		if f := os.NewFile(uintptr(fd), "progress"); f != nil {
-			pctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			go reportProgress(pctx, counters, f)
+	var canCommit func(context.Context) error
+	if progress := inheritedFile(ProgressFDEnv, "progress"); progress != nil {
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go reportProgress(pctx, counters, progress)
+		if answer := inheritedFile(CommitFDEnv, "commit"); answer != nil {
+			canCommit = commitGate(progress, answer)
 		}
 	}
-	r, err := runTask(ctx, spec, counters)
+	r, err := runTask(ctx, spec, counters, canCommit)
 	if r != nil {
 		res = r
 	}
@@ -204,4 +251,14 @@ func TaskMain(ctx context.Context, in io.Reader, out io.Writer) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// inheritedFile is the file whose descriptor number the environment
+// variable env names, or nil.
+func inheritedFile(env, name string) *os.File {
+	fd, err := strconv.Atoi(os.Getenv(env))
+	if err != nil || fd <= 2 {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), name)
 }

@@ -332,30 +332,79 @@ func TestClusterUserProgram(t *testing.T) {
 	}
 }
 
-// TestClusterSpeculativeMap: one map attempt hangs (the first attempt to
-// get the marker directory); the JobTracker starts a second attempt of it
-// on the other tracker, which finishes the job, and the straggler is
-// killed.
-func TestClusterSpeculativeMap(t *testing.T) {
-	m := startMR(t, 2)
+// TestClusterSpeculation: one attempt of a map (in a job with reduces and
+// in a map-only job) or of a reduce hangs (the first attempt to get the
+// marker directory); the JobTracker starts a second attempt of that task
+// on the other tracker, which is allowed to commit and finishes the job;
+// the straggler is killed with what it started, and the output holds
+// every line once.
+func TestClusterSpeculation(t *testing.T) {
+	const hang = "if mkdir %s 2>/dev/null; then sleep 31.5; fi; cat"
+	for _, tc := range []struct {
+		name, mapper, reducer, reduces, logged, launched string
+		parts                                            int
+	}{
+		{"map", hang, "cat", "1", "speculating a slow map", "Launched map tasks=5", 1},
+		{"map-only", hang, "cat", "0", "speculating a slow map", "Launched map tasks=5", 4},
+		{"reduce", "cat", hang, "2", "speculating a slow reduce", "Launched reduce tasks=3", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := startMR(t, 2)
+			dir := t.TempDir()
+			in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+			want := writeLines(t, in, "spec", 100)
+			marker := filepath.Join(dir, "marker")
+			mapper, reducer := strings.ReplaceAll(tc.mapper, "%s", marker), strings.ReplaceAll(tc.reducer, "%s", marker)
+			out := &syncBuffer{}
+			err := m.submit(out, "-D", "strata.mapreduce.speculative.lag=300", "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
+				"-mapper", mapper, "-reducer", reducer, "-numReduceTasks", tc.reduces)
+			if err != nil {
+				t.Fatalf("job: %v\n%s", err, out.String())
+			}
+			if !strings.Contains(m.jtLog.String(), tc.logged) || !strings.Contains(out.String(), tc.launched) {
+				t.Errorf("no speculative attempt:\n%s", out.String())
+			}
+			if !strings.Contains(m.jtLog.String(), "attempt may commit") {
+				t.Errorf("no commit arbitration in the JobTracker's log")
+			}
+			if parts, _ := filepath.Glob(filepath.Join(outDir, "part-*")); len(parts) != tc.parts {
+				t.Errorf("output parts %v, want %d", parts, tc.parts)
+			}
+			checkLines(t, outDir, want)
+			deadline := time.Now().Add(5 * time.Second)
+			for len(processesRunning("sleep\x0031.5")) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the losing attempt still runs: %v", processesRunning("sleep\x0031.5"))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestClusterMemoryCap: a map whose process tree outgrows
+// mapreduce.map.memory.mb (its streaming command builds a 512 MB string)
+// is killed by its TaskTracker with Hadoop's message, and the job fails.
+func TestClusterMemoryCap(t *testing.T) {
+	m := startMR(t, 1)
 	dir := t.TempDir()
-	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	want := writeLines(t, in, "spec", 100)
-	marker := filepath.Join(dir, "marker")
+	in := filepath.Join(dir, "in")
+	writeLines(t, in, "mem", 10)
+	hog := `awk 'BEGIN{s="x"; while(length(s)<300000000) s=s s; system("sleep 29.5")}'`
 	out := &syncBuffer{}
-	err := m.submit(out, "-D", "strata.mapreduce.speculative.lag=300", "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
-		"-mapper", "if mkdir "+marker+" 2>/dev/null; then sleep 31.5; fi; cat", "-reducer", "cat", "-numReduceTasks", "1")
-	if err != nil {
-		t.Fatalf("job: %v\n%s", err, out.String())
+	err := m.submit(out, "-D", "mapreduce.map.memory.mb=300", "-D", "mapreduce.tasktracker.taskmemorymanager.monitoringinterval=100",
+		"-D", "mapreduce.map.maxattempts=1", "streaming", "-input", "file://"+in, "-output", "file://"+filepath.Join(dir, "out"),
+		"-mapper", hog, "-reducer", "cat")
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out.String())
 	}
-	if !strings.Contains(m.jtLog.String(), "speculating a slow map") || !strings.Contains(out.String(), "Launched map tasks=5") {
-		t.Errorf("no speculative attempt:\n%s", out.String())
+	if !strings.Contains(out.String(), "is running beyond physical memory limits") || !strings.Contains(out.String(), "of 300 MB physical memory used") {
+		t.Errorf("no memory-limit failure reported:\n%s", out.String())
 	}
-	checkLines(t, outDir, want)
 	deadline := time.Now().Add(5 * time.Second)
-	for len(processesRunning("sleep\x0031.5")) > 0 {
+	for len(processesRunning("sleep\x0029.5")) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the losing attempt still runs: %v", processesRunning("sleep\x0031.5"))
+			t.Fatalf("the killed attempt's command still runs")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -98,6 +98,9 @@ type task struct {
 	lastError               string
 	took                    time.Duration // the successful attempt's run time
 	speculated              bool
+	// committer is the attempt last allowed to commit its output; another
+	// attempt may commit only once it has ended unsuccessfully.
+	committer string
 }
 
 type job struct {
@@ -116,10 +119,10 @@ type job struct {
 	commit   *mapreduce.Committer
 	maxMap   int
 	maxRed   int
-	// speculate: maps of a job with reduces may get a second attempt
-	// once they run longer than lag and twice the finished maps' mean.
-	speculate bool
-	lag       time.Duration
+	// speculateMaps, speculateReduces: a task may get a second attempt
+	// once it runs longer than lag and twice its finished peers' mean.
+	speculateMaps, speculateReduces bool
+	lag                             time.Duration
 }
 
 // New returns a JobTracker; it does not listen until Start.
@@ -280,12 +283,10 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		state: "RUNNING", counters: mapreduce.NewCounters(), start: time.Now(), commit: commit,
 		maxMap: maxAttempts("mapreduce.map.maxattempts"), maxRed: maxAttempts("mapreduce.reduce.maxattempts"),
 	}
-	if on, err := c.GetBool("mapreduce.map.speculative"); err == nil && on && spec.GetNumReduces() > 0 {
-		j.speculate = true
-		j.lag, err = c.GetDuration("strata.mapreduce.speculative.lag", time.Millisecond)
-		if err != nil || j.lag <= 0 {
-			j.lag = time.Minute
-		}
+	j.speculateMaps, _ = c.GetBool("mapreduce.map.speculative")
+	j.speculateReduces, _ = c.GetBool("mapreduce.reduce.speculative")
+	if j.lag, err = c.GetDuration("strata.mapreduce.speculative.lag", time.Millisecond); err != nil || j.lag <= 0 {
+		j.lag = time.Minute
 	}
 	for i := range splits {
 		j.maps = append(j.maps, &task{isMap: true, index: splits[i].Index, split: &splits[i], running: map[string]string{}})
@@ -439,6 +440,11 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	}
 	resp := &mrpb.HeartbeatResponse{IntervalMs: proto.Int32(int32(jt.cfg.HeartbeatInterval.Milliseconds())),
 		KillAttempts: tr.kill, DoneJobs: tr.doneJobs}
+	for _, att := range req.GetCommitPending() {
+		if jt.canCommit(tr, att) {
+			resp.CommitAttempts = append(resp.CommitAttempts, att)
+		}
+	}
 	tr.kill, tr.doneJobs = nil, nil
 	jt.assign(tr, int(req.GetFreeMapSlots()), int(req.GetFreeReduceSlots()), resp)
 	return resp, nil
@@ -515,6 +521,24 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	}
 }
 
+// canCommit is Hadoop's commit arbitration: an attempt of tr that asks to
+// commit its output may, unless its task is already done or another
+// attempt of it, still running, was allowed first. Lock held.
+func (jt *JobTracker) canCommit(tr *tracker, att string) bool {
+	j, t := jt.find(att)
+	if t == nil || j.state != "RUNNING" || t.state == done || t.running[att] != tr.name {
+		return false
+	}
+	if t.committer != att {
+		if _, busy := t.running[t.committer]; busy {
+			return false
+		}
+		t.committer = att
+		jt.log.Info("jobtracker: attempt may commit", "attempt", att)
+	}
+	return true
+}
+
 // find returns the job and task of an attempt id. Lock held.
 func (jt *JobTracker) find(attempt string) (*job, *task) {
 	for _, j := range jt.jobs {
@@ -554,8 +578,8 @@ func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.
 				mapSlots--
 			}
 		}
-		if j.speculate {
-			mapSlots = jt.speculateMaps(j, tr, mapSlots, resp)
+		if j.speculateMaps {
+			mapSlots = jt.speculate(j, j.maps, tr, mapSlots, resp)
 		}
 		mapsDone := true
 		for _, t := range j.maps {
@@ -573,17 +597,22 @@ func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.
 				reduceSlots--
 			}
 		}
+		if j.speculateReduces {
+			reduceSlots = jt.speculate(j, j.reduces, tr, reduceSlots, resp)
+		}
 	}
 }
 
-// speculateMaps gives free map slots to second attempts of the job's
-// stragglers: maps running, on one attempt on another tracker, for longer
-// than the job's lag and twice the mean time of its finished maps. It
-// returns the slots left. Lock held.
-func (jt *JobTracker) speculateMaps(j *job, tr *tracker, slots int, resp *mrpb.HeartbeatResponse) int {
+// speculate gives free slots to second attempts of stragglers among
+// tasks (the job's maps or its reduces): tasks running, on one attempt on
+// another tracker, for longer than the job's lag and twice the mean time
+// of their finished peers. Which attempt's output counts is settled by
+// commit arbitration (canCommit); the first to succeed wins and the other
+// is killed. It returns the slots left. Lock held.
+func (jt *JobTracker) speculate(j *job, tasks []*task, tr *tracker, slots int, resp *mrpb.HeartbeatResponse) int {
 	var sum time.Duration
 	n := 0
-	for _, t := range j.maps {
+	for _, t := range tasks {
 		if t.state == pending {
 			return slots // real work first
 		}
@@ -596,7 +625,7 @@ func (jt *JobTracker) speculateMaps(j *job, tr *tracker, slots int, resp *mrpb.H
 		return slots
 	}
 	mean := sum / time.Duration(n)
-	for _, t := range j.maps {
+	for _, t := range tasks {
 		if slots == 0 {
 			break
 		}
@@ -605,10 +634,14 @@ func (jt *JobTracker) speculateMaps(j *job, tr *tracker, slots int, resp *mrpb.H
 		}
 		for att, name := range t.running {
 			if age := time.Since(t.startedAt[att]); name != tr.name && age > j.lag && age > 2*mean {
-				jt.log.Info("jobtracker: speculating a slow map", "job", j.id, "map", t.index, "running", age.Round(time.Millisecond),
+				kind := "reduce"
+				if t.isMap {
+					kind = "map"
+					j.counters.Add(mapreduce.GroupJob, mapreduce.RemoteMaps, 1)
+				}
+				jt.log.Info("jobtracker: speculating a slow "+kind, "job", j.id, kind, t.index, "running", age.Round(time.Millisecond),
 					"mean", mean.Round(time.Millisecond), "tracker", tr.name)
 				t.speculated = true
-				j.counters.Add(mapreduce.GroupJob, mapreduce.RemoteMaps, 1)
 				jt.launch(j, t, tr, resp)
 				slots--
 			}

@@ -116,6 +116,10 @@ type attempt struct {
 	id, job string
 	isMap   bool
 	cancel  context.CancelFunc
+	// commitPending: the child asked to commit and waits for the
+	// JobTracker's answer, written on commitOK. tt.mu guards both.
+	commitPending bool
+	commitOK      *os.File
 }
 
 // New returns a TaskTracker; it does nothing until Start.
@@ -200,6 +204,11 @@ func (tt *TaskTracker) heartbeatLoop(url string) {
 		reports := tt.reports
 		req := &mrpb.HeartbeatRequest{Tracker: proto.String(tt.name), Host: proto.String(tt.cfg.Host), HttpUrl: proto.String(url),
 			FreeMapSlots: proto.Int32(int32(tt.freeMaps)), FreeReduceSlots: proto.Int32(int32(tt.freeReduce)), Reports: reports}
+		for id, a := range tt.running {
+			if a.commitPending {
+				req.CommitPending = append(req.CommitPending, id)
+			}
+		}
 		tt.mu.Unlock()
 		ctx, cancel := context.WithTimeout(tt.ctx, 30*time.Second)
 		resp := &mrpb.HeartbeatResponse{}
@@ -234,6 +243,12 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 		if a := tt.running[id]; a != nil {
 			tt.log.Info("tasktracker: killing attempt", "attempt", id)
 			a.cancel()
+		}
+	}
+	for _, id := range resp.GetCommitAttempts() {
+		if a := tt.running[id]; a != nil && a.commitPending {
+			a.commitPending = false
+			a.commitOK.Write([]byte{1})
 		}
 	}
 	for _, job := range resp.GetDoneJobs() {
@@ -316,6 +331,15 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 		return fail("FAILED", err)
 	}
 	defer pr.Close()
+	cr, cw, err := os.Pipe()
+	if err != nil {
+		pw.Close()
+		return fail("FAILED", err)
+	}
+	defer cw.Close()
+	tt.mu.Lock()
+	a.commitOK = cw
+	tt.mu.Unlock()
 	cctx, kill := context.WithCancel(ctx)
 	defer kill()
 	cmd := exec.CommandContext(cctx, exe, "task")
@@ -323,8 +347,13 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	var out bytes.Buffer
 	cmd.Stdout = &limitWriter{w: &out, n: maxResult}
 	cmd.Stderr = stderr
-	cmd.ExtraFiles = []*os.File{pw} // fd 3
-	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3")
+	cmd.ExtraFiles = []*os.File{pw, cr} // fd 3, 4
+	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3", mapreduce.CommitFDEnv+"=4")
+	memLimit, memEvery := memoryLimit(spec.Conf, a.isMap)
+	if memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// The Go runtime collects harder as the child nears its cap.
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dMiB", memLimit*9/10>>20))
+	}
 	// The child leads its own process group, so that killing the attempt
 	// also kills what it started (a streaming command).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -332,26 +361,52 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	cmd.WaitDelay = 5 * time.Second
 	tt.log.Info("tasktracker: launching attempt", "attempt", a.id)
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		pw.Close()
+	err = cmd.Start()
+	pw.Close()
+	cr.Close()
+	if err != nil {
 		return fail("FAILED", err)
 	}
-	pw.Close()
-	var timedOut atomic.Bool
-	if timeout > 0 {
-		progress := make(chan struct{}, 1)
+	progress := make(chan struct{}, 1)
+	go func() {
+		b := make([]byte, 64)
+		for {
+			n, err := pr.Read(b)
+			if err != nil {
+				return
+			}
+			if bytes.IndexByte(b[:n], mapreduce.CommitRequest) >= 0 {
+				tt.mu.Lock()
+				a.commitPending = true
+				tt.mu.Unlock()
+			}
+			select {
+			case progress <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	var overMemory atomic.Int64 // the usage that got the attempt killed
+	if memLimit > 0 {
 		go func() {
-			b := make([]byte, 64)
+			t := time.NewTicker(memEvery)
+			defer t.Stop()
 			for {
-				if _, err := pr.Read(b); err != nil {
-					return
-				}
 				select {
-				case progress <- struct{}{}:
-				default:
+				case <-cctx.Done():
+					return
+				case <-t.C:
+				}
+				if used := processGroupRSS(cmd.Process.Pid); used > memLimit {
+					overMemory.Store(used)
+					kill()
+					return
 				}
 			}
 		}()
+	}
+	var timedOut atomic.Bool
+	if timeout > 0 {
 		go func() {
 			t := time.NewTimer(timeout)
 			defer t.Stop()
@@ -362,6 +417,15 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 				case <-progress:
 					t.Reset(timeout)
 				case <-t.C:
+					// Waiting for the JobTracker's leave to commit is
+					// not a hang.
+					tt.mu.Lock()
+					waiting := a.commitPending
+					tt.mu.Unlock()
+					if waiting {
+						t.Reset(timeout)
+						continue
+					}
 					timedOut.Store(true)
 					kill()
 					return
@@ -374,6 +438,10 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 		for _, d := range spec.LocalDirs {
 			os.RemoveAll(d)
 		}
+	}
+	if used := overMemory.Load(); used > 0 {
+		cleanup()
+		return fail("FAILED", overLimit(a.id, used, memLimit))
 	}
 	if timedOut.Load() {
 		cleanup()

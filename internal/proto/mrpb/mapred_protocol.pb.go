@@ -749,8 +749,12 @@ type HeartbeatRequest struct {
 	FreeMapSlots    *int32                 `protobuf:"varint,4,opt,name=free_map_slots,json=freeMapSlots" json:"free_map_slots,omitempty"`
 	FreeReduceSlots *int32                 `protobuf:"varint,5,opt,name=free_reduce_slots,json=freeReduceSlots" json:"free_reduce_slots,omitempty"`
 	Reports         []*TaskReport          `protobuf:"bytes,6,rep,name=reports" json:"reports,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// commit_pending are attempts that finished their work and ask to commit
+	// their output (Hadoop's canCommit); repeated each heartbeat until the
+	// JobTracker answers or kills them.
+	CommitPending []string `protobuf:"bytes,7,rep,name=commit_pending,json=commitPending" json:"commit_pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -825,6 +829,13 @@ func (x *HeartbeatRequest) GetReports() []*TaskReport {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetCommitPending() []string {
+	if x != nil {
+		return x.CommitPending
+	}
+	return nil
+}
+
 type LaunchTask struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId *string                `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId" json:"attempt_id,omitempty"`
@@ -895,13 +906,16 @@ func (x *LaunchTask) GetIsMap() bool {
 }
 
 type HeartbeatResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Launch        []*LaunchTask          `protobuf:"bytes,1,rep,name=launch" json:"launch,omitempty"`
-	KillAttempts  []string               `protobuf:"bytes,2,rep,name=kill_attempts,json=killAttempts" json:"kill_attempts,omitempty"`
-	DoneJobs      []string               `protobuf:"bytes,3,rep,name=done_jobs,json=doneJobs" json:"done_jobs,omitempty"`
-	IntervalMs    *int32                 `protobuf:"varint,4,opt,name=interval_ms,json=intervalMs" json:"interval_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Launch       []*LaunchTask          `protobuf:"bytes,1,rep,name=launch" json:"launch,omitempty"`
+	KillAttempts []string               `protobuf:"bytes,2,rep,name=kill_attempts,json=killAttempts" json:"kill_attempts,omitempty"`
+	DoneJobs     []string               `protobuf:"bytes,3,rep,name=done_jobs,json=doneJobs" json:"done_jobs,omitempty"`
+	IntervalMs   *int32                 `protobuf:"varint,4,opt,name=interval_ms,json=intervalMs" json:"interval_ms,omitempty"`
+	// commit_attempts may commit their output: at most one attempt of a task
+	// is ever told so while it runs.
+	CommitAttempts []string `protobuf:"bytes,5,rep,name=commit_attempts,json=commitAttempts" json:"commit_attempts,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
@@ -960,6 +974,13 @@ func (x *HeartbeatResponse) GetIntervalMs() int32 {
 		return *x.IntervalMs
 	}
 	return 0
+}
+
+func (x *HeartbeatResponse) GetCommitAttempts() []string {
+	if x != nil {
+		return x.CommitAttempts
+	}
+	return nil
 }
 
 var File_mapred_mapred_protocol_proto protoreflect.FileDescriptor
@@ -1021,27 +1042,29 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
-	"resultJson\"\xe2\x01\n" +
+	"resultJson\"\x89\x02\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x19\n" +
 	"\bhttp_url\x18\x03 \x01(\tR\ahttpUrl\x12$\n" +
 	"\x0efree_map_slots\x18\x04 \x01(\x05R\ffreeMapSlots\x12*\n" +
 	"\x11free_reduce_slots\x18\x05 \x01(\x05R\x0ffreeReduceSlots\x123\n" +
-	"\areports\x18\x06 \x03(\v2\x19.strata.mapred.TaskReportR\areports\"v\n" +
+	"\areports\x18\x06 \x03(\v2\x19.strata.mapred.TaskReportR\areports\x12%\n" +
+	"\x0ecommit_pending\x18\a \x03(\tR\rcommitPending\"v\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1b\n" +
 	"\tspec_json\x18\x03 \x01(\tR\bspecJson\x12\x15\n" +
-	"\x06is_map\x18\x04 \x01(\bR\x05isMap\"\xa9\x01\n" +
+	"\x06is_map\x18\x04 \x01(\bR\x05isMap\"\xd2\x01\n" +
 	"\x11HeartbeatResponse\x121\n" +
 	"\x06launch\x18\x01 \x03(\v2\x19.strata.mapred.LaunchTaskR\x06launch\x12#\n" +
 	"\rkill_attempts\x18\x02 \x03(\tR\fkillAttempts\x12\x1b\n" +
 	"\tdone_jobs\x18\x03 \x03(\tR\bdoneJobs\x12\x1f\n" +
 	"\vinterval_ms\x18\x04 \x01(\x05R\n" +
-	"intervalMsB0Z.github.com/stratafs/strata/internal/proto/mrpb"
+	"intervalMs\x12'\n" +
+	"\x0fcommit_attempts\x18\x05 \x03(\tR\x0ecommitAttemptsB0Z.github.com/stratafs/strata/internal/proto/mrpb"
 
 var (
 	file_mapred_mapred_protocol_proto_rawDescOnce sync.Once

@@ -1,0 +1,51 @@
+package jobtracker
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/mapreduce"
+)
+
+// TestCommitArbitration: of two running attempts of one task that both ask
+// to commit, only the first asker may; the second may once the first has
+// failed; nobody may after the task is done or for a tracker that does not
+// run the attempt.
+func TestCommitArbitration(t *testing.T) {
+	jt := New(Config{})
+	const a0, a1 = "attempt_1_0001_r_000000_0", "attempt_1_0001_r_000000_1"
+	tk := &task{index: 0, state: running, running: map[string]string{a0: "tt-a", a1: "tt-b"}}
+	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: "RUNNING", reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4}
+	ask := func(tracker string, atts ...string) []string {
+		t.Helper()
+		resp, err := jt.heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: proto.String(tracker), CommitPending: atts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetCommitAttempts()
+	}
+	if got := ask("tt-b", a1); !slices.Equal(got, []string{a1}) {
+		t.Fatalf("first asker: allowed %v", got)
+	}
+	if got := ask("tt-a", a0); len(got) != 0 {
+		t.Fatalf("second asker allowed %v while the first runs", got)
+	}
+	if got := ask("tt-b", a1); !slices.Equal(got, []string{a1}) {
+		t.Fatalf("the allowed attempt asking again: %v", got)
+	}
+	if got := ask("tt-a", a1); len(got) != 0 {
+		t.Fatalf("a tracker not running the attempt was answered %v", got)
+	}
+	jt.report(jt.trackers["tt-b"], &mrpb.TaskReport{AttemptId: proto.String(a1), State: proto.String("FAILED"), ResultJson: proto.String(`{"error":"commit failed"}`)})
+	if got := ask("tt-a", a0); !slices.Equal(got, []string{a0}) {
+		t.Fatalf("after the first attempt failed: allowed %v", got)
+	}
+	tk.state = done
+	if got := ask("tt-a", a0); len(got) != 0 {
+		t.Fatalf("a done task's attempt allowed: %v", got)
+	}
+}
