@@ -36,8 +36,14 @@ type TaskSpec struct {
 	Reducers int `json:"reducers"`
 	// LocalDirs hold the attempt's spills and map output.
 	LocalDirs []string `json:"localDirs"`
-	// Maps are, for a reduce task, where each map's output is served.
+	// Maps are, for a reduce task, where each map's output is served —
+	// of the maps done when it was launched.
 	Maps []shuffle.MapLocation `json:"maps,omitempty"`
+	// NumMaps is, for a reduce task, the job's number of maps; if Maps
+	// has fewer, the attempt asks the JobTracker (JobTrackerEnv) for map
+	// completion events from number MapEvents on until it knows them all.
+	NumMaps   int `json:"numMaps,omitempty"`
+	MapEvents int `json:"mapEvents,omitempty"`
 	// Executable, if set, is the URI of the program to run the attempt
 	// with (a user's job program, uploaded by its client).
 	Executable string `json:"executable,omitempty"`
@@ -75,6 +81,14 @@ const ProgressFDEnv = "STRATA_TASK_PROGRESS_FD"
 // attempt of its task) to commit. An attempt that loses is killed.
 const CommitFDEnv = "STRATA_TASK_COMMIT_FD"
 
+// JobTrackerEnv names the environment variable with the JobTracker's
+// address, which a TaskTracker gives its children.
+const JobTrackerEnv = "STRATA_JOBTRACKER"
+
+// TaskUmbilicalProtocol is what task children call on the JobTracker:
+// getMapCompletionEvents.
+const TaskUmbilicalProtocol = "strata.TaskUmbilicalProtocol"
+
 // Bytes a child writes on its progress pipe.
 const (
 	ProgressMade  byte = 1
@@ -89,27 +103,6 @@ func commitAttempt(ctx context.Context, committer *Committer, att *TaskAttempt) 
 		}
 	}
 	return committer.CommitTask(ctx, att)
-}
-
-// commitGate asks for permission to commit on progress and waits for it
-// on answer.
-func commitGate(progress io.Writer, answer io.Reader) func(context.Context) error {
-	return func(ctx context.Context) error {
-		if _, err := progress.Write([]byte{CommitRequest}); err != nil {
-			return err
-		}
-		got := make(chan error, 1)
-		go func() {
-			_, err := io.ReadFull(answer, make([]byte, 1))
-			got <- err
-		}()
-		select {
-		case err := <-got:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }
 
 // reportProgress writes a byte on w each second in which counters moved
@@ -139,7 +132,7 @@ func reportProgress(ctx context.Context, counters *Counters, w io.Writer) {
 	}
 }
 
-func runTask(ctx context.Context, spec TaskSpec, counters *Counters, canCommit func(context.Context) error) (*TaskResult, error) {
+func runTask(ctx context.Context, spec TaskSpec, counters *Counters, link *childLink) (*TaskResult, error) {
 	io0 := ioSnapshot()
 	c := conf.New()
 	for k, v := range spec.Conf {
@@ -164,7 +157,7 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters, canCommit f
 	if len(spec.Type) != 1 {
 		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
 	}
-	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath, canCommit: canCommit}
+	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath, canCommit: link.commitGate()}
 	res := &TaskResult{}
 	switch spec.Type {
 	case "m":
@@ -191,7 +184,7 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters, canCommit f
 			}
 		}
 		cfg.Counters = func(name string, n int64) { counters.Add(GroupTask, name, n) }
-		merged, err := shuffle.Fetch(ctx, cfg, spec.Maps)
+		merged, err := fetchMapOutputs(ctx, cfg, spec, job.Conf, link)
 		var fe *shuffle.FetchError
 		if errors.As(err, &fe) {
 			for _, m := range fe.Failed {
@@ -233,16 +226,17 @@ func TaskMain(ctx context.Context, in io.Reader, out io.Writer) (code int) {
 		return 1
 	}
 	counters := NewCounters()
-	var canCommit func(context.Context) error
+	var link *childLink
 	if progress := inheritedFile(ProgressFDEnv, "progress"); progress != nil {
 		pctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go reportProgress(pctx, counters, progress)
+		link = &childLink{progress: progress}
 		if answer := inheritedFile(CommitFDEnv, "commit"); answer != nil {
-			canCommit = commitGate(progress, answer)
+			link.answer = answer
 		}
 	}
-	r, err := runTask(ctx, spec, counters, canCommit)
+	r, err := runTask(ctx, spec, counters, link)
 	if r != nil {
 		res = r
 	}

@@ -410,6 +410,42 @@ func TestClusterMemoryCap(t *testing.T) {
 	}
 }
 
+// TestClusterReduceSlowStart: with slow-start at 0.5, the reduce starts
+// while a slow map still runs and fetches that map's output when it is
+// done (map completion events); at 1.0 it starts after every map.
+func TestClusterReduceSlowStart(t *testing.T) {
+	mapDone := regexp.MustCompile(`attempt succeeded" attempt=attempt_\S+_m_`)
+	for _, tc := range []struct {
+		slowstart   string
+		mapsBefore  int // maps done before the reduce launched, at most
+		mapsAtLeast int
+	}{{"0.5", 3, 2}, {"1.0", 4, 4}} {
+		t.Run(tc.slowstart, func(t *testing.T) {
+			m := startMR(t, 1)
+			dir := t.TempDir()
+			in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+			want := writeLines(t, in, "slow", 50)
+			marker := filepath.Join(dir, "marker")
+			out := &syncBuffer{}
+			err := m.submit(out, "-D", "mapreduce.job.reduce.slowstart.completedmaps="+tc.slowstart, "streaming",
+				"-input", "file://"+in, "-output", "file://"+outDir, "-numReduceTasks", "1",
+				"-mapper", "if mkdir "+marker+" 2>/dev/null; then sleep 3; fi; cat", "-reducer", "cat")
+			if err != nil {
+				t.Fatalf("job: %v\n%s", err, out.String())
+			}
+			checkLines(t, outDir, want)
+			log := m.logs[0].String()
+			r := ttReduceRE.FindStringIndex(log)
+			if r == nil {
+				t.Fatalf("no reduce launched:\n%s", log)
+			}
+			if n := len(mapDone.FindAllStringIndex(log[:r[0]], -1)); n > tc.mapsBefore || n < tc.mapsAtLeast {
+				t.Errorf("reduce launched after %d maps were done, want %d to %d", n, tc.mapsAtLeast, tc.mapsBefore)
+			}
+		})
+	}
+}
+
 // writeLines writes four input files of n distinct lines each into dir
 // and returns all the lines, sorted.
 func writeLines(t *testing.T, dir, prefix string, n int) []string {

@@ -10,6 +10,7 @@ package jobtracker
 
 import (
 	"context"
+	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,6 +124,12 @@ type job struct {
 	// once it runs longer than lag and twice its finished peers' mean.
 	speculateMaps, speculateReduces bool
 	lag                             time.Duration
+	// slowstart: reduces start once this many maps are done
+	// (mapreduce.job.reduce.slowstart.completedmaps of the maps).
+	slowstart int
+	// events are the job's map completions in order, for reduces started
+	// before every map was done.
+	events []*mrpb.MapCompletionEvent
 }
 
 // New returns a JobTracker; it does not listen until Start.
@@ -147,6 +154,9 @@ func New(cfg Config) *JobTracker {
 	})
 	jt.srv.Register(InterTrackerProtocol, map[string]ipc.Method{
 		"heartbeat": ipc.Unary(jt.heartbeat),
+	})
+	jt.srv.Register(mapreduce.TaskUmbilicalProtocol, map[string]ipc.Method{
+		"getMapCompletionEvents": ipc.Unary(jt.getMapCompletionEvents),
 	})
 	return jt
 }
@@ -292,6 +302,11 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		j.maps = append(j.maps, &task{isMap: true, index: splits[i].Index, split: &splits[i], running: map[string]string{}})
 	}
 	sort.Slice(j.maps, func(a, b int) bool { return j.maps[a].index < j.maps[b].index })
+	frac, err := c.GetFloat("mapreduce.job.reduce.slowstart.completedmaps")
+	if err != nil || frac < 0 || frac > 1 {
+		frac = 1
+	}
+	j.slowstart = int(math.Ceil(frac * float64(len(j.maps))))
 	for r := 0; r < int(spec.GetNumReduces()); r++ {
 		j.reduces = append(j.reduces, &task{index: r, running: map[string]string{}})
 	}
@@ -478,6 +493,8 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 		}
 		if t.isMap {
 			t.tracker, t.url, t.attemptID = tr.name, tr.url, rep.GetAttemptId()
+			j.events = append(j.events, &mrpb.MapCompletionEvent{MapIndex: proto.Int32(int32(t.index)),
+				AttemptId: proto.String(t.attemptID), Url: proto.String(t.url)})
 		}
 		for g, m := range res.Counters {
 			for n, v := range m {
@@ -539,6 +556,22 @@ func (jt *JobTracker) canCommit(tr *tracker, att string) bool {
 	return true
 }
 
+// getMapCompletionEvents gives a reduce the job's map completions from
+// the one it asks for on.
+func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapCompletionEventsRequest) (*mrpb.MapCompletionEventsResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j := jt.jobs[req.GetJobId()]
+	if j == nil {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "no job %q", req.GetJobId())
+	}
+	from := int(req.GetFromIndex())
+	if from < 0 || from > len(j.events) {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %s: event index %d out of [0, %d]", j.id, from, len(j.events))
+	}
+	return &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: proto.String(j.state)}, nil
+}
+
 // find returns the job and task of an attempt id. Lock held.
 func (jt *JobTracker) find(attempt string) (*job, *task) {
 	for _, j := range jt.jobs {
@@ -553,7 +586,8 @@ func (jt *JobTracker) find(attempt string) (*job, *task) {
 
 // assign fills free slots with pending tasks of running jobs, first come
 // first served; maps whose split is on the tracker's host first. Reduces
-// start once every map is done. Lock held.
+// start once the job's slow-start share of its maps is done and fetch the
+// rest as they finish (getMapCompletionEvents). Lock held.
 func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.HeartbeatResponse) {
 	for _, id := range jt.order {
 		j := jt.jobs[id]
@@ -581,11 +615,13 @@ func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.
 		if j.speculateMaps {
 			mapSlots = jt.speculate(j, j.maps, tr, mapSlots, resp)
 		}
-		mapsDone := true
+		mapsDone := 0
 		for _, t := range j.maps {
-			mapsDone = mapsDone && t.state == done
+			if t.state == done {
+				mapsDone++
+			}
 		}
-		if !mapsDone {
+		if mapsDone < j.slowstart {
 			continue
 		}
 		for _, t := range j.reduces {
@@ -674,8 +710,12 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 		spec.Split = t.split
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)
 	} else {
+		spec.NumMaps = len(j.maps)
+		spec.MapEvents = len(j.events)
 		for _, m := range j.maps {
-			spec.Maps = append(spec.Maps, shuffle.MapLocation{AttemptID: m.attemptID, URL: m.url, MapIndex: m.index})
+			if m.state == done {
+				spec.Maps = append(spec.Maps, shuffle.MapLocation{AttemptID: m.attemptID, URL: m.url, MapIndex: m.index})
+			}
 		}
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedReduces, 1)
 	}

@@ -348,7 +348,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	cmd.Stdout = &limitWriter{w: &out, n: maxResult}
 	cmd.Stderr = stderr
 	cmd.ExtraFiles = []*os.File{pw, cr} // fd 3, 4
-	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3", mapreduce.CommitFDEnv+"=4")
+	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3", mapreduce.CommitFDEnv+"=4", mapreduce.JobTrackerEnv+"="+tt.cfg.JobTracker)
 	memLimit, memEvery := memoryLimit(spec.Conf, a.isMap)
 	if memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		// The Go runtime collects harder as the child nears its cap.

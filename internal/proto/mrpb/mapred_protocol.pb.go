@@ -983,6 +983,176 @@ func (x *HeartbeatResponse) GetCommitAttempts() []string {
 	return nil
 }
 
+// strata.TaskUmbilicalProtocol (task child → JobTracker): a reduce started
+// before every map finished (reduce slow-start) asks for the maps that have
+// finished since, to fetch their outputs as they come.
+type MapCompletionEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId *string                `protobuf:"bytes,1,opt,name=job_id,json=jobId" json:"job_id,omitempty"`
+	// from_index is how many events the reduce has already seen.
+	FromIndex     *int32 `protobuf:"varint,2,opt,name=from_index,json=fromIndex" json:"from_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapCompletionEventsRequest) Reset() {
+	*x = MapCompletionEventsRequest{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapCompletionEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapCompletionEventsRequest) ProtoMessage() {}
+
+func (x *MapCompletionEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapCompletionEventsRequest.ProtoReflect.Descriptor instead.
+func (*MapCompletionEventsRequest) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *MapCompletionEventsRequest) GetJobId() string {
+	if x != nil && x.JobId != nil {
+		return *x.JobId
+	}
+	return ""
+}
+
+func (x *MapCompletionEventsRequest) GetFromIndex() int32 {
+	if x != nil && x.FromIndex != nil {
+		return *x.FromIndex
+	}
+	return 0
+}
+
+type MapCompletionEvent struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	MapIndex  *int32                 `protobuf:"varint,1,opt,name=map_index,json=mapIndex" json:"map_index,omitempty"`
+	AttemptId *string                `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId" json:"attempt_id,omitempty"`
+	// url is the shuffle server of the TaskTracker that holds the output.
+	Url           *string `protobuf:"bytes,3,opt,name=url" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapCompletionEvent) Reset() {
+	*x = MapCompletionEvent{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapCompletionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapCompletionEvent) ProtoMessage() {}
+
+func (x *MapCompletionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapCompletionEvent.ProtoReflect.Descriptor instead.
+func (*MapCompletionEvent) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *MapCompletionEvent) GetMapIndex() int32 {
+	if x != nil && x.MapIndex != nil {
+		return *x.MapIndex
+	}
+	return 0
+}
+
+func (x *MapCompletionEvent) GetAttemptId() string {
+	if x != nil && x.AttemptId != nil {
+		return *x.AttemptId
+	}
+	return ""
+}
+
+func (x *MapCompletionEvent) GetUrl() string {
+	if x != nil && x.Url != nil {
+		return *x.Url
+	}
+	return ""
+}
+
+type MapCompletionEventsResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Events []*MapCompletionEvent  `protobuf:"bytes,1,rep,name=events" json:"events,omitempty"`
+	// job_state is RUNNING, SUCCEEDED, FAILED or KILLED.
+	JobState      *string `protobuf:"bytes,2,opt,name=job_state,json=jobState" json:"job_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapCompletionEventsResponse) Reset() {
+	*x = MapCompletionEventsResponse{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapCompletionEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapCompletionEventsResponse) ProtoMessage() {}
+
+func (x *MapCompletionEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapCompletionEventsResponse.ProtoReflect.Descriptor instead.
+func (*MapCompletionEventsResponse) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *MapCompletionEventsResponse) GetEvents() []*MapCompletionEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *MapCompletionEventsResponse) GetJobState() string {
+	if x != nil && x.JobState != nil {
+		return *x.JobState
+	}
+	return ""
+}
+
 var File_mapred_mapred_protocol_proto protoreflect.FileDescriptor
 
 const file_mapred_mapred_protocol_proto_rawDesc = "" +
@@ -1064,7 +1234,19 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\tdone_jobs\x18\x03 \x03(\tR\bdoneJobs\x12\x1f\n" +
 	"\vinterval_ms\x18\x04 \x01(\x05R\n" +
 	"intervalMs\x12'\n" +
-	"\x0fcommit_attempts\x18\x05 \x03(\tR\x0ecommitAttemptsB0Z.github.com/stratafs/strata/internal/proto/mrpb"
+	"\x0fcommit_attempts\x18\x05 \x03(\tR\x0ecommitAttempts\"R\n" +
+	"\x1aMapCompletionEventsRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"from_index\x18\x02 \x01(\x05R\tfromIndex\"b\n" +
+	"\x12MapCompletionEvent\x12\x1b\n" +
+	"\tmap_index\x18\x01 \x01(\x05R\bmapIndex\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\x12\x10\n" +
+	"\x03url\x18\x03 \x01(\tR\x03url\"u\n" +
+	"\x1bMapCompletionEventsResponse\x129\n" +
+	"\x06events\x18\x01 \x03(\v2!.strata.mapred.MapCompletionEventR\x06events\x12\x1b\n" +
+	"\tjob_state\x18\x02 \x01(\tR\bjobStateB0Z.github.com/stratafs/strata/internal/proto/mrpb"
 
 var (
 	file_mapred_mapred_protocol_proto_rawDescOnce sync.Once
@@ -1078,23 +1260,26 @@ func file_mapred_mapred_protocol_proto_rawDescGZIP() []byte {
 	return file_mapred_mapred_protocol_proto_rawDescData
 }
 
-var file_mapred_mapred_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_mapred_mapred_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_mapred_mapred_protocol_proto_goTypes = []any{
-	(*KeyValue)(nil),          // 0: strata.mapred.KeyValue
-	(*JobSpec)(nil),           // 1: strata.mapred.JobSpec
-	(*SubmitJobRequest)(nil),  // 2: strata.mapred.SubmitJobRequest
-	(*SubmitJobResponse)(nil), // 3: strata.mapred.SubmitJobResponse
-	(*Counter)(nil),           // 4: strata.mapred.Counter
-	(*JobStatus)(nil),         // 5: strata.mapred.JobStatus
-	(*JobIDRequest)(nil),      // 6: strata.mapred.JobIDRequest
-	(*JobStatusResponse)(nil), // 7: strata.mapred.JobStatusResponse
-	(*KillJobResponse)(nil),   // 8: strata.mapred.KillJobResponse
-	(*ListJobsRequest)(nil),   // 9: strata.mapred.ListJobsRequest
-	(*ListJobsResponse)(nil),  // 10: strata.mapred.ListJobsResponse
-	(*TaskReport)(nil),        // 11: strata.mapred.TaskReport
-	(*HeartbeatRequest)(nil),  // 12: strata.mapred.HeartbeatRequest
-	(*LaunchTask)(nil),        // 13: strata.mapred.LaunchTask
-	(*HeartbeatResponse)(nil), // 14: strata.mapred.HeartbeatResponse
+	(*KeyValue)(nil),                    // 0: strata.mapred.KeyValue
+	(*JobSpec)(nil),                     // 1: strata.mapred.JobSpec
+	(*SubmitJobRequest)(nil),            // 2: strata.mapred.SubmitJobRequest
+	(*SubmitJobResponse)(nil),           // 3: strata.mapred.SubmitJobResponse
+	(*Counter)(nil),                     // 4: strata.mapred.Counter
+	(*JobStatus)(nil),                   // 5: strata.mapred.JobStatus
+	(*JobIDRequest)(nil),                // 6: strata.mapred.JobIDRequest
+	(*JobStatusResponse)(nil),           // 7: strata.mapred.JobStatusResponse
+	(*KillJobResponse)(nil),             // 8: strata.mapred.KillJobResponse
+	(*ListJobsRequest)(nil),             // 9: strata.mapred.ListJobsRequest
+	(*ListJobsResponse)(nil),            // 10: strata.mapred.ListJobsResponse
+	(*TaskReport)(nil),                  // 11: strata.mapred.TaskReport
+	(*HeartbeatRequest)(nil),            // 12: strata.mapred.HeartbeatRequest
+	(*LaunchTask)(nil),                  // 13: strata.mapred.LaunchTask
+	(*HeartbeatResponse)(nil),           // 14: strata.mapred.HeartbeatResponse
+	(*MapCompletionEventsRequest)(nil),  // 15: strata.mapred.MapCompletionEventsRequest
+	(*MapCompletionEvent)(nil),          // 16: strata.mapred.MapCompletionEvent
+	(*MapCompletionEventsResponse)(nil), // 17: strata.mapred.MapCompletionEventsResponse
 }
 var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	0,  // 0: strata.mapred.JobSpec.conf:type_name -> strata.mapred.KeyValue
@@ -1104,11 +1289,12 @@ var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	5,  // 4: strata.mapred.ListJobsResponse.jobs:type_name -> strata.mapred.JobStatus
 	11, // 5: strata.mapred.HeartbeatRequest.reports:type_name -> strata.mapred.TaskReport
 	13, // 6: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
-	7,  // [7:7] is the sub-list for method output_type
-	7,  // [7:7] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	16, // 7: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_mapred_mapred_protocol_proto_init() }
@@ -1122,7 +1308,7 @@ func file_mapred_mapred_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mapred_mapred_protocol_proto_rawDesc), len(file_mapred_mapred_protocol_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
