@@ -86,6 +86,7 @@ var knownKeys = []Key{
 	{"mapreduce.jobtracker.expire.trackers.interval", "600000", "Milliseconds without a heartbeat after which the JobTracker declares a TaskTracker lost and re-runs its work."},
 	{"mapreduce.jobtracker.heartbeat.interval", "1000", "Milliseconds between TaskTracker heartbeats, as the JobTracker tells them (strata key; Hadoop derives it from the cluster size)."},
 	{"mapreduce.jobtracker.http.address", "0.0.0.0:50030", "JobTracker web UI address (host:port)."},
+	{"mapreduce.jobtracker.retiredjobs.cache.size", "1000", "Finished jobs the JobTracker keeps in memory for strata job -list and -status; older ones are only in the job history."},
 	{"mapreduce.jobtracker.staging.root.dir", "${hadoop.tmp.dir}/mapred/staging", "Directory on the default file system under which job clients stage what the tasks need (a user program's binary)."},
 	{"mapreduce.local.map.tasks.maximum", "", "Tasks the local job runner runs at once; empty means the number of CPUs."},
 	{"mapreduce.map.maxattempts", "4", "Attempts per map task before the job fails."},

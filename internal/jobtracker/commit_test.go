@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -47,5 +48,21 @@ func TestCommitArbitration(t *testing.T) {
 	tk.state = done
 	if got := ask("tt-a", a0); len(got) != 0 {
 		t.Fatalf("a done task's attempt allowed: %v", got)
+	}
+}
+
+// TestRetireJobs: past RetiredJobs finished jobs, the oldest finished ones
+// are forgotten; running jobs never are.
+func TestRetireJobs(t *testing.T) {
+	jt := New(Config{RetiredJobs: 2})
+	for i, state := range []string{"SUCCEEDED", "RUNNING", "FAILED", "KILLED", "SUCCEEDED"} {
+		id := fmt.Sprintf("job_1_%04d", i)
+		jt.jobs[id] = &job{id: id, state: state}
+		jt.order = append(jt.order, id)
+	}
+	jt.retire()
+	want := []string{"job_1_0001", "job_1_0003", "job_1_0004"}
+	if !slices.Equal(jt.order, want) || len(jt.jobs) != len(want) {
+		t.Fatalf("kept %v (%d jobs), want %v", jt.order, len(jt.jobs), want)
 	}
 }

@@ -10,11 +10,11 @@ package jobtracker
 
 import (
 	"context"
-	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sort"
 	"sync"
@@ -45,7 +45,11 @@ type Config struct {
 	// TrackerExpiry declares a TaskTracker lost after this long without a
 	// heartbeat (mapreduce.jobtracker.expire.trackers.interval, 10 min).
 	TrackerExpiry time.Duration
-	Logger        *slog.Logger
+	// RetiredJobs is how many finished jobs stay in memory for -status and
+	// -list (mapreduce.jobtracker.retiredjobs.cache.size); older ones are
+	// forgotten, their histories stay on the file system.
+	RetiredJobs int
+	Logger      *slog.Logger
 }
 
 // JobTracker is the daemon. Lifecycle: New → Start → Close.
@@ -118,8 +122,11 @@ type job struct {
 	start    time.Time
 	finish   time.Time
 	commit   *mapreduce.Committer
-	maxMap   int
-	maxRed   int
+	// committing: every task is done and the output is being committed
+	// (outside the lock); the job can no longer be killed.
+	committing bool
+	maxMap     int
+	maxRed     int
 	// speculateMaps, speculateReduces: a task may get a second attempt
 	// once it runs longer than lag and twice its finished peers' mean.
 	speculateMaps, speculateReduces bool
@@ -142,6 +149,9 @@ func New(cfg Config) *JobTracker {
 	}
 	if cfg.TrackerExpiry <= 0 {
 		cfg.TrackerExpiry = 10 * time.Minute
+	}
+	if cfg.RetiredJobs <= 0 {
+		cfg.RetiredJobs = 1000
 	}
 	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
 		stop: make(chan struct{}), started: time.Now().UnixMilli()}
@@ -167,10 +177,13 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	if cfg.Addr == "" || cfg.Addr == "local" {
 		return cfg, errors.New("jobtracker: set mapreduce.jobtracker.address (host:port)")
 	}
-	var err1, err2 error
+	var err1, err2, err3 error
+	var retired int64
 	cfg.TrackerExpiry, err1 = c.GetDuration("mapreduce.jobtracker.expire.trackers.interval", time.Millisecond)
 	cfg.HeartbeatInterval, err2 = c.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
-	return cfg, errors.Join(err1, err2)
+	retired, err3 = c.GetInt("mapreduce.jobtracker.retiredjobs.cache.size")
+	cfg.RetiredJobs = int(retired)
+	return cfg, errors.Join(err1, err2, err3)
 }
 
 // Start listens and starts the tracker monitor.
@@ -351,7 +364,7 @@ func (jt *JobTracker) getJobStatus(ctx context.Context, req *mrpb.JobIDRequest) 
 	defer jt.mu.Unlock()
 	j := jt.jobs[req.GetJobId()]
 	if j == nil {
-		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s", req.GetJobId())
+		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s (a job that finished long ago may only be in the job history: strata job -history %[1]s)", req.GetJobId())
 	}
 	return &mrpb.JobStatusResponse{Status: jt.status(j)}, nil
 }
@@ -373,7 +386,7 @@ func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrp
 	if j == nil {
 		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s", req.GetJobId())
 	}
-	if j.state == "RUNNING" {
+	if j.state == "RUNNING" && !j.committing {
 		jt.endJob(j, "KILLED", "killed by "+callerName(ctx))
 	}
 	return &mrpb.KillJobResponse{}, nil
@@ -403,11 +416,35 @@ func (jt *JobTracker) endJob(j *job, state, msg string) {
 	}
 	go j.commit.AbortJob(context.Background())
 	jt.log.Info("jobtracker: job ended", "job", j.id, "state", state, "reason", msg)
+	jt.retire()
 }
 
-// checkDone commits a job whose tasks are all done. Lock held.
+// retire forgets the oldest finished jobs beyond cfg.RetiredJobs. Lock
+// held.
+func (jt *JobTracker) retire() {
+	finished := 0
+	for _, id := range jt.order {
+		if jt.jobs[id].state != "RUNNING" {
+			finished++
+		}
+	}
+	keep := jt.order[:0]
+	for _, id := range jt.order {
+		if finished > jt.cfg.RetiredJobs && jt.jobs[id].state != "RUNNING" {
+			delete(jt.jobs, id)
+			finished--
+			continue
+		}
+		keep = append(keep, id)
+	}
+	jt.order = keep
+}
+
+// checkDone commits a job whose tasks are all done, in the background:
+// committing writes to the file system, and heartbeats go on meanwhile.
+// Lock held.
 func (jt *JobTracker) checkDone(j *job) {
-	if j.state != "RUNNING" {
+	if j.state != "RUNNING" || j.committing {
 		return
 	}
 	last := j.reduces
@@ -419,16 +456,23 @@ func (jt *JobTracker) checkDone(j *job) {
 			return
 		}
 	}
-	if err := j.commit.CommitJob(context.Background()); err != nil {
-		jt.endJob(j, "FAILED", "commit: "+err.Error())
-		return
-	}
-	j.state, j.finish = "SUCCEEDED", time.Now()
-	go jt.writeHistory(j.settings, jt.history(j))
-	for _, tr := range jt.trackers {
-		tr.doneJobs = append(tr.doneJobs, j.id)
-	}
-	jt.log.Info("jobtracker: job succeeded", "job", j.id, "elapsed", j.finish.Sub(j.start).Round(time.Millisecond))
+	j.committing = true
+	go func() {
+		err := j.commit.CommitJob(context.Background())
+		jt.mu.Lock()
+		defer jt.mu.Unlock()
+		if err != nil {
+			jt.endJob(j, "FAILED", "commit: "+err.Error())
+			return
+		}
+		j.state, j.finish = "SUCCEEDED", time.Now()
+		go jt.writeHistory(j.settings, jt.history(j))
+		for _, tr := range jt.trackers {
+			tr.doneJobs = append(tr.doneJobs, j.id)
+		}
+		jt.log.Info("jobtracker: job succeeded", "job", j.id, "elapsed", j.finish.Sub(j.start).Round(time.Millisecond))
+		jt.retire()
+	}()
 }
 
 func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
