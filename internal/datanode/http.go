@@ -63,6 +63,7 @@ func (d *DataNode) httpHandler() http.Handler {
 		}
 	}})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/webhdfs/v1/", d.webhdfs())
 	return mux
 }
 

@@ -108,6 +108,7 @@ func (n *NameNode) httpHandler() http.Handler {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /fsck", n.serveFsck)
+	mux.Handle("/webhdfs/v1/", n.webhdfs())
 	return mux
 }
 

@@ -1,0 +1,137 @@
+package webhdfs
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stratafs/strata/internal/ipc"
+)
+
+func parse(t *testing.T, target string) (*Request, error) {
+	t.Helper()
+	return Parse(httptest.NewRequest(http.MethodGet, target, nil))
+}
+
+func TestParse(t *testing.T) {
+	r, err := parse(t, "/webhdfs/v1/a/b/?OP=liststatus&User.Name=alice&startAfter=x&startafter=y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Op != "LISTSTATUS" || r.Path != "/a/b" || r.User != "alice" || r.String("startafter") != "x" {
+		t.Errorf("parsed %+v", r)
+	}
+	if r, err := parse(t, "/webhdfs/v1?op=GETHOMEDIRECTORY"); err != nil || r.Path != "/" || r.User != DefaultUser {
+		t.Errorf("root without user: %+v %v", r, err)
+	}
+	for target, class := range map[string]string{
+		"/webhdfs/v1/a":                                                 ClassJavaIllegalArgument, // no op
+		"/webhdfs/v1x?op=OPEN":                                          ClassJavaIllegalArgument,
+		"/webhdfs/v1/a?op=OPEN&user.name=a%20b":                         ClassJavaIllegalArgument,
+		"/webhdfs/v1/a?op=OPEN&user.name=x&doas=root":                   ClassAuthorization,
+		"/webhdfs/v1/a?op=OPEN&delegation=abc":                          ClassSecurity,
+		"/webhdfs/v1/a?op=OPEN&x=" + strings.Repeat("a", maxParamLen+1): ClassJavaIllegalArgument,
+	} {
+		if _, err := parse(t, target); ipc.ClassOf(err) != class {
+			t.Errorf("%.60s: %v, want %s", target, err, class)
+		}
+	}
+}
+
+func TestParams(t *testing.T) {
+	r, err := parse(t, "/webhdfs/v1/a?op=CREATE&overwrite=TRUE&permission=1777&blocksize=1048576&replication=3&destination=/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := r.CreateParams()
+	if err != nil || cp != (CreateParams{Overwrite: true, Perm: 0o1777, BlockSize: 1 << 20, Replication: 3}) {
+		t.Errorf("CreateParams %+v %v", cp, err)
+	}
+	if d, err := r.Absolute("destination"); d != "/x" || err != nil {
+		t.Errorf("destination %q %v", d, err)
+	}
+	if r, _ := parse(t, "/webhdfs/v1/a?op=CREATE"); r != nil {
+		if cp, err := r.CreateParams(); err != nil || cp.Perm != 0o644 || cp.Overwrite {
+			t.Errorf("CREATE defaults %+v %v", cp, err)
+		}
+	}
+	for _, q := range []string{"permission=2000", "permission=8", "permission=-1", "overwrite=yes", "blocksize=0", "replication=40000", "buffersize=x"} {
+		r, err := parse(t, "/webhdfs/v1/a?op=CREATE&"+q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.CreateParams()
+		if ipc.ClassOf(err) != ClassJavaIllegalArgument || !strings.HasPrefix(ipc.ClassOf(err), "java.lang") {
+			t.Errorf("%s: %v, want IllegalArgumentException", q, err)
+		}
+	}
+}
+
+func TestExceptionStatus(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		simple string
+		status int
+	}{
+		{ipc.Errorf(ipc.ClassFileNotFound, "File does not exist: /a"), "FileNotFoundException", 404},
+		{ipc.Errorf(ipc.ClassAccessControl, "Permission denied"), "AccessControlException", 403},
+		{ipc.Errorf(ipc.ClassFileAlreadyExists, "exists"), "FileAlreadyExistsException", 403},
+		{ipc.Errorf(ipc.ClassSafeMode, "safe"), "SafeModeException", 403},
+		{ipc.Errorf(ipc.ClassIllegalArgument, "bad"), "HadoopIllegalArgumentException", 400},
+		{ipc.Errorf(ipc.ClassPathComponentTooLong, "long"), "PathComponentTooLongException", 403},
+		{ipc.Errorf(ClassSecurity, "no"), "SecurityException", 401},
+		{fmt.Errorf("stat /a: %w", os.ErrNotExist), "FileNotFoundException", 404},
+		{&url.Error{Op: "Get", URL: "x", Err: os.ErrDeadlineExceeded}, "IOException", 403},
+	} {
+		e := Exception(tc.err)
+		if e.Exception != tc.simple || StatusOf(e.JavaClassName) != tc.status || e.Message == "" {
+			t.Errorf("%v: %+v status %d, want %s %d", tc.err, e, StatusOf(e.JavaClassName), tc.simple, tc.status)
+		}
+	}
+}
+
+func TestDataNodeURL(t *testing.T) {
+	r, err := parse(t, "/webhdfs/v1/dir/a%20b?op=open&offset=5&noredirect=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := DataNodeURL("10.0.0.1:9864", r, "10.0.0.9:8020")
+	u, err := url.Parse(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	if u.Host != "10.0.0.1:9864" || u.Path != "/webhdfs/v1/dir/a b" || q.Get("op") != "OPEN" || q.Get("offset") != "5" ||
+		q.Get("user.name") != DefaultUser || q.Get("namenoderpcaddress") != "10.0.0.9:8020" || q.Has("noredirect") {
+		t.Errorf("DataNodeURL %s", got)
+	}
+}
+
+// FuzzParse checks that no request line makes Parse panic, and that what
+// it accepts is well formed.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"/webhdfs/v1/a?op=OPEN", "/webhdfs/v1?op=x&user.name=%zz", "/webhdfs/v1/%2e%2e/?OP=a&op=b&doas=", "/webhdfs/v1/a?op=CREATE&permission=1777&replication=-0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		u, err := url.ParseRequestURI(target)
+		if err != nil {
+			return
+		}
+		r, err := Parse(&http.Request{Method: http.MethodGet, URL: u})
+		if err != nil {
+			if Exception(err).JavaClassName == "" {
+				t.Fatalf("error without a class: %v", err)
+			}
+			return
+		}
+		if r.Op == "" || !strings.HasPrefix(r.Path, "/") || r.User == "" {
+			t.Fatalf("accepted %q as %+v", target, r)
+		}
+		r.CreateParams()
+	})
+}
