@@ -158,6 +158,10 @@ var freePrefixes = []string{
 	// Per-job parameters of user programs (mappers, reducers, tools): the
 	// place for keys like Hadoop jobs' own settings, read with Get.
 	"strata.job.",
+	// Emulated storage media: strata.media.dirs, strata.media.request.bytes
+	// and per-preset overrides strata.media.<preset>.<param>; package
+	// internal/media validates them (docs/MEDIA.md).
+	"strata.media.",
 	// Hadoop's proxy-user keys embed a user name:
 	// hadoop.proxyuser.<user>.hosts and hadoop.proxyuser.<user>.groups.
 	"hadoop.proxyuser.",

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
 )
 
@@ -400,7 +401,7 @@ func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.
 // map output files are closed when the returned iterator is.
 func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc localConfig, dirs []string, counters *Counters) (_ spill.Iterator, err error) {
 	var segs []spill.Iterator
-	var files []*os.File
+	var files []media.File
 	defer func() {
 		if err != nil {
 			for _, s := range segs {
@@ -416,7 +417,7 @@ func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc loc
 			return nil, fmt.Errorf("map output %s has %d partitions, want %d", o.Path, len(o.Index), r+1)
 		}
 		ie := o.Index[r]
-		f, err := os.Open(o.Path)
+		f, err := media.Open(o.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -440,7 +441,7 @@ func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc loc
 // closingIterator closes files after its iterator.
 type closingIterator struct {
 	spill.Iterator
-	files []*os.File
+	files []media.File
 }
 
 func (c *closingIterator) Close() error {

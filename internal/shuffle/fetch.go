@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
 )
 
@@ -279,7 +280,7 @@ func (s *Shuffle) newFile(prefix string) string {
 func (s *Shuffle) toDisk(loc MapLocation, r *response) (*segment, error) {
 	defer r.body.Close()
 	path := s.newFile(fmt.Sprintf("map_%d", loc.MapIndex))
-	f, err := os.Create(path)
+	f, err := media.Create(path)
 	if err != nil {
 		return nil, &localError{err}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
 )
 
@@ -26,7 +27,7 @@ type segment struct {
 // fileIter reads a disk segment and removes its file when closed.
 type fileIter struct {
 	spill.Iterator
-	f    *os.File
+	f    media.File
 	once sync.Once
 }
 
@@ -49,7 +50,7 @@ func (s *Shuffle) open(seg *segment) (spill.Iterator, error) {
 		seg.it = nil
 		return it, nil
 	}
-	f, err := os.Open(seg.path)
+	f, err := media.Open(seg.path)
 	if err != nil {
 		return nil, &localError{err}
 	}
@@ -218,7 +219,7 @@ func (s *Shuffle) mergeToFile(its []spill.Iterator) (*segment, error) {
 	}
 	defer m.Close()
 	path := s.newFile("merge")
-	f, err := os.Create(path)
+	f, err := media.Create(path)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
 )
 
@@ -304,6 +305,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// (net/http clears the write deadline after the response.)
 	for left := e.PartLength; left > 0; {
 		n := min(left, sendChunk)
+		// sendfile bypasses media.File: an emulated disk is charged here.
+		if err := media.Charge(o.path, e.Offset+e.PartLength-left, n, false); err != nil {
+			s.failed.Add(1)
+			s.log.Warn("shuffle: reading map output failed", "map", attempt, "err", err)
+			return
+		}
 		if s.writeTimeout > 0 {
 			rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 		}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/stratafs/strata/internal/media"
 )
 
 // Counter names, the values of package mapreduce's constants of the same
@@ -564,9 +566,9 @@ func (c *Collector) pickDir(seq int, need int64) string {
 func spillName(n int) string { return "spill" + strconv.Itoa(n) + ".out" }
 
 // createSpill creates spill file n, placed for about need bytes.
-func (c *Collector) createSpill(n int, need int64) (*os.File, error) {
+func (c *Collector) createSpill(n int, need int64) (media.File, error) {
 	path := filepath.Join(c.pickDir(n, need), spillName(n))
-	f, err := os.Create(path)
+	f, err := media.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
@@ -575,7 +577,7 @@ func (c *Collector) createSpill(n int, need int64) (*os.File, error) {
 
 // finishFile flushes and closes a spill or output file, removing it on
 // failure.
-func finishFile(f *os.File, bw *bufio.Writer, err error) error {
+func finishFile(f media.File, bw *bufio.Writer, err error) error {
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -781,7 +783,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		return out, nil
 	}
 	var need int64
-	files := make([]*os.File, len(spills))
+	files := make([]media.File, len(spills))
 	defer func() {
 		for _, f := range files {
 			if f != nil {
@@ -790,7 +792,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		}
 	}()
 	for i, s := range spills {
-		f, err := os.Open(s.path)
+		f, err := media.Open(s.path)
 		if err != nil {
 			return Output{}, fmt.Errorf("spill: %w", err)
 		}
@@ -801,7 +803,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 	}
 	dir := c.pickDir(len(spills), need)
 	out := Output{Path: filepath.Join(dir, OutputFile), IndexPath: filepath.Join(dir, OutputIndexFile)}
-	f, err := os.Create(out.Path)
+	f, err := media.Create(out.Path)
 	if err != nil {
 		return Output{}, fmt.Errorf("spill: %w", err)
 	}

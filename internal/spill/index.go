@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
+
+	"github.com/stratafs/strata/internal/media"
 )
 
 // IndexEntry locates one partition's segment in a map output file.
@@ -66,7 +67,7 @@ func decodeIndex(b []byte) ([]IndexEntry, error) {
 // entries (partitions in file order, lengths possible); a bad file is
 // reported with an error wrapping ErrCorrupt.
 func ReadIndex(path string) ([]IndexEntry, error) {
-	f, err := os.Open(path)
+	f, err := media.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
@@ -92,7 +93,7 @@ func ReadIndex(path string) ([]IndexEntry, error) {
 // writeIndex writes an index file (not synced: map output is intermediate
 // data that a lost node recomputes).
 func writeIndex(path string, idx []IndexEntry) error {
-	if err := os.WriteFile(path, encodeIndex(idx), 0o644); err != nil {
+	if err := media.WriteFile(path, encodeIndex(idx), 0o644); err != nil {
 		return fmt.Errorf("spill: %w", err)
 	}
 	return nil

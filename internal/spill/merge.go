@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+
+	"github.com/stratafs/strata/internal/media"
 )
 
 // Merge merges sorted inputs into one sorted Iterator. Records with equal
@@ -97,7 +99,7 @@ func Merge(segments []Iterator, compare func(a, b []byte) int, factor int, tmpDi
 func mergeToDisk(inputs []Iterator, compare func(a, b []byte) int, dir string, codec Codec) (Iterator, error) {
 	m := newMergeIter(inputs, compare)
 	defer m.Close()
-	f, err := os.CreateTemp(dir, "merge-*.tmp")
+	f, err := createTemp(dir, "merge-*.tmp")
 	if err != nil {
 		return nil, fmt.Errorf("spill: merge pass: %w", err)
 	}
@@ -313,4 +315,20 @@ func groups(it Iterator, compare func(a, b []byte) int, fn func(key []byte, valu
 		}
 	}
 	return it.Err()
+}
+
+// createTemp is os.CreateTemp through package media, so that an emulated
+// device pays for intermediate merge passes too.
+func createTemp(dir, pattern string) (media.File, error) {
+	tmp, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	tmp.Close()
+	f, err := media.OpenFile(tmp.Name(), os.O_RDWR, 0)
+	if err != nil {
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return f, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/stratafs/strata/internal/datanode"
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/namenode"
 )
 
@@ -16,6 +17,10 @@ func runDataNode(ctx context.Context, env *Env, args []string) int {
 	if len(args) > 0 {
 		fmt.Fprintf(env.Stderr, "datanode: unexpected argument %q\n", args[0])
 		return 2
+	}
+	if err := media.Configure(env.Conf); err != nil {
+		fmt.Fprintf(env.Stderr, "datanode: %v\n", err)
+		return 1
 	}
 	cfg, err := datanode.ConfigFrom(env.Conf, namenode.RPCAddress(env.Conf))
 	if err != nil {

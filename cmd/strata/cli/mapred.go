@@ -10,6 +10,7 @@ import (
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtracker"
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/tasktracker"
 	"github.com/stratafs/strata/mapreduce"
@@ -47,6 +48,10 @@ func runTaskTracker(ctx context.Context, env *Env, args []string) int {
 	if len(args) > 0 {
 		fmt.Fprintf(env.Stderr, "tasktracker: unexpected argument %q\n", args[0])
 		return 2
+	}
+	if err := media.Configure(env.Conf); err != nil {
+		fmt.Fprintf(env.Stderr, "tasktracker: %v\n", err)
+		return 1
 	}
 	cfg, err := tasktracker.ConfigFrom(env.Conf)
 	if err != nil {

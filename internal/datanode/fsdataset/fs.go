@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/stratafs/strata/internal/media"
 )
 
 // FS is the file system the volumes live on: the few operations the
@@ -57,11 +59,13 @@ type OSFS struct{}
 
 var _ FS = OSFS{}
 
-// OpenFile implements FS.
+// OpenFile implements FS. Files in a directory with emulated storage
+// media (package media) pay its device model on every read and write;
+// elsewhere they are *os.File.
 func (OSFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := media.OpenFile(name, flag, perm)
 	if err != nil {
-		return nil, err // a nil *os.File must not become a non-nil File
+		return nil, err // a nil File must not become a non-nil File
 	}
 	return f, nil
 }
