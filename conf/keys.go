@@ -119,6 +119,19 @@ var knownKeys = []Key{
 	{"strata.mover.timeout", "600", "Seconds strata mover waits for replicas to reach their storage types."},
 	{"strata.power.watts", "", "Power draw of this machine in watts, for energy estimates; empty means unknown."},
 	{"test.build.data", "", "Base directory of strata testdfsio (Hadoop's TestDFSIO) files; empty means /benchmarks/TestDFSIO."},
+	{"zones.block.height", "", "Declination height in degrees of the blocks (reduce keys) of strata examples neighbors and neighborstats; empty means chosen from the input size and zones.block.objects."},
+	{"zones.block.objects", "100000", "Objects per block the neighbour applications aim at when they choose the block size."},
+	{"zones.block.width", "", "Right-ascension width in degrees at the equator of the neighbour applications' blocks (wider towards the poles); empty means the block height."},
+	{"zones.input.format", "binary", "Catalogue format the neighbour applications read: binary (24-byte records, docs/format/sky-catalogue.md) or text (id ra dec lines)."},
+	{"zones.maxtheta", "60", "Largest distance in arcseconds strata examples neighborstats counts pairs to, in 1-arcsecond bins."},
+	{"zones.skygen.cluster.fraction", "0.5", "Fraction of the objects strata examples skygen puts in clusters when zones.skygen.distribution is clustered."},
+	{"zones.skygen.cluster.sigma", "3", "Gaussian scatter in arcseconds (per axis) of clustered objects around their cluster centre."},
+	{"zones.skygen.clusters", "0", "Number of cluster centres of a clustered catalogue; 0 means one per 100 objects."},
+	{"zones.skygen.distribution", "uniform", "How strata examples skygen places objects: uniform on the sphere, or clustered (Neyman-Scott)."},
+	{"zones.skygen.format", "binary", "Catalogue format strata examples skygen writes: binary (24-byte records) or text (id ra dec lines)."},
+	{"zones.skygen.seed", "0", "Seed of strata examples skygen's random generator; the same seed gives the same catalogue."},
+	{"zones.theta", "60", "Radius in arcseconds within which strata examples neighbors finds pairs of objects."},
+	{"zones.zone.height", "", "Height in arcseconds of the zones (sub-blocks) the neighbour applications' reducers sort objects into; empty means the search radius."},
 }
 
 // deprecations maps Hadoop's old key names to their replacements, as
