@@ -391,7 +391,7 @@ func New(cfg Config) (*NameNode, error) {
 	}
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{MaxDataLength: cfg.MaxDataLength, Logger: cfg.Logger})
 	cp := &clientProtocol{nn: nn, ns: ns}
-	nn.rpc.Register(ClientProtocolName, cp.methods())
+	nn.rpc.Register(ClientProtocolName, withInodePaths(ns, cp.methods()))
 	dp := &datanodeProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(DatanodeProtocolName, dp.methods())
 	return nn, nil

@@ -1,0 +1,38 @@
+package hdfs
+
+import (
+	"context"
+	"os"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+)
+
+// InodePath returns the path that names inode id on any NameNode that
+// resolves HDFS's inode paths: /.reserved/.inodes/<id>.
+func InodePath(id uint64) string { return "/.reserved/.inodes/" + strconv.FormatUint(id, 10) }
+
+// StatInode returns the status of the file or directory with inode id.
+// Path is the inode's current full path when the NameNode reports it (a
+// strata NameNode does), else InodePath(id), which is just as usable in
+// further calls.
+func (c *Client) StatInode(ctx context.Context, id uint64) (fs.FileStatus, error) {
+	p := InodePath(id)
+	var resp hdfspb.GetFileInfoResponseProto
+	if err := c.call(ctx, "getFileInfo", &hdfspb.GetFileInfoRequestProto{Src: proto.String(p)}, &resp); err != nil {
+		return fs.FileStatus{}, pathErr("stat", p, err)
+	}
+	if resp.Fs == nil {
+		return fs.FileStatus{}, &os.PathError{Op: "stat", Path: p, Err: os.ErrNotExist}
+	}
+	if full := string(resp.Fs.GetPath()); len(full) > 0 && full[0] == '/' {
+		p = full
+	}
+	return toStatus(p, resp.Fs), nil
+}
+
+// FileID returns the inode id of the file being written.
+func (w *FileWriter) FileID() uint64 { return w.fileID }
