@@ -263,6 +263,18 @@ func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 	checkLines(t, outDir, want)
 }
 
+// waitGone fails the test unless no process with cmdline runs within 5 s.
+func waitGone(t *testing.T, cmdline, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for pids := processesRunning(cmdline); len(pids) > 0; pids = processesRunning(cmdline) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still runs: pids %v", what, pids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // processesRunning lists the pids whose command line contains cmdline
 // (arguments separated by NUL bytes, as in /proc/<pid>/cmdline).
 func processesRunning(cmdline string) []string {
@@ -371,13 +383,7 @@ func TestClusterSpeculation(t *testing.T) {
 				t.Errorf("output parts %v, want %d", parts, tc.parts)
 			}
 			checkLines(t, outDir, want)
-			deadline := time.Now().Add(5 * time.Second)
-			for len(processesRunning("sleep\x0031.5")) > 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("the losing attempt still runs: %v", processesRunning("sleep\x0031.5"))
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			waitGone(t, "sleep\x0031.5", "the losing attempt")
 		})
 	}
 }
@@ -401,13 +407,7 @@ func TestClusterMemoryCap(t *testing.T) {
 	if !strings.Contains(out.String(), "is running beyond physical memory limits") || !strings.Contains(out.String(), "of 300 MB physical memory used") {
 		t.Errorf("no memory-limit failure reported:\n%s", out.String())
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(processesRunning("sleep\x0029.5")) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the killed attempt's command still runs")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitGone(t, "sleep\x0029.5", "the killed attempt")
 }
 
 // TestClusterReduceSlowStart: with slow-start at 0.5, the reduce starts
