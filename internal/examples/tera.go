@@ -1,7 +1,6 @@
 package examples
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -178,35 +177,7 @@ func (rawOutput) Check(ctx context.Context, env fs.Env, c *conf.Configuration, d
 }
 
 func (o rawOutput) Writer(ctx context.Context, att *mapreduce.TaskAttempt, name string) (mapreduce.RecordWriter, error) {
-	uri := mapreduce.WorkPath(att, name)
-	fsys, p, err := fs.Resolve(ctx, uri, att.Env)
-	if err != nil {
-		return nil, err
-	}
-	w, err := fsys.Create(ctx, p, fs.CreateOptions{CreateParent: true, Overwrite: true, Replication: o.replication})
-	if err != nil {
-		fsys.Close()
-		return nil, err
-	}
-	return &rawWriter{fsys: fsys, w: w, bw: bufio.NewWriterSize(w, 1<<20)}, nil
-}
-
-type rawWriter struct {
-	fsys fs.FileSystem
-	w    io.WriteCloser
-	bw   *bufio.Writer
-}
-
-func (r *rawWriter) Write(k, v []byte) error {
-	if _, err := r.bw.Write(k); err != nil {
-		return err
-	}
-	_, err := r.bw.Write(v)
-	return err
-}
-
-func (r *rawWriter) Close() error {
-	return errors.Join(r.bw.Flush(), r.w.Close(), r.fsys.Close())
+	return mapreduce.RawOutputFormat{Replication: o.replication}.Writer(ctx, att, name)
 }
 
 // teraInput reads 100-byte records: a 10-byte key and a 90-byte value.

@@ -1,12 +1,10 @@
 package zones
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strconv"
 
@@ -128,7 +126,7 @@ func newSkyGen(args []string, c *conf.Configuration) (*mapreduce.Job, error) {
 		maps = 2
 	}
 	text := false
-	var out mapreduce.OutputFormat = catalogueOutput{}
+	var out mapreduce.OutputFormat = mapreduce.RawOutputFormat{}
 	switch f := c.GetTrimmed(KeySkyGenFormat); f {
 	case "", "binary":
 	case "text":
@@ -157,37 +155,3 @@ func newSkyGen(args []string, c *conf.Configuration) (*mapreduce.Job, error) {
 	}, nil
 }
 
-// catalogueOutput writes keys back to back: binary catalogue records.
-type catalogueOutput struct{}
-
-func (catalogueOutput) Check(ctx context.Context, env fs.Env, c *conf.Configuration, dir string) error {
-	return mapreduce.CheckOutputDir(ctx, env, c, dir)
-}
-
-func (catalogueOutput) Writer(ctx context.Context, att *mapreduce.TaskAttempt, name string) (mapreduce.RecordWriter, error) {
-	fsys, p, err := fs.Resolve(ctx, mapreduce.WorkPath(att, name), att.Env)
-	if err != nil {
-		return nil, err
-	}
-	w, err := fsys.Create(ctx, p, fs.CreateOptions{CreateParent: true, Overwrite: true})
-	if err != nil {
-		fsys.Close()
-		return nil, err
-	}
-	return &catalogueWriter{fsys: fsys, w: w, bw: bufio.NewWriterSize(w, 1<<20)}, nil
-}
-
-type catalogueWriter struct {
-	fsys fs.FileSystem
-	w    io.WriteCloser
-	bw   *bufio.Writer
-}
-
-func (c *catalogueWriter) Write(k, _ []byte) error {
-	_, err := c.bw.Write(k)
-	return err
-}
-
-func (c *catalogueWriter) Close() error {
-	return errors.Join(c.bw.Flush(), c.w.Close(), c.fsys.Close())
-}
