@@ -178,6 +178,9 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters, link *child
 		if n, err := job.Conf.GetInt("mapreduce.reduce.shuffle.parallelcopies"); err == nil && n > 0 {
 			cfg.ParallelCopies = int(n)
 		}
+		if err := shuffleMemory(&cfg, job.Conf); err != nil {
+			return nil, err
+		}
 		if d := job.Conf.Get("mapreduce.reduce.shuffle.read.timeout"); d != "" {
 			if v, err := job.Conf.GetDuration("mapreduce.reduce.shuffle.read.timeout", time.Millisecond); err == nil {
 				cfg.ReadTimeout, cfg.ConnectTimeout = v, v
@@ -255,4 +258,29 @@ func inheritedFile(env, name string) *os.File {
 		return nil
 	}
 	return os.NewFile(uintptr(fd), name)
+}
+
+// shuffleMemory sets a reduce's shuffle memory as Hadoop sizes it: the
+// task's heap — mapreduce.reduce.memory.mb × mapreduce.job.heap.memory-mb.ratio
+// (there is no JVM to give -Xmx) — times
+// mapreduce.reduce.shuffle.input.buffer.percent, with the merge and
+// single-segment fractions from their keys. Without a memory cap the
+// shuffle keeps its default budget.
+func shuffleMemory(cfg *shuffle.Config, c *conf.Configuration) error {
+	mb, err1 := c.GetInt("mapreduce.reduce.memory.mb")
+	ratio, err2 := c.GetFloat("mapreduce.job.heap.memory-mb.ratio")
+	input, err3 := c.GetFloat("mapreduce.reduce.shuffle.input.buffer.percent")
+	merge, err4 := c.GetFloat("mapreduce.reduce.shuffle.merge.percent")
+	limit, err5 := c.GetFloat("mapreduce.reduce.shuffle.memory.limit.percent")
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		return err
+	}
+	if !(ratio > 0 && ratio <= 1 && input > 0 && input <= 1) {
+		return fmt.Errorf("mapreduce: mapreduce.job.heap.memory-mb.ratio %v and mapreduce.reduce.shuffle.input.buffer.percent %v must be in (0, 1]", ratio, input)
+	}
+	if mb > 0 {
+		cfg.MemoryBudget = int64(float64(mb<<20) * ratio * input)
+	}
+	cfg.MergePercent, cfg.MemoryLimitPercent = merge, limit
+	return nil
 }

@@ -2,18 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/stratafs/strata/conf"
-	"github.com/stratafs/strata/internal/datanode"
-	"github.com/stratafs/strata/internal/datanode/fsdataset"
-	"github.com/stratafs/strata/internal/jobtracker"
-	"github.com/stratafs/strata/internal/namenode"
-	"github.com/stratafs/strata/internal/storage"
-	"github.com/stratafs/strata/internal/tasktracker"
+	"github.com/stratafs/strata/internal/localcluster"
+	"github.com/stratafs/strata/internal/media"
 )
 
 func init() {
@@ -39,145 +36,43 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	log := logger(env.Stderr)
-	c := env.Conf.Clone()
-	if !c.IsSet("dfs.namenode.safemode.extension") {
-		// One process holds the whole cluster: once its DataNodes have
-		// reported, there is nothing more to wait for.
-		c.Set("dfs.namenode.safemode.extension", "0")
-	}
-	if !c.IsSet("dfs.namenode.name.dir") {
-		c.Set("dfs.namenode.name.dir", filepath.Join(abs, "name"))
-	}
-	cfg, err := namenode.ConfigFrom(c)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "local: %v\n", err)
-		return 1
-	}
-	cfg.Logger = log
-	if _, err := os.Stat(filepath.Join(cfg.NameDir, "current", "VERSION")); os.IsNotExist(err) {
-		v, err := namenode.Format(cfg, false)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "local: format %s: %v\n", cfg.NameDir, err)
-			return 1
-		}
-		log.Info("local: formatted new storage", "dir", cfg.NameDir, "clusterID", v.ClusterID)
-	}
-	nn, err := namenode.New(cfg)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "local: %v\n", err)
-		return 1
-	}
-	if err := nn.Start(); err != nil {
-		nn.Close()
-		fmt.Fprintf(env.Stderr, "local: %v\n(another strata or Hadoop may be using the port: choose others with -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0)\n", err)
-		return 1
-	}
-	defer nn.Close()
-
 	n := *numDN
 	if n < 0 {
-		v, err := c.GetInt("strata.local.datanodes")
+		v, err := env.Conf.GetInt("strata.local.datanodes")
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "local: %v\n", err)
 			return 1
 		}
 		n = int(v)
 	}
-	var dns []*datanode.DataNode
-	defer func() {
-		for _, d := range dns {
-			d.Close()
-		}
-	}()
-	for i := 0; i < n; i++ {
-		dc, err := datanode.ConfigFrom(c, nn.RPCAddr())
-		if err != nil && !c.IsSet("dfs.datanode.data.dir") {
-			err = nil // the per-node directories below replace the default
-		}
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "local: %v\n", err)
-			return 1
-		}
-		base := filepath.Join(abs, fmt.Sprintf("dn%d", i))
-		dc.Volumes = []fsdataset.VolumeConfig{
-			{Path: filepath.Join(base, "ssd"), Type: storage.SSD},
-			{Path: filepath.Join(base, "disk"), Type: storage.Disk},
-		}
-		dc.XferAddr, dc.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
-		if i == 0 && c.IsSet("dfs.datanode.address") {
-			dc.XferAddr = c.Get("dfs.datanode.address")
-		}
-		dc.Hostname = fmt.Sprintf("localhost-dn%d", i)
-		dc.Logger = log.With("dn", i)
-		d, err := datanode.New(dc)
-		if err == nil {
-			err = d.Start()
-		}
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "local: datanode %d: %v\n", i, err)
-			return 1
-		}
-		dns = append(dns, d)
+	// Emulated media (strata.media.dirs), if configured, for the
+	// DataNodes here and the TaskTrackers' task children.
+	if err := media.Configure(env.Conf); err != nil {
+		fmt.Fprintf(env.Stderr, "local: %v\n", err)
+		return 1
 	}
-
-	defaultFS := "hdfs://" + nn.RPCAddr()
-	var jt *jobtracker.JobTracker
-	var tts []*tasktracker.TaskTracker
-	defer func() {
-		for _, t := range tts {
-			t.Close()
+	// A JobTracker, and one TaskTracker per DataNode, named like it (maps
+	// on its blocks count as data-local) and with its intermediate data on
+	// that node's SSD directory.
+	cl, err := localcluster.Start(localcluster.Config{Conf: env.Conf, Dir: abs, DataNodes: n, MapReduce: !*noMR,
+		DefaultJobTracker: "127.0.0.1:8021", Logger: log})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "local: %v\n", err)
+		var se *localcluster.StartError
+		if errors.As(err, &se) && se.Hint != "" {
+			fmt.Fprintf(env.Stderr, "(%s)\n", se.Hint)
 		}
-		if jt != nil {
-			jt.Close()
-		}
-	}()
-	if !*noMR {
-		// A JobTracker, and one TaskTracker per DataNode, named like it
-		// (maps on its blocks count as data-local) and with its
-		// intermediate data on that node's SSD directory.
-		mc := c.Clone()
-		if a := mc.Get("mapreduce.jobtracker.address"); a == "" || a == "local" {
-			mc.Set("mapreduce.jobtracker.address", "127.0.0.1:8021")
-		}
-		jc, err := jobtracker.ConfigFrom(mc)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "local: %v\n", err)
-			return 1
-		}
-		jc.Logger = log.With("daemon", "jobtracker")
-		jt = jobtracker.New(jc)
-		if err := jt.Start(); err != nil {
-			jt = nil
-			fmt.Fprintf(env.Stderr, "local: %v\n(choose another port with -D mapreduce.jobtracker.address=127.0.0.1:0, or -nomapreduce)\n", err)
-			return 1
-		}
-		mc.Set("mapreduce.jobtracker.address", jt.Addr())
-		for i := range dns {
-			tc, err := tasktracker.ConfigFrom(mc)
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "local: %v\n", err)
-				return 1
-			}
-			if !c.IsSet("mapreduce.cluster.local.dir") {
-				tc.LocalDirs = []string{filepath.Join(abs, fmt.Sprintf("dn%d", i), "ssd", "mapred-local")}
-			}
-			tc.HTTPAddr, tc.Host = "127.0.0.1:0", fmt.Sprintf("localhost-dn%d", i)
-			tc.Logger = log.With("tt", i)
-			t, err := tasktracker.New(tc)
-			if err == nil {
-				err = t.Start()
-			}
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "local: tasktracker %d: %v\n", i, err)
-				return 1
-			}
-			tts = append(tts, t)
-		}
+		return 1
 	}
+	defer cl.Close()
+	if cl.Formatted != "" {
+		log.Info("local: formatted new storage", "dir", cl.NameDir, "clusterID", cl.Formatted)
+	}
+	defaultFS := cl.DefaultFS()
 	confDir := filepath.Join(abs, "conf")
 	jtAddr := ""
-	if jt != nil {
-		jtAddr = jt.Addr()
+	if cl.JobTracker != nil {
+		jtAddr = cl.JobTracker.Addr()
 	}
 	if err := writeClientConf(confDir, defaultFS, jtAddr); err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
@@ -185,21 +80,20 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "strata local cluster running (Ctrl-C to stop)\n")
 	fmt.Fprintf(env.Stdout, "  NameNode RPC   %s\n", defaultFS)
-	if nn.HTTPAddr() != "" {
-		fmt.Fprintf(env.Stdout, "  NameNode web   http://%s/  (metrics: /metrics)\n", nn.HTTPAddr())
+	if a := cl.NameNode.HTTPAddr(); a != "" {
+		fmt.Fprintf(env.Stdout, "  NameNode web   http://%s/  (metrics: /metrics)\n", a)
 	}
-	for i, d := range dns {
-		fmt.Fprintf(env.Stdout, "  DataNode %d     %s  (volumes: [SSD] %s, [DISK] %s)\n", i, d.XferAddr(),
-			filepath.Join(abs, fmt.Sprintf("dn%d", i), "ssd"), filepath.Join(abs, fmt.Sprintf("dn%d", i), "disk"))
+	for i, d := range cl.DataNodes {
+		fmt.Fprintf(env.Stdout, "  DataNode %d     %s  (volumes: %s)\n", i, d.XferAddr(), localcluster.VolumeList(cl.Nodes[i].Volumes))
 	}
-	if jt != nil {
-		fmt.Fprintf(env.Stdout, "  JobTracker     %s  (%d TaskTrackers, intermediate data under each DataNode's SSD directory)\n", jt.Addr(), len(tts))
+	if cl.JobTracker != nil {
+		fmt.Fprintf(env.Stdout, "  JobTracker     %s  (%d TaskTrackers, intermediate data under each DataNode's SSD directory)\n", jtAddr, len(cl.TaskTrackers))
 	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
 	fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor, for the file system and MapReduce jobs on the trackers:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
 	<-ctx.Done()
 	fmt.Fprintln(env.Stdout, "stopping")
-	if err := nn.Close(); err != nil {
+	if err := cl.Close(); err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
 		return 1
 	}

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/stratafs/strata/internal/dfsio"
+	"github.com/stratafs/strata/internal/examples"
+	"github.com/stratafs/strata/internal/experiment"
+)
+
+func init() {
+	register(command{name: "experiment", summary: "TeraSort (and TestDFSIO) per storage profile on embedded clusters; the papers' tables and charts", run: runExperiment})
+}
+
+const experimentUsage = `Usage: strata experiment [dfsio] [flags]
+
+Builds an embedded cluster per storage profile, runs TeraGen + TeraSort
+(+ TeraValidate) on each, and prints runtimes, speed-ups, jobs per day,
+cost and energy per job; writes results.json, CSV files and SVG charts to
+the output directory. "strata experiment dfsio" runs only the TestDFSIO
+sweep. Built-in profiles: %s.
+
+Flags:
+`
+
+// runExperiment is `strata experiment`.
+func runExperiment(ctx context.Context, env *Env, args []string) int {
+	dfsioOnly := len(args) > 0 && args[0] == "dfsio"
+	if dfsioOnly {
+		args = args[1:]
+	}
+	fl := flag.NewFlagSet("experiment", flag.ContinueOnError)
+	fl.SetOutput(env.Stderr)
+	fl.Usage = func() {
+		fmt.Fprintf(env.Stderr, experimentUsage, strings.Join(experiment.BuiltinProfiles(), ", "))
+		fl.PrintDefaults()
+	}
+	profiles := fl.String("profiles", strings.Join(experiment.DefaultProfiles, ","), "storage profiles to compare, the baseline first: built-in names or .profile files")
+	rows := fl.String("rows", strconv.Itoa(experiment.DefaultRows/1_000_000)+"m", "TeraGen rows of 100 bytes (k, m, b suffixes)")
+	reps := fl.Int("reps", 1, "repetitions per profile (runtimes are their means)")
+	validate := fl.Bool("validate", true, "run TeraValidate after each TeraSort")
+	out := fl.String("out", "experiment-results", "output directory for results, charts and job logs")
+	datanodes := fl.Int("datanodes", experiment.DefaultDataNodes, "DataNodes (each with a TaskTracker) per cluster")
+	mapSlots := fl.Int("map-slots", 0, "map slots per TaskTracker (default: the paper's 1 per hardware thread, scaled to this machine)")
+	reduceSlots := fl.Int("reduce-slots", 0, "reduce slots per TaskTracker (default: the paper's 1 per 2 threads, scaled)")
+	sortMB := fl.Int("sort-mb", 0, "mapreduce.task.io.sort.mb for the jobs (default: scaled so each map has the paper's data-to-sort-memory ratio)")
+	useMedia := fl.Bool("media", true, "emulate the profiles' devices (false: plain directories)")
+	keep := fl.Bool("keep", false, "keep the clusters' storage under OUT/work")
+	years := fl.Float64("years", experiment.DefaultYears, "lifetime for jobs and cost per job")
+	kwh := fl.Float64("kwh-price", experiment.DefaultKWhPrice, "electricity price in $ per kWh")
+	prices := fl.String("price", "", "cluster prices in $, one per profile (default: each profile's price)")
+	watts := fl.String("watts", "", "cluster power in W, one per profile (default: each profile's watts)")
+	doDFSIO := fl.Bool("dfsio", false, "also run the TestDFSIO sweep")
+	dfsioFiles := fl.String("dfsio-files", joinInts(experiment.DefaultDFSIOFiles), "TestDFSIO file counts")
+	dfsioReps := fl.String("dfsio-replication", joinInts(experiment.DefaultDFSIOReplications), "TestDFSIO replication factors")
+	dfsioTotal := fl.String("dfsio-total", "480MB", "bytes each TestDFSIO run writes or reads, split over its files")
+	list := fl.Bool("list", false, "list the built-in profiles and exit")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "experiment: "+format+"\n", a...)
+		return code
+	}
+	if fl.NArg() > 0 {
+		return fail(2, "unexpected argument %q", fl.Arg(0))
+	}
+	if *list {
+		for _, n := range experiment.BuiltinProfiles() {
+			p, err := experiment.LoadProfile(n)
+			if err != nil {
+				return fail(1, "%v", err)
+			}
+			fmt.Fprintf(env.Stdout, "%-18s %s\n", p.Name, p.Description)
+		}
+		return 0
+	}
+	o := experiment.Options{Repetitions: *reps, Validate: *validate, DataNodes: *datanodes, MapSlots: *mapSlots,
+		ReduceSlots: *reduceSlots, SortMB: *sortMB, Media: *useMedia, Keep: *keep, Conf: env.Conf, Years: *years, KWhPrice: *kwh,
+		WorkDir: filepath.Join(*out, "work"), LogDir: filepath.Join(*out, "logs"), Progress: experiment.NewProgress(env.Stderr)}
+	var err error
+	if o.Profiles, err = experiment.LoadProfiles(*profiles); err != nil {
+		return fail(2, "%v", err)
+	}
+	if !dfsioOnly {
+		if o.Rows, err = examples.ParseRows(*rows); err != nil || o.Rows == 0 {
+			return fail(2, "-rows: bad number of rows %q", *rows)
+		}
+	}
+	if err := setEach(o.Profiles, *prices, "-price", "profiles", func(p *experiment.Profile, v float64) { p.Price = v }); err != nil {
+		return fail(2, "%v", err)
+	}
+	if err := setEach(o.Profiles, *watts, "-watts", "profiles", func(p *experiment.Profile, v float64) { p.Watts = v }); err != nil {
+		return fail(2, "%v", err)
+	}
+	if *doDFSIO || dfsioOnly {
+		if o.DFSIOFiles, err = parseInts(*dfsioFiles); err != nil {
+			return fail(2, "-dfsio-files: %v", err)
+		}
+		if o.DFSIOReplications, err = parseInts(*dfsioReps); err != nil {
+			return fail(2, "-dfsio-replication: %v", err)
+		}
+		if o.DFSIOTotal, err = dfsio.ParseSize(*dfsioTotal); err != nil {
+			return fail(2, "-dfsio-total: %v", err)
+		}
+	}
+	res, err := experiment.Run(ctx, o)
+	if err != nil {
+		return fail(1, "%s (job logs in %s)", strings.TrimPrefix(err.Error(), "experiment: "), o.LogDir)
+	}
+	res.Command = "strata experiment " + strings.Join(args, " ")
+	if dfsioOnly {
+		res.Command = "strata experiment dfsio " + strings.Join(args, " ")
+	}
+	fmt.Fprintln(env.Stdout)
+	res.PrintTables(env.Stdout)
+	files, err := res.WriteFiles(*out)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	fmt.Fprintf(env.Stdout, "\nResults in %s:", *out)
+	for _, f := range files {
+		fmt.Fprintf(env.Stdout, " %s", filepath.Base(f))
+	}
+	fmt.Fprintf(env.Stdout, " (job logs in %s)\n", o.LogDir)
+	if !*keep {
+		os.Remove(o.WorkDir)
+	}
+	return 0
+}
+
+// setEach sets one value per item from a comma-separated list of
+// numbers; an empty list changes nothing.
+func setEach[T any](items []T, list, flagName, what string, set func(T, float64)) error {
+	if list == "" {
+		return nil
+	}
+	vs, err := parseFloats(list)
+	if err != nil {
+		return fmt.Errorf("%s: %v", flagName, err)
+	}
+	if len(vs) != len(items) {
+		return fmt.Errorf("%s: %d values for %d %s", flagName, len(vs), len(items), what)
+	}
+	for i, it := range items {
+		set(it, vs[i])
+	}
+	return nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v < 0 || v != v {
+			return nil, fmt.Errorf("%q is not a non-negative number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
