@@ -275,6 +275,7 @@ func (of *openFile) closeLocked(why string) error {
 		}
 		of.w = nil
 	}
+	of.u.forget() // statuses cached while the stream was open are stale now
 	return of.err
 }
 
