@@ -154,4 +154,3 @@ func newSkyGen(args []string, c *conf.Configuration) (*mapreduce.Job, error) {
 		Output: out, OutputPath: args[1],
 	}, nil
 }
-
