@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/term"
 )
 
 // Submit runs job where mapreduce.framework.name says — "local" (the
@@ -75,13 +75,7 @@ type progressPrinter struct {
 }
 
 func newProgressPrinter(w io.Writer) *progressPrinter {
-	p := &progressPrinter{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
-	}
-	return p
+	return &progressPrinter{w: w, terminal: term.IsTerminal(w)}
 }
 
 func (p *progressPrinter) jobID() string {

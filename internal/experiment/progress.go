@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stratafs/strata/internal/term"
 )
 
 // Progress shows what an experiment is doing: a line when each phase
@@ -27,13 +28,7 @@ type Progress struct {
 
 // NewProgress writes to w, live if w is a terminal.
 func NewProgress(w io.Writer) *Progress {
-	p := &Progress{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
-	}
-	return p
+	return &Progress{w: w, terminal: term.IsTerminal(w)}
 }
 
 // Logf prints a line.

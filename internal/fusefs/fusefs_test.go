@@ -1,4 +1,4 @@
-package fusefs
+package fusefs_test
 
 import (
 	"bytes"
@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +19,8 @@ import (
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/fusefs"
+	"github.com/stratafs/strata/internal/gwtest"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -28,42 +28,20 @@ import (
 type mounted struct {
 	c   *testcluster.Cluster
 	dir string
-	srv *Server
+	srv *fusefs.Server
 	hc  *hdfs.Client // the superuser, straight to the NameNode
 }
 
-func mount(t *testing.T, o Options) *mounted {
+func mount(t *testing.T, o fusefs.Options) *mounted {
 	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("FUSE is not available on this machine (%v)", err)
-	}
+	gwtest.NeedFUSE(t)
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1})
-	dir := t.TempDir()
-	// Other uids must be able to reach the mount point.
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	factory := func(user string) (*hdfs.Client, error) {
 		return hdfs.New(hdfs.Options{Addr: c.Addr(), User: user, Replication: 1, BlockSize: 1 << 20})
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("STRATA_TEST_LOG") != "" {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	o.User, o.Logger, o.AllowOther = c.Superuser(), logger, true
-	srv, err := Mount(ctx, factory, dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	// Other uids must be able to reach the mount.
+	o.User, o.AllowOther = c.Superuser(), true
+	dir, srv := gwtest.MountFUSE(t, factory, o)
 	return &mounted{c: c, dir: dir, srv: srv, hc: c.Client(c.Superuser())}
 }
 
@@ -110,22 +88,8 @@ func randomBytes(n int, seed int64) []byte {
 	return b
 }
 
-// asUID runs fn on a thread whose file system uid and gid are uid, so
-// the FUSE requests it makes carry that uid.
-func asUID(uid int, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		// The thread is not unlocked: it ends with the goroutine.
-		runtime.LockOSThread()
-		syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(uid), 0, 0)
-		syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(uid), 0, 0)
-		errc <- fn()
-	}()
-	return <-errc
-}
-
 func TestMountEndToEnd(t *testing.T) {
-	m := mount(t, Options{})
+	m := mount(t, fusefs.Options{})
 	ctx := ctxT(t)
 
 	t.Run("mkdir, ls, stat", func(t *testing.T) {
@@ -359,7 +323,7 @@ func TestMountEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := int64(sfs.Blocks) * sfs.Bsize; got != status.Capacity/statfsBlock*statfsBlock || got == 0 {
+		if got := int64(sfs.Blocks) * sfs.Bsize; got != status.Capacity/fusefs.StatfsBlock*fusefs.StatfsBlock || got == 0 {
 			t.Errorf("statfs size %d, NameNode capacity %d", got, status.Capacity)
 		}
 		if sfs.Bfree > sfs.Blocks {
@@ -378,7 +342,7 @@ func TestMountEndToEnd(t *testing.T) {
 		if err := m.hc.SetPermission(ctx, "/shared", 0o777); err != nil {
 			t.Fatal(err)
 		}
-		err := asUID(65534, func() error {
+		err := gwtest.AsFSUID(65534, func() error {
 			if _, err := os.ReadFile(m.p("a/secret")); !errors.Is(err, os.ErrPermission) {
 				return fmt.Errorf("nobody reading a 0600 file of root: %v, want EACCES", err)
 			}
@@ -459,7 +423,7 @@ func TestMountEndToEnd(t *testing.T) {
 func TestListingIsCached(t *testing.T) {
 	// Timeouts far longer than the test, so the count below does not
 	// depend on its speed.
-	m := mount(t, Options{AttrTimeout: time.Hour, EntryTimeout: time.Hour})
+	m := mount(t, fusefs.Options{AttrTimeout: time.Hour, EntryTimeout: time.Hour})
 	ctx := ctxT(t)
 	const files = 1500 // more than one getListing page
 	if err := m.hc.Mkdirs(ctx, "/many", 0o755); err != nil {
@@ -514,7 +478,7 @@ func rpcCalls(t *testing.T, c *testcluster.Cluster) int {
 // TestDirectIO runs the data path with the page cache bypassed
 // (-o direct_io): reads and writes reach the mount as issued.
 func TestDirectIO(t *testing.T) {
-	m := mount(t, Options{DirectIO: true})
+	m := mount(t, fusefs.Options{DirectIO: true})
 	data := randomBytes(3<<20+777, 4)
 	f, err := os.Create(m.p("d"))
 	if err != nil {

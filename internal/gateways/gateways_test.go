@@ -60,6 +60,7 @@ type env struct {
 const blockSize = 1 << 20
 
 func newEnv(t *testing.T) *env {
+	gwtest.NeedFUSE(t)
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1})
 	e := &env{t: t, c: c, su: c.Superuser(), web: "http://" + c.NameNode().HTTPAddr() + "/webhdfs/v1"}
 	factory := func(user string) (*hdfs.Client, error) {
@@ -68,7 +69,7 @@ func newEnv(t *testing.T) *env {
 
 	// FUSE, with its attribute and listing caches off: this test checks
 	// what the other gateways did a moment ago, not the 1 s cache.
-	e.mnt = gwtest.MountFUSE(t, factory, fusefs.Options{User: e.su, AllowOther: true, AttrTimeout: -1, EntryTimeout: -1})
+	e.mnt, _ = gwtest.MountFUSE(t, factory, fusefs.Options{User: e.su, AllowOther: true, AttrTimeout: -1, EntryTimeout: -1})
 	// NFS, served in-process on a free port.
 	e.nfs, _ = gwtest.ServeNFS(t, factory, nfsgw.Options{IDs: gwtest.IDs{0: e.su, uidOwner: owner, uidIntruder: intruder}})
 	e.nfsSU = e.nfsConn(0)

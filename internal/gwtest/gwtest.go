@@ -7,6 +7,7 @@ package gwtest
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,19 +25,30 @@ import (
 // Factory makes the HDFS client a gateway acts through for one user.
 type Factory = func(user string) (*hdfs.Client, error)
 
-// MountFUSE mounts HDFS through factory on a new directory that every
-// local user can reach, and returns the directory; it skips the test
-// where the machine has no FUSE. It unmounts at cleanup.
-func MountFUSE(t testing.TB, factory Factory, o fusefs.Options) string {
+// NeedFUSE skips the test where the machine has no FUSE; a test can call
+// it before it starts a cluster to mount.
+func NeedFUSE(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("FUSE is not available on this machine (%v)", err)
 	}
+}
+
+// MountFUSE mounts HDFS through factory on a new directory that every
+// local user can reach, and returns the directory and the mount; it skips
+// the test where the machine has no FUSE. Without o.Logger, the mount
+// logs to stderr when STRATA_TEST_LOG is set. It unmounts at cleanup.
+func MountFUSE(t testing.TB, factory Factory, o fusefs.Options) (string, *fusefs.Server) {
+	t.Helper()
+	NeedFUSE(t)
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if o.Logger == nil && os.Getenv("STRATA_TEST_LOG") != "" {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -49,7 +61,7 @@ func MountFUSE(t testing.TB, factory Factory, o fusefs.Options) string {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
 	})
-	return dir
+	return dir, srv
 }
 
 // ServeNFS starts an NFSv3 gateway on a free loopback port and returns

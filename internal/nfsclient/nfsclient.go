@@ -112,11 +112,20 @@ func (c *Conn) Write(fh []byte, off uint64, data []byte, how uint32) (committed 
 	if err != nil {
 		return 0, fmt.Errorf("nfs: WRITE: %w", err)
 	}
-	if err := status(fmt.Sprintf("WRITE of %d bytes at %d", len(data), off), res); err != nil {
-		return 0, err
+	// A failed WRITE, too, answers with the file's wcc_data.
+	serr := status(fmt.Sprintf("WRITE of %d bytes at %d", len(data), off), res)
+	var se *StatusError
+	if serr != nil && !errors.As(serr, &se) {
+		return 0, serr
+	}
+	var wcc nfsc.WccData
+	if err := xdr.Read(res, &wcc); err != nil {
+		return 0, fmt.Errorf("nfs: WRITE reply: %w", err)
+	}
+	if serr != nil {
+		return 0, serr
 	}
 	var ok struct {
-		Wcc       nfsc.WccData
 		Count     uint32
 		Committed uint32
 		Verf      uint64

@@ -11,15 +11,14 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	nfsc "github.com/willscott/go-nfs-client/nfs"
-	"github.com/willscott/go-nfs-client/nfs/rpc"
-	"github.com/willscott/go-nfs-client/nfs/xdr"
 
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/gwtest"
+	"github.com/stratafs/strata/internal/nfsclient"
 	"github.com/stratafs/strata/internal/nfsgw"
 	"github.com/stratafs/strata/internal/testcluster"
 )
@@ -31,24 +30,10 @@ const (
 	uidBob   = 1002
 )
 
-type testIDs map[uint32]string
-
-func (m testIDs) UserName(uid uint32) string  { return m[uid] }
-func (m testIDs) GroupName(gid uint32) string { return m[gid] }
-func (m testIDs) UID(name string) (uint32, bool) {
-	for id, n := range m {
-		if n == name {
-			return id, true
-		}
-	}
-	return 0, false
-}
-func (m testIDs) GID(name string) (uint32, bool) { return m.UID(name) }
-
 type env struct {
 	t   testing.TB
 	c   *testcluster.Cluster
-	ids testIDs
+	ids gwtest.IDs
 	su  *hdfs.Client // the superuser, straight to HDFS
 
 	blockSize int64 // of files the gateway writes; small to cross blocks
@@ -58,124 +43,56 @@ func newEnv(t testing.TB) *env {
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1})
 	c.WaitDataNodes(1)
 	return &env{t: t, c: c, su: c.Client(c.Superuser()), blockSize: 1 << 20,
-		ids: testIDs{uidRoot: c.Superuser(), uidAlice: "alice", uidBob: "bob"}}
+		ids: gwtest.IDs{uidRoot: c.Superuser(), uidAlice: "alice", uidBob: "bob"}}
 }
 
 // gateway starts a gateway on a fresh port and returns its address.
 func (e *env) gateway() (string, *nfsgw.Gateway) {
-	t := e.t
 	factory := func(user string) (*hdfs.Client, error) {
 		return hdfs.New(hdfs.Options{Addr: e.c.Addr(), User: user, Replication: 1, BlockSize: e.blockSize})
 	}
-	g, err := nfsgw.New(factory, nfsgw.Options{IDs: e.ids, StableWriteWait: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- g.Serve(ln) }()
-	t.Cleanup(func() {
-		g.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String(), g
+	return gwtest.ServeNFS(e.t, factory, nfsgw.Options{IDs: e.ids, StableWriteWait: 20 * time.Second})
 }
 
-type mount struct {
-	*nfsc.Target
-	rpc  *rpc.Client
-	auth rpc.Auth
-}
+type mount struct{ *nfsclient.Conn }
 
 func (e *env) mount(addr string, uid uint32) *mount {
-	t := e.t
-	// The client binds a random local port; retry when it is taken.
-	var c *rpc.Client
-	var err error
-	for range 20 {
-		if c, err = rpc.DialTCP("tcp", addr, false); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
-			break
-		}
-	}
+	e.t.Helper()
+	c, err := nfsclient.Dial(addr, "/", uid, uid)
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
-	t.Cleanup(c.Close)
-	auth := rpc.NewAuthUnix("nfsgw-test", uid, uid).Auth()
-	m := nfsc.Mount{Client: c}
-	target, err := m.Mount("/", auth)
-	if err != nil {
-		t.Fatalf("mount as uid %d: %v", uid, err)
-	}
-	return &mount{Target: target, rpc: c, auth: auth}
-}
-
-func (m *mount) header(proc uint32) rpc.Header {
-	return rpc.Header{Rpcvers: 2, Prog: nfsc.Nfs3Prog, Vers: nfsc.Nfs3Vers, Proc: proc, Cred: m.auth, Verf: rpc.AuthNull}
+	e.t.Cleanup(c.Close)
+	return &mount{c}
 }
 
 // write sends one WRITE RPC and returns its NFS status and the stability
 // the server reports.
 func (m *mount) write(t testing.TB, fh []byte, off uint64, data []byte, how uint32) (status, committed uint32) {
 	t.Helper()
-	type writeArgs struct {
-		rpc.Header
-		FH       []byte
-		Offset   uint64
-		Count    uint32
-		How      uint32
-		Contents []byte
+	committed, err := m.Write(fh, off, data, how)
+	var se *nfsclient.StatusError
+	if errors.As(err, &se) {
+		return se.Status, 0
 	}
-	res, err := m.rpc.Call(&writeArgs{Header: m.header(nfsc.NFSProc3Write), FH: fh, Offset: off, Count: uint32(len(data)), How: how, Contents: data})
-	if err != nil {
-		t.Fatalf("WRITE: %v", err)
-	}
-	status, err = xdr.ReadUint32(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wcc nfsc.WccData
-	if err := xdr.Read(res, &wcc); err != nil {
-		t.Fatal(err)
-	}
-	if status != 0 {
-		return status, 0
-	}
-	var ok struct {
-		Count, Committed uint32
-		Verf             uint64
-	}
-	if err := xdr.Read(res, &ok); err != nil {
-		t.Fatal(err)
-	}
-	if ok.Count != uint32(len(data)) {
-		t.Fatalf("WRITE of %d bytes reports %d", len(data), ok.Count)
-	}
-	return status, ok.Committed
+	return 0, committed
 }
 
+// commit sends one COMMIT RPC and returns its NFS status.
 func (m *mount) commit(t testing.TB, fh []byte) uint32 {
 	t.Helper()
-	type commitArgs struct {
-		rpc.Header
-		FH     []byte
-		Offset uint64
-		Count  uint32
+	err := m.Commit(fh)
+	var se *nfsclient.StatusError
+	if errors.As(err, &se) {
+		return se.Status
 	}
-	res, err := m.rpc.Call(&commitArgs{Header: m.header(nfsc.NFSProc3Commit), FH: fh})
-	if err != nil {
-		t.Fatalf("COMMIT: %v", err)
-	}
-	status, err := xdr.ReadUint32(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return status
+	return 0
 }
 
 func (m *mount) readAll(t testing.TB, p string) []byte {

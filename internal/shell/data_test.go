@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/term"
 )
 
 func TestDataCommandsLocal(t *testing.T) {
@@ -189,7 +190,7 @@ func TestProgress(t *testing.T) {
 	}
 	var none *progress
 	none.finish()
-	if isTerminal(&errb) || isTerminal((*os.File)(nil)) {
+	if term.IsTerminal(&errb) || term.IsTerminal((*os.File)(nil)) {
 		t.Error("a buffer is no terminal")
 	}
 	e := setup(t)
@@ -198,7 +199,7 @@ func TestProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if isTerminal(f) {
+	if term.IsTerminal(f) {
 		t.Error("a regular file is no terminal")
 	}
 }

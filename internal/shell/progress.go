@@ -3,7 +3,6 @@ package shell
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -18,16 +17,6 @@ var (
 	progressAfter = time.Second
 	progressEvery = 250 * time.Millisecond
 )
-
-// isTerminal reports whether w is an *os.File on a character device.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || f == nil {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
 
 // progress draws one copy's progress line from its own goroutine; the
 // copy counts bytes through reader.

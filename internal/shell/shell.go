@@ -16,6 +16,7 @@ import (
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/term"
 )
 
 // Exit codes. Hadoop returns -1 (255 for the process) for usage errors and
@@ -87,7 +88,7 @@ func (sh *Shell) Run(ctx context.Context, args []string) int {
 		name:  cmd.name,
 		out:   bufio.NewWriter(sh.Stdout),
 		// Copies show progress only to someone watching a terminal.
-		progress: isTerminal(sh.Stdout) && isTerminal(sh.Stderr),
+		progress: term.IsTerminal(sh.Stdout) && term.IsTerminal(sh.Stderr),
 	}
 	defer c.cache.Close()
 	err := cmd.run(c, args[1:])

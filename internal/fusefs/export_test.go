@@ -1,0 +1,4 @@
+package fusefs
+
+// StatfsBlock is statfsBlock for the tests in package fusefs_test.
+const StatfsBlock = statfsBlock
