@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,7 +96,7 @@ func ParseProfile(r io.Reader, source string) (*Profile, error) {
 		seen[k] = n
 		num := func() (float64, error) {
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f != f {
+			if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 				return 0, errf("%s: %q is not a non-negative number", k, v)
 			}
 			return f, nil

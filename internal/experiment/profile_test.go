@@ -94,6 +94,7 @@ func TestProfileErrors(t *testing.T) {
 		{base + "name = y\n", "bad.profile:5: name is already set on line 1"},
 		{base + "price = -3\n", `price: "-3" is not a non-negative number`},
 		{base + "watts = lots\n", `watts: "lots" is not a non-negative number`},
+		{base + "price = Inf\n", `price: "Inf" is not a non-negative number`},
 		{"name = x\ndevice.d = ram\nhdfs.volumes = [TAPE]d\nmapred.local.dir = d\n", "hdfs.volumes"},
 		{"name = x\ndevice.d = ram\nhdfs.volumes = e\nmapred.local.dir = d\n", `hdfs.volumes: unknown device "e"`},
 		{"name = x\ndevice.d = ram\nhdfs.volumes = d\nmapred.local.dir = f\n", `mapred.local.dir: unknown device "f"`},

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stratafs/strata/conf"
@@ -152,6 +153,16 @@ func (o *Options) setDefaults() error {
 	if o.Conf == nil {
 		o.Conf = conf.New()
 	}
+	if o.Rows > 0 {
+		// The cost tables' inputs are checked now, not after the runs.
+		in := make([]CostInput, len(o.Profiles))
+		for i, p := range o.Profiles {
+			in[i] = CostInput{Name: p.Name, Runtime: 1, Price: p.Price, Watts: p.Watts}
+		}
+		if _, err := TCO(in, o.Years, o.KWhPrice); err != nil {
+			return fmt.Errorf("experiment: %w", err)
+		}
+	}
 	if len(o.DFSIOFiles) > 0 {
 		if len(o.DFSIOReplications) == 0 {
 			o.DFSIOReplications = DefaultDFSIOReplications
@@ -198,7 +209,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	res := &Results{Date: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU(), LoadAverage: loadAverage(),
+	res := &Results{Date: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU(), LoadAverage: LoadAverage(),
 		Rows: o.Rows, Repetitions: o.Repetitions, DataNodes: o.DataNodes, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots, SortMB: o.SortMB,
 		Media: o.Media, Years: o.Years, KWhPrice: o.KWhPrice}
 	defer media.Install(nil)
@@ -219,15 +230,18 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	return res, nil
 }
 
-// loadAverage is /proc/loadavg's first three fields, "" where there is none.
-func loadAverage() string {
+// LoadAverage is the first three fields of /proc/loadavg, "" where there
+// is none.
+func LoadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return ""
 	}
-	var a, b1, c string
-	fmt.Sscan(string(b), &a, &b1, &c)
-	return a + " " + b1 + " " + c
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func runProfile(ctx context.Context, o *Options, p *Profile) (pr ProfileResult, dr []DFSIOResult, err error) {

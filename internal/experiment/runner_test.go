@@ -137,3 +137,23 @@ func TestScaling(t *testing.T) {
 		t.Errorf("map input %d, want a whole 33 MB file", got)
 	}
 }
+
+// Bad cost inputs are refused before any cluster runs, not after the
+// runs they would have thrown away.
+func TestBadCostInputsRefusedFirst(t *testing.T) {
+	p, err := ParseProfile(strings.NewReader("name = plain\ndevice.d = none\nhdfs.volumes = d\nmapred.local.dir = d\n"), "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	for _, o := range []Options{{Years: -1, KWhPrice: 0.1}, {Years: 3, KWhPrice: -0.1}} {
+		o.Profiles, o.Rows, o.WorkDir, o.LogDir = []*Profile{p}, 1000, work, filepath.Join(dir, "logs")
+		if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "tco:") {
+			t.Errorf("years %v, kWh price %v: error %v, want the cost arithmetic's", o.Years, o.KWhPrice, err)
+		}
+		if _, err := os.Stat(work); !os.IsNotExist(err) {
+			t.Errorf("a cluster was built (%s: %v)", work, err)
+		}
+	}
+}

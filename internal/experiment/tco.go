@@ -46,16 +46,16 @@ func TCO(in []CostInput, years, kwhPrice float64) ([]Cost, error) {
 	if !(years > 0) || math.IsInf(years, 0) {
 		return nil, fmt.Errorf("tco: lifetime must be a positive number of years, got %v", years)
 	}
-	if kwhPrice < 0 || math.IsNaN(kwhPrice) {
-		return nil, fmt.Errorf("tco: electricity price must not be negative, got %v", kwhPrice)
+	if !(kwhPrice >= 0) || math.IsInf(kwhPrice, 0) {
+		return nil, fmt.Errorf("tco: electricity price must be a non-negative number, got %v", kwhPrice)
 	}
 	out := make([]Cost, len(in))
 	for i, c := range in {
 		if !(c.Runtime > 0) || math.IsInf(c.Runtime, 0) {
 			return nil, fmt.Errorf("tco: %s: runtime must be a positive number of seconds, got %v", c.Name, c.Runtime)
 		}
-		if c.Price < 0 || c.Watts < 0 || math.IsNaN(c.Price) || math.IsNaN(c.Watts) {
-			return nil, fmt.Errorf("tco: %s: price and watts must not be negative", c.Name)
+		if !(c.Price >= 0) || !(c.Watts >= 0) || math.IsInf(c.Price, 0) || math.IsInf(c.Watts, 0) {
+			return nil, fmt.Errorf("tco: %s: price and watts must be non-negative numbers", c.Name)
 		}
 		perDay := 86400 / c.Runtime
 		life := perDay * 365 * years

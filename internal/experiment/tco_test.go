@@ -22,10 +22,13 @@ func TestTCOPaper(t *testing.T) {
 	if math.Abs(costs[0].KWhPerJob-944*11589/3.6e6) > 1e-9 || math.Abs(costs[0].EnergyCostPerJob-costs[0].KWhPerJob*0.1) > 1e-9 {
 		t.Errorf("energy %+v", costs[0])
 	}
-	for _, bad := range [][]CostInput{{{"x", 0, 1, 0}}, {{"x", -5, 1, 0}}, {{"x", 5, -1, 0}}, {{"x", math.NaN(), 1, 0}}, nil} {
+	for _, bad := range [][]CostInput{{{"x", 0, 1, 0}}, {{"x", -5, 1, 0}}, {{"x", 5, -1, 0}}, {{"x", math.NaN(), 1, 0}}, {{"x", 5, math.Inf(1), 0}}, {{"x", 5, 1, math.Inf(1)}}, nil} {
 		if _, err := TCO(bad, 3, 0.1); err == nil {
 			t.Errorf("TCO(%v) accepted", bad)
 		}
+	}
+	if _, err := TCO([]CostInput{{"x", 5, 1, 0}}, 3, math.Inf(1)); err == nil {
+		t.Error("an infinite electricity price accepted")
 	}
 	if _, err := TCO([]CostInput{{"x", 5, 1, 0}}, 0, 0.1); err == nil || !strings.Contains(err.Error(), "years") {
 		t.Errorf("zero years: %v", err)

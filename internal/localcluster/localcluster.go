@@ -166,10 +166,10 @@ func Start(cfg Config) (cl *Cluster, err error) {
 		return nil, &StartError{Err: err, Hint: "another strata or Hadoop may be using the port: choose others with -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0"}
 	}
 	cl.NameNode = nn
+	started := cl // a failing return sets cl to nil before this runs
 	defer func() {
 		if err != nil {
-			cl.Close()
-			cl = nil
+			started.Close()
 		}
 	}()
 
@@ -191,7 +191,9 @@ func Start(cfg Config) (cl *Cluster, err error) {
 		dc.Logger = log.With("dn", i)
 		d, err := datanode.New(dc)
 		if err == nil {
-			err = d.Start()
+			if err = d.Start(); err != nil {
+				d.Close() // its volumes are open
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("datanode %d: %w", i, err)
@@ -239,7 +241,9 @@ func Start(cfg Config) (cl *Cluster, err error) {
 		tc.Logger = log.With("tt", i)
 		t, err := tasktracker.New(tc)
 		if err == nil {
-			err = t.Start()
+			if err = t.Start(); err != nil {
+				t.Close()
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("tasktracker %d: %w", i, err)

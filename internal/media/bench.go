@@ -150,6 +150,7 @@ func randomReads(ctx context.Context, open func(int) (File, error), cfg BenchCon
 	for i := range qd {
 		f, err := open(os.O_RDONLY)
 		if err != nil {
+			wg.Wait() // the readers already started close their files
 			return 0, err
 		}
 		wg.Add(1)

@@ -41,6 +41,13 @@ const maxBacklog = time.Minute
 // it checks whether the holder's process still lives.
 const lockPatience = 50 * time.Millisecond
 
+// lockTimeout is how long a charge waits for a device lock whose holder
+// seems alive before it takes the lock all the same. The lock is held for
+// a few hundred instructions; a word that stays set this long was left in
+// the file by a process whose pid has since been reused (after a crash or
+// a reboot), or is garbage.
+const lockTimeout = time.Second
+
 // State file layout (little-endian), see docs/format/media-state.md.
 const (
 	stateSize     = 4096
@@ -226,10 +233,18 @@ type device struct {
 
 	once sync.Once
 	page []byte
-	lock *uint32  // in page
-	st   devState // scratch, used under lock
+	mu   *sync.Mutex // the directory's pageMu: held around the page lock
+	lock *uint32     // in page
+	st   devState    // scratch, used under lock
 	err  error
 }
+
+// pageMu holds a mutex per device directory, taken around the page lock
+// by every device of this process using the directory (a table installed
+// anew does not close the Files of the one before): so only one goroutine
+// of a process ever contends for a page lock, and a lock word holding the
+// process's own pid was left by another process.
+var pageMu sync.Map // string -> *sync.Mutex
 
 func newDevice(d Device, reqBytes int64) *device {
 	return &device{Device: d, reqBytes: reqBytes}
@@ -244,29 +259,40 @@ func (d *device) open() {
 			d.page = make([]byte, stateSize)
 		}
 		d.lock = (*uint32)(unsafe.Pointer(&d.page[offLock]))
+		mu, _ := pageMu.LoadOrStore(d.Dir, new(sync.Mutex))
+		d.mu = mu.(*sync.Mutex)
 	})
 }
 
 var pid = uint32(os.Getpid())
 
-// acquire takes the device lock. A holder that stays longer than
-// lockPatience and whose process is gone (killed while holding it) loses
-// it.
+// acquire takes the device lock; d.mu must be held. A holder that stays
+// longer than lockPatience and whose process is gone (killed while holding
+// it) loses it, as does any holder after lockTimeout. A lock word holding
+// this process's pid was left by an earlier process with the same pid:
+// this process's own holders are excluded by d.mu.
 func (d *device) acquire() {
-	var since time.Time
+	var start, since time.Time
 	for spins := 0; !atomic.CompareAndSwapUint32(d.lock, 0, pid); spins++ {
 		if spins < 64 {
 			continue
 		}
+		h := atomic.LoadUint32(d.lock)
+		if h == pid {
+			return
+		}
 		runtime.Gosched()
-		if since.IsZero() {
-			since = time.Now()
-		} else if time.Since(since) > lockPatience {
-			if h := atomic.LoadUint32(d.lock); h != 0 && h != pid && !processAlive(int(h)) &&
+		now := time.Now()
+		if start.IsZero() {
+			start, since = now, now
+			continue
+		}
+		if now.Sub(since) > lockPatience {
+			if h != 0 && (now.Sub(start) > lockTimeout || !processAlive(int(h))) &&
 				atomic.CompareAndSwapUint32(d.lock, h, pid) {
 				return
 			}
-			since = time.Now()
+			since = now
 		}
 	}
 }
@@ -279,11 +305,13 @@ func (d *device) release() { atomic.StoreUint32(d.lock, 0) }
 func (d *device) book(notBefore int64, file uint64, off, n int64, write bool) int64 {
 	d.open()
 	now := time.Now().UnixNano()
+	d.mu.Lock()
 	d.acquire()
 	d.st.decode(d.page, d.Params.QueueDepth)
 	finish, _ := d.Params.reserve(&d.st, now, notBefore, file, off, n, write)
 	d.st.encode(d.page)
 	d.release()
+	d.mu.Unlock()
 	return finish
 }
 

@@ -2,11 +2,13 @@ package media
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -251,4 +253,58 @@ func TestChildProcessSharesDevice(t *testing.T) {
 	if st.Seeks != 2 {
 		t.Errorf("seeks %d, want 2 (the parent's first request and the child's)", st.Seeks)
 	}
+}
+
+// stateWithLock writes a valid state file in a new directory whose lock
+// word holds holder, as a process killed while holding it would leave it.
+func stateWithLock(t *testing.T, holder uint32) string {
+	t.Helper()
+	dir := t.TempDir()
+	page := make([]byte, stateSize)
+	st := devState{slots: make([]int64, cheap.QueueDepth)}
+	st.encode(page)
+	binary.LittleEndian.PutUint32(page[offLock:], holder)
+	if err := os.WriteFile(filepath.Join(dir, StateFile), page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// bookOrFail books one request on a device of dir, failing the test
+// rather than hanging when the device lock is never taken.
+func bookOrFail(t *testing.T, dir string) {
+	t.Helper()
+	d := newDevice(Device{Dir: dir, Preset: "test", Params: cheap}, reqBytes)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.book(0, 1, 0, 10, true)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("a lock word left in %s is never taken over", dir)
+	}
+	if h := atomic.LoadUint32(d.lock); h != 0 {
+		t.Errorf("lock word %d after the request, want 0", h)
+	}
+	if st := stats(t, dir); st.Requests != 1 {
+		t.Errorf("after taking the lock: %+v, want 1 request", st)
+	}
+}
+
+// A lock word holding this process's pid was left by an earlier process
+// with the same pid (a daemon restarted after a crash, or a reboot).
+func TestStaleLockWithOwnPIDIsTaken(t *testing.T) {
+	bookOrFail(t, stateWithLock(t, pid))
+}
+
+// A lock word naming a live process that never releases it (a reused pid,
+// or garbage) is taken after lockTimeout.
+func TestLockOfLiveStrangerIsTakenAtLast(t *testing.T) {
+	holder := uint32(os.Getppid())
+	if !processAlive(int(holder)) || holder == pid {
+		t.Skip("no live parent process")
+	}
+	bookOrFail(t, stateWithLock(t, holder))
 }

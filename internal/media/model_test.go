@@ -201,6 +201,10 @@ func TestParse(t *testing.T) {
 		{"strata.media.nvme.queue.depth", "0", "queue depth"},
 		{"strata.media.nvme.read.mbps", "fast", "fast"},
 		{"strata.media.nvme.latency", "-1", "negative"},
+		{"strata.media.nvme.read.mbps", "NaN", "NaN"},
+		{"strata.media.nvme.write.mbps", "-1", "out of range"},
+		{"strata.media.hdd-7200.read.mbps", "1e-12", "out of range"},
+		{"strata.media.hdd-7200.seek", "1000h", "at most"},
 		{KeyRequestBytes, "1", "out of range"},
 	} {
 		c := conf.New()

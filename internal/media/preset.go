@@ -105,13 +105,22 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
+// Bandwidths a model may have, in MB/s (besides 0, unlimited).
+const minMBps, maxMBps = 1e-3, 1e9
+
 // Validate reports whether p is a usable model.
 func (p Params) Validate() error {
+	for _, bw := range []float64{p.ReadMBps, p.WriteMBps} {
+		// Below minMBps a request's transfer time overflows.
+		if bw != 0 && !(bw >= minMBps && bw <= maxMBps) {
+			return fmt.Errorf("bandwidth %v MB/s out of range: 0 (unlimited) or [%v, %v]", bw, minMBps, maxMBps)
+		}
+	}
 	switch {
-	case p.ReadMBps < 0 || p.WriteMBps < 0:
-		return fmt.Errorf("bandwidth must not be negative")
 	case p.Latency < 0 || p.Seek < 0:
 		return fmt.Errorf("latency and seek must not be negative")
+	case p.Latency > maxBacklog || p.Seek > maxBacklog:
+		return fmt.Errorf("latency and seek must be at most %v", maxBacklog)
 	case p.QueueDepth < 1 || p.QueueDepth > maxQueueDepth:
 		return fmt.Errorf("queue depth %d out of range [1, %d]", p.QueueDepth, maxQueueDepth)
 	}

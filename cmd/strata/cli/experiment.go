@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -178,7 +179,7 @@ func parseFloats(s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || v < 0 || v != v {
+		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%q is not a non-negative number", f)
 		}
 		out = append(out, v)

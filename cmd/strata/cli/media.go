@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/experiment"
 	"github.com/stratafs/strata/internal/media"
 )
 
@@ -115,7 +116,7 @@ func mediaBench(ctx context.Context, env *Env, args []string) int {
 	host, _ := os.Hostname()
 	fmt.Fprintf(env.Stdout, "strata media bench: %s, %d CPUs (%s/%s), dir %s, file %d bytes, %v per measurement, best of %d runs, requests of up to %d bytes\n",
 		host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, *dir, n, *dur, *runs, reqBytes)
-	if l := loadAverage(); l != "" {
+	if l := experiment.LoadAverage(); l != "" {
 		// Emulated time is wall-clock time: a busy machine makes the
 		// figures low.
 		fmt.Fprintf(env.Stdout, "load average at the start: %s\n", l)
@@ -136,7 +137,7 @@ func mediaBench(ctx context.Context, env *Env, args []string) int {
 		results = append(results, best)
 	}
 	failed := printBench(env.Stdout, results)
-	if l := loadAverage(); l != "" {
+	if l := experiment.LoadAverage(); l != "" {
 		fmt.Fprintf(env.Stdout, "load average at the end: %s\n", l)
 	}
 	if failed {
@@ -203,17 +204,4 @@ func defaultBenchDir() string {
 		return "/dev/shm"
 	}
 	return os.TempDir()
-}
-
-// loadAverage is the first three fields of /proc/loadavg, or "".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -56,6 +56,7 @@ func TestTCOErrors(t *testing.T) {
 		{[]string{"--names", "a", "--runtime", "x", "--price", "1"}, `--runtime: "x" is not a non-negative number`},
 		{[]string{"--names", "a", "--runtime", "0", "--price", "1"}, "a: runtime must be a positive number of seconds"},
 		{[]string{"--names", "a"}, "--names, --runtime and --price are required"},
+		{[]string{"--names", "a", "--runtime", "5", "--price", "Inf"}, `--price: "Inf" is not a non-negative number`},
 		{[]string{"--names", "a", "--runtime", "5", "--price", "1", "--years", "0"}, "lifetime must be a positive number of years"},
 	} {
 		var out, errb bytes.Buffer
