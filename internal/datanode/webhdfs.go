@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
@@ -39,6 +41,24 @@ const noUmask = 0o4000
 // copyBuffer is the chunk size data is streamed in.
 const copyBuffer = 1 << 20
 
+// idleTimeout bounds how long a client may send or take no data mid-
+// operation (Hadoop's DataNode socket timeout, dfs.client.socket-timeout,
+// 60 s): one that stalls fails the operation rather than holding its
+// file, lease and NameNode connection for ever (the HTTP server itself
+// only times out request headers).
+const idleTimeout = 60 * time.Second
+
+// idleWriter is w with each Write bounded by idleTimeout.
+type idleWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (iw idleWriter) Write(p []byte) (int, error) {
+	iw.rc.SetWriteDeadline(time.Now().Add(idleTimeout))
+	return iw.w.Write(p)
+}
+
 // webhdfs serves /webhdfs/v1/.
 func (d *DataNode) webhdfs() http.Handler {
 	ops := map[string]webhdfs.Op{}
@@ -50,20 +70,11 @@ func (d *DataNode) webhdfs() http.Handler {
 	return webhdfs.Handler(ops)
 }
 
-// webRun runs op with a client for the request's user and CREATE's block
-// size and replication.
+// webRun runs op with a client acting as the request's user.
 func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r *webhdfs.Request) error {
 	// With short-circuit reads configured, OPEN reads local replicas
 	// straight from their files, as a local HDFS client would.
-	opts := hdfs.Options{Addr: d.cfg.NameNodeAddr, User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath}
-	if r.Op == "CREATE" {
-		cp, err := r.CreateParams()
-		if err != nil {
-			return err
-		}
-		opts.BlockSize, opts.Replication = cp.BlockSize, cp.Replication
-	}
-	c, err := hdfs.New(opts)
+	c, err := hdfs.New(hdfs.Options{Addr: d.cfg.NameNodeAddr, User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath})
 	if err != nil {
 		return err
 	}
@@ -81,6 +92,9 @@ func (d *DataNode) webOpen(ctx context.Context, c *hdfs.Client, w http.ResponseW
 	}
 	length, err := r.Int("length", -1, 0, 1<<62)
 	if err != nil {
+		return err
+	}
+	if _, err := r.Int("buffersize", 0, 1, 1<<31-1); err != nil {
 		return err
 	}
 	f, err := c.OpenFile(ctx, r.Path)
@@ -102,7 +116,8 @@ func (d *DataNode) webOpen(ctx context.Context, c *hdfs.Client, w http.ResponseW
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
 	w.WriteHeader(http.StatusOK)
-	if copied, err := io.CopyBuffer(w, io.LimitReader(f, n), make([]byte, copyBuffer)); err != nil || copied < n {
+	iw := idleWriter{w, http.NewResponseController(w)}
+	if copied, err := io.CopyBuffer(iw, io.LimitReader(f, n), make([]byte, copyBuffer)); err != nil || copied < n {
 		// The status is sent: cut the response short so the reader sees
 		// less than Content-Length rather than silently short data.
 		d.log.Warn("webhdfs: OPEN failed mid-stream", "path", r.Path, "sent", copied, "of", n, "err", err)
@@ -161,15 +176,18 @@ func (d *DataNode) webCreate(ctx context.Context, c *hdfs.Client, w http.Respons
 			return err
 		}
 	}
-	if err := copyBody(fw, hr.Body); err != nil {
+	if err := copyBody(w, fw, hr.Body); err != nil {
 		fw.Close()
-		c.Delete(ctx, r.Path, false)
+		if derr := c.Delete(ctx, r.Path, false); derr != nil {
+			d.log.Warn("webhdfs: could not remove a partly written file", "path", r.Path, "err", derr)
+		}
 		return err
 	}
 	if err := fw.Close(); err != nil {
 		return err
 	}
-	w.Header().Set("Location", "hdfs://"+d.cfg.NameNodeAddr+r.Path)
+	// The file's URI, escaped as Java's java.net.URI writes it.
+	w.Header().Set("Location", (&url.URL{Scheme: "hdfs", Host: d.cfg.NameNodeAddr, Path: r.Path}).String())
 	webhdfs.WriteEmpty(w, http.StatusCreated)
 	return nil
 }
@@ -180,18 +198,29 @@ func (d *DataNode) webAppend(ctx context.Context, c *hdfs.Client, w http.Respons
 	if _, err := r.Int("buffersize", 0, 1, 1<<31-1); err != nil {
 		return err
 	}
-	st, err := c.Stat(ctx, r.Path)
-	if err != nil {
-		return err
-	}
 	fw, err := c.Append(ctx, r.Path)
 	if err != nil {
 		return err
 	}
-	if err := copyBody(fw, hr.Body); err != nil {
+	// The length to go back to, read once the lease is held so that no
+	// other writer's append can fall in between.
+	st, err := c.Stat(ctx, r.Path)
+	if err != nil {
 		fw.Close()
-		if done, terr := c.Truncate(ctx, r.Path, st.Length); terr == nil && !done {
-			c.WaitTruncated(ctx, r.Path)
+		return err
+	}
+	if err := copyBody(w, fw, hr.Body); err != nil {
+		fw.Close()
+		done, terr := c.Truncate(ctx, r.Path, st.Length)
+		if terr == nil && !done {
+			// The NameNode finishes the truncation whether or not this
+			// waits; bound the wait so that the answer does come.
+			wctx, cancel := context.WithTimeout(ctx, idleTimeout)
+			terr = c.WaitTruncated(wctx, r.Path)
+			cancel()
+		}
+		if terr != nil {
+			d.log.Warn("webhdfs: could not truncate a broken append back", "path", r.Path, "length", st.Length, "err", terr)
 		}
 		return err
 	}
@@ -202,22 +231,20 @@ func (d *DataNode) webAppend(ctx context.Context, c *hdfs.Client, w http.Respons
 	return nil
 }
 
-// bodyError marks a failure to read the request body.
-type bodyError struct{ err error }
-
-func (e bodyError) Error() string { return "reading the request body: " + e.err.Error() }
-func (e bodyError) Unwrap() error { return e.err }
-
-// copyBody streams body into fw in large chunks (the writer cuts them
-// into packets); a body that ends early (shorter than its Content-Length,
-// or a broken chunked encoding) is an error, not the end of the data.
-func copyBody(fw *hdfs.FileWriter, body io.Reader) error {
+// copyBody streams body, w's request body, into fw in large chunks (the
+// writer cuts them into packets); a body that ends early (shorter than its
+// Content-Length, or a broken chunked encoding) or stalls for idleTimeout
+// is an error, not the end of the data.
+func copyBody(w http.ResponseWriter, fw *hdfs.FileWriter, body io.Reader) error {
+	rc := http.NewResponseController(w)
+	defer rc.SetReadDeadline(time.Time{})
 	buf := make([]byte, copyBuffer)
 	for {
 		n := 0
 		var rerr error
 		for n < len(buf) && rerr == nil {
 			var m int
+			rc.SetReadDeadline(time.Now().Add(idleTimeout))
 			m, rerr = body.Read(buf[n:])
 			n += m
 		}
@@ -230,7 +257,7 @@ func copyBody(fw *hdfs.FileWriter, body io.Reader) error {
 			return nil
 		}
 		if rerr != nil {
-			return bodyError{rerr}
+			return fmt.Errorf("reading the request body: %w", rerr)
 		}
 	}
 }

@@ -124,6 +124,7 @@ func TestWebHDFSDataNodeErrors(t *testing.T) {
 		{"GET", "/f?op=OPEN&offset=11", 403, "IOException"},
 		{"GET", "/f?op=OPEN&offset=-1", 400, "IllegalArgumentException"},
 		{"GET", "/f?op=OPEN&length=abc", 400, "IllegalArgumentException"},
+		{"GET", "/f?op=OPEN&buffersize=0", 400, "IllegalArgumentException"},
 		{"GET", "/missing?op=OPEN", 404, "FileNotFoundException"},
 		{"GET", "/f?op=GETFILESTATUS", 400, "IllegalArgumentException"}, // a NameNode op
 		{"GET", "/f?op=%zz", 400, "IllegalArgumentException"},
@@ -143,6 +144,16 @@ func TestWebHDFSDataNodeErrors(t *testing.T) {
 		if resp.StatusCode != tc.status || remoteException(t, body)["exception"] != tc.exception {
 			t.Errorf("%s %s: %d %s, want %d %s", tc.method, tc.query, resp.StatusCode, body, tc.status, tc.exception)
 		}
+	}
+	// CREATE's Location is the file's hdfs:// URI, escaped.
+	req, _ := http.NewRequest("PUT", base+"/a%20b%3F?op=CREATE&user.name="+su, strings.NewReader("x"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := "hdfs://" + c.Addr() + "/a%20b%3F"; resp.StatusCode != 201 || resp.Header.Get("Location") != want {
+		t.Errorf("CREATE /a b?: %d Location %q, want 201 %q", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
 	// offset == length reads nothing, length caps the range.
 	for q, want := range map[string]string{"offset=10": "", "offset=3&length=4": "3456", "length=100": "0123456789"} {

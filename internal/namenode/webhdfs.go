@@ -1,7 +1,10 @@
 package namenode
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -105,24 +108,43 @@ func (n *NameNode) listPage(ctx context.Context, p, startAfter string) ([]webhdf
 	return out, l.Remaining, nil
 }
 
+// webListStatus streams the whole listing, one getListing page at a
+// time, as Hadoop does, so a large directory is never held whole. Only
+// the first page's errors can still be answered as a RemoteException; a
+// later one cuts the response short.
 func (n *NameNode) webListStatus(ctx context.Context, w http.ResponseWriter, r *webhdfs.Request) error {
-	var all []webhdfs.FileStatus
-	after := ""
-	for {
-		page, remaining, err := n.listPage(ctx, r.Path, after)
-		if err != nil {
-			return err
+	page, remaining, err := n.listPage(ctx, r.Path, "")
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString(`{"FileStatuses":{"FileStatus":[`)
+	for first := true; ; {
+		for i := range page {
+			if !first {
+				buf.WriteByte(',')
+			}
+			first = false
+			enc.Encode(&page[i])
+			buf.Truncate(buf.Len() - 1) // Encode's newline
 		}
-		all = append(all, page...)
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return nil // the client went away
+		}
+		buf.Reset()
 		if remaining == 0 || len(page) == 0 {
 			break
 		}
-		after = page[len(page)-1].PathSuffix
+		if page, remaining, err = n.listPage(ctx, r.Path, page[len(page)-1].PathSuffix); err != nil {
+			n.log.Warn("webhdfs: LISTSTATUS failed mid-stream", "path", r.Path, "err", err)
+			panic(http.ErrAbortHandler)
+		}
 	}
-	if all == nil {
-		all = []webhdfs.FileStatus{}
-	}
-	webhdfs.WriteJSON(w, http.StatusOK, map[string]webhdfs.FileStatuses{"FileStatuses": {FileStatus: all}})
+	io.WriteString(w, "]}}")
 	return nil
 }
 
@@ -214,27 +236,37 @@ func (n *NameNode) webRedirectToReplica(ctx context.Context, w http.ResponseWrit
 			return ipc.Errorf(ipc.ClassIOException, "Offset=%d out of the range [0, %d); OPEN, path=%s", offset, st.Length, r.Path)
 		}
 	}
-	var candidates []*hdfspb.DatanodeInfoProto
+	var dn *hdfspb.DatanodeInfoProto
 	if st.Length > 0 {
 		lbs, err := n.ns.BlockLocations(ctx, r.Path, offset, 1, clientMachine(ctx))
 		if err != nil {
 			return err
 		}
 		if bs := lbs.GetBlocks(); len(bs) > 0 {
-			candidates = bs[0].GetLocs()
+			dn = firstServingHTTP(bs[0].GetLocs())
 		}
 	}
-	dn := pickDataNode(candidates)
 	if dn == nil {
-		dn = pickDataNode(n.ns.DatanodeReport(hdfspb.DatanodeReportTypeProto_LIVE))
+		dn = leastBusy(n.ns.DatanodeReport(hdfspb.DatanodeReportTypeProto_LIVE))
 	}
 	return n.webRedirect(w, r, dn)
 }
 
-// pickDataNode returns the first of nodes serving HTTP (nodes come sorted
-// for the reader), or for a report of all live nodes the least busy one;
-// nil when none serves HTTP.
-func pickDataNode(nodes []*hdfspb.DatanodeInfoProto) *hdfspb.DatanodeInfoProto {
+// firstServingHTTP returns the first of a block's replicas (sorted for
+// the reader, nearest first) whose DataNode serves HTTP, or nil.
+func firstServingHTTP(nodes []*hdfspb.DatanodeInfoProto) *hdfspb.DatanodeInfoProto {
+	for _, d := range nodes {
+		if d.GetId().GetInfoPort() != 0 {
+			return d
+		}
+	}
+	return nil
+}
+
+// leastBusy returns the node serving HTTP with the fewest active
+// transfers, picking at random among equally busy ones; nil when none
+// serves HTTP.
+func leastBusy(nodes []*hdfspb.DatanodeInfoProto) *hdfspb.DatanodeInfoProto {
 	var best *hdfspb.DatanodeInfoProto
 	ties := 0
 	for _, d := range nodes {
@@ -271,7 +303,7 @@ func (n *NameNode) webCreate(ctx context.Context, w http.ResponseWriter, r *webh
 	if _, err := r.CreateParams(); err != nil {
 		return err
 	}
-	return n.webRedirect(w, r, pickDataNode(n.ns.DatanodeReport(hdfspb.DatanodeReportTypeProto_LIVE)))
+	return n.webRedirect(w, r, leastBusy(n.ns.DatanodeReport(hdfspb.DatanodeReportTypeProto_LIVE)))
 }
 
 func (n *NameNode) webMkdirs(ctx context.Context, w http.ResponseWriter, r *webhdfs.Request) error {

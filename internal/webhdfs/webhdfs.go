@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/ipc"
@@ -99,6 +100,9 @@ func Parse(r *http.Request) (*Request, error) {
 	if len(rest) > 1 {
 		rest = strings.TrimSuffix(rest, "/")
 	}
+	if err := checkPath(rest); err != nil {
+		return nil, err
+	}
 	req := &Request{Path: rest, params: map[string]string{}}
 	// Parameters in request order, so "first wins" holds across names
 	// that differ only in case.
@@ -114,6 +118,9 @@ func Parse(r *http.Request) (*Request, error) {
 				k = strings.ToLower(k)
 				if len(v) > maxParamLen {
 					return nil, invalid(k, "value longer than %d bytes", maxParamLen)
+				}
+				if !utf8.ValidString(v) {
+					return nil, invalid(k, "value is not valid UTF-8")
 				}
 				if _, dup := req.params[k]; !dup {
 					req.params[k] = v
@@ -141,6 +148,26 @@ func Parse(r *http.Request) (*Request, error) {
 		return nil, ipc.Errorf(ClassAuthorization, "User: %s is not allowed to impersonate %s", req.User, as)
 	}
 	return req, nil
+}
+
+// checkPath refuses a decoded path that is not valid UTF-8 or has an
+// empty, "." or ".." component (which only percent-encoding gets past the
+// HTTP server's path cleaning), as HDFS's DFSUtil.isValidName does: the
+// path must reach the NameNode, and a DataNode through a redirect, as the
+// same name.
+func checkPath(p string) error {
+	if !utf8.ValidString(p) {
+		return ipc.Errorf(ipc.ClassInvalidPath, "Invalid path name: %q is not valid UTF-8", p)
+	}
+	if p == "/" {
+		return nil
+	}
+	for c := range strings.SplitSeq(p[1:], "/") {
+		if c == "" || c == "." || c == ".." {
+			return ipc.Errorf(ipc.ClassInvalidPath, "Invalid path name Invalid file name: %s", p)
+		}
+	}
+	return nil
 }
 
 func invalid(name, format string, args ...any) error {

@@ -35,6 +35,14 @@ func TestParse(t *testing.T) {
 		"/webhdfs/v1/a?op=OPEN&user.name=x&doas=root":                   ClassAuthorization,
 		"/webhdfs/v1/a?op=OPEN&delegation=abc":                          ClassSecurity,
 		"/webhdfs/v1/a?op=OPEN&x=" + strings.Repeat("a", maxParamLen+1): ClassJavaIllegalArgument,
+		"/webhdfs/v1/a?op=RENAME&destination=/b%ff":                     ClassJavaIllegalArgument,
+		// Components that only percent-encoding gets past the HTTP
+		// server's path cleaning, and names that are not UTF-8.
+		"/webhdfs/v1/a%2F..%2Fb?op=OPEN": ipc.ClassInvalidPath,
+		"/webhdfs/v1/%2E%2E/b?op=OPEN":   ipc.ClassInvalidPath,
+		"/webhdfs/v1/a/%2E?op=OPEN":      ipc.ClassInvalidPath,
+		"/webhdfs/v1/a%2F%2Fb?op=OPEN":   ipc.ClassInvalidPath,
+		"/webhdfs/v1/a%ff?op=OPEN":       ipc.ClassInvalidPath,
 	} {
 		if _, err := parse(t, target); ipc.ClassOf(err) != class {
 			t.Errorf("%.60s: %v, want %s", target, err, class)
@@ -108,6 +116,33 @@ func TestDataNodeURL(t *testing.T) {
 	if u.Host != "10.0.0.1:9864" || u.Path != "/webhdfs/v1/dir/a b" || q.Get("op") != "OPEN" || q.Get("offset") != "5" ||
 		q.Get("user.name") != DefaultUser || q.Get("namenoderpcaddress") != "10.0.0.9:8020" || q.Has("noredirect") {
 		t.Errorf("DataNodeURL %s", got)
+	}
+}
+
+// A path the NameNode accepts reaches the DataNode unchanged through the
+// redirect URL, past the HTTP server's path cleaning.
+func TestRedirectKeepsPath(t *testing.T) {
+	var got string
+	mux := http.NewServeMux()
+	mux.Handle(Prefix+"/", Handler(map[string]Op{"GET OPEN": func(w http.ResponseWriter, hr *http.Request, r *Request) error {
+		got = r.Path
+		WriteEmpty(w, http.StatusOK)
+		return nil
+	}}))
+	for _, p := range []string{"/", "/a", "/dir/a%20b", "/a%3Fb%23c", "/%25", "/a;b=c", "/caf%C3%A9", "/a%2F..%2Fb", "/a%2F%2Fb", "/%2E%2E/b", "/a/%2E"} {
+		r, err := parse(t, "/webhdfs/v1"+p+"?op=OPEN")
+		if err != nil {
+			if ipc.ClassOf(err) != ipc.ClassInvalidPath {
+				t.Errorf("%s: %v", p, err)
+			}
+			continue
+		}
+		got = ""
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, DataNodeURL("10.0.0.1:9864", r, "10.0.0.9:8020"), nil))
+		if rec.Code != http.StatusOK || got != r.Path {
+			t.Errorf("%s: the DataNode got %d, path %q; want 200, %q", p, rec.Code, got, r.Path)
+		}
 	}
 }
 
