@@ -20,7 +20,8 @@
 // NameNode's superuser when the mount runs as the user that started it.
 // Owners and groups shown in stat come the other way: an HDFS user name
 // maps to the local uid of that name; the mount user to the mounting uid;
-// any other name to the overflow id 65534 (nobody/nogroup).
+// a decimal name (what an unknown uid acted as) to that number; any other
+// name to the overflow id 65534 (nobody/nogroup).
 //
 // # Caching
 //

@@ -25,6 +25,16 @@ type Options struct {
 	// memory for one file; a WRITE beyond it gets NFS3ERR_JUKEBOX (the
 	// client retries). Default 32 MiB.
 	MaxPendingPerFile int64
+	// MaxPending bounds the bytes of out-of-order WRITEs held in memory
+	// for all files together; a WRITE beyond it gets NFS3ERR_JUKEBOX.
+	// Default 256 MiB.
+	MaxPending int64
+	// MaxOpenFiles bounds the HDFS output streams open at once (each
+	// holds a lease, a DataNode pipeline and up to 8 MiB of recent data).
+	// Opening one more closes the least recently used stream that buffers
+	// nothing; when every one does, the WRITE gets NFS3ERR_JUKEBOX.
+	// Default 256, as Hadoop's gateway.
+	MaxOpenFiles int
 	// StableWriteWait bounds how long a FILE_SYNC or DATA_SYNC WRITE ahead
 	// of the file's end waits for the gap to fill (default 60 s), and a
 	// COMMIT for pending data; then NFS3ERR_JUKEBOX.
@@ -43,6 +53,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPendingPerFile <= 0 {
 		o.MaxPendingPerFile = 32 << 20
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = 256 << 20
+	}
+	if o.MaxOpenFiles <= 0 {
+		o.MaxOpenFiles = 256
 	}
 	if o.StableWriteWait <= 0 {
 		o.StableWriteWait = 60 * time.Second

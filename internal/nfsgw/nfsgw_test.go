@@ -48,10 +48,15 @@ func newEnv(t testing.TB) *env {
 
 // gateway starts a gateway on a fresh port and returns its address.
 func (e *env) gateway() (string, *nfsgw.Gateway) {
+	return e.gatewayWith(nfsgw.Options{StableWriteWait: 20 * time.Second})
+}
+
+func (e *env) gatewayWith(o nfsgw.Options) (string, *nfsgw.Gateway) {
 	factory := func(user string) (*hdfs.Client, error) {
 		return hdfs.New(hdfs.Options{Addr: e.c.Addr(), User: user, Replication: 1, BlockSize: e.blockSize})
 	}
-	return gwtest.ServeNFS(e.t, factory, nfsgw.Options{IDs: e.ids, StableWriteWait: 20 * time.Second})
+	o.IDs = e.ids
+	return gwtest.ServeNFS(e.t, factory, o)
 }
 
 type mount struct{ *nfsclient.Conn }
@@ -362,11 +367,83 @@ func TestOutOfOrderWrites(t *testing.T) {
 	if st, _ := root.write(t, fh, uint64(len(data)), more, 2); st != 0 {
 		t.Fatalf("append after commit: status %d", st)
 	}
+	// A late retransmission of data committed before the reopen is still
+	// recognised, from HDFS.
+	if st, _ := root.write(t, fh, 0, data[:chunk], 0); st != 0 {
+		t.Fatalf("retransmitted WRITE of committed bytes into a reopened stream: status %d, want NFS3_OK", st)
+	}
+	if st, _ := root.write(t, fh, chunk, bytes.Repeat([]byte{'x'}, 10), 0); st != 1 {
+		t.Fatalf("overwrite of committed bytes in a reopened stream: status %d, want NFS3ERR_PERM (1)", st)
+	}
+	// Also when another HDFS client renamed the file meanwhile.
+	if err := e.su.Rename(context.Background(), "/ooo", "/ooo2"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := root.write(t, fh, chunk, data[chunk:2*chunk], 0); st != 0 {
+		t.Fatalf("retransmission into a stream whose file was renamed: status %d, want NFS3_OK", st)
+	}
+	if err := e.su.Rename(context.Background(), "/ooo2", "/ooo"); err != nil {
+		t.Fatal(err)
+	}
 	if st := root.commit(t, fh); st != 0 {
 		t.Fatalf("COMMIT: status %d", st)
 	}
 	if got := e.hdfsRead("/ooo"); !bytes.Equal(got, append(data, more...)) {
 		t.Fatal("append after commit: wrong contents")
+	}
+}
+
+// Out-of-order data is bounded over all files, not only per file: a
+// client writing ahead in many files gets JUKEBOX, not the gateway's
+// memory.
+func TestPendingBoundAcrossFiles(t *testing.T) {
+	e := newEnv(t)
+	addr, _ := e.gatewayWith(nfsgw.Options{MaxPending: 1 << 20})
+	root := e.mount(addr, uidRoot)
+	const jukebox = 10008
+
+	a, b := randomBytes(2<<20, 7), randomBytes(2<<20, 8)
+	fa, err := root.Create("/pending-a", 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := root.Create("/pending-b", 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := root.write(t, fa, 1<<20, a[1<<20:7<<18], 0); st != 0 {
+		t.Fatalf("out-of-order WRITE within the bound: status %d", st)
+	}
+	if st, _ := root.write(t, fb, 1<<20, b[1<<20:3<<19], 0); st != jukebox {
+		t.Fatalf("out-of-order WRITE past the bound for all files: status %d, want JUKEBOX", st)
+	}
+	// Filling a's gap frees the buffer; b's WRITE goes through.
+	if st, _ := root.write(t, fa, 0, a[:1<<20], 0); st != 0 {
+		t.Fatalf("filling the gap: status %d", st)
+	}
+	if st, _ := root.write(t, fb, 1<<20, b[1<<20:3<<19], 0); st != 0 {
+		t.Fatalf("out-of-order WRITE once the buffer emptied: status %d", st)
+	}
+	for _, w := range []struct {
+		fh  []byte
+		off int
+		d   []byte
+	}{{fa, 7 << 18, a}, {fb, 0, b}, {fb, 3 << 19, b}} {
+		end := min(w.off+1<<20, len(w.d))
+		if w.off == 0 {
+			end = 1 << 20
+		}
+		if st, _ := root.write(t, w.fh, uint64(w.off), w.d[w.off:end], 0); st != 0 {
+			t.Fatalf("WRITE at %d: status %d", w.off, st)
+		}
+	}
+	for name, fh := range map[string][]byte{"a": fa, "b": fb} {
+		if st := root.commit(t, fh); st != 0 {
+			t.Fatalf("COMMIT %s: status %d", name, st)
+		}
+	}
+	if !bytes.Equal(e.hdfsRead("/pending-a"), a) || !bytes.Equal(e.hdfsRead("/pending-b"), b) {
+		t.Fatal("files differ from what was written")
 	}
 }
 
@@ -427,6 +504,142 @@ func TestHandlesSurviveRestart(t *testing.T) {
 	}
 	if _, err := m2.GetAttr(fhFile); err == nil {
 		t.Fatal("getattr of a removed file's handle succeeded")
+	}
+}
+
+// Buffered data the gateway had to drop fails the writer's next COMMIT,
+// rather than being reported durable.
+func TestCommitReportsDroppedWrites(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	addr, _ := e.gateway()
+	if err := e.su.Mkdirs(ctx, "/shared", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.su.SetPermission(ctx, "/shared", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := e.mount(addr, uidAlice), e.mount(addr, uidBob)
+	fh, err := alice.Create("/shared/f", 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.su.SetPermission(ctx, "/shared/f", 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := alice.write(t, fh, 100, []byte("after a gap"), 0); st != 0 {
+		t.Fatalf("alice's out-of-order WRITE: status %d", st)
+	}
+	// Bob writing the file finishes alice's stream; her buffered WRITE
+	// cannot reach HDFS.
+	if st, _ := bob.write(t, fh, 0, []byte("bob"), 2); st != 0 {
+		t.Fatalf("bob's WRITE: status %d", st)
+	}
+	if st := alice.commit(t, fh); st != 5 {
+		t.Fatalf("COMMIT after alice's buffered WRITE was dropped: status %d, want NFS3ERR_IO (5)", st)
+	}
+	if st := bob.commit(t, fh); st != 0 {
+		t.Fatalf("bob's COMMIT: status %d", st)
+	}
+	if got := e.hdfsRead("/shared/f"); string(got) != "bob" {
+		t.Fatalf("file holds %q, want bob's write", got)
+	}
+}
+
+// Open write streams are bounded: an idle one is closed to make room,
+// and when every one holds buffered data, a WRITE that needs a new stream
+// gets JUKEBOX until one is committed.
+func TestOpenStreamsBounded(t *testing.T) {
+	e := newEnv(t)
+	addr, _ := e.gatewayWith(nfsgw.Options{MaxOpenFiles: 2})
+	root := e.mount(addr, uidRoot)
+	const jukebox = 10008
+	fhs := map[string][]byte{}
+	for _, name := range []string{"a", "b", "c"} {
+		fh, err := root.Create("/open-"+name, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fhs[name] = fh
+	}
+	// a's stream was closed to open c's; reopening a and b closes the
+	// idle others.
+	for _, name := range []string{"a", "b"} {
+		if st, _ := root.write(t, fhs[name], 5, []byte(name+" after a gap"), 0); st != 0 {
+			t.Fatalf("out-of-order WRITE to %s: status %d", name, st)
+		}
+	}
+	// Both open streams buffer data: no room for c.
+	if st, _ := root.write(t, fhs["c"], 0, []byte("c"), 0); st != jukebox {
+		t.Fatalf("WRITE needing a third stream: status %d, want JUKEBOX", st)
+	}
+	if st, _ := root.write(t, fhs["a"], 0, []byte("12345"), 0); st != 0 {
+		t.Fatalf("filling a's gap: status %d", st)
+	}
+	if st := root.commit(t, fhs["a"]); st != 0 {
+		t.Fatalf("COMMIT a: status %d", st)
+	}
+	if st, _ := root.write(t, fhs["c"], 0, []byte("c"), 0); st != 0 {
+		t.Fatalf("WRITE to c once a stream closed: status %d", st)
+	}
+	if st, _ := root.write(t, fhs["b"], 0, []byte("12345"), 0); st != 0 {
+		t.Fatalf("filling b's gap: status %d", st)
+	}
+	for _, name := range []string{"b", "c"} {
+		if st := root.commit(t, fhs[name]); st != 0 {
+			t.Fatalf("COMMIT %s: status %d", name, st)
+		}
+	}
+	for name, want := range map[string]string{"a": "12345a after a gap", "b": "12345b after a gap", "c": "c"} {
+		if got := e.hdfsRead("/open-" + name); string(got) != want {
+			t.Fatalf("/open-%s holds %q, want %q", name, got, want)
+		}
+	}
+}
+
+// A COMMIT waiting for a gap to fill does not drop WRITEs that arrive
+// beyond it meanwhile.
+func TestCommitKeepsLaterWrites(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	addr, g := e.gateway()
+	root, root2 := e.mount(addr, uidRoot), e.mount(addr, uidRoot)
+	data := randomBytes(3000, 9)
+	fh, err := root.Create("/c", 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.su.Stat(ctx, "/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := root.write(t, fh, 1000, data[1000:2000], 0); s != 0 {
+		t.Fatalf("WRITE after a gap: status %d", s)
+	}
+	commit := make(chan error, 1)
+	go func() { commit <- root2.Commit(fh) }()
+	for g.Waiters(st.FileID) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Past what the COMMIT waits for, with a gap of its own; then the
+	// first gap fills and the COMMIT goes on.
+	if s, _ := root.write(t, fh, 2500, data[2500:], 0); s != 0 {
+		t.Fatalf("WRITE during COMMIT: status %d", s)
+	}
+	if s, _ := root.write(t, fh, 0, data[:1000], 0); s != 0 {
+		t.Fatalf("WRITE filling the gap: status %d", s)
+	}
+	if err := <-commit; err != nil {
+		t.Fatalf("COMMIT: %v", err)
+	}
+	if s, _ := root.write(t, fh, 2000, data[2000:2500], 0); s != 0 {
+		t.Fatalf("WRITE filling the second gap: status %d", s)
+	}
+	if s := root.commit(t, fh); s != 0 {
+		t.Fatalf("second COMMIT: status %d", s)
+	}
+	if got := e.hdfsRead("/c"); !bytes.Equal(got, data) {
+		t.Fatalf("HDFS has %d bytes, want the %d written", len(got), len(data))
 	}
 }
 
@@ -531,5 +744,18 @@ func TestGarbageDoesNotKillServer(t *testing.T) {
 	m := e.mount(addr, uidRoot)
 	if _, err := m.Mkdir("/alive", 0o755); err != nil {
 		t.Fatalf("after garbage: %v", err)
+	}
+	// READs at offsets past what int64 holds are past the end of a file.
+	fh, err := m.Create("/alive/f", 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Write(fh, 0, []byte("data"), 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []uint64{1 << 63, 1<<64 - 1} {
+		if b, eof, err := m.Read(fh, off, 4096); err != nil || len(b) != 0 || !eof {
+			t.Fatalf("READ at %#x: %d bytes, eof %v, %v; want none, at the end", off, len(b), eof, err)
+		}
 	}
 }

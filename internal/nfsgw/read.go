@@ -167,7 +167,7 @@ func (g *Gateway) read(cred credential, args []byte) []byte {
 		return readFail(nfs.NFSStatusIsDir)
 	}
 	n := int64(min(count, maxRead))
-	if int64(off) >= st.Length {
+	if off >= uint64(st.Length) { // off may be past what an int64 holds
 		n = 0
 	} else {
 		n = min(n, st.Length-int64(off))
@@ -196,7 +196,7 @@ func (g *Gateway) read(cred credential, args []byte) []byte {
 		}
 	}
 	eof := uint32(0)
-	if int64(off)+int64(got) >= st.Length {
+	if off+uint64(got) >= uint64(st.Length) {
 		eof = 1
 	}
 	binary.BigEndian.PutUint32(body[head-12:], uint32(got))

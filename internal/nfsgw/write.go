@@ -24,7 +24,8 @@ import (
 //   - appends a WRITE at the file's current end to the stream, then any
 //     buffered WRITEs that became contiguous;
 //   - buffers a WRITE beyond the end in memory (at most MaxPendingPerFile
-//     bytes per file; past that, NFS3ERR_JUKEBOX asks the client to retry);
+//     bytes per file and MaxPending for all files; past that,
+//     NFS3ERR_JUKEBOX asks the client to retry);
 //     an UNSTABLE one is acknowledged at once, a FILE_SYNC or DATA_SYNC one
 //     when the gap is filled and the data synced (or JUKEBOX after
 //     StableWriteWait);
@@ -35,7 +36,9 @@ import (
 //     after handing the data to the stream;
 //   - on COMMIT, waits for buffered data to become contiguous, then closes
 //     the stream: the data is durable and the file complete in HDFS. The
-//     next WRITE reopens the file for append;
+//     next WRITE reopens the file for append. A COMMIT answers
+//     NFS3ERR_IO when data acknowledged since the last one was lost (a
+//     stream closed with buffered writes, or a failed write or close);
 //   - closes a stream idle for StreamTimeout.
 //
 // The write verifier changes whenever the gateway starts, so a client
@@ -46,10 +49,36 @@ import (
 const tailKeep = 4 << 20
 
 type openFiles struct {
-	g    *Gateway
-	mu   sync.Mutex
-	byID map[uint64]*openFile
-	n    atomic.Int32 // len(byID), read without the lock
+	g       *Gateway
+	mu      sync.Mutex
+	byID    map[uint64]*openFile
+	n       atomic.Int32 // len(byID), read without the lock
+	pending atomic.Int64 // out-of-order bytes buffered over all files
+	// lost holds the files whose stream ended with acknowledged data
+	// lost (buffered writes dropped, a failed write or close); the next
+	// COMMIT of the file reports it. Bounded by maxLost.
+	lost map[uint64]struct{}
+}
+
+const maxLost = 4096
+
+// markLost records that acknowledged writes to inode id were lost.
+func (o *openFiles) markLost(id uint64) {
+	o.mu.Lock()
+	if len(o.lost) >= maxLost {
+		clear(o.lost)
+	}
+	o.lost[id] = struct{}{}
+	o.mu.Unlock()
+}
+
+// takeLost reports whether writes to id were lost since its last COMMIT.
+func (o *openFiles) takeLost(id uint64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.lost[id]
+	delete(o.lost, id)
+	return ok
 }
 
 type openFile struct {
@@ -74,7 +103,7 @@ type openFile struct {
 }
 
 func newOpenFiles(g *Gateway) *openFiles {
-	return &openFiles{g: g, byID: map[uint64]*openFile{}}
+	return &openFiles{g: g, byID: map[uint64]*openFile{}, lost: map[uint64]struct{}{}}
 }
 
 func (o *openFiles) lookup(id uint64) *openFile {
@@ -100,15 +129,28 @@ func (o *openFiles) pathOf(id uint64) (string, bool) {
 	return "", false
 }
 
-func (o *openFiles) add(of *openFile) {
+// add registers of, finishing the stream it replaces. With shared, a
+// stream the same user opened meanwhile is kept and returned instead.
+func (o *openFiles) add(of *openFile, shared bool) *openFile {
 	o.mu.Lock()
 	old := o.byID[of.id]
+	if shared && old != nil && old.u == of.u {
+		// A concurrent WRITE opened the file first: its stream is the
+		// one, and its end may already be past of's.
+		o.mu.Unlock()
+		return old
+	}
 	o.byID[of.id] = of
 	o.n.Store(int32(len(o.byID)))
 	o.mu.Unlock()
 	if old != nil {
 		old.close("replaced")
 	}
+	if o.g.closing.Load() {
+		// Added while Close's closeAll ran, perhaps after it looked.
+		of.close("gateway closing")
+	}
+	return of
 }
 
 func (o *openFiles) remove(of *openFile) {
@@ -129,11 +171,19 @@ func newOpenFile(u *userFS, st fs.FileStatus) *openFile {
 }
 
 // adopt registers the stream of a file just created through u.
+// Without room (see makeRoom) the stream is closed: the file is complete
+// and empty, and the first WRITE opens it again.
 func (o *openFiles) adopt(u *userFS, st fs.FileStatus, w *hdfs.FileWriter) {
+	if !o.makeRoom() {
+		if err := w.Close(); err != nil {
+			o.g.log.Error("nfs3: closing a new file", "path", st.Path, "user", u.user, "err", err)
+		}
+		return
+	}
 	of := newOpenFile(u, st)
 	of.w = w
 	of.synced = false
-	o.add(of)
+	o.add(of, false)
 }
 
 // get returns the open file for inode id written by u, opening it.
@@ -161,12 +211,45 @@ func (o *openFiles) get(u *userFS, id uint64) (*openFile, error) {
 	if st.IsDir {
 		return nil, &os.PathError{Op: "write", Path: st.Path, Err: errIsDir}
 	}
-	of = newOpenFile(u, st)
-	o.add(of)
-	return of, nil
+	if !o.makeRoom() {
+		return nil, errTooManyOpen
+	}
+	return o.add(newOpenFile(u, st), true), nil
 }
 
-var errIsDir = errors.New("is a directory")
+var (
+	errIsDir       = errors.New("is a directory")
+	errTooManyOpen = errors.New("nfsgw: too many files being written, none idle")
+)
+
+// makeRoom reports whether another stream may open: fewer than
+// MaxOpenFiles are open, or the least recently used one that nothing
+// waits on and that buffers nothing could be closed to make room.
+func (o *openFiles) makeRoom() bool {
+	if int(o.n.Load()) < o.g.opts.MaxOpenFiles {
+		return true
+	}
+	var lru *openFile
+	for _, of := range o.all() {
+		if !of.mu.TryLock() {
+			continue // busy
+		}
+		if of.waiters == 0 && of.pendingBytes == 0 && (lru == nil || of.lastUse.Before(lru.lastUse)) {
+			lru = of
+		}
+		of.mu.Unlock()
+	}
+	if lru == nil {
+		return false
+	}
+	lru.mu.Lock()
+	defer lru.mu.Unlock()
+	if lru.waiters != 0 || lru.pendingBytes != 0 {
+		return false // became busy: the client retries
+	}
+	lru.closeLocked("too many open files")
+	return true
+}
 
 func (o *openFiles) closeID(id uint64) {
 	if of := o.lookup(id); of != nil {
@@ -266,12 +349,14 @@ func (of *openFile) closeLocked(why string) error {
 	if of.pendingBytes > 0 {
 		g.log.Error("nfs3: closing a file with a gap: buffered writes dropped", "path", of.path,
 			"user", of.u.user, "end", of.next, "dropped_bytes", of.pendingBytes, "why", why)
-		of.pending, of.pendingBytes = nil, 0
+		of.dropPending()
+		g.writes.markLost(of.id)
 	}
 	if of.w != nil {
 		if err := of.w.Close(); err != nil && of.err == nil {
 			of.err = err
 			g.log.Error("nfs3: closing stream", "path", of.path, "user", of.u.user, "err", err)
+			g.writes.markLost(of.id)
 		}
 		of.w = nil
 	}
@@ -288,9 +373,24 @@ func (of *openFile) fail(err error) {
 		of.w.Close()
 		of.w = nil
 	}
+	of.dropPending()
+	of.u.g.writes.markLost(of.id)
 	of.done = true
 	of.u.g.writes.remove(of)
 	of.cond.Broadcast()
+}
+
+// addPending counts delta bytes of out-of-order data for the file and for
+// the gateway. of.mu is held.
+func (of *openFile) addPending(delta int64) {
+	of.pendingBytes += delta
+	of.u.g.writes.pending.Add(delta)
+}
+
+// dropPending forgets the file's out-of-order data. of.mu is held.
+func (of *openFile) dropPending() {
+	of.addPending(-of.pendingBytes)
+	of.pending = nil
 }
 
 // Stability levels (stable_how).
@@ -336,13 +436,15 @@ func (of *openFile) write(off int64, data []byte, stable uint32) (nfs.NFSStatus,
 		if prev, ok := of.pending[off]; ok && bytes.Equal(prev, data) {
 			// a retransmission of buffered data
 		} else {
-			if of.pendingBytes+int64(len(data)) > of.u.g.opts.MaxPendingPerFile {
-				of.u.g.log.Warn("nfs3: out-of-order buffer full, client must retry", "path", of.path, "offset", off, "end", of.next, "buffered", of.pendingBytes)
+			o, n := of.u.g.writes, int64(len(data))
+			if of.pendingBytes+n > of.u.g.opts.MaxPendingPerFile || o.pending.Load()+n > of.u.g.opts.MaxPending {
+				of.u.g.log.Warn("nfs3: out-of-order buffer full, client must retry", "path", of.path, "offset", off, "end", of.next,
+					"buffered", of.pendingBytes, "buffered_all_files", o.pending.Load())
 				return nfs.NFSStatusJukebox, 0, nil
 			}
-			of.pendingBytes -= int64(len(of.pending[off]))
+			of.addPending(-int64(len(of.pending[off])))
 			of.pending[off] = bytes.Clone(data)
-			of.pendingBytes += int64(len(data))
+			of.addPending(n)
 			of.size.Store(max(of.size.Load(), end))
 		}
 		if stable == unstable {
@@ -407,7 +509,9 @@ func (of *openFile) waitFor(end int64) bool {
 // appendData writes data at of.next. of.mu is held.
 func (of *openFile) appendData(data []byte) error {
 	if of.w == nil {
-		w, err := of.u.c.Append(of.u.g.ctx, of.path)
+		// By inode: of.path may name another file by now (a rename by
+		// another HDFS client).
+		w, err := of.u.c.Append(of.u.g.ctx, hdfs.InodePath(of.id))
 		if err != nil {
 			of.fail(err)
 			return err
@@ -442,7 +546,7 @@ func (of *openFile) drain() error {
 				continue
 			}
 			delete(of.pending, off)
-			of.pendingBytes -= int64(len(d))
+			of.addPending(-int64(len(d)))
 			progressed = true
 			end := off + int64(len(d))
 			if end <= of.next {
@@ -468,8 +572,8 @@ func (of *openFile) drain() error {
 }
 
 // sameAsWritten reports whether b equals the bytes at off, all below
-// of.next: from the kept tail, or from HDFS when nothing was written in
-// this stream yet (a retransmission after COMMIT or a restart).
+// of.next: from the kept tail, or from HDFS when they were there before
+// this stream opened (a retransmission after COMMIT or a restart).
 func (of *openFile) sameAsWritten(off int64, b []byte) (bool, error) {
 	if len(b) == 0 {
 		return true, nil
@@ -478,13 +582,13 @@ func (of *openFile) sameAsWritten(off int64, b []byte) (bool, error) {
 	if off >= tailStart {
 		return bytes.Equal(of.tail[off-tailStart:off-tailStart+int64(len(b))], b), nil
 	}
-	if of.w != nil || off+int64(len(b)) > of.st.Length {
-		// Earlier than what is kept, in a file being written: cannot tell.
+	if off+int64(len(b)) > of.st.Length {
+		// Written by this stream, earlier than what is kept: cannot tell.
 		return false, nil
 	}
 	ctx, cancel := of.u.ctx()
 	defer cancel()
-	r, err := of.u.c.OpenFile(ctx, of.path)
+	r, err := of.u.c.OpenFile(ctx, hdfs.InodePath(of.id))
 	if err != nil {
 		return false, err
 	}
@@ -497,7 +601,8 @@ func (of *openFile) sameAsWritten(off int64, b []byte) (bool, error) {
 }
 
 // commit waits for buffered data to become contiguous, then closes the
-// stream (flush, complete: durable).
+// stream (flush, complete: durable), or only hsyncs it when WRITEs beyond
+// arrived meanwhile.
 func (of *openFile) commit() (nfs.NFSStatus, error) {
 	of.mu.Lock()
 	defer of.mu.Unlock()
@@ -511,6 +616,12 @@ func (of *openFile) commit() (nfs.NFSStatus, error) {
 		}
 		if !of.waitFor(maxEnd) {
 			return nfs.NFSStatusJukebox, nil
+		}
+		if !of.done && of.pendingBytes > 0 {
+			// WRITEs past the committed data arrived while waiting:
+			// closing would drop them. hsync instead; the stream stays.
+			status, _, err := of.finish(fileSync)
+			return status, err
 		}
 	}
 	if err := of.closeLocked("commit"); err != nil {
@@ -544,6 +655,10 @@ func (g *Gateway) write(cred credential, args []byte) []byte {
 	}
 	for range 3 {
 		of, err := g.writes.get(u, id)
+		if err == errTooManyOpen {
+			g.log.Warn("nfs3: too many files being written, client must retry", "user", cred.user, "inode", id)
+			return wccReply(nfs.NFSStatusJukebox, nil)
+		}
 		if err != nil {
 			g.log.Info("nfs3: write", "user", cred.user, "inode", id, "err", err)
 			return wccReply(statusOf(err, nfs.NFSStatusStale), nil)
@@ -589,6 +704,11 @@ func (g *Gateway) commit(cred credential, args []byte) []byte {
 			g.log.Error("nfs3: commit", "path", of.path, "user", cred.user, "err", err)
 		}
 		attrs = g.attrsOf(of)
+	}
+	if g.writes.takeLost(id) && status == nfs.NFSStatusOk {
+		// Data acknowledged since the last COMMIT never reached HDFS.
+		g.log.Error("nfs3: commit: acknowledged writes were lost", "inode", id, "user", cred.user)
+		status = nfs.NFSStatusIO
 	}
 	b := wccReply(status, attrs)
 	if status == nfs.NFSStatusOk {
