@@ -33,6 +33,3 @@ func (c *Client) StatInode(ctx context.Context, id uint64) (fs.FileStatus, error
 	}
 	return toStatus(p, resp.Fs), nil
 }
-
-// FileID returns the inode id of the file being written.
-func (w *FileWriter) FileID() uint64 { return w.fileID }
