@@ -1,6 +1,8 @@
 package mapreduce
 
 import (
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/stratafs/strata/conf"
@@ -36,5 +38,24 @@ func TestShuffleMemory(t *testing.T) {
 	cfg := shuffle.DefaultConfig()
 	if err := shuffleMemory(&cfg, c); err == nil {
 		t.Error("a heap ratio of 1.5 was accepted")
+	}
+}
+
+// TestCommitGate: reduces and the maps of map-only jobs wait for leave to
+// commit; the maps of a job with reduces write no job output and do not
+// ask (which would cost each of them a heartbeat round trip).
+func TestCommitGate(t *testing.T) {
+	link := &childLink{progress: io.Discard, answer: strings.NewReader("")}
+	for _, tc := range []struct {
+		typ      string
+		reducers int
+		asks     bool
+	}{{"m", 2, false}, {"m", 0, true}, {"r", 2, true}} {
+		if got := commitGate(TaskSpec{Type: tc.typ, Reducers: tc.reducers}, link) != nil; got != tc.asks {
+			t.Errorf("%s task of a job with %d reduces: asks to commit %v, want %v", tc.typ, tc.reducers, got, tc.asks)
+		}
+	}
+	if commitGate(TaskSpec{Type: "r"}, nil) != nil {
+		t.Error("a task without a TaskTracker asks to commit")
 	}
 }

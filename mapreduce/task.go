@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/stratafs/strata/conf"
@@ -95,6 +96,17 @@ const (
 	CommitRequest byte = 2
 )
 
+// commitGate is an attempt's canCommit hook: the child link's, for the
+// attempts that write job output (reduces, and maps of map-only jobs). A
+// map of a job with reduces leaves its output on local disk for the
+// shuffle, and the first attempt to succeed wins without asking.
+func commitGate(spec TaskSpec, link *childLink) func(context.Context) error {
+	if spec.Type == "m" && spec.Reducers > 0 {
+		return nil
+	}
+	return link.commitGate()
+}
+
 // commitAttempt commits att's output once it may.
 func commitAttempt(ctx context.Context, committer *Committer, att *TaskAttempt) error {
 	if att.canCommit != nil {
@@ -157,7 +169,7 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters, link *child
 	if len(spec.Type) != 1 {
 		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
 	}
-	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath, canCommit: link.commitGate()}
+	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath, canCommit: commitGate(spec, link)}
 	res := &TaskResult{}
 	switch spec.Type {
 	case "m":
@@ -251,12 +263,14 @@ func TaskMain(ctx context.Context, in io.Reader, out io.Writer) (code int) {
 }
 
 // inheritedFile is the file whose descriptor number the environment
-// variable env names, or nil.
+// variable env names, or nil. It is closed on exec, so that what the task
+// starts (a streaming command) does not hold the TaskTracker's pipes.
 func inheritedFile(env, name string) *os.File {
 	fd, err := strconv.Atoi(os.Getenv(env))
 	if err != nil || fd <= 2 {
 		return nil
 	}
+	syscall.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), name)
 }
 

@@ -3,11 +3,16 @@ package jobtracker
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/mapreduce"
 )
@@ -64,5 +69,76 @@ func TestRetireJobs(t *testing.T) {
 	want := []string{"job_1_0001", "job_1_0003", "job_1_0004"}
 	if !slices.Equal(jt.order, want) || len(jt.jobs) != len(want) {
 		t.Fatalf("kept %v (%d jobs), want %v", jt.order, len(jt.jobs), want)
+	}
+}
+
+// TestLoserEndsBeforeJobCommit: when one attempt of a speculated task
+// succeeds, the job's output is committed only once the other attempt has
+// been reported ended, so that the loser cannot write under the output
+// after _temporary is removed; a loser asking to commit is told again to
+// die.
+func TestLoserEndsBeforeJobCommit(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	c := conf.New()
+	cm, err := mapreduce.NewCommitter(fs.Env{Conf: c}.WithDefaults(), c, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cm.SetupJob(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	jt := New(Config{})
+	const a0, a1 = "attempt_1_0001_r_000000_0", "attempt_1_0001_r_000000_1"
+	tk := &task{index: 0, state: running, running: map[string]string{a0: "tt-a", a1: "tt-b"}}
+	j := &job{id: "job_1_0001", state: "RUNNING", reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4,
+		commit: cm, settings: map[string]string{"mapreduce.jobhistory.done-dir": filepath.Join(dir, "history")}}
+	jt.jobs[j.id] = j
+	jt.order = append(jt.order, j.id)
+	heartbeat := func(tracker string, commitPending ...string) *mrpb.HeartbeatResponse {
+		t.Helper()
+		resp, err := jt.heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: proto.String(tracker), CommitPending: commitPending})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	heartbeat("tt-a")
+	heartbeat("tt-b")
+	jt.mu.Lock()
+	jt.report(jt.trackers["tt-a"], &mrpb.TaskReport{AttemptId: proto.String(a0), State: proto.String("SUCCEEDED"), ResultJson: proto.String(`{}`)})
+	committing := j.committing
+	jt.mu.Unlock()
+	if committing {
+		t.Fatal("the job commits while the losing attempt may still write")
+	}
+	if got := heartbeat("tt-b").GetKillAttempts(); !slices.Equal(got, []string{a1}) {
+		t.Fatalf("loser's tracker told to kill %v", got)
+	}
+	resp := heartbeat("tt-b", a1) // the kill was lost; the loser asks to commit
+	if len(resp.GetCommitAttempts()) != 0 || !slices.Equal(resp.GetKillAttempts(), []string{a1}) {
+		t.Fatalf("loser asking to commit: allowed %v, killed %v", resp.GetCommitAttempts(), resp.GetKillAttempts())
+	}
+	jt.mu.Lock()
+	jt.report(jt.trackers["tt-b"], &mrpb.TaskReport{AttemptId: proto.String(a1), State: proto.String("KILLED"), ResultJson: proto.String(`{}`)})
+	committing = j.committing
+	jt.mu.Unlock()
+	if !committing {
+		t.Fatal("the job does not commit once the loser has ended")
+	}
+	for {
+		jt.mu.Lock()
+		state := j.state
+		jt.mu.Unlock()
+		if state != "RUNNING" {
+			if state != "SUCCEEDED" {
+				t.Fatalf("job %s: %s", state, j.err)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(out, mapreduce.SuccessFileName)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -106,6 +106,11 @@ type task struct {
 	// committer is the attempt last allowed to commit its output; another
 	// attempt may commit only once it has ended unsuccessfully.
 	committer string
+	// losers are the other attempts (→ tracker) told to die when one
+	// succeeded, until they are reported ended or their tracker is lost.
+	// The job commits only once no task has any, so that a loser still
+	// writing cannot put files under the output after _temporary is gone.
+	losers map[string]string
 }
 
 type job struct {
@@ -252,6 +257,11 @@ func (jt *JobTracker) trackerLost(name string) {
 					delete(t.running, att)
 				}
 			}
+			for att, tr := range t.losers {
+				if tr == name {
+					delete(t.losers, att)
+				}
+			}
 			if t.state == running && len(t.running) == 0 {
 				t.state = pending
 			}
@@ -260,6 +270,7 @@ func (jt *JobTracker) trackerLost(name string) {
 				t.state, t.tracker, t.url, t.attemptID = pending, "", "", ""
 			}
 		}
+		jt.checkDone(j) // its last losers may have gone with the tracker
 	}
 }
 
@@ -316,7 +327,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	}
 	sort.Slice(j.maps, func(a, b int) bool { return j.maps[a].index < j.maps[b].index })
 	frac, err := c.GetFloat("mapreduce.job.reduce.slowstart.completedmaps")
-	if err != nil || frac < 0 || frac > 1 {
+	if err != nil || !(frac >= 0 && frac <= 1) { // NaN too
 		frac = 1
 	}
 	j.slowstart = int(math.Ceil(frac * float64(len(j.maps))))
@@ -456,6 +467,11 @@ func (jt *JobTracker) checkDone(j *job) {
 			return
 		}
 	}
+	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
+		if len(t.losers) > 0 {
+			return // checked again when they are gone
+		}
+	}
 	j.committing = true
 	go func() {
 		err := j.commit.CommitJob(context.Background())
@@ -497,13 +513,14 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	for _, rep := range req.GetReports() {
 		jt.report(tr, rep)
 	}
-	resp := &mrpb.HeartbeatResponse{IntervalMs: proto.Int32(int32(jt.cfg.HeartbeatInterval.Milliseconds())),
-		KillAttempts: tr.kill, DoneJobs: tr.doneJobs}
+	var commit []string
 	for _, att := range req.GetCommitPending() {
 		if jt.canCommit(tr, att) {
-			resp.CommitAttempts = append(resp.CommitAttempts, att)
+			commit = append(commit, att)
 		}
 	}
+	resp := &mrpb.HeartbeatResponse{IntervalMs: proto.Int32(int32(jt.cfg.HeartbeatInterval.Milliseconds())),
+		KillAttempts: tr.kill, DoneJobs: tr.doneJobs, CommitAttempts: commit}
 	tr.kill, tr.doneJobs = nil, nil
 	jt.assign(tr, int(req.GetFreeMapSlots()), int(req.GetFreeReduceSlots()), resp)
 	return resp, nil
@@ -513,6 +530,11 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	j, t := jt.find(rep.GetAttemptId())
 	if t == nil || j.state != "RUNNING" {
+		return
+	}
+	if _, ok := t.losers[rep.GetAttemptId()]; ok {
+		delete(t.losers, rep.GetAttemptId()) // a loser ended, however
+		jt.checkDone(j)
 		return
 	}
 	if _, ok := t.running[rep.GetAttemptId()]; !ok {
@@ -532,6 +554,10 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 		for att, name := range t.running {
 			if other := jt.trackers[name]; other != nil {
 				other.kill = append(other.kill, att)
+				if t.losers == nil {
+					t.losers = map[string]string{}
+				}
+				t.losers[att] = name
 			}
 			delete(t.running, att)
 		}
@@ -587,6 +613,10 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 // attempt of it, still running, was allowed first. Lock held.
 func (jt *JobTracker) canCommit(tr *tracker, att string) bool {
 	j, t := jt.find(att)
+	if t != nil && t.losers[att] == tr.name {
+		tr.kill = append(tr.kill, att) // the first kill may have been lost
+		return false
+	}
 	if t == nil || j.state != "RUNNING" || t.state == done || t.running[att] != tr.name {
 		return false
 	}
@@ -616,11 +646,17 @@ func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapC
 	return &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: proto.String(j.state)}, nil
 }
 
-// find returns the job and task of an attempt id. Lock held.
+// find returns the running job and task of a running or losing attempt
+// id (the finished jobs kept for -status have nothing to find). Lock held.
 func (jt *JobTracker) find(attempt string) (*job, *task) {
 	for _, j := range jt.jobs {
+		if j.state != "RUNNING" {
+			continue
+		}
 		for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
-			if _, ok := t.running[attempt]; ok {
+			_, running := t.running[attempt]
+			_, losing := t.losers[attempt]
+			if running || losing {
 				return j, t
 			}
 		}

@@ -278,12 +278,13 @@ func (g *Geometry) Pairs(entries []Entry, fn func(a, b int, chord2 float64) erro
 		return nil
 	}
 	for zi, zr := range zones {
+		near := neighbourZones(zones, zi, g.zoneK)
 		for i := zr.start; i < zr.end; i++ {
 			if items[i].copy {
 				continue
 			}
 			ra := items[i].ra
-			for _, nz := range neighbourZones(zones, zi, g.zoneK) {
+			for _, nz := range near {
 				run := items[nz.start:nz.end]
 				if zr.alpha >= 180 {
 					for j := nz.start; j < nz.end; j++ {
