@@ -384,6 +384,9 @@ func TestClusterSpeculation(t *testing.T) {
 			}
 			checkLines(t, outDir, want)
 			waitGone(t, "sleep\x0031.5", "the losing attempt")
+			if _, err := os.Stat(filepath.Join(outDir, "_temporary")); !os.IsNotExist(err) {
+				t.Errorf("%s/_temporary is left after the job (%v)", outDir, err)
+			}
 		})
 	}
 }

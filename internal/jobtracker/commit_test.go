@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,46 @@ func TestLoserEndsBeforeJobCommit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, mapreduce.SuccessFileName)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrackerRestart: a tracker heartbeating under a known name with a new
+// start time lost what it ran: its attempt is re-queued and its finished
+// map, whose output died with it, runs again.
+func TestTrackerRestart(t *testing.T) {
+	jt := New(Config{})
+	const run, doneMap = "attempt_1_0001_m_000000_0", "attempt_1_0001_m_000001_0"
+	m0 := &task{isMap: true, index: 0, state: running, running: map[string]string{run: "tt-a"}}
+	m1 := &task{isMap: true, index: 1, state: done, running: map[string]string{}, tracker: "tt-a", attemptID: doneMap}
+	r0 := &task{index: 0, state: pending, running: map[string]string{}}
+	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: "RUNNING", maps: []*task{m0, m1}, reduces: []*task{r0},
+		counters: mapreduce.NewCounters(), maxMap: 4, maxRed: 4}
+	beat := func(started int64) {
+		t.Helper()
+		if _, err := jt.heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: proto.String("tt-a"), StartedNs: proto.Int64(started)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beat(1)
+	if m0.state != running || m1.state != done {
+		t.Fatalf("a heartbeat of the same process changed the tasks: %v %v", m0.state, m1.state)
+	}
+	beat(2)
+	if m0.state != pending || len(m0.running) != 0 || m1.state != pending {
+		t.Fatalf("after the restart: running map %v %v, finished map %v; want both pending", m0.state, m0.running, m1.state)
+	}
+}
+
+// TestKillWhileCommitting: a job whose output is being committed can no
+// longer be killed, and the caller is told so.
+func TestKillWhileCommitting(t *testing.T) {
+	jt := New(Config{})
+	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: "RUNNING", committing: true}
+	_, err := jt.killJob(context.Background(), &mrpb.JobIDRequest{JobId: proto.String("job_1_0001")})
+	if err == nil || !strings.Contains(err.Error(), "committing") {
+		t.Fatalf("kill during commit: %v", err)
+	}
+	if st := jt.jobs["job_1_0001"].state; st != "RUNNING" {
+		t.Fatalf("state %s", st)
 	}
 }

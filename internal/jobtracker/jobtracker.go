@@ -77,6 +77,8 @@ type tracker struct {
 	// hosts may name DataNodes by address rather than by host name.
 	ip       string
 	lastSeen time.Time
+	// started identifies the tracker's process (HeartbeatRequest.started_ns).
+	started  int64
 	kill     []string
 	doneJobs []string
 }
@@ -397,7 +399,10 @@ func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrp
 	if j == nil {
 		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s", req.GetJobId())
 	}
-	if j.state == "RUNNING" && !j.committing {
+	if j.committing {
+		return nil, ipc.Errorf(ipc.ClassIOException, "job %s is committing its output and can no longer be killed", j.id)
+	}
+	if j.state == "RUNNING" {
 		jt.endJob(j, "KILLED", "killed by "+callerName(ctx))
 	}
 	return &mrpb.KillJobResponse{}, nil
@@ -499,8 +504,16 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "heartbeat without a tracker name")
 	}
 	tr := jt.trackers[name]
+	if tr != nil && tr.started != req.GetStartedNs() {
+		// The same host:port, a new process: its attempts and map outputs
+		// died with the old one.
+		jt.log.Warn("jobtracker: tasktracker restarted", "tracker", name)
+		delete(jt.trackers, name)
+		jt.trackerLost(name)
+		tr = nil
+	}
 	if tr == nil {
-		tr = &tracker{name: name}
+		tr = &tracker{name: name, started: req.GetStartedNs()}
 		jt.trackers[name] = tr
 		jt.log.Info("jobtracker: tasktracker joined", "tracker", name, "host", req.GetHost())
 	}
@@ -637,7 +650,8 @@ func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapC
 	defer jt.mu.Unlock()
 	j := jt.jobs[req.GetJobId()]
 	if j == nil {
-		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "no job %q", req.GetJobId())
+		// Retired, or this JobTracker restarted: the reduce cannot go on.
+		return &mrpb.MapCompletionEventsResponse{JobState: proto.String("UNKNOWN")}, nil
 	}
 	from := int(req.GetFromIndex())
 	if from < 0 || from > len(j.events) {

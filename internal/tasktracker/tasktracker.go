@@ -199,11 +199,13 @@ func (tt *TaskTracker) Close() error {
 
 func (tt *TaskTracker) heartbeatLoop(url string) {
 	interval := time.Second
+	started := time.Now().UnixNano()
 	for {
 		tt.mu.Lock()
 		reports := tt.reports
 		req := &mrpb.HeartbeatRequest{Tracker: proto.String(tt.name), Host: proto.String(tt.cfg.Host), HttpUrl: proto.String(url),
-			FreeMapSlots: proto.Int32(int32(tt.freeMaps)), FreeReduceSlots: proto.Int32(int32(tt.freeReduce)), Reports: reports}
+			FreeMapSlots: proto.Int32(int32(tt.freeMaps)), FreeReduceSlots: proto.Int32(int32(tt.freeReduce)), Reports: reports,
+			StartedNs: proto.Int64(started)}
 		for id, a := range tt.running {
 			if a.commitPending {
 				req.CommitPending = append(req.CommitPending, id)
@@ -350,7 +352,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	cmd.ExtraFiles = []*os.File{pw, cr} // fd 3, 4
 	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3", mapreduce.CommitFDEnv+"=4", mapreduce.JobTrackerEnv+"="+tt.cfg.JobTracker)
 	memLimit, memEvery := memoryLimit(spec.Conf, a.isMap)
-	if memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+	if memLimit >= 2<<20 && os.Getenv("GOMEMLIMIT") == "" {
 		// The Go runtime collects harder as the child nears its cap.
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dMiB", memLimit*9/10>>20))
 	}

@@ -753,6 +753,10 @@ type HeartbeatRequest struct {
 	// their output (Hadoop's canCommit); repeated each heartbeat until the
 	// JobTracker answers or kills them.
 	CommitPending []string `protobuf:"bytes,7,rep,name=commit_pending,json=commitPending" json:"commit_pending,omitempty"`
+	// started_ns is when the TaskTracker started (Unix ns): a tracker known under the
+	// same name with another start time was restarted, and what the
+	// JobTracker thought it ran is lost.
+	StartedNs     *int64 `protobuf:"varint,8,opt,name=started_ns,json=startedNs" json:"started_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -834,6 +838,13 @@ func (x *HeartbeatRequest) GetCommitPending() []string {
 		return x.CommitPending
 	}
 	return nil
+}
+
+func (x *HeartbeatRequest) GetStartedNs() int64 {
+	if x != nil && x.StartedNs != nil {
+		return *x.StartedNs
+	}
+	return 0
 }
 
 type LaunchTask struct {
@@ -1212,7 +1223,7 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
-	"resultJson\"\x89\x02\n" +
+	"resultJson\"\xa8\x02\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x19\n" +
@@ -1220,7 +1231,9 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x0efree_map_slots\x18\x04 \x01(\x05R\ffreeMapSlots\x12*\n" +
 	"\x11free_reduce_slots\x18\x05 \x01(\x05R\x0ffreeReduceSlots\x123\n" +
 	"\areports\x18\x06 \x03(\v2\x19.strata.mapred.TaskReportR\areports\x12%\n" +
-	"\x0ecommit_pending\x18\a \x03(\tR\rcommitPending\"v\n" +
+	"\x0ecommit_pending\x18\a \x03(\tR\rcommitPending\x12\x1d\n" +
+	"\n" +
+	"started_ns\x18\b \x01(\x03R\tstartedNs\"v\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
