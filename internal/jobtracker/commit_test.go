@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,5 +183,29 @@ func TestKillWhileCommitting(t *testing.T) {
 	}
 	if st := jt.jobs["job_1_0001"].state; st != "RUNNING" {
 		t.Fatalf("state %s", st)
+	}
+}
+
+// TestCloseWaitsForBackground: Close returns only after job commits and
+// history writes started before it have finished.
+func TestCloseWaitsForBackground(t *testing.T) {
+	jt := New(Config{})
+	release := make(chan struct{})
+	var finished atomic.Bool
+	jt.goBackground(func() {
+		<-release
+		finished.Store(true)
+	})
+	closed := make(chan struct{})
+	go func() { jt.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while background work was running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	if !finished.Load() {
+		t.Fatal("background work did not finish")
 	}
 }

@@ -69,6 +69,11 @@ type JobTracker struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+	// background are job commits, aborts and history writes; Close waits
+	// for them. They are started by RPC handlers and the monitor (which
+	// Close stops first) or by other background work, so none starts once
+	// Close waits.
+	background sync.WaitGroup
 }
 
 type tracker struct {
@@ -216,8 +221,18 @@ func (jt *JobTracker) Close() error {
 		close(jt.stop)
 		jt.srv.Close()
 		jt.wg.Wait()
+		jt.background.Wait()
 	})
 	return nil
+}
+
+// goBackground runs f in its own goroutine, which Close waits for.
+func (jt *JobTracker) goBackground(f func()) {
+	jt.background.Add(1)
+	go func() {
+		defer jt.background.Done()
+		f()
+	}()
 }
 
 func (jt *JobTracker) monitor() {
@@ -419,7 +434,8 @@ func callerName(ctx context.Context) string {
 // killed and its temporary output removed. Lock held.
 func (jt *JobTracker) endJob(j *job, state, msg string) {
 	j.state, j.err, j.finish = state, msg, time.Now()
-	go jt.writeHistory(j.settings, jt.history(j))
+	h := jt.history(j)
+	jt.goBackground(func() { jt.writeHistory(j.settings, h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		for att, name := range t.running {
 			if tr := jt.trackers[name]; tr != nil {
@@ -430,7 +446,7 @@ func (jt *JobTracker) endJob(j *job, state, msg string) {
 	for _, tr := range jt.trackers {
 		tr.doneJobs = append(tr.doneJobs, j.id)
 	}
-	go j.commit.AbortJob(context.Background())
+	jt.goBackground(func() { j.commit.AbortJob(context.Background()) })
 	jt.log.Info("jobtracker: job ended", "job", j.id, "state", state, "reason", msg)
 	jt.retire()
 }
@@ -478,7 +494,7 @@ func (jt *JobTracker) checkDone(j *job) {
 		}
 	}
 	j.committing = true
-	go func() {
+	jt.goBackground(func() {
 		err := j.commit.CommitJob(context.Background())
 		jt.mu.Lock()
 		defer jt.mu.Unlock()
@@ -487,13 +503,14 @@ func (jt *JobTracker) checkDone(j *job) {
 			return
 		}
 		j.state, j.finish = "SUCCEEDED", time.Now()
-		go jt.writeHistory(j.settings, jt.history(j))
+		h := jt.history(j)
+		jt.goBackground(func() { jt.writeHistory(j.settings, h) })
 		for _, tr := range jt.trackers {
 			tr.doneJobs = append(tr.doneJobs, j.id)
 		}
 		jt.log.Info("jobtracker: job succeeded", "job", j.id, "elapsed", j.finish.Sub(j.start).Round(time.Millisecond))
 		jt.retire()
-	}()
+	})
 }
 
 func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
