@@ -82,6 +82,10 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 		}
 		return 0
 	}
+	if !(*years > 0) {
+		// Options treat 0 as "the default"; on the command line it is a mistake.
+		return fail(2, "-years: lifetime must be a positive number of years, got %v", *years)
+	}
 	o := experiment.Options{Repetitions: *reps, Validate: *validate, DataNodes: *datanodes, MapSlots: *mapSlots,
 		ReduceSlots: *reduceSlots, SortMB: *sortMB, Media: *useMedia, Keep: *keep, Conf: env.Conf, Years: *years, KWhPrice: *kwh,
 		WorkDir: filepath.Join(*out, "work"), LogDir: filepath.Join(*out, "logs"), Progress: experiment.NewProgress(env.Stderr)}

@@ -89,3 +89,16 @@ func TestTCOFromResults(t *testing.T) {
 		}
 	}
 }
+
+// TestExperimentRefusesNoLifetime: `strata experiment -years 0` is refused
+// before any cluster is built, as `strata tco --years 0` is.
+func TestExperimentRefusesNoLifetime(t *testing.T) {
+	var out, errb bytes.Buffer
+	dir := t.TempDir()
+	if code := Main([]string{"experiment", "-years", "0", "-out", dir}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "lifetime must be a positive number of years") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("the refused experiment wrote %d entries to its output dir", len(ents))
+	}
+}
