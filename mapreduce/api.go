@@ -62,6 +62,25 @@ func (f ReduceFunc) Reduce(ctx *TaskContext, key []byte, values *Values, out Emi
 	return f(ctx, key, values, out)
 }
 
+// IdentityMapper emits every input record unchanged (Hadoop's
+// IdentityMapper); usable as Job.NewMapper.
+func IdentityMapper() Mapper {
+	return MapFunc(func(ctx *TaskContext, key, value []byte, out Emitter) error { return out.Emit(key, value) })
+}
+
+// IdentityReducer emits every value with its key, in the order they come
+// (Hadoop's IdentityReducer); usable as Job.NewReducer.
+func IdentityReducer() Reducer {
+	return ReduceFunc(func(ctx *TaskContext, key []byte, values *Values, out Emitter) error {
+		for values.Next() {
+			if err := out.Emit(key, values.Value()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Values iterates over the values of one key.
 type Values struct {
 	next func() ([]byte, bool)

@@ -212,21 +212,9 @@ func newSort(args []string, c *conf.Configuration) (*mapreduce.Job, error) {
 	if len(rest) != 2 {
 		return nil, usageErr(sortUsage)
 	}
-	identity := func() mapreduce.Mapper {
-		return mapreduce.MapFunc(func(ctx *mapreduce.TaskContext, k, v []byte, out mapreduce.Emitter) error { return out.Emit(k, v) })
-	}
 	return &mapreduce.Job{
-		Name: "sorter", Conf: c, NewMapper: identity,
-		NewReducer: func() mapreduce.Reducer {
-			return mapreduce.ReduceFunc(func(ctx *mapreduce.TaskContext, k []byte, values *mapreduce.Values, out mapreduce.Emitter) error {
-				for values.Next() {
-					if err := out.Emit(k, values.Value()); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
-		Input: in, InputPaths: []string{rest[0]}, Output: out, OutputPath: rest[1], NumReducers: reduces,
+		Name: "sorter", Conf: c, NewMapper: mapreduce.IdentityMapper,
+		NewReducer: mapreduce.IdentityReducer,
+		Input:      in, InputPaths: []string{rest[0]}, Output: out, OutputPath: rest[1], NumReducers: reduces,
 	}, nil
 }

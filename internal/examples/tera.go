@@ -323,22 +323,10 @@ func newTeraSort(args []string, c *conf.Configuration) (*mapreduce.Job, error) {
 			loadErr = fmt.Errorf("terasort: partition file has %d split points for %d reducers", len(points), reduces)
 		}
 	}
-	identity := func() mapreduce.Mapper {
-		return mapreduce.MapFunc(func(ctx *mapreduce.TaskContext, k, v []byte, out mapreduce.Emitter) error { return out.Emit(k, v) })
-	}
 	job := &mapreduce.Job{
-		Name: "TeraSort", Conf: c, NewMapper: identity,
-		NewReducer: func() mapreduce.Reducer {
-			return mapreduce.ReduceFunc(func(ctx *mapreduce.TaskContext, k []byte, values *mapreduce.Values, out mapreduce.Emitter) error {
-				for values.Next() {
-					if err := out.Emit(k, values.Value()); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
-		Input: teraInput(), InputPaths: []string{in},
+		Name: "TeraSort", Conf: c, NewMapper: mapreduce.IdentityMapper,
+		NewReducer: mapreduce.IdentityReducer,
+		Input:      teraInput(), InputPaths: []string{in},
 		Output: rawOutput{replication: repl}, OutputPath: out,
 		NumReducers: reduces,
 		// Partition = the number of split points ≤ key.
