@@ -25,6 +25,7 @@ type Configuration struct {
 	unknown  map[string]bool   // keys set from resources that are not known
 	warnings []string
 	warned   map[string]bool // warnings already recorded, to record each once
+	read     sync.Map        // canonical keys asked for by Get, GetRaw or IsSet (see Read)
 }
 
 // New returns a Configuration holding only the defaults.
@@ -132,6 +133,7 @@ func (c *Configuration) Get(key string) string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	key = canonical(key)
+	c.read.Store(key, true)
 	v, ok := c.rawLocked(key)
 	if !ok {
 		if key == userNameKey {
@@ -152,7 +154,9 @@ func (c *Configuration) GetTrimmed(key string) string {
 func (c *Configuration) GetRaw(key string) string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	v, _ := c.rawLocked(canonical(key))
+	key = canonical(key)
+	c.read.Store(key, true)
+	v, _ := c.rawLocked(key)
 	return v
 }
 
@@ -171,8 +175,24 @@ func (c *Configuration) rawLocked(key string) (string, bool) {
 func (c *Configuration) IsSet(key string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	_, ok := c.vals[canonical(key)]
+	key = canonical(key)
+	c.read.Store(key, true)
+	_, ok := c.vals[key]
 	return ok
+}
+
+// Read returns, sorted, the canonical keys asked for so far with Get,
+// GetRaw, IsSet or the typed getters (not keys reached only through ${...}
+// expansion). Tests use it to check that a daemon's ConfigFrom reads only
+// known keys and maps each one it reads (package conf/conftest).
+func (c *Configuration) Read() []string {
+	var ks []string
+	c.read.Range(func(k, _ any) bool {
+		ks = append(ks, k.(string))
+		return true
+	})
+	slices.Sort(ks)
+	return ks
 }
 
 // Unset removes key's explicit value, so Get returns its default again.
