@@ -183,7 +183,7 @@ func (cc *clientConn) shutdown(err error) {
 func (cc *clientConn) readLoop() {
 	br := bufio.NewReaderSize(cc.nc, 64<<10)
 	for {
-		frame, err := readFrame(br, cc.cfg.MaxDataLength)
+		frame, err := readFrame(br, cc.cfg.MaxDataLength, nil)
 		if err != nil {
 			cc.shutdown(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err))
 			return

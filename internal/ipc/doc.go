@@ -27,4 +27,19 @@
 // (RemoteError) so that Java and Go HDFS clients map them as Hadoop's do.
 //
 // The byte layout is documented in docs/format/ipc.md.
+//
+// # Limits
+//
+// Everything a peer sends is bounded before it costs the server anything
+// (ServerConfig, ServerConfigFrom): a frame's claimed length is checked
+// against the limit and its buffer grows only as bytes arrive; a frame
+// that stalls for IdleTimeout closes its connection; each connection may
+// have MaxConnInFlight calls between request and written reply, after
+// which the server stops reading it (TCP pushes back on that client
+// alone); MaxInFlight handlers run at once over all connections, a slot
+// held only while the handler runs, never while its reply is written;
+// every reply write has a deadline, so a client that does not read loses
+// its connection instead of holding anything; connections past
+// MaxConnections are closed at once, and idle ones are closed when more
+// than IdleThreshold are open.
 package ipc

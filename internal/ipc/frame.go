@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -32,23 +33,42 @@ var headerMagic = [4]byte{'h', 'r', 'p', 'c'}
 // ErrFrameTooLarge is returned for a frame whose length exceeds the limit.
 var ErrFrameTooLarge = errors.New("ipc: frame exceeds maximum data length")
 
+// frameChunk is how much of a frame readFrame allocates ahead of the bytes
+// that have arrived: a peer's claimed length costs memory only as it sends.
+const frameChunk = 64 << 10
+
 // readFrame reads one length-prefixed packet, refusing lengths above max
-// before allocating anything.
-func readFrame(r io.Reader, max int) ([]byte, error) {
+// before allocating anything, and growing its buffer as bytes arrive (a
+// claim of 128 MiB followed by silence costs 64 KiB, not 128 MiB). If
+// beforeChunk is not nil it runs before each read of the frame's body (the
+// server sets a stall deadline there).
+func readFrame(r io.Reader, max int, beforeChunk func()) ([]byte, error) {
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
 		return nil, err
 	}
-	n := binary.BigEndian.Uint32(lenBuf[:])
-	if int64(n) > int64(max) {
+	n := int64(binary.BigEndian.Uint32(lenBuf[:]))
+	if n > int64(max) {
 		return nil, fmt.Errorf("%w: RPC data length of %d exceeds maximum data length of %d", ErrFrameTooLarge, n, max)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	buf := make([]byte, 0, min(n, frameChunk))
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			// Double, but never past the claimed length.
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), n-int64(len(buf)))))
 		}
-		return nil, err
+		end := int(min(int64(cap(buf)), n))
+		if beforeChunk != nil {
+			beforeChunk()
+		}
+		m, err := io.ReadFull(r, buf[len(buf):end])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 	}
 	return buf, nil
 }

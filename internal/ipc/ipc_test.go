@@ -165,7 +165,7 @@ func rawConn(t *testing.T, addr string, b []byte) net.Conn {
 // then checks the server closed the connection.
 func readFatal(t *testing.T, nc net.Conn, class string) {
 	t.Helper()
-	frame, err := readFrame(nc, 1<<20)
+	frame, err := readFrame(nc, 1<<20, nil)
 	if err != nil {
 		t.Fatalf("reading fatal response: %v", err)
 	}
@@ -265,7 +265,7 @@ func TestMalformedInputDoesNotStopServer(t *testing.T) {
 		nc := rawConn(t, addr, b[:len(b)-1])
 		// A request without a body is a valid empty request: expect SUCCESS
 		// with callId 7.
-		frame, err := readFrame(nc, 1<<20)
+		frame, err := readFrame(nc, 1<<20, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +290,7 @@ func TestSASLNegotiateFallsBackToSimple(t *testing.T) {
 	saslHdr := &ipcpb.RpcRequestHeaderProto{RpcKind: ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(-33), ClientId: []byte{}}
 	b, _ = appendFrame(b, saslHdr, &ipcpb.RpcSaslProto{State: ipcpb.RpcSaslProto_NEGOTIATE.Enum()})
 	nc := rawConn(t, addr, b)
-	frame, err := readFrame(nc, 1<<20)
+	frame, err := readFrame(nc, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,8 +369,7 @@ func FuzzServerConn(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
-		c := &serverConn{srv: s, nc: server}
-		c.br = bufioReader(server)
+		c := s.newConn(server)
 		done := make(chan struct{})
 		go func() { c.serve(); close(done) }()
 		go io.Copy(io.Discard, client)

@@ -70,14 +70,49 @@ type ServerConfig struct {
 	// MaxDataLength bounds a request frame, in bytes
 	// (ipc.maximum.data.length; default 128 MiB).
 	MaxDataLength int
-	// MaxInFlight bounds the calls being served at once over all
-	// connections; a connection's reader waits when it is reached. Default 1024.
+	// MaxInFlight bounds the handlers running at once over all
+	// connections; a connection's reader waits when it is reached. A slot
+	// is released when the handler returns, before its reply is written,
+	// so clients that do not read their replies cannot hold it. Default 1024.
 	MaxInFlight int
+	// MaxConnInFlight bounds one connection's calls between the read of
+	// the request and the end of the reply's write; its reader waits when
+	// it is reached (TCP pushes back on that client alone). Default 128,
+	// as strata.ipc.server.connection.max-inflight.
+	MaxConnInFlight int
+	// MaxConnections bounds the open connections; a connection past it is
+	// closed at once (ipc.server.max.connections; 0, the default, means
+	// no limit, as in Hadoop).
+	MaxConnections int
 	// HeaderTimeout bounds how long a new connection may take to send its
 	// connection header. Default 20 s.
 	HeaderTimeout time.Duration
-	Logger        *slog.Logger
+	// IdleTimeout closes a connection that stops sending in the middle of
+	// a frame for this long, and, while more than IdleThreshold connections
+	// are open, one with no call in flight that sends nothing for this long
+	// (Hadoop: twice ipc.client.connection.maxidletime, 20 s). Default 20 s.
+	IdleTimeout time.Duration
+	// IdleThreshold is the number of open connections above which idle
+	// ones are closed (ipc.client.idlethreshold, 4000 as in Hadoop; below
+	// it an idle client keeps its connection, which clients such as
+	// colinmarc/hdfs rely on). Negative: always.
+	IdleThreshold int
+	// WriteTimeout bounds the write of one reply; a client that does not
+	// read for this long loses its connection
+	// (strata.ipc.server.write.timeout). Default 60 s.
+	WriteTimeout time.Duration
+	Logger       *slog.Logger
 }
+
+// Defaults of ServerConfig's limits.
+const (
+	DefaultMaxInFlight     = 1024
+	DefaultMaxConnInFlight = 128
+	DefaultHeaderTimeout   = 20 * time.Second
+	DefaultIdleTimeout     = 20 * time.Second
+	DefaultIdleThreshold   = 4000
+	DefaultWriteTimeout    = 60 * time.Second
+)
 
 // Server serves registered protocols over Hadoop IPC.
 type Server struct {
@@ -100,7 +135,9 @@ type ServerStats struct {
 	Calls       atomic.Int64
 	Errors      atomic.Int64
 	Connections atomic.Int64
-	Rejected    atomic.Int64 // connections closed for a protocol violation
+	Rejected    atomic.Int64 // connections closed for a protocol violation or over the limit
+	Idle        atomic.Int64 // connections closed for idleness
+	SlowReaders atomic.Int64 // connections closed because a reply could not be written in time
 }
 
 // NewServer returns a Server with no protocols.
@@ -109,10 +146,22 @@ func NewServer(cfg ServerConfig) *Server {
 		cfg.MaxDataLength = DefaultMaxDataLength
 	}
 	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = 1024
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.MaxConnInFlight <= 0 {
+		cfg.MaxConnInFlight = DefaultMaxConnInFlight
 	}
 	if cfg.HeaderTimeout <= 0 {
-		cfg.HeaderTimeout = 20 * time.Second
+		cfg.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.IdleThreshold == 0 {
+		cfg.IdleThreshold = DefaultIdleThreshold
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -165,12 +214,19 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		c := &serverConn{srv: s, nc: nc, br: bufioReader(nc)}
+		c := s.newConn(nc)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			nc.Close()
 			return nil
+		}
+		if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
+			s.mu.Unlock()
+			s.stats.Rejected.Add(1)
+			s.log.Warn("ipc: connection limit reached; closing", "remote", nc.RemoteAddr(), "limit", s.cfg.MaxConnections)
+			nc.Close()
+			continue
 		}
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
@@ -212,10 +268,18 @@ type serverConn struct {
 	nc  net.Conn
 	br  *bufio.Reader
 
-	wmu sync.Mutex // guards writes to nc
+	wmu   sync.Mutex    // guards writes to nc
+	slots chan struct{} // this connection's calls from request read to reply written
+
+	imu      sync.Mutex // guards inflight and the idle read deadline it decides
+	inflight int
 
 	user, realUser, protocol string
 	haveContext              bool
+}
+
+func (s *Server) newConn(nc net.Conn) *serverConn {
+	return &serverConn{srv: s, nc: nc, br: bufioReader(nc), slots: make(chan struct{}, s.cfg.MaxConnInFlight)}
 }
 
 // serve runs the connection: header, then frames until EOF or a fatal error.
@@ -235,8 +299,14 @@ func (c *serverConn) serve() {
 		return
 	}
 	for {
-		frame, err := readFrame(c.br, c.srv.cfg.MaxDataLength)
+		c.armIdle(0)
+		frame, err := readFrame(c.br, c.srv.cfg.MaxDataLength, c.stallDeadline)
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				c.srv.stats.Idle.Add(1)
+				c.srv.log.Debug("ipc: closing idle connection", "remote", c.nc.RemoteAddr())
+			}
 			if errors.Is(err, ErrFrameTooLarge) {
 				c.srv.stats.Rejected.Add(1)
 				c.fatal(-1, ClassRPCServerException, ipcpb.RpcResponseHeaderProto_FATAL_UNKNOWN, err.Error())
@@ -280,20 +350,61 @@ func (c *serverConn) serve() {
 		if req.op == ipcpb.RpcRequestHeaderProto_RPC_CLOSE_CONNECTION {
 			return
 		}
-		// Bound the calls in flight: the reader waits here, which pushes
-		// back on clients through TCP.
+		// Bound the calls in flight, first this connection's, then the
+		// server's: the reader waits here, which pushes back on this
+		// client through TCP and on no one else.
 		select {
-		case c.srv.sem <- struct{}{}:
+		case c.slots <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
+		select {
+		case c.srv.sem <- struct{}{}:
+		case <-ctx.Done():
+			<-c.slots
+			return
+		}
+		c.armIdle(+1)
 		calls.Add(1)
 		go func() {
 			defer calls.Done()
-			defer func() { <-c.srv.sem }()
-			c.handle(ctx, req)
+			defer func() { <-c.slots }()
+			defer c.armIdle(-1)
+			c.handle(ctx, req, func() { <-c.srv.sem })
 		}()
 	}
+}
+
+// armIdle adds delta to the calls in flight and sets the read deadline
+// that closes an idle connection: IdleTimeout from now when no call is in
+// flight and the server has more than IdleThreshold connections, none
+// otherwise (a client waiting for a slow reply sends nothing, and is not
+// idle).
+func (c *serverConn) armIdle(delta int) {
+	c.imu.Lock()
+	defer c.imu.Unlock()
+	c.inflight += delta
+	if c.inflight == 0 && c.srv.overIdleThreshold() {
+		c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+	} else if delta >= 0 {
+		c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+// stallDeadline gives the next chunk of a frame IdleTimeout to arrive: a
+// slow client that keeps sending is served, one that stops mid-frame is
+// not kept forever.
+func (c *serverConn) stallDeadline() {
+	c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+}
+
+func (s *Server) overIdleThreshold() bool {
+	if s.cfg.IdleThreshold < 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns) > s.cfg.IdleThreshold
 }
 
 func (c *serverConn) readHeader() error {
@@ -366,7 +477,9 @@ func (c *serverConn) answerSASL(body []byte) error {
 	return c.write(hdr, &ipcpb.RpcSaslProto{State: ipcpb.RpcSaslProto_SUCCESS.Enum()})
 }
 
-func (c *serverConn) handle(ctx context.Context, req *request) {
+// handle serves one call and writes its reply; done runs when the handler
+// has returned, before the reply is written.
+func (c *serverConn) handle(ctx context.Context, req *request, done func()) {
 	s := c.srv
 	s.stats.Calls.Add(1)
 	hdr := &ipcpb.RpcResponseHeaderProto{
@@ -376,6 +489,7 @@ func (c *serverConn) handle(ctx context.Context, req *request) {
 		RetryCount:          proto.Int32(req.retry),
 	}
 	resp, err := c.dispatch(ctx, req)
+	done()
 	if err != nil {
 		s.stats.Errors.Add(1)
 		hdr.Status = ipcpb.RpcResponseHeaderProto_ERROR.Enum()
@@ -393,7 +507,13 @@ func (c *serverConn) handle(ctx context.Context, req *request) {
 		hdr.Status = ipcpb.RpcResponseHeaderProto_SUCCESS.Enum()
 	}
 	if err := c.write(hdr, resp); err != nil {
-		s.log.Debug("ipc: writing response", "remote", c.nc.RemoteAddr(), "err", err)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			s.stats.SlowReaders.Add(1)
+			s.log.Warn("ipc: client does not read its replies; closing", "remote", c.nc.RemoteAddr(), "timeout", s.cfg.WriteTimeout)
+		} else {
+			s.log.Debug("ipc: writing response", "remote", c.nc.RemoteAddr(), "err", err)
+		}
 		c.nc.Close()
 	}
 }
@@ -444,7 +564,6 @@ func (c *serverConn) fatal(callID int32, class string, code ipcpb.RpcResponseHea
 		ErrorMsg:            proto.String(msg),
 		ErrorDetail:         code.Enum(),
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	c.write(hdr, nil)
 }
 
@@ -455,6 +574,7 @@ func (c *serverConn) write(hdr *ipcpb.RpcResponseHeaderProto, resp proto.Message
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 	_, err = c.nc.Write(buf)
 	return err
 }
