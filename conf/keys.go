@@ -118,6 +118,7 @@ var knownKeys = []Key{
 	{"mapreduce.tasktracker.http.address", "0.0.0.0:50060", "TaskTracker HTTP server address (host:port); serves map outputs to the shuffle."},
 	{"mapreduce.tasktracker.taskmemorymanager.monitoringinterval", "5000", "Milliseconds between a TaskTracker's checks of its attempts' memory use."},
 	{"mapreduce.terasort.output.replication", "1", "Replication factor of TeraSort's output files."},
+	{"nfs.exports.allowed.hosts", "* rw", "Hosts that may use the NFS gateway: ';'-separated entries of a host (name, address, CIDR block or regular expression) and rw or ro (default ro); the first match decides."},
 	{"nfs.server.port", "2049", "TCP port of the NFSv3 gateway (strata nfs3), which serves MOUNT on the same port."},
 	{"nfs.stream.timeout", "600000", "Milliseconds the NFS gateway keeps an idle file's HDFS output stream open before closing it."},
 	{"strata.datanode.direct-io.write", "false", "Whether DataNodes write block files with O_DIRECT, bypassing the page cache."},

@@ -33,3 +33,18 @@ func (c *Client) StatInode(ctx context.Context, id uint64) (fs.FileStatus, error
 	}
 	return toStatus(p, resp.Fs), nil
 }
+
+// Access checks, as Hadoop's FileSystem.access does, that the client's
+// user may act on path with the permission bits in mode (4 read, 2 write,
+// 1 execute, as in a mode's owner digit): nil if so, an error wrapping
+// os.ErrPermission if not.
+func (c *Client) Access(ctx context.Context, path string, mode uint8) error {
+	if mode > 7 {
+		return &os.PathError{Op: "access", Path: path, Err: os.ErrInvalid}
+	}
+	req := &hdfspb.CheckAccessRequestProto{Path: proto.String(path), Mode: hdfspb.AclEntryProto_FsActionProto(mode).Enum()}
+	if err := c.call(ctx, "checkAccess", req, &hdfspb.CheckAccessResponseProto{}); err != nil {
+		return pathErr("access", path, err)
+	}
+	return nil
+}

@@ -33,6 +33,8 @@ type front struct {
 	nc net.Conn
 	br *bufio.Reader
 
+	rw bool // the host may change the file system (see Exports)
+
 	// Reader side, used only by go-nfs's connection goroutine.
 	left int // bytes of the current passed-through record not yet read
 
@@ -89,9 +91,9 @@ const (
 
 var errBadRecord = errors.New("nfsgw: malformed RPC record")
 
-func newFront(g *Gateway, nc net.Conn) *front {
+func newFront(g *Gateway, nc net.Conn, rw bool) *front {
 	f := &front{
-		g: g, nc: nc, br: bufio.NewReaderSize(nc, 64<<10),
+		g: g, nc: nc, br: bufio.NewReaderSize(nc, 64<<10), rw: rw,
 		inflight: make(chan struct{}, maxInflightWrites),
 		closed:   make(chan struct{}),
 	}
@@ -159,6 +161,11 @@ func (f *front) nextRecord() error {
 		h.cred.user = nobody
 	}
 	f.cred.Store(&h.cred)
+	if !f.rw && h.prog == progNFS && h.vers == nfsVers3 {
+		if _, ok := mutatingProcs[h.proc]; ok {
+			return f.refuseReadOnly(h, n)
+		}
+	}
 	if h.prog != progNFS || h.vers != nfsVers3 || (h.proc != procRead && h.proc != procWrite && h.proc != procCommit && h.proc != procFSInfo) {
 		if err := f.checkPassThrough(h, n, len(peek)-4-len(h.args)); err != nil {
 			f.g.log.Warn("nfs3: closing connection: bad arguments", "remote", f.nc.RemoteAddr(), "proc", h.proc, "err", err)

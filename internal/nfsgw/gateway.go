@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,8 +44,15 @@ type Options struct {
 	CallTimeout time.Duration
 	// IDs maps NFS uids and gids to HDFS user and group names (default:
 	// the host's user database).
-	IDs    IDMapper
-	Logger *slog.Logger
+	IDs IDMapper
+	// Exports says which hosts may connect and which may write
+	// (nfs.exports.allowed.hosts; default DefaultExports, every host
+	// read-write, as Hadoop's gateway).
+	Exports *Exports
+	// LookupAddr resolves a client's address for name entries of Exports
+	// (default net.LookupAddr).
+	LookupAddr func(addr string) ([]string, error)
+	Logger     *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -68,6 +76,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IDs == nil {
 		o.IDs = SystemIDs{}
+	}
+	if o.Exports == nil {
+		o.Exports, _ = ParseExports(DefaultExports)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -140,6 +151,19 @@ func Serve(ctx context.Context, ln net.Listener, newClient ClientFactory, opts O
 	return err
 }
 
+// access applies the export allowlist to a connection's peer.
+func (g *Gateway) access(a net.Addr) (allowed, rw bool) {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return false, false
+	}
+	ip, ok := netip.AddrFromSlice(ta.IP)
+	if !ok {
+		return false, false
+	}
+	return g.opts.Exports.Access(ip, g.opts.LookupAddr)
+}
+
 // Serve accepts connections on ln until Close; it returns nil after Close.
 // Each connection gets its own go-nfs server behind a front that reads
 // the caller's credentials and serves WRITE, COMMIT and FSINFO itself.
@@ -168,7 +192,13 @@ func (g *Gateway) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("nfsgw: accept: %w", err)
 		}
-		f := newFront(g, c)
+		allowed, rw := g.access(c.RemoteAddr())
+		if !allowed {
+			g.log.Warn("nfs3: refused a connection from a host not in nfs.exports.allowed.hosts", "remote", c.RemoteAddr())
+			c.Close()
+			continue
+		}
+		f := newFront(g, c, rw)
 		g.mu.Lock()
 		if g.closed {
 			g.mu.Unlock()

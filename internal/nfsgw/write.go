@@ -197,16 +197,20 @@ func (o *openFiles) get(u *userFS, id uint64) (*openFile, error) {
 	if o.g.closing.Load() {
 		return nil, errors.New("nfsgw: gateway closing")
 	}
-	if of != nil {
-		// Another user's stream: finish it, then reopen as u so the
-		// NameNode checks u's permission.
-		of.close("written by another user")
-	}
 	ctx, cancel := u.ctx()
 	defer cancel()
 	st, err := u.c.StatInode(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if of != nil {
+		// Another user's stream. Only a user who may write the file
+		// may end it: a refused write must not cost the stream's
+		// writer the data it was acknowledged.
+		if err := u.c.Access(ctx, st.Path, 2); err != nil {
+			return nil, err
+		}
+		of.close("written by another user")
 	}
 	if st.IsDir {
 		return nil, &os.PathError{Op: "write", Path: st.Path, Err: errIsDir}

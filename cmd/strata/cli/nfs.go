@@ -63,6 +63,11 @@ func runNFS3(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "nfs3: nfs.stream.timeout: %v\n", err)
 		return 2
 	}
+	exports, err := nfsgw.ParseExports(env.Conf.Get("nfs.exports.allowed.hosts"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)
+		return 2
+	}
 	addr, err := nameNodeAddr(env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)
@@ -89,7 +94,7 @@ func runNFS3(ctx context.Context, env *Env, args []string) int {
 	p := ln.Addr().(*net.TCPAddr).Port
 	log.Info("nfs3: serving NFSv3 and MOUNT", "addr", ln.Addr().String(), "namenode", addr,
 		"mount", fmt.Sprintf("mount -t nfs -o vers=3,proto=tcp,nolock,port=%d,mountport=%d HOST:/ /mnt", p, p))
-	if err := nfsgw.Serve(ctx, ln, newClient, nfsgw.Options{StreamTimeout: timeout, Logger: log}); err != nil {
+	if err := nfsgw.Serve(ctx, ln, newClient, nfsgw.Options{StreamTimeout: timeout, Exports: exports, Logger: log}); err != nil {
 		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)
 		return 1
 	}
