@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/proto/mrpb"
 )
 
 // History is a finished job's record, written by the JobTracker as
@@ -56,7 +57,7 @@ func historyPath(c *conf.Configuration, jobID string) string {
 
 // history snapshots j. Lock held.
 func (jt *JobTracker) history(j *job) *History {
-	h := &History{JobID: j.id, Name: j.name, User: j.user, State: j.state, Error: j.err, Submit: j.start, Finish: j.finish,
+	h := &History{JobID: j.id, Name: j.name, User: j.user, State: j.state.String(), Error: j.err, Submit: j.start, Finish: j.finish,
 		Counters: j.counters.Map()}
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		typ := 'r'
@@ -64,7 +65,7 @@ func (jt *JobTracker) history(j *job) *History {
 			typ = 'm'
 		}
 		st := map[taskState]string{pending: "PENDING", running: "RUNNING", done: "SUCCEEDED"}[t.state]
-		if j.state != "SUCCEEDED" && t.state != done {
+		if j.state != mrpb.JobState_SUCCEEDED && t.state != done {
 			st = "KILLED"
 			if t.failures > 0 {
 				st = "FAILED"

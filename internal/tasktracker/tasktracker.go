@@ -1,8 +1,8 @@
 // Package tasktracker is the TaskTracker daemon of strata's MapReduce
 // (Hadoop MRv1's architecture). It heartbeats to the JobTracker with its
 // free map and reduce slots and the attempts that ended, runs each attempt
-// it is given as a child process (`strata task`: the attempt's TaskSpec as
-// JSON on stdin, its TaskResult as JSON on stdout), so a crashing or
+// it is given as a child process (`strata task`: the attempt's TaskSpec on
+// stdin, its TaskResult on stdout, the pipes of internal/taskrun), so a crashing or
 // runaway job cannot take the daemon down, and serves finished maps'
 // outputs to reducers over HTTP at shuffle.Path.
 //
@@ -17,7 +17,6 @@ package tasktracker
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,11 +39,8 @@ import (
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
-	"github.com/stratafs/strata/mapreduce"
+	"github.com/stratafs/strata/internal/taskrun"
 )
-
-// maxResult bounds what is read of a child's standard output.
-const maxResult = 16 << 20
 
 // Config configures a TaskTracker.
 type Config struct {
@@ -266,7 +262,7 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 	}
 	for _, l := range resp.GetLaunch() {
 		ctx, cancel := context.WithCancel(tt.ctx)
-		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), isMap: l.GetIsMap(), cancel: cancel}
+		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), isMap: l.GetSpec().GetType() == mrpb.TaskType_MAP, cancel: cancel}
 		if a.isMap {
 			tt.freeMaps--
 		} else {
@@ -277,7 +273,7 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 		go func() {
 			defer tt.wg.Done()
 			defer cancel()
-			rep := tt.run(ctx, a, l.GetSpecJson())
+			rep := tt.run(ctx, a, l.GetSpec())
 			tt.mu.Lock()
 			defer tt.mu.Unlock()
 			delete(tt.running, a.id)
@@ -292,51 +288,53 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 }
 
 // run runs one attempt as a child process and reports how it ended.
-func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mrpb.TaskReport {
+func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec) *mrpb.TaskReport {
 	rep := &mrpb.TaskReport{AttemptId: proto.String(a.id)}
-	fail := func(state string, err error) *mrpb.TaskReport {
-		b, _ := json.Marshal(mapreduce.TaskResult{Error: err.Error()})
-		rep.State, rep.ResultJson = proto.String(state), proto.String(string(b))
-		tt.log.Warn("tasktracker: attempt "+state, "attempt", a.id, "err", err)
+	fail := func(state mrpb.TaskReport_State, err error) *mrpb.TaskReport {
+		rep.State, rep.Result = state.Enum(), &mrpb.TaskResult{Error: proto.String(err.Error())}
+		tt.log.Warn("tasktracker: attempt "+state.String(), "attempt", a.id, "err", err)
 		return rep
 	}
-	var spec mapreduce.TaskSpec
-	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
-		return fail("FAILED", fmt.Errorf("bad task spec from the jobtracker: %w", err))
+	if spec == nil {
+		return fail(mrpb.TaskReport_FAILED, errors.New("bad task spec from the jobtracker: none"))
 	}
+	spec = proto.CloneOf(spec)
 	job := filepath.Base(a.job)
 	spec.LocalDirs = nil
 	for _, d := range tt.cfg.LocalDirs {
 		ad := filepath.Join(d, "taskTracker", job, filepath.Base(a.id))
 		if err := os.MkdirAll(ad, 0o755); err != nil {
-			return fail("FAILED", err)
+			return fail(mrpb.TaskReport_FAILED, err)
 		}
 		spec.LocalDirs = append(spec.LocalDirs, ad)
 	}
-	in, _ := json.Marshal(spec)
+	var in bytes.Buffer
+	if err := taskrun.WriteSpec(&in, spec); err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	logDir := filepath.Join(tt.cfg.LocalDirs[0], "userlogs", job)
 	os.MkdirAll(logDir, 0o755)
 	stderr, err := os.Create(filepath.Join(logDir, filepath.Base(a.id)+".stderr"))
 	if err != nil {
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	defer stderr.Close()
 	exe := tt.cfg.Executable
-	if spec.Executable != "" {
+	if spec.GetExecutable() != "" {
 		if exe, err = tt.jobExecutable(ctx, a.job, spec); err != nil {
-			return fail("FAILED", err)
+			return fail(mrpb.TaskReport_FAILED, err)
 		}
 	}
-	timeout := taskTimeout(spec.Conf)
+	timeout := taskTimeout(spec.GetConf())
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	defer pr.Close()
 	cr, cw, err := os.Pipe()
 	if err != nil {
 		pw.Close()
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	defer cw.Close()
 	tt.mu.Lock()
@@ -345,13 +343,13 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	cctx, kill := context.WithCancel(ctx)
 	defer kill()
 	cmd := exec.CommandContext(cctx, exe, "task")
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = &in
 	var out bytes.Buffer
-	cmd.Stdout = &limitWriter{w: &out, n: maxResult}
+	cmd.Stdout = &limitWriter{w: &out, n: taskrun.MaxResult}
 	cmd.Stderr = stderr
 	cmd.ExtraFiles = []*os.File{pw, cr} // fd 3, 4
-	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3", mapreduce.CommitFDEnv+"=4", mapreduce.JobTrackerEnv+"="+tt.cfg.JobTracker)
-	memLimit, memEvery := memoryLimit(spec.Conf, a.isMap)
+	cmd.Env = append(os.Environ(), taskrun.ProgressFDEnv+"=3", taskrun.CommitFDEnv+"=4", taskrun.JobTrackerEnv+"="+tt.cfg.JobTracker)
+	memLimit, memEvery := memoryLimit(spec.GetConf(), a.isMap)
 	if memLimit >= 2<<20 && os.Getenv("GOMEMLIMIT") == "" {
 		// The Go runtime collects harder as the child nears its cap.
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dMiB", memLimit*9/10>>20))
@@ -367,7 +365,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	pw.Close()
 	cr.Close()
 	if err != nil {
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	progress := make(chan struct{}, 1)
 	go func() {
@@ -377,7 +375,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 			if err != nil {
 				return
 			}
-			if bytes.IndexByte(b[:n], mapreduce.CommitRequest) >= 0 {
+			if bytes.IndexByte(b[:n], taskrun.CommitRequest) >= 0 {
 				tt.mu.Lock()
 				a.commitPending = true
 				tt.mu.Unlock()
@@ -437,58 +435,57 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	}
 	runErr := cmd.Wait()
 	cleanup := func() {
-		for _, d := range spec.LocalDirs {
+		for _, d := range spec.GetLocalDirs() {
 			os.RemoveAll(d)
 		}
 	}
 	if used := overMemory.Load(); used > 0 {
 		cleanup()
-		return fail("FAILED", overLimit(a.id, used, memLimit))
+		return fail(mrpb.TaskReport_FAILED, overLimit(a.id, used, memLimit))
 	}
 	if timedOut.Load() {
 		cleanup()
-		return fail("FAILED", fmt.Errorf("Task %s failed to report status for %d seconds. Killing!", a.id, int(timeout.Seconds())))
+		return fail(mrpb.TaskReport_FAILED, fmt.Errorf("Task %s failed to report status for %d seconds. Killing!", a.id, int(timeout.Seconds())))
 	}
 	if ctx.Err() != nil {
 		cleanup()
-		return fail("KILLED", errors.New("attempt killed"))
+		return fail(mrpb.TaskReport_KILLED, errors.New("attempt killed"))
 	}
-	var res mapreduce.TaskResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+	res, err := taskrun.ReadResult(out.Bytes())
+	if err != nil {
 		cleanup()
 		msg := fmt.Sprintf("child exited (%v) without a result", runErr)
 		if tail := tailFile(stderr.Name(), 2048); tail != "" {
 			msg += "; stderr: " + tail
 		}
-		return fail("FAILED", errors.New(msg))
+		return fail(mrpb.TaskReport_FAILED, errors.New(msg))
 	}
-	if runErr != nil || res.Error != "" {
+	if runErr != nil || res.GetError() != "" {
 		cleanup()
-		if res.Error == "" {
-			res.Error = runErr.Error()
+		if res.GetError() == "" {
+			res.Error = proto.String(runErr.Error())
 		}
-		b, _ := json.Marshal(res)
-		rep.State, rep.ResultJson = proto.String("FAILED"), proto.String(string(b))
-		tt.log.Warn("tasktracker: attempt failed", "attempt", a.id, "err", res.Error)
+		rep.State, rep.Result = mrpb.TaskReport_FAILED.Enum(), res
+		tt.log.Warn("tasktracker: attempt failed", "attempt", a.id, "err", res.GetError())
 		return rep
 	}
 	if res.Output != nil {
-		if err := tt.shuffle.Add(shuffle.MapOutputInfo{JobID: a.job, AttemptID: a.id, Path: res.Output.Path, Index: res.Output.Index}); err != nil {
+		out := taskrun.MapOutput(res.Output)
+		if err := tt.shuffle.Add(shuffle.MapOutputInfo{JobID: a.job, AttemptID: a.id, Path: out.Path, Index: out.Index}); err != nil {
 			cleanup()
-			return fail("FAILED", fmt.Errorf("serving map output: %w", err))
+			return fail(mrpb.TaskReport_FAILED, fmt.Errorf("serving map output: %w", err))
 		}
 	} else {
 		cleanup()
 	}
-	b, _ := json.Marshal(res)
-	rep.State, rep.ResultJson = proto.String("SUCCEEDED"), proto.String(string(b))
+	rep.State, rep.Result = mrpb.TaskReport_SUCCEEDED.Enum(), res
 	tt.log.Info("tasktracker: attempt succeeded", "attempt", a.id, "elapsed", time.Since(start).Round(time.Millisecond))
 	return rep
 }
 
 // jobExecutable returns the local copy of a job's program, fetching it
 // from spec.Executable on first use (kept with the job's local data).
-func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec mapreduce.TaskSpec) (string, error) {
+func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec *mrpb.TaskSpec) (string, error) {
 	tt.fetchMu.Lock()
 	defer tt.fetchMu.Unlock()
 	local := filepath.Join(tt.cfg.LocalDirs[0], "taskTracker", filepath.Base(job), "job.bin")
@@ -496,17 +493,18 @@ func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec mapre
 		return local, nil
 	}
 	c := conf.New()
-	for k, v := range spec.Conf {
+	for k, v := range spec.GetConf() {
 		c.Set(k, v)
 	}
-	fsys, p, err := fs.Resolve(ctx, spec.Executable, fs.Env{Conf: c, User: spec.User})
+	exe := spec.GetExecutable()
+	fsys, p, err := fs.Resolve(ctx, exe, fs.Env{Conf: c, User: spec.GetUser()})
 	if err != nil {
-		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+		return "", fmt.Errorf("fetching the job's program %s: %w", exe, err)
 	}
 	defer fsys.Close()
 	in, err := fsys.Open(ctx, p)
 	if err != nil {
-		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+		return "", fmt.Errorf("fetching the job's program %s: %w", exe, err)
 	}
 	defer in.Close()
 	tmp := local + ".tmp"
@@ -522,9 +520,9 @@ func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec mapre
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+		return "", fmt.Errorf("fetching the job's program %s: %w", exe, err)
 	}
-	tt.log.Info("tasktracker: fetched job program", "job", job, "from", spec.Executable)
+	tt.log.Info("tasktracker: fetched job program", "job", job, "from", exe)
 	return local, nil
 }
 
