@@ -52,7 +52,7 @@ func historyConf(settings map[string]string) *conf.Configuration {
 
 // historyPath is where a job's history lives under c's done dir.
 func historyPath(c *conf.Configuration, jobID string) string {
-	return strings.TrimSuffix(c.Get("mapreduce.jobhistory.done-dir"), "/") + "/" + jobID + ".json"
+	return strings.TrimSuffix(c.Get(keyHistoryDir), "/") + "/" + jobID + ".json"
 }
 
 // history snapshots j. Lock held.

@@ -1,16 +1,7 @@
-// Package jobtracker is the JobTracker daemon of strata's MapReduce
-// (Hadoop MRv1's architecture): it accepts jobs from clients, divides them
-// into map and reduce tasks, hands task attempts to TaskTrackers in their
-// heartbeats — data-local maps first, into the trackers' free slots —,
-// retries failed attempts up to mapreduce.map/reduce.maxattempts, re-runs
-// the maps whose output was lost with a TaskTracker, and commits the job.
-// Clients and TaskTrackers speak to it over Hadoop IPC
-// (strata.JobSubmissionProtocol, strata.InterTrackerProtocol).
 package jobtracker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -35,26 +26,11 @@ const (
 	InterTrackerProtocol = "strata.InterTrackerProtocol"
 )
 
-// Config configures a JobTracker.
-type Config struct {
-	// Addr is the RPC address (mapreduce.jobtracker.address).
-	Addr string
-	// HeartbeatInterval is what TaskTrackers are told to use.
-	HeartbeatInterval time.Duration
-	// TrackerExpiry declares a TaskTracker lost after this long without a
-	// heartbeat (mapreduce.jobtracker.expire.trackers.interval, 10 min).
-	TrackerExpiry time.Duration
-	// RetiredJobs is how many finished jobs stay in memory for -status and
-	// -list (mapreduce.jobtracker.retiredjobs.cache.size); older ones are
-	// forgotten, their histories stay on the file system.
-	RetiredJobs int
-	Logger      *slog.Logger
-}
-
 // JobTracker is the daemon. Lifecycle: New → Start → Close.
 type JobTracker struct {
 	cfg Config
 	log *slog.Logger
+	now func() time.Time // cfg.Clock
 	srv *ipc.Server
 	ln  net.Listener
 
@@ -150,22 +126,18 @@ type job struct {
 	events []*mrpb.MapCompletionEvent
 }
 
-// New returns a JobTracker; it does not listen until Start.
+// New returns a JobTracker; it does not listen until Start, which
+// validates cfg.
 func New(cfg Config) *JobTracker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.HeartbeatInterval <= 0 {
-		cfg.HeartbeatInterval = time.Second
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
-	if cfg.TrackerExpiry <= 0 {
-		cfg.TrackerExpiry = 10 * time.Minute
-	}
-	if cfg.RetiredJobs <= 0 {
-		cfg.RetiredJobs = 1000
-	}
-	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
-		stop: make(chan struct{}), started: time.Now().UnixMilli()}
+	jt := &JobTracker{cfg: cfg, log: cfg.Logger, now: cfg.Clock, jobs: map[string]*job{}, trackers: map[string]*tracker{},
+		stop: make(chan struct{})}
+	jt.started = jt.now().UnixMilli()
 	jt.srv = ipc.NewServer(ipc.ServerConfig{Logger: cfg.Logger})
 	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
 		"submitJob":    ipc.Unary(jt.submitJob),
@@ -182,23 +154,11 @@ func New(cfg Config) *JobTracker {
 	return jt
 }
 
-// ConfigFrom reads the JobTracker's settings.
-func ConfigFrom(c *conf.Configuration) (Config, error) {
-	cfg := Config{Addr: c.Get("mapreduce.jobtracker.address")}
-	if cfg.Addr == "" || cfg.Addr == "local" {
-		return cfg, errors.New("jobtracker: set mapreduce.jobtracker.address (host:port)")
-	}
-	var err1, err2, err3 error
-	var retired int64
-	cfg.TrackerExpiry, err1 = c.GetDuration("mapreduce.jobtracker.expire.trackers.interval", time.Millisecond)
-	cfg.HeartbeatInterval, err2 = c.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
-	retired, err3 = c.GetInt("mapreduce.jobtracker.retiredjobs.cache.size")
-	cfg.RetiredJobs = int(retired)
-	return cfg, errors.Join(err1, err2, err3)
-}
-
 // Start listens and starts the tracker monitor.
 func (jt *JobTracker) Start() error {
+	if err := jt.cfg.Validate(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", jt.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("jobtracker: %w", err)
@@ -241,16 +201,23 @@ func (jt *JobTracker) monitor() {
 		select {
 		case <-jt.stop:
 			return
-		case now := <-t.C:
-			jt.mu.Lock()
-			for name, tr := range jt.trackers {
-				if now.Sub(tr.lastSeen) > jt.cfg.TrackerExpiry {
-					jt.log.Warn("jobtracker: lost tasktracker", "tracker", name)
-					delete(jt.trackers, name)
-					jt.trackerLost(name)
-				}
-			}
-			jt.mu.Unlock()
+		case <-t.C:
+			jt.expireTrackers()
+		}
+	}
+}
+
+// expireTrackers declares lost the trackers silent for longer than
+// cfg.TrackerExpiry and re-queues their work.
+func (jt *JobTracker) expireTrackers() {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	now := jt.now()
+	for name, tr := range jt.trackers {
+		if now.Sub(tr.lastSeen) > jt.cfg.TrackerExpiry {
+			jt.log.Warn("jobtracker: lost tasktracker", "tracker", name)
+			delete(jt.trackers, name)
+			jt.trackerLost(name)
 		}
 	}
 }
@@ -332,19 +299,19 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	jt.seq++
 	j := &job{
 		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: spec.GetName(), user: user, settings: settings,
-		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: time.Now(), commit: commit,
-		maxMap: maxAttempts("mapreduce.map.maxattempts"), maxRed: maxAttempts("mapreduce.reduce.maxattempts"),
+		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: jt.now(), commit: commit,
+		maxMap: maxAttempts(keyMapMaxAttempts), maxRed: maxAttempts(keyReduceMaxAttempts),
 	}
-	j.speculateMaps, _ = c.GetBool("mapreduce.map.speculative")
-	j.speculateReduces, _ = c.GetBool("mapreduce.reduce.speculative")
-	if j.lag, err = c.GetDuration("strata.mapreduce.speculative.lag", time.Millisecond); err != nil || j.lag <= 0 {
+	j.speculateMaps, _ = c.GetBool(keyMapSpeculative)
+	j.speculateReduces, _ = c.GetBool(keyReduceSpeculative)
+	if j.lag, err = c.GetDuration(keySpeculativeLag, time.Millisecond); err != nil || j.lag <= 0 {
 		j.lag = time.Minute
 	}
 	for _, sp := range splits {
 		j.maps = append(j.maps, &task{isMap: true, index: int(sp.GetIndex()), split: sp, running: map[string]string{}})
 	}
 	sort.Slice(j.maps, func(a, b int) bool { return j.maps[a].index < j.maps[b].index })
-	frac, err := c.GetFloat("mapreduce.job.reduce.slowstart.completedmaps")
+	frac, err := c.GetFloat(keySlowstart)
 	if err != nil || !(frac >= 0 && frac <= 1) { // NaN too
 		frac = 1
 	}
@@ -434,7 +401,7 @@ func callerName(ctx context.Context) string {
 // endJob finishes a job that did not succeed: its running attempts are
 // killed and its temporary output removed. Lock held.
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
-	j.state, j.err, j.finish = state, msg, time.Now()
+	j.state, j.err, j.finish = state, msg, jt.now()
 	h := jt.history(j)
 	jt.goBackground(func() { jt.writeHistory(j.settings, h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
@@ -503,7 +470,7 @@ func (jt *JobTracker) checkDone(j *job) {
 			jt.endJob(j, mrpb.JobState_FAILED, "commit: "+err.Error())
 			return
 		}
-		j.state, j.finish = mrpb.JobState_SUCCEEDED, time.Now()
+		j.state, j.finish = mrpb.JobState_SUCCEEDED, jt.now()
 		h := jt.history(j)
 		jt.goBackground(func() { jt.writeHistory(j.settings, h) })
 		for _, tr := range jt.trackers {
@@ -535,7 +502,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		jt.trackers[name] = tr
 		jt.log.Info("jobtracker: tasktracker joined", "tracker", name, "host", req.GetHost())
 	}
-	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), time.Now()
+	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), jt.now()
 	if c, ok := ipc.CallerFrom(ctx); ok && c.Remote != nil {
 		if h, _, err := net.SplitHostPort(c.Remote.String()); err == nil {
 			tr.ip = h
@@ -574,7 +541,7 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	res := rep.GetResult()
 	switch rep.GetState() {
 	case mrpb.TaskReport_SUCCEEDED:
-		t.took = time.Since(t.startedAt[rep.GetAttemptId()])
+		t.took = jt.now().Sub(t.startedAt[rep.GetAttemptId()])
 		delete(t.running, rep.GetAttemptId())
 		if t.state == done {
 			return
@@ -779,7 +746,7 @@ func (jt *JobTracker) speculate(j *job, tasks []*task, tr *tracker, slots int, r
 			continue
 		}
 		for att, name := range t.running {
-			if age := time.Since(t.startedAt[att]); name != tr.name && age > j.lag && age > 2*mean {
+			if age := jt.now().Sub(t.startedAt[att]); name != tr.name && age > j.lag && age > 2*mean {
 				kind := "reduce"
 				if t.isMap {
 					kind = "map"
@@ -838,6 +805,6 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 	if t.startedAt == nil {
 		t.startedAt = map[string]time.Time{}
 	}
-	t.startedAt[att.ID()] = time.Now()
+	t.startedAt[att.ID()] = jt.now()
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }
