@@ -476,3 +476,29 @@ func TestJobLifecycle(t *testing.T) {
 		t.Fatalf("counters %v", names)
 	}
 }
+
+// TestSpeculateReduces: reduces follow the same rule as maps, under
+// their own switch.
+func TestSpeculateReduces(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("speculative %v", on), func(t *testing.T) {
+			h := newHarness(t)
+			j := h.submit([][]string{nil}, 3, keySlowstart, "1", keyReduceSpeculative, fmt.Sprint(on))
+			_, m := launched(h.heartbeat(beat{tracker: "tt-a", maps: 1}))
+			_, r := launched(h.heartbeat(beat{tracker: "tt-a", reduces: 3, reports: []*mrpb.TaskReport{succeeded(m[0])}}))
+			if len(r) != 3 {
+				t.Fatalf("reduces launched: %v", r)
+			}
+			h.clk.advance(10 * time.Second)
+			h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(r[0]), succeeded(r[1])}})
+			h.clk.advance(80 * time.Second)
+			got, ids := launched(h.heartbeat(beat{tracker: "tt-b", maps: 1, reduces: 1}))
+			if on != slices.Equal(got, []string{"r2"}) || (!on && len(got) != 0) {
+				t.Fatalf("launched %v", got)
+			}
+			if on && ids[0] != attemptID(j, 'r', 2, 1) {
+				t.Fatalf("speculative reduce %s", ids[0])
+			}
+		})
+	}
+}
