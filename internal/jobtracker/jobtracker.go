@@ -30,7 +30,6 @@ const (
 type JobTracker struct {
 	cfg Config
 	log *slog.Logger
-	now func() time.Time // cfg.Clock
 	srv *ipc.Server
 	ln  net.Listener
 
@@ -135,7 +134,7 @@ func New(cfg Config) *JobTracker {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	jt := &JobTracker{cfg: cfg, log: cfg.Logger, now: cfg.Clock, jobs: map[string]*job{}, trackers: map[string]*tracker{},
+	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
 		stop: make(chan struct{})}
 	jt.started = jt.now().UnixMilli()
 	jt.srv = ipc.NewServer(ipc.ServerConfig{Logger: cfg.Logger})
@@ -153,6 +152,9 @@ func New(cfg Config) *JobTracker {
 	})
 	return jt
 }
+
+// now is the time by cfg.Clock.
+func (jt *JobTracker) now() time.Time { return jt.cfg.Clock() }
 
 // Start listens and starts the tracker monitor.
 func (jt *JobTracker) Start() error {
