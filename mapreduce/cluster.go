@@ -20,10 +20,6 @@ import (
 	"github.com/stratafs/strata/internal/proto/mrpb"
 )
 
-// SubmissionProtocol is the protocol a job client speaks to the
-// JobTracker.
-const SubmissionProtocol = "strata.JobSubmissionProtocol"
-
 // prepare does what the submitting process does before any task runs, in
 // either runner: the job's Setup, the output check, the input splits.
 func prepare(ctx context.Context, job *Job, env fs.Env, c *conf.Configuration) ([]InputSplit, error) {
@@ -138,7 +134,7 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 		// TaskTrackers have their copies).
 		defer removeStaging(env, exe)
 	}
-	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: SubmissionProtocol})
+	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: mrpb.SubmissionProtocol})
 	defer cl.Close()
 	sub := &mrpb.SubmitJobResponse{}
 	if err := cl.Call(ctx, "submitJob", &mrpb.SubmitJobRequest{Spec: spec}, sub); err != nil {

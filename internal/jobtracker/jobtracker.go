@@ -22,8 +22,8 @@ import (
 
 // Protocol names.
 const (
-	SubmissionProtocol   = mapreduce.SubmissionProtocol
-	InterTrackerProtocol = "strata.InterTrackerProtocol"
+	SubmissionProtocol   = mrpb.SubmissionProtocol
+	InterTrackerProtocol = mrpb.InterTrackerProtocol
 )
 
 // JobTracker is the daemon. Lifecycle: New → Start → Close.

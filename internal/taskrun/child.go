@@ -37,7 +37,7 @@ const JobTrackerEnv = "STRATA_JOBTRACKER"
 
 // UmbilicalProtocol is what task children call on the JobTracker:
 // getMapCompletionEvents.
-const UmbilicalProtocol = "strata.TaskUmbilicalProtocol"
+const UmbilicalProtocol = mrpb.UmbilicalProtocol
 
 // Bytes a child writes on its progress pipe.
 const (
