@@ -64,6 +64,8 @@ func (jt *JobTracker) history(j *job) *History {
 		if t.isMap {
 			typ = 'm'
 		}
+		// The history file's task states are strings (Hadoop's names),
+		// whatever the protocol's enums are.
 		st := map[taskState]string{pending: "PENDING", running: "RUNNING", done: "SUCCEEDED"}[t.state]
 		if j.state != mrpb.JobState_SUCCEEDED && t.state != done {
 			st = "KILLED"
