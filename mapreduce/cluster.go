@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +19,6 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 )
-
-// SubmissionProtocol is the protocol a job client speaks to the
-// JobTracker.
-const SubmissionProtocol = "strata.JobSubmissionProtocol"
 
 // prepare does what the submitting process does before any task runs, in
 // either runner: the job's Setup, the output check, the input splits.
@@ -116,17 +111,16 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 	if err != nil {
 		return nil, err
 	}
-	splitsJSON, err := json.Marshal(splits)
-	if err != nil {
-		return nil, err
-	}
 	reduces := job.NumReducers
 	if job.NewReducer == nil {
 		reduces = 0
 	}
 	spec := &mrpb.JobSpec{Job: proto.String(job.registered), Args: job.args, User: proto.String(env.User),
-		Name: proto.String(job.Name), SplitsJson: proto.String(string(splitsJSON)), NumReduces: proto.Int32(int32(reduces)),
+		Name: proto.String(job.Name), NumReduces: proto.Int32(int32(reduces)),
 		OutputPath: proto.String(job.OutputPath)}
+	for _, sp := range splits {
+		spec.Splits = append(spec.Splits, splitProto(sp))
+	}
 	for _, k := range c.Keys() {
 		spec.Conf = append(spec.Conf, &mrpb.KeyValue{Key: proto.String(k), Value: proto.String(c.GetRaw(k))})
 	}
@@ -140,7 +134,7 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 		// TaskTrackers have their copies).
 		defer removeStaging(env, exe)
 	}
-	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: SubmissionProtocol})
+	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: mrpb.SubmissionProtocol})
 	defer cl.Close()
 	sub := &mrpb.SubmitJobResponse{}
 	if err := cl.Call(ctx, "submitJob", &mrpb.SubmitJobRequest{Spec: spec}, sub); err != nil {
@@ -170,14 +164,14 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 			report(p)
 		}
 		switch s.GetState() {
-		case "SUCCEEDED":
+		case mrpb.JobState_SUCCEEDED:
 			counters := NewCounters()
 			for _, cv := range s.GetCounters() {
 				counters.Add(cv.GetGroup(), cv.GetName(), cv.GetValue())
 			}
 			return &Result{JobID: id, Counters: counters,
 				Elapsed: time.Duration(s.GetFinishMs()-s.GetStartMs()) * time.Millisecond}, nil
-		case "FAILED", "KILLED":
+		case mrpb.JobState_FAILED, mrpb.JobState_KILLED:
 			return nil, fmt.Errorf("mapreduce: job %s %s: %s", id, s.GetState(), s.GetError())
 		}
 		select {

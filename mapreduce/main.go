@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/taskrun"
 )
 
 // Main is the entry point of a user's job program: it parses Hadoop's
@@ -34,7 +35,7 @@ import (
 func Main() {
 	if len(os.Args) == 2 && os.Args[1] == "task" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := TaskMain(ctx, os.Stdin, os.Stdout)
+		code := taskrun.Main(ctx, os.Stdin, os.Stdout)
 		stop()
 		os.Exit(code)
 	}

@@ -5,8 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/internal/taskrun"
 )
 
 // TestShuffleMemory: a reduce's shuffle memory follows its memory cap as
@@ -45,17 +49,17 @@ func TestShuffleMemory(t *testing.T) {
 // commit; the maps of a job with reduces write no job output and do not
 // ask (which would cost each of them a heartbeat round trip).
 func TestCommitGate(t *testing.T) {
-	link := &childLink{progress: io.Discard, answer: strings.NewReader("")}
+	link := &taskrun.Link{Progress: io.Discard, Answer: strings.NewReader("")}
 	for _, tc := range []struct {
-		typ      string
-		reducers int
+		typ      mrpb.TaskType
+		reducers int32
 		asks     bool
-	}{{"m", 2, false}, {"m", 0, true}, {"r", 2, true}} {
-		if got := commitGate(TaskSpec{Type: tc.typ, Reducers: tc.reducers}, link) != nil; got != tc.asks {
-			t.Errorf("%s task of a job with %d reduces: asks to commit %v, want %v", tc.typ, tc.reducers, got, tc.asks)
+	}{{mrpb.TaskType_MAP, 2, false}, {mrpb.TaskType_MAP, 0, true}, {mrpb.TaskType_REDUCE, 2, true}} {
+		if got := commitGate(&mrpb.TaskSpec{Type: tc.typ.Enum(), Reducers: proto.Int32(tc.reducers)}, link) != nil; got != tc.asks {
+			t.Errorf("%v task of a job with %d reduces: asks to commit %v, want %v", tc.typ, tc.reducers, got, tc.asks)
 		}
 	}
-	if commitGate(TaskSpec{Type: "r"}, nil) != nil {
+	if commitGate(&mrpb.TaskSpec{Type: mrpb.TaskType_REDUCE.Enum()}, nil) != nil {
 		t.Error("a task without a TaskTracker asks to commit")
 	}
 }

@@ -2,109 +2,42 @@ package mapreduce
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"syscall"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
-	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/taskrun"
 )
 
-// TaskSpec describes one task attempt to run in its own process (a
-// TaskTracker's child, Hadoop's child JVM): the job to rebuild from its
-// registered name, arguments and settings, and the attempt's input.
-type TaskSpec struct {
-	Job   string            `json:"job"`
-	Args  []string          `json:"args"`
-	Conf  map[string]string `json:"conf"`
-	User  string            `json:"user"`
-	JobID string            `json:"jobId"`
-	// Type is "m" or "r".
-	Type    string `json:"type"`
-	Task    int    `json:"task"`
-	Attempt int    `json:"attempt"`
-	// Split is a map task's input.
-	Split *InputSplit `json:"split,omitempty"`
-	// Reducers is the job's number of reduce tasks (a map partitions its
-	// output into that many parts; 0: map-only).
-	Reducers int `json:"reducers"`
-	// LocalDirs hold the attempt's spills and map output.
-	LocalDirs []string `json:"localDirs"`
-	// Maps are, for a reduce task, where each map's output is served —
-	// of the maps done when it was launched.
-	Maps []shuffle.MapLocation `json:"maps,omitempty"`
-	// NumMaps is, for a reduce task, the job's number of maps; if Maps
-	// has fewer, the attempt asks the JobTracker (JobTrackerEnv) for map
-	// completion events from number MapEvents on until it knows them all.
-	NumMaps   int `json:"numMaps,omitempty"`
-	MapEvents int `json:"mapEvents,omitempty"`
-	// Executable, if set, is the URI of the program to run the attempt
-	// with (a user's job program, uploaded by its client).
-	Executable string `json:"executable,omitempty"`
+func init() { taskrun.SetRunner(runTask) }
+
+// TaskMain runs the attempt whose TaskSpec is on in and writes its
+// TaskResult on out, as a TaskTracker's child does; it returns the exit
+// status.
+//
+// Deprecated: the child protocol is internal (internal/taskrun.Main, which
+// mapreduce.Main calls for `<program> task`); this remains for test
+// binaries that act as task children and goes once they call taskrun.Main.
+func TaskMain(ctx context.Context, in io.Reader, out io.Writer) int {
+	return taskrun.Main(ctx, in, out)
 }
-
-// TaskResult is what an attempt reports when it ends.
-type TaskResult struct {
-	// Output is a map attempt's output on local disk (to be served to
-	// reducers).
-	Output   *spill.Output               `json:"output,omitempty"`
-	Counters map[string]map[string]int64 `json:"counters"`
-	Error    string                      `json:"error,omitempty"`
-	// FailedMaps are, after a fetch failure, the map attempts whose output
-	// could not be fetched (they must run again).
-	FailedMaps []string `json:"failedMaps,omitempty"`
-}
-
-// RunTask runs one attempt in this process.
-func RunTask(ctx context.Context, spec TaskSpec) (*TaskResult, error) {
-	return runTask(ctx, spec, NewCounters(), nil)
-}
-
-// ProgressFDEnv names the environment variable through which a TaskTracker
-// gives its child the number of a file descriptor (a pipe) on which the
-// child writes a byte whenever the attempt has made progress, at most once
-// a second; the TaskTracker kills an attempt silent for
-// mapreduce.task.timeout.
-const ProgressFDEnv = "STRATA_TASK_PROGRESS_FD"
-
-// CommitFDEnv names the environment variable through which a TaskTracker
-// gives its child the number of a file descriptor (a pipe) for commit
-// arbitration: before committing its output the child writes
-// CommitRequest on the progress pipe and waits for a byte on this one,
-// which comes once the JobTracker has allowed this attempt (and no other
-// attempt of its task) to commit. An attempt that loses is killed.
-const CommitFDEnv = "STRATA_TASK_COMMIT_FD"
-
-// JobTrackerEnv names the environment variable with the JobTracker's
-// address, which a TaskTracker gives its children.
-const JobTrackerEnv = "STRATA_JOBTRACKER"
-
-// TaskUmbilicalProtocol is what task children call on the JobTracker:
-// getMapCompletionEvents.
-const TaskUmbilicalProtocol = "strata.TaskUmbilicalProtocol"
-
-// Bytes a child writes on its progress pipe.
-const (
-	ProgressMade  byte = 1
-	CommitRequest byte = 2
-)
 
 // commitGate is an attempt's canCommit hook: the child link's, for the
 // attempts that write job output (reduces, and maps of map-only jobs). A
 // map of a job with reduces leaves its output on local disk for the
 // shuffle, and the first attempt to succeed wins without asking.
-func commitGate(spec TaskSpec, link *childLink) func(context.Context) error {
-	if spec.Type == "m" && spec.Reducers > 0 {
+func commitGate(spec *mrpb.TaskSpec, link *taskrun.Link) func(context.Context) error {
+	if spec.GetType() == mrpb.TaskType_MAP && spec.GetReducers() > 0 {
 		return nil
 	}
-	return link.commitGate()
+	return link.CommitGate()
 }
 
 // commitAttempt commits att's output once it may.
@@ -117,47 +50,61 @@ func commitAttempt(ctx context.Context, committer *Committer, att *TaskAttempt) 
 	return committer.CommitTask(ctx, att)
 }
 
-// reportProgress writes a byte on w each second in which counters moved
-// (records read, written, spilled, fetched, ...), until ctx ends.
-func reportProgress(ctx context.Context, counters *Counters, w io.Writer) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	last := int64(-1)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// counterTotal is the sum of every counter: progress is its moving.
+func counterTotal(counters *Counters) func() int64 {
+	return func() int64 {
 		var sum int64
 		for _, g := range counters.Map() {
 			for _, v := range g {
 				sum += v
 			}
 		}
-		if sum != last {
-			last = sum
-			if _, err := w.Write([]byte{ProgressMade}); err != nil {
-				return
-			}
-		}
+		return sum
 	}
 }
 
-func runTask(ctx context.Context, spec TaskSpec, counters *Counters, link *childLink) (*TaskResult, error) {
+// countersProto lists counters as the protocol carries them.
+func countersProto(c *Counters) []*mrpb.Counter {
+	var out []*mrpb.Counter
+	for _, g := range c.Groups() {
+		for _, cv := range c.Group(g) {
+			out = append(out, &mrpb.Counter{Group: proto.String(g), Name: proto.String(cv.Name), Value: proto.Int64(cv.Value)})
+		}
+	}
+	return out
+}
+
+// splitProto is s as the protocol carries it.
+func splitProto(s InputSplit) *mrpb.InputSplit {
+	return &mrpb.InputSplit{Path: proto.String(s.Path), Start: proto.Int64(s.Start), Length: proto.Int64(s.Length),
+		Hosts: s.Hosts, Index: proto.Int32(int32(s.Index))}
+}
+
+// splitFrom is the InputSplit p describes.
+func splitFrom(p *mrpb.InputSplit) InputSplit {
+	return InputSplit{Path: p.GetPath(), Start: p.GetStart(), Length: p.GetLength(), Hosts: p.GetHosts(), Index: int(p.GetIndex())}
+}
+
+// runTask is the taskrun.Runner of every program that links this package:
+// it rebuilds the job spec names and runs the attempt in this process.
+func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrpb.TaskResult, error) {
+	counters := NewCounters()
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go link.ReportProgress(pctx, counterTotal(counters))
 	io0 := ioSnapshot()
 	c := conf.New()
-	for k, v := range spec.Conf {
+	for k, v := range spec.GetConf() {
 		c.Set(k, v)
 	}
-	job, err := NewJob(spec.Job, spec.Args, c)
+	job, err := NewJob(spec.GetJob(), spec.GetArgs(), c)
 	if err != nil {
 		return nil, err
 	}
 	if job.Conf == nil {
 		job.Conf = c
 	}
-	env := fs.Env{Conf: job.Conf, User: spec.User}.WithDefaults()
+	env := fs.Env{Conf: job.Conf, User: spec.GetUser()}.WithDefaults()
 	lc, err := readLocalConfig(job.Conf)
 	if err != nil {
 		return nil, err
@@ -166,27 +113,26 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters, link *child
 	if err != nil {
 		return nil, err
 	}
-	if len(spec.Type) != 1 {
-		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
-	}
-	att := &TaskAttempt{JobID: spec.JobID, Type: spec.Type[0], Task: spec.Task, Attempt: spec.Attempt, Env: env, Conf: job.Conf, OutputDir: job.OutputPath, canCommit: commitGate(spec, link)}
-	res := &TaskResult{}
-	switch spec.Type {
-	case "m":
-		if spec.Split == nil {
+	reducers, dirs := int(spec.GetReducers()), spec.GetLocalDirs()
+	att := &TaskAttempt{JobID: spec.GetJobId(), Type: taskrun.TypeLetter(spec.GetType()), Task: int(spec.GetTask()), Attempt: int(spec.GetAttempt()),
+		Env: env, Conf: job.Conf, OutputDir: job.OutputPath, canCommit: commitGate(spec, link)}
+	res := &mrpb.TaskResult{}
+	switch spec.GetType() {
+	case mrpb.TaskType_MAP:
+		if spec.GetSplit() == nil {
 			return nil, errors.New("mapreduce: map task without a split")
 		}
-		out, err := runMap(ctx, job, att, *spec.Split, spec.Reducers, lc, spec.LocalDirs, committer, counters)
+		out, err := runMap(ctx, job, att, splitFrom(spec.GetSplit()), reducers, lc, dirs, committer, counters)
 		if err != nil {
 			return nil, err
 		}
-		if spec.Reducers > 0 {
-			res.Output = &out
+		if reducers > 0 {
+			res.Output = taskrun.MapOutputProto(out)
 		}
-	case "r":
+	case mrpb.TaskType_REDUCE:
 		cfg := shuffle.DefaultConfig()
-		cfg.JobID, cfg.Reduce, cfg.Name = spec.JobID, spec.Task, att.ID()
-		cfg.Compare, cfg.Codec, cfg.SortFactor, cfg.LocalDirs = job.CompareFunc(), lc.codec, lc.sortFactor, spec.LocalDirs
+		cfg.JobID, cfg.Reduce, cfg.Name = att.JobID, att.Task, att.ID()
+		cfg.Compare, cfg.Codec, cfg.SortFactor, cfg.LocalDirs = job.CompareFunc(), lc.codec, lc.sortFactor, dirs
 		if n, err := job.Conf.GetInt("mapreduce.reduce.shuffle.parallelcopies"); err == nil && n > 0 {
 			cfg.ParallelCopies = int(n)
 		}
@@ -199,13 +145,17 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters, link *child
 			}
 		}
 		cfg.Counters = func(name string, n int64) { counters.Add(GroupTask, name, n) }
-		merged, err := fetchMapOutputs(ctx, cfg, spec, job.Conf, link)
+		every, err := job.Conf.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
+		if err != nil || every <= 0 {
+			every = time.Second
+		}
+		merged, err := taskrun.FetchMapOutputs(ctx, cfg, spec, every, link)
 		var fe *shuffle.FetchError
 		if errors.As(err, &fe) {
 			for _, m := range fe.Failed {
 				res.FailedMaps = append(res.FailedMaps, m.AttemptID)
 			}
-			res.Error = err.Error()
+			res.Error = proto.String(err.Error())
 			return res, err
 		}
 		if err != nil {
@@ -216,62 +166,11 @@ func runTask(ctx context.Context, spec TaskSpec, counters *Counters, link *child
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("mapreduce: task type %q", spec.Type)
+		return nil, fmt.Errorf("mapreduce: task type %v", spec.GetType())
 	}
 	addIOCounters(counters, io0)
-	res.Counters = counters.Map()
+	res.Counters = countersProto(counters)
 	return res, nil
-}
-
-// TaskMain runs the attempt described by the JSON TaskSpec on in and
-// writes its JSON TaskResult on out; it returns the exit status (0 done,
-// 1 failed). A panic in the job's code fails the attempt with its message.
-func TaskMain(ctx context.Context, in io.Reader, out io.Writer) (code int) {
-	var spec TaskSpec
-	res := &TaskResult{}
-	defer func() {
-		if r := recover(); r != nil {
-			res = &TaskResult{Error: fmt.Sprintf("panic: %v", r)}
-			code = 1
-		}
-		json.NewEncoder(out).Encode(res)
-	}()
-	if err := json.NewDecoder(io.LimitReader(in, 64<<20)).Decode(&spec); err != nil {
-		res.Error = "bad task spec: " + err.Error()
-		return 1
-	}
-	counters := NewCounters()
-	var link *childLink
-	if progress := inheritedFile(ProgressFDEnv, "progress"); progress != nil {
-		pctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go reportProgress(pctx, counters, progress)
-		link = &childLink{progress: progress}
-		if answer := inheritedFile(CommitFDEnv, "commit"); answer != nil {
-			link.answer = answer
-		}
-	}
-	r, err := runTask(ctx, spec, counters, link)
-	if r != nil {
-		res = r
-	}
-	if err != nil {
-		res.Error = err.Error()
-		return 1
-	}
-	return 0
-}
-
-// inheritedFile is the file whose descriptor number the environment
-// variable env names, or nil. It is closed on exec, so that what the task
-// starts (a streaming command) does not hold the TaskTracker's pipes.
-func inheritedFile(env, name string) *os.File {
-	fd, err := strconv.Atoi(os.Getenv(env))
-	if err != nil || fd <= 2 {
-		return nil
-	}
-	syscall.CloseOnExec(fd)
-	return os.NewFile(uintptr(fd), name)
 }
 
 // shuffleMemory sets a reduce's shuffle memory as Hadoop sizes it: the

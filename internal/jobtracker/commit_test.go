@@ -27,7 +27,7 @@ func TestCommitArbitration(t *testing.T) {
 	jt := New(Config{})
 	const a0, a1 = "attempt_1_0001_r_000000_0", "attempt_1_0001_r_000000_1"
 	tk := &task{index: 0, state: running, running: map[string]string{a0: "tt-a", a1: "tt-b"}}
-	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: "RUNNING", reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4}
+	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4}
 	ask := func(tracker string, atts ...string) []string {
 		t.Helper()
 		resp, err := jt.heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: proto.String(tracker), CommitPending: atts})
@@ -48,7 +48,7 @@ func TestCommitArbitration(t *testing.T) {
 	if got := ask("tt-a", a1); len(got) != 0 {
 		t.Fatalf("a tracker not running the attempt was answered %v", got)
 	}
-	jt.report(jt.trackers["tt-b"], &mrpb.TaskReport{AttemptId: proto.String(a1), State: proto.String("FAILED"), ResultJson: proto.String(`{"error":"commit failed"}`)})
+	jt.report(jt.trackers["tt-b"], &mrpb.TaskReport{AttemptId: proto.String(a1), State: mrpb.TaskReport_FAILED.Enum(), Result: &mrpb.TaskResult{Error: proto.String("commit failed")}})
 	if got := ask("tt-a", a0); !slices.Equal(got, []string{a0}) {
 		t.Fatalf("after the first attempt failed: allowed %v", got)
 	}
@@ -62,7 +62,7 @@ func TestCommitArbitration(t *testing.T) {
 // are forgotten; running jobs never are.
 func TestRetireJobs(t *testing.T) {
 	jt := New(Config{RetiredJobs: 2})
-	for i, state := range []string{"SUCCEEDED", "RUNNING", "FAILED", "KILLED", "SUCCEEDED"} {
+	for i, state := range []mrpb.JobState{mrpb.JobState_SUCCEEDED, mrpb.JobState_RUNNING, mrpb.JobState_FAILED, mrpb.JobState_KILLED, mrpb.JobState_SUCCEEDED} {
 		id := fmt.Sprintf("job_1_%04d", i)
 		jt.jobs[id] = &job{id: id, state: state}
 		jt.order = append(jt.order, id)
@@ -93,7 +93,7 @@ func TestLoserEndsBeforeJobCommit(t *testing.T) {
 	jt := New(Config{})
 	const a0, a1 = "attempt_1_0001_r_000000_0", "attempt_1_0001_r_000000_1"
 	tk := &task{index: 0, state: running, running: map[string]string{a0: "tt-a", a1: "tt-b"}}
-	j := &job{id: "job_1_0001", state: "RUNNING", reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4,
+	j := &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4,
 		commit: cm, settings: map[string]string{"mapreduce.jobhistory.done-dir": filepath.Join(dir, "history")}}
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j.id)
@@ -108,7 +108,7 @@ func TestLoserEndsBeforeJobCommit(t *testing.T) {
 	heartbeat("tt-a")
 	heartbeat("tt-b")
 	jt.mu.Lock()
-	jt.report(jt.trackers["tt-a"], &mrpb.TaskReport{AttemptId: proto.String(a0), State: proto.String("SUCCEEDED"), ResultJson: proto.String(`{}`)})
+	jt.report(jt.trackers["tt-a"], &mrpb.TaskReport{AttemptId: proto.String(a0), State: mrpb.TaskReport_SUCCEEDED.Enum()})
 	committing := j.committing
 	jt.mu.Unlock()
 	if committing {
@@ -122,7 +122,7 @@ func TestLoserEndsBeforeJobCommit(t *testing.T) {
 		t.Fatalf("loser asking to commit: allowed %v, killed %v", resp.GetCommitAttempts(), resp.GetKillAttempts())
 	}
 	jt.mu.Lock()
-	jt.report(jt.trackers["tt-b"], &mrpb.TaskReport{AttemptId: proto.String(a1), State: proto.String("KILLED"), ResultJson: proto.String(`{}`)})
+	jt.report(jt.trackers["tt-b"], &mrpb.TaskReport{AttemptId: proto.String(a1), State: mrpb.TaskReport_KILLED.Enum()})
 	committing = j.committing
 	jt.mu.Unlock()
 	if !committing {
@@ -132,8 +132,8 @@ func TestLoserEndsBeforeJobCommit(t *testing.T) {
 		jt.mu.Lock()
 		state := j.state
 		jt.mu.Unlock()
-		if state != "RUNNING" {
-			if state != "SUCCEEDED" {
+		if state != mrpb.JobState_RUNNING {
+			if state != mrpb.JobState_SUCCEEDED {
 				t.Fatalf("job %s: %s", state, j.err)
 			}
 			break
@@ -154,7 +154,7 @@ func TestTrackerRestart(t *testing.T) {
 	m0 := &task{isMap: true, index: 0, state: running, running: map[string]string{run: "tt-a"}}
 	m1 := &task{isMap: true, index: 1, state: done, running: map[string]string{}, tracker: "tt-a", attemptID: doneMap}
 	r0 := &task{index: 0, state: pending, running: map[string]string{}}
-	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: "RUNNING", maps: []*task{m0, m1}, reduces: []*task{r0},
+	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, maps: []*task{m0, m1}, reduces: []*task{r0},
 		counters: mapreduce.NewCounters(), maxMap: 4, maxRed: 4}
 	beat := func(started int64) {
 		t.Helper()
@@ -176,12 +176,12 @@ func TestTrackerRestart(t *testing.T) {
 // longer be killed, and the caller is told so.
 func TestKillWhileCommitting(t *testing.T) {
 	jt := New(Config{})
-	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: "RUNNING", committing: true}
+	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, committing: true}
 	_, err := jt.killJob(context.Background(), &mrpb.JobIDRequest{JobId: proto.String("job_1_0001")})
 	if err == nil || !strings.Contains(err.Error(), "committing") {
 		t.Fatalf("kill during commit: %v", err)
 	}
-	if st := jt.jobs["job_1_0001"].state; st != "RUNNING" {
+	if st := jt.jobs["job_1_0001"].state; st != mrpb.JobState_RUNNING {
 		t.Fatalf("state %s", st)
 	}
 }

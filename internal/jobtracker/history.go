@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/proto/mrpb"
 )
 
 // History is a finished job's record, written by the JobTracker as
@@ -51,20 +52,22 @@ func historyConf(settings map[string]string) *conf.Configuration {
 
 // historyPath is where a job's history lives under c's done dir.
 func historyPath(c *conf.Configuration, jobID string) string {
-	return strings.TrimSuffix(c.Get("mapreduce.jobhistory.done-dir"), "/") + "/" + jobID + ".json"
+	return strings.TrimSuffix(c.Get(keyHistoryDir), "/") + "/" + jobID + ".json"
 }
 
 // history snapshots j. Lock held.
 func (jt *JobTracker) history(j *job) *History {
-	h := &History{JobID: j.id, Name: j.name, User: j.user, State: j.state, Error: j.err, Submit: j.start, Finish: j.finish,
+	h := &History{JobID: j.id, Name: j.name, User: j.user, State: j.state.String(), Error: j.err, Submit: j.start, Finish: j.finish,
 		Counters: j.counters.Map()}
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		typ := 'r'
 		if t.isMap {
 			typ = 'm'
 		}
+		// The history file's task states are strings (Hadoop's names),
+		// whatever the protocol's enums are.
 		st := map[taskState]string{pending: "PENDING", running: "RUNNING", done: "SUCCEEDED"}[t.state]
-		if j.state != "SUCCEEDED" && t.state != done {
+		if j.state != mrpb.JobState_SUCCEEDED && t.state != done {
 			st = "KILLED"
 			if t.failures > 0 {
 				st = "FAILED"

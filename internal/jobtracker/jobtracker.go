@@ -1,17 +1,7 @@
-// Package jobtracker is the JobTracker daemon of strata's MapReduce
-// (Hadoop MRv1's architecture): it accepts jobs from clients, divides them
-// into map and reduce tasks, hands task attempts to TaskTrackers in their
-// heartbeats — data-local maps first, into the trackers' free slots —,
-// retries failed attempts up to mapreduce.map/reduce.maxattempts, re-runs
-// the maps whose output was lost with a TaskTracker, and commits the job.
-// Clients and TaskTrackers speak to it over Hadoop IPC
-// (strata.JobSubmissionProtocol, strata.InterTrackerProtocol).
 package jobtracker
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -26,31 +16,15 @@ import (
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/mrpb"
-	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/internal/taskrun"
 	"github.com/stratafs/strata/mapreduce"
 )
 
 // Protocol names.
 const (
-	SubmissionProtocol   = mapreduce.SubmissionProtocol
-	InterTrackerProtocol = "strata.InterTrackerProtocol"
+	SubmissionProtocol   = mrpb.SubmissionProtocol
+	InterTrackerProtocol = mrpb.InterTrackerProtocol
 )
-
-// Config configures a JobTracker.
-type Config struct {
-	// Addr is the RPC address (mapreduce.jobtracker.address).
-	Addr string
-	// HeartbeatInterval is what TaskTrackers are told to use.
-	HeartbeatInterval time.Duration
-	// TrackerExpiry declares a TaskTracker lost after this long without a
-	// heartbeat (mapreduce.jobtracker.expire.trackers.interval, 10 min).
-	TrackerExpiry time.Duration
-	// RetiredJobs is how many finished jobs stay in memory for -status and
-	// -list (mapreduce.jobtracker.retiredjobs.cache.size); older ones are
-	// forgotten, their histories stay on the file system.
-	RetiredJobs int
-	Logger      *slog.Logger
-}
 
 // JobTracker is the daemon. Lifecycle: New → Start → Close.
 type JobTracker struct {
@@ -102,7 +76,7 @@ type task struct {
 	state    taskState
 	attempts int // attempts started
 	failures int
-	split    *mapreduce.InputSplit
+	split    *mrpb.InputSplit
 	// For a finished map: where its output is served.
 	tracker, url, attemptID string
 	running                 map[string]string // attempt id → tracker name
@@ -128,7 +102,7 @@ type job struct {
 	settings map[string]string
 	maps     []*task
 	reduces  []*task
-	state    string
+	state    mrpb.JobState
 	err      string
 	counters *mapreduce.Counters
 	start    time.Time
@@ -151,22 +125,18 @@ type job struct {
 	events []*mrpb.MapCompletionEvent
 }
 
-// New returns a JobTracker; it does not listen until Start.
+// New returns a JobTracker; it does not listen until Start, which
+// validates cfg.
 func New(cfg Config) *JobTracker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.HeartbeatInterval <= 0 {
-		cfg.HeartbeatInterval = time.Second
-	}
-	if cfg.TrackerExpiry <= 0 {
-		cfg.TrackerExpiry = 10 * time.Minute
-	}
-	if cfg.RetiredJobs <= 0 {
-		cfg.RetiredJobs = 1000
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
 	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
-		stop: make(chan struct{}), started: time.Now().UnixMilli()}
+		stop: make(chan struct{})}
+	jt.started = jt.now().UnixMilli()
 	jt.srv = ipc.NewServer(ipc.ServerConfig{Logger: cfg.Logger})
 	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
 		"submitJob":    ipc.Unary(jt.submitJob),
@@ -177,29 +147,20 @@ func New(cfg Config) *JobTracker {
 	jt.srv.Register(InterTrackerProtocol, map[string]ipc.Method{
 		"heartbeat": ipc.Unary(jt.heartbeat),
 	})
-	jt.srv.Register(mapreduce.TaskUmbilicalProtocol, map[string]ipc.Method{
+	jt.srv.Register(taskrun.UmbilicalProtocol, map[string]ipc.Method{
 		"getMapCompletionEvents": ipc.Unary(jt.getMapCompletionEvents),
 	})
 	return jt
 }
 
-// ConfigFrom reads the JobTracker's settings.
-func ConfigFrom(c *conf.Configuration) (Config, error) {
-	cfg := Config{Addr: c.Get("mapreduce.jobtracker.address")}
-	if cfg.Addr == "" || cfg.Addr == "local" {
-		return cfg, errors.New("jobtracker: set mapreduce.jobtracker.address (host:port)")
-	}
-	var err1, err2, err3 error
-	var retired int64
-	cfg.TrackerExpiry, err1 = c.GetDuration("mapreduce.jobtracker.expire.trackers.interval", time.Millisecond)
-	cfg.HeartbeatInterval, err2 = c.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
-	retired, err3 = c.GetInt("mapreduce.jobtracker.retiredjobs.cache.size")
-	cfg.RetiredJobs = int(retired)
-	return cfg, errors.Join(err1, err2, err3)
-}
+// now is the time by cfg.Clock.
+func (jt *JobTracker) now() time.Time { return jt.cfg.Clock() }
 
 // Start listens and starts the tracker monitor.
 func (jt *JobTracker) Start() error {
+	if err := jt.cfg.Validate(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", jt.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("jobtracker: %w", err)
@@ -242,16 +203,23 @@ func (jt *JobTracker) monitor() {
 		select {
 		case <-jt.stop:
 			return
-		case now := <-t.C:
-			jt.mu.Lock()
-			for name, tr := range jt.trackers {
-				if now.Sub(tr.lastSeen) > jt.cfg.TrackerExpiry {
-					jt.log.Warn("jobtracker: lost tasktracker", "tracker", name)
-					delete(jt.trackers, name)
-					jt.trackerLost(name)
-				}
-			}
-			jt.mu.Unlock()
+		case <-t.C:
+			jt.expireTrackers()
+		}
+	}
+}
+
+// expireTrackers declares lost the trackers silent for longer than
+// cfg.TrackerExpiry and re-queues their work.
+func (jt *JobTracker) expireTrackers() {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	now := jt.now()
+	for name, tr := range jt.trackers {
+		if now.Sub(tr.lastSeen) > jt.cfg.TrackerExpiry {
+			jt.log.Warn("jobtracker: lost tasktracker", "tracker", name)
+			delete(jt.trackers, name)
+			jt.trackerLost(name)
 		}
 	}
 }
@@ -261,7 +229,7 @@ func (jt *JobTracker) monitor() {
 // held.
 func (jt *JobTracker) trackerLost(name string) {
 	for _, j := range jt.jobs {
-		if j.state != "RUNNING" {
+		if j.state != mrpb.JobState_RUNNING {
 			continue
 		}
 		reducesLeft := false
@@ -303,11 +271,13 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if caller, ok := ipc.CallerFrom(ctx); ok && user == "" {
 		user = caller.User
 	}
-	var splits []mapreduce.InputSplit
-	if err := json.Unmarshal([]byte(spec.GetSplitsJson()), &splits); err != nil {
-		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: bad input splits: %v", spec.GetJob(), err)
+	splits := spec.GetSplits()
+	for i, sp := range splits {
+		if sp == nil || sp.GetIndex() < 0 {
+			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: bad input split %d", spec.GetJob(), i)
+		}
 	}
-	spec.SplitsJson = nil // kept parsed in the job's tasks
+	spec.Splits = nil // kept in the job's tasks
 	if spec.GetNumReduces() < 0 || spec.GetNumReduces() > 100000 || spec.GetOutputPath() == "" {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: %d reduces, output %q", spec.GetJob(), spec.GetNumReduces(), spec.GetOutputPath())
 	}
@@ -331,19 +301,19 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	jt.seq++
 	j := &job{
 		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: spec.GetName(), user: user, settings: settings,
-		state: "RUNNING", counters: mapreduce.NewCounters(), start: time.Now(), commit: commit,
-		maxMap: maxAttempts("mapreduce.map.maxattempts"), maxRed: maxAttempts("mapreduce.reduce.maxattempts"),
+		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: jt.now(), commit: commit,
+		maxMap: maxAttempts(keyMapMaxAttempts), maxRed: maxAttempts(keyReduceMaxAttempts),
 	}
-	j.speculateMaps, _ = c.GetBool("mapreduce.map.speculative")
-	j.speculateReduces, _ = c.GetBool("mapreduce.reduce.speculative")
-	if j.lag, err = c.GetDuration("strata.mapreduce.speculative.lag", time.Millisecond); err != nil || j.lag <= 0 {
+	j.speculateMaps, _ = c.GetBool(keyMapSpeculative)
+	j.speculateReduces, _ = c.GetBool(keyReduceSpeculative)
+	if j.lag, err = c.GetDuration(keySpeculativeLag, time.Millisecond); err != nil || j.lag <= 0 {
 		j.lag = time.Minute
 	}
-	for i := range splits {
-		j.maps = append(j.maps, &task{isMap: true, index: splits[i].Index, split: &splits[i], running: map[string]string{}})
+	for _, sp := range splits {
+		j.maps = append(j.maps, &task{isMap: true, index: int(sp.GetIndex()), split: sp, running: map[string]string{}})
 	}
 	sort.Slice(j.maps, func(a, b int) bool { return j.maps[a].index < j.maps[b].index })
-	frac, err := c.GetFloat("mapreduce.job.reduce.slowstart.completedmaps")
+	frac, err := c.GetFloat(keySlowstart)
 	if err != nil || !(frac >= 0 && frac <= 1) { // NaN too
 		frac = 1
 	}
@@ -360,7 +330,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 
 func (jt *JobTracker) status(j *job) *mrpb.JobStatus {
 	st := &mrpb.JobStatus{
-		JobId: proto.String(j.id), Name: proto.String(j.name), State: proto.String(j.state), User: proto.String(j.user),
+		JobId: proto.String(j.id), Name: proto.String(j.name), State: j.state.Enum(), User: proto.String(j.user),
 		Maps: proto.Int32(int32(len(j.maps))), Reduces: proto.Int32(int32(len(j.reduces))),
 		Error: proto.String(j.err), StartMs: proto.Int64(j.start.UnixMilli()),
 	}
@@ -417,8 +387,8 @@ func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrp
 	if j.committing {
 		return nil, ipc.Errorf(ipc.ClassIOException, "job %s is committing its output and can no longer be killed", j.id)
 	}
-	if j.state == "RUNNING" {
-		jt.endJob(j, "KILLED", "killed by "+callerName(ctx))
+	if j.state == mrpb.JobState_RUNNING {
+		jt.endJob(j, mrpb.JobState_KILLED, "killed by "+callerName(ctx))
 	}
 	return &mrpb.KillJobResponse{}, nil
 }
@@ -432,8 +402,8 @@ func callerName(ctx context.Context) string {
 
 // endJob finishes a job that did not succeed: its running attempts are
 // killed and its temporary output removed. Lock held.
-func (jt *JobTracker) endJob(j *job, state, msg string) {
-	j.state, j.err, j.finish = state, msg, time.Now()
+func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
+	j.state, j.err, j.finish = state, msg, jt.now()
 	h := jt.history(j)
 	jt.goBackground(func() { jt.writeHistory(j.settings, h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
@@ -456,13 +426,13 @@ func (jt *JobTracker) endJob(j *job, state, msg string) {
 func (jt *JobTracker) retire() {
 	finished := 0
 	for _, id := range jt.order {
-		if jt.jobs[id].state != "RUNNING" {
+		if jt.jobs[id].state != mrpb.JobState_RUNNING {
 			finished++
 		}
 	}
 	keep := jt.order[:0]
 	for _, id := range jt.order {
-		if finished > jt.cfg.RetiredJobs && jt.jobs[id].state != "RUNNING" {
+		if finished > jt.cfg.RetiredJobs && jt.jobs[id].state != mrpb.JobState_RUNNING {
 			delete(jt.jobs, id)
 			finished--
 			continue
@@ -476,7 +446,7 @@ func (jt *JobTracker) retire() {
 // committing writes to the file system, and heartbeats go on meanwhile.
 // Lock held.
 func (jt *JobTracker) checkDone(j *job) {
-	if j.state != "RUNNING" || j.committing {
+	if j.state != mrpb.JobState_RUNNING || j.committing {
 		return
 	}
 	last := j.reduces
@@ -499,10 +469,10 @@ func (jt *JobTracker) checkDone(j *job) {
 		jt.mu.Lock()
 		defer jt.mu.Unlock()
 		if err != nil {
-			jt.endJob(j, "FAILED", "commit: "+err.Error())
+			jt.endJob(j, mrpb.JobState_FAILED, "commit: "+err.Error())
 			return
 		}
-		j.state, j.finish = "SUCCEEDED", time.Now()
+		j.state, j.finish = mrpb.JobState_SUCCEEDED, jt.now()
 		h := jt.history(j)
 		jt.goBackground(func() { jt.writeHistory(j.settings, h) })
 		for _, tr := range jt.trackers {
@@ -534,7 +504,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		jt.trackers[name] = tr
 		jt.log.Info("jobtracker: tasktracker joined", "tracker", name, "host", req.GetHost())
 	}
-	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), time.Now()
+	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), jt.now()
 	if c, ok := ipc.CallerFrom(ctx); ok && c.Remote != nil {
 		if h, _, err := net.SplitHostPort(c.Remote.String()); err == nil {
 			tr.ip = h
@@ -559,7 +529,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 // report applies one attempt's report. Lock held.
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	j, t := jt.find(rep.GetAttemptId())
-	if t == nil || j.state != "RUNNING" {
+	if t == nil || j.state != mrpb.JobState_RUNNING {
 		return
 	}
 	if _, ok := t.losers[rep.GetAttemptId()]; ok {
@@ -570,11 +540,10 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	if _, ok := t.running[rep.GetAttemptId()]; !ok {
 		return // a late report of an attempt already written off
 	}
-	var res mapreduce.TaskResult
-	json.Unmarshal([]byte(rep.GetResultJson()), &res)
+	res := rep.GetResult()
 	switch rep.GetState() {
-	case "SUCCEEDED":
-		t.took = time.Since(t.startedAt[rep.GetAttemptId()])
+	case mrpb.TaskReport_SUCCEEDED:
+		t.took = jt.now().Sub(t.startedAt[rep.GetAttemptId()])
 		delete(t.running, rep.GetAttemptId())
 		if t.state == done {
 			return
@@ -596,18 +565,16 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 			j.events = append(j.events, &mrpb.MapCompletionEvent{MapIndex: proto.Int32(int32(t.index)),
 				AttemptId: proto.String(t.attemptID), Url: proto.String(t.url)})
 		}
-		for g, m := range res.Counters {
-			for n, v := range m {
-				j.counters.Add(g, n, v)
-			}
+		for _, cv := range res.GetCounters() {
+			j.counters.Add(cv.GetGroup(), cv.GetName(), cv.GetValue())
 		}
 		jt.checkDone(j)
-	case "FAILED", "KILLED":
+	case mrpb.TaskReport_FAILED, mrpb.TaskReport_KILLED:
 		delete(t.running, rep.GetAttemptId())
-		t.lastError = res.Error
+		t.lastError = res.GetError()
 		// A reduce that could not fetch some map outputs is not at fault:
 		// the maps run again and the reduce retries without a failure.
-		if rep.GetState() == "FAILED" && len(res.FailedMaps) == 0 {
+		if rep.GetState() == mrpb.TaskReport_FAILED && len(res.GetFailedMaps()) == 0 {
 			t.failures++
 			kind, max := mapreduce.FailedReduces, j.maxRed
 			if t.isMap {
@@ -619,7 +586,7 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 				if t.isMap {
 					typ = "m"
 				}
-				jt.endJob(j, "FAILED", fmt.Sprintf("task %s_%06d failed %d times; last error: %s", typ, t.index, t.failures, t.lastError))
+				jt.endJob(j, mrpb.JobState_FAILED, fmt.Sprintf("task %s_%06d failed %d times; last error: %s", typ, t.index, t.failures, t.lastError))
 				return
 			}
 		}
@@ -627,7 +594,7 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 			t.state = pending
 		}
 		// Maps whose output a reducer could not fetch run again.
-		for _, att := range res.FailedMaps {
+		for _, att := range res.GetFailedMaps() {
 			for _, m := range j.maps {
 				if m.attemptID == att && m.state == done {
 					jt.log.Info("jobtracker: re-running map after fetch failures", "job", j.id, "map", m.index)
@@ -647,7 +614,7 @@ func (jt *JobTracker) canCommit(tr *tracker, att string) bool {
 		tr.kill = append(tr.kill, att) // the first kill may have been lost
 		return false
 	}
-	if t == nil || j.state != "RUNNING" || t.state == done || t.running[att] != tr.name {
+	if t == nil || j.state != mrpb.JobState_RUNNING || t.state == done || t.running[att] != tr.name {
 		return false
 	}
 	if t.committer != att {
@@ -668,20 +635,20 @@ func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapC
 	j := jt.jobs[req.GetJobId()]
 	if j == nil {
 		// Retired, or this JobTracker restarted: the reduce cannot go on.
-		return &mrpb.MapCompletionEventsResponse{JobState: proto.String("UNKNOWN")}, nil
+		return &mrpb.MapCompletionEventsResponse{JobState: mrpb.JobState_UNKNOWN.Enum()}, nil
 	}
 	from := int(req.GetFromIndex())
 	if from < 0 || from > len(j.events) {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %s: event index %d out of [0, %d]", j.id, from, len(j.events))
 	}
-	return &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: proto.String(j.state)}, nil
+	return &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: j.state.Enum()}, nil
 }
 
 // find returns the running job and task of a running or losing attempt
 // id (the finished jobs kept for -status have nothing to find). Lock held.
 func (jt *JobTracker) find(attempt string) (*job, *task) {
 	for _, j := range jt.jobs {
-		if j.state != "RUNNING" {
+		if j.state != mrpb.JobState_RUNNING {
 			continue
 		}
 		for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
@@ -702,7 +669,7 @@ func (jt *JobTracker) find(attempt string) (*job, *task) {
 func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.HeartbeatResponse) {
 	for _, id := range jt.order {
 		j := jt.jobs[id]
-		if j.state != "RUNNING" {
+		if j.state != mrpb.JobState_RUNNING {
 			continue
 		}
 		for _, local := range []bool{true, false} {
@@ -710,7 +677,8 @@ func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.
 				if mapSlots == 0 {
 					break
 				}
-				isLocal := contains(t.split.Hosts, tr.host) || (tr.ip != "" && contains(t.split.Hosts, tr.ip))
+				hosts := t.split.GetHosts()
+				isLocal := contains(hosts, tr.host) || (tr.ip != "" && contains(hosts, tr.ip))
 				if t.state != pending || local != isLocal {
 					continue
 				}
@@ -780,7 +748,7 @@ func (jt *JobTracker) speculate(j *job, tasks []*task, tr *tracker, slots int, r
 			continue
 		}
 		for att, name := range t.running {
-			if age := time.Since(t.startedAt[att]); name != tr.name && age > j.lag && age > 2*mean {
+			if age := jt.now().Sub(t.startedAt[att]); name != tr.name && age > j.lag && age > 2*mean {
 				kind := "reduce"
 				if t.isMap {
 					kind = "map"
@@ -814,28 +782,31 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 	}
 	att := &mapreduce.TaskAttempt{JobID: j.id, Type: typ, Task: t.index, Attempt: t.attempts}
 	t.attempts++
-	spec := mapreduce.TaskSpec{Job: j.spec.GetJob(), Args: j.spec.GetArgs(), Conf: j.settings, User: j.user,
-		JobID: j.id, Type: string(typ), Task: t.index, Attempt: att.Attempt, Reducers: len(j.reduces),
-		Executable: j.spec.GetExecutable()}
+	kind := mrpb.TaskType_REDUCE
+	if t.isMap {
+		kind = mrpb.TaskType_MAP
+	}
+	spec := &mrpb.TaskSpec{Job: j.spec.Job, Args: j.spec.GetArgs(), Conf: j.settings, User: proto.String(j.user),
+		JobId: proto.String(j.id), Type: kind.Enum(), Task: proto.Int32(int32(t.index)), Attempt: proto.Int32(int32(att.Attempt)),
+		Reducers: proto.Int32(int32(len(j.reduces))), Executable: j.spec.Executable}
 	if t.isMap {
 		spec.Split = t.split
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)
 	} else {
-		spec.NumMaps = len(j.maps)
-		spec.MapEvents = len(j.events)
+		spec.NumMaps = proto.Int32(int32(len(j.maps)))
+		spec.MapEvents = proto.Int32(int32(len(j.events)))
 		for _, m := range j.maps {
 			if m.state == done {
-				spec.Maps = append(spec.Maps, shuffle.MapLocation{AttemptID: m.attemptID, URL: m.url, MapIndex: m.index})
+				spec.Maps = append(spec.Maps, &mrpb.MapCompletionEvent{AttemptId: proto.String(m.attemptID), Url: proto.String(m.url), MapIndex: proto.Int32(int32(m.index))})
 			}
 		}
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedReduces, 1)
 	}
-	b, _ := json.Marshal(spec)
 	t.state = running
 	t.running[att.ID()] = tr.name
 	if t.startedAt == nil {
 		t.startedAt = map[string]time.Time{}
 	}
-	t.startedAt[att.ID()] = time.Now()
-	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), SpecJson: proto.String(string(b)), IsMap: proto.Bool(t.isMap)})
+	t.startedAt[att.ID()] = jt.now()
+	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }

@@ -16,12 +16,12 @@ import (
 // cap), and how often it is checked
 // (mapreduce.tasktracker.taskmemorymanager.monitoringinterval).
 func memoryLimit(settings map[string]string, isMap bool) (limit int64, every time.Duration) {
-	key := "mapreduce.reduce.memory.mb"
+	key := keyReduceMemory
 	if isMap {
-		key = "mapreduce.map.memory.mb"
+		key = keyMapMemory
 	}
 	c := conf.New()
-	for _, k := range []string{key, "mapreduce.tasktracker.taskmemorymanager.monitoringinterval"} {
+	for _, k := range []string{key, keyMemoryEvery} {
 		if v, ok := settings[k]; ok {
 			c.Set(k, v)
 		}
@@ -30,7 +30,7 @@ func memoryLimit(settings map[string]string, isMap bool) (limit int64, every tim
 	if err != nil || mb <= 0 {
 		return 0, 0
 	}
-	every, err = c.GetDuration("mapreduce.tasktracker.taskmemorymanager.monitoringinterval", time.Millisecond)
+	every, err = c.GetDuration(keyMemoryEvery, time.Millisecond)
 	if err != nil || every <= 0 {
 		every = 5 * time.Second
 	}

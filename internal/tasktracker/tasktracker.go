@@ -1,23 +1,8 @@
-// Package tasktracker is the TaskTracker daemon of strata's MapReduce
-// (Hadoop MRv1's architecture). It heartbeats to the JobTracker with its
-// free map and reduce slots and the attempts that ended, runs each attempt
-// it is given as a child process (`strata task`: the attempt's TaskSpec as
-// JSON on stdin, its TaskResult as JSON on stdout), so a crashing or
-// runaway job cannot take the daemon down, and serves finished maps'
-// outputs to reducers over HTTP at shuffle.Path.
-//
-// Local layout, under each directory of mapreduce.cluster.local.dir:
-//
-//	taskTracker/<job id>/<attempt id>/   the attempt's spills and output
-//	userlogs/<job id>/<attempt id>.stderr the child's standard error
-//
-// A job's directories are removed when the JobTracker says it is done.
 package tasktracker
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -40,55 +27,8 @@ import (
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
-	"github.com/stratafs/strata/mapreduce"
+	"github.com/stratafs/strata/internal/taskrun"
 )
-
-// maxResult bounds what is read of a child's standard output.
-const maxResult = 16 << 20
-
-// Config configures a TaskTracker.
-type Config struct {
-	// JobTracker is the JobTracker's RPC address.
-	JobTracker string
-	// HTTPAddr is where map outputs are served
-	// (mapreduce.tasktracker.http.address).
-	HTTPAddr string
-	// Host is the name the JobTracker matches against input split hosts
-	// for data-local maps; default the machine's host name.
-	Host string
-	// LocalDirs hold intermediate data (mapreduce.cluster.local.dir).
-	LocalDirs []string
-	// MapSlots and ReduceSlots are how many attempts of each kind run at
-	// once (mapred.tasktracker.{map,reduce}.tasks.maximum).
-	MapSlots, ReduceSlots int
-	// Executable is the program run for each attempt with the argument
-	// "task"; default this process's executable.
-	Executable string
-	User       string
-	Logger     *slog.Logger
-}
-
-// ConfigFrom reads a TaskTracker's settings.
-func ConfigFrom(c *conf.Configuration) (Config, error) {
-	cfg := Config{JobTracker: c.Get("mapreduce.jobtracker.address"), HTTPAddr: c.Get("mapreduce.tasktracker.http.address"),
-		LocalDirs: c.GetStrings("mapreduce.cluster.local.dir")}
-	if cfg.JobTracker == "" || cfg.JobTracker == "local" {
-		return cfg, errors.New("tasktracker: set mapreduce.jobtracker.address (host:port)")
-	}
-	if len(cfg.LocalDirs) == 0 {
-		return cfg, errors.New("tasktracker: mapreduce.cluster.local.dir is empty")
-	}
-	m, err1 := c.GetInt("mapred.tasktracker.map.tasks.maximum")
-	r, err2 := c.GetInt("mapred.tasktracker.reduce.tasks.maximum")
-	if err := errors.Join(err1, err2); err != nil {
-		return cfg, err
-	}
-	if m < 1 || r < 1 {
-		return cfg, fmt.Errorf("tasktracker: slot counts must be at least 1 (map %d, reduce %d)", m, r)
-	}
-	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
-	return cfg, nil
-}
 
 // TaskTracker is the daemon. Lifecycle: New → Start → Close.
 type TaskTracker struct {
@@ -106,6 +46,8 @@ type TaskTracker struct {
 	reports    []*mrpb.TaskReport // ended attempts not yet acknowledged
 	freeMaps   int
 	freeReduce int
+	// runAttempt runs one attempt to its end: run, or a fake in tests.
+	runAttempt func(ctx context.Context, a *attempt, spec *mrpb.TaskSpec) *mrpb.TaskReport
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -122,8 +64,12 @@ type attempt struct {
 	commitOK      *os.File
 }
 
-// New returns a TaskTracker; it does nothing until Start.
+// New validates cfg, makes the local directories and returns a
+// TaskTracker; it does nothing until Start.
 func New(cfg Config) (*TaskTracker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -140,12 +86,6 @@ func New(cfg Config) (*TaskTracker, error) {
 	if cfg.User == "" {
 		cfg.User = fs.CurrentUser()
 	}
-	if cfg.MapSlots < 1 {
-		cfg.MapSlots = 2
-	}
-	if cfg.ReduceSlots < 1 {
-		cfg.ReduceSlots = 2
-	}
 	for _, d := range cfg.LocalDirs {
 		if err := os.MkdirAll(filepath.Join(d, "taskTracker"), 0o755); err != nil {
 			return nil, fmt.Errorf("tasktracker: local dir: %w", err)
@@ -153,6 +93,7 @@ func New(cfg Config) (*TaskTracker, error) {
 	}
 	tt := &TaskTracker{cfg: cfg, log: cfg.Logger, running: map[string]*attempt{},
 		freeMaps: cfg.MapSlots, freeReduce: cfg.ReduceSlots}
+	tt.runAttempt = tt.run
 	tt.shuffle = shuffle.NewServer(shuffle.ServerConfig{Logger: cfg.Logger})
 	tt.jt = ipc.NewClient(ipc.ClientConfig{Addr: cfg.JobTracker, User: cfg.User, Protocol: jobtracker.InterTrackerProtocol})
 	tt.ctx, tt.cancel = context.WithCancel(context.Background())
@@ -201,17 +142,7 @@ func (tt *TaskTracker) heartbeatLoop(url string) {
 	interval := time.Second
 	started := time.Now().UnixNano()
 	for {
-		tt.mu.Lock()
-		reports := tt.reports
-		req := &mrpb.HeartbeatRequest{Tracker: proto.String(tt.name), Host: proto.String(tt.cfg.Host), HttpUrl: proto.String(url),
-			FreeMapSlots: proto.Int32(int32(tt.freeMaps)), FreeReduceSlots: proto.Int32(int32(tt.freeReduce)), Reports: reports,
-			StartedNs: proto.Int64(started)}
-		for id, a := range tt.running {
-			if a.commitPending {
-				req.CommitPending = append(req.CommitPending, id)
-			}
-		}
-		tt.mu.Unlock()
+		req := tt.heartbeatRequest(url, started)
 		ctx, cancel := context.WithTimeout(tt.ctx, 30*time.Second)
 		resp := &mrpb.HeartbeatResponse{}
 		err := tt.jt.Call(ctx, "heartbeat", req, resp)
@@ -222,9 +153,7 @@ func (tt *TaskTracker) heartbeatLoop(url string) {
 			}
 			tt.log.Warn("tasktracker: heartbeat failed", "jobtracker", tt.cfg.JobTracker, "err", err)
 		} else {
-			tt.mu.Lock()
-			tt.reports = tt.reports[len(reports):] // acknowledged
-			tt.mu.Unlock()
+			tt.acknowledge(len(req.GetReports()))
 			tt.apply(resp)
 			if ms := resp.GetIntervalMs(); ms > 0 {
 				interval = time.Duration(ms) * time.Millisecond
@@ -236,6 +165,32 @@ func (tt *TaskTracker) heartbeatLoop(url string) {
 		case <-time.After(interval):
 		}
 	}
+}
+
+// heartbeatRequest is the next heartbeat: the free slots, the reports not
+// yet acknowledged (all of them, again, after a failed heartbeat) and the
+// attempts waiting for leave to commit.
+func (tt *TaskTracker) heartbeatRequest(url string, started int64) *mrpb.HeartbeatRequest {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	req := &mrpb.HeartbeatRequest{Tracker: proto.String(tt.name), Host: proto.String(tt.cfg.Host), HttpUrl: proto.String(url),
+		FreeMapSlots: proto.Int32(int32(tt.freeMaps)), FreeReduceSlots: proto.Int32(int32(tt.freeReduce)),
+		Reports: slices.Clip(tt.reports), StartedNs: proto.Int64(started)}
+	for id, a := range tt.running {
+		if a.commitPending {
+			req.CommitPending = append(req.CommitPending, id)
+		}
+	}
+	sort.Strings(req.CommitPending)
+	return req
+}
+
+// acknowledge forgets the first n reports, which the JobTracker has
+// received; reports added since stay for the next heartbeat.
+func (tt *TaskTracker) acknowledge(n int) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.reports = tt.reports[n:]
 }
 
 func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
@@ -266,7 +221,7 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 	}
 	for _, l := range resp.GetLaunch() {
 		ctx, cancel := context.WithCancel(tt.ctx)
-		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), isMap: l.GetIsMap(), cancel: cancel}
+		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), isMap: l.GetSpec().GetType() == mrpb.TaskType_MAP, cancel: cancel}
 		if a.isMap {
 			tt.freeMaps--
 		} else {
@@ -277,7 +232,7 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 		go func() {
 			defer tt.wg.Done()
 			defer cancel()
-			rep := tt.run(ctx, a, l.GetSpecJson())
+			rep := tt.runAttempt(ctx, a, l.GetSpec())
 			tt.mu.Lock()
 			defer tt.mu.Unlock()
 			delete(tt.running, a.id)
@@ -292,51 +247,53 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 }
 
 // run runs one attempt as a child process and reports how it ended.
-func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mrpb.TaskReport {
+func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec) *mrpb.TaskReport {
 	rep := &mrpb.TaskReport{AttemptId: proto.String(a.id)}
-	fail := func(state string, err error) *mrpb.TaskReport {
-		b, _ := json.Marshal(mapreduce.TaskResult{Error: err.Error()})
-		rep.State, rep.ResultJson = proto.String(state), proto.String(string(b))
-		tt.log.Warn("tasktracker: attempt "+state, "attempt", a.id, "err", err)
+	fail := func(state mrpb.TaskReport_State, err error) *mrpb.TaskReport {
+		rep.State, rep.Result = state.Enum(), &mrpb.TaskResult{Error: proto.String(err.Error())}
+		tt.log.Warn("tasktracker: attempt "+state.String(), "attempt", a.id, "err", err)
 		return rep
 	}
-	var spec mapreduce.TaskSpec
-	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
-		return fail("FAILED", fmt.Errorf("bad task spec from the jobtracker: %w", err))
+	if spec == nil {
+		return fail(mrpb.TaskReport_FAILED, errors.New("bad task spec from the jobtracker: none"))
 	}
+	spec = proto.CloneOf(spec)
 	job := filepath.Base(a.job)
 	spec.LocalDirs = nil
 	for _, d := range tt.cfg.LocalDirs {
 		ad := filepath.Join(d, "taskTracker", job, filepath.Base(a.id))
 		if err := os.MkdirAll(ad, 0o755); err != nil {
-			return fail("FAILED", err)
+			return fail(mrpb.TaskReport_FAILED, err)
 		}
 		spec.LocalDirs = append(spec.LocalDirs, ad)
 	}
-	in, _ := json.Marshal(spec)
+	var in bytes.Buffer
+	if err := taskrun.WriteSpec(&in, spec); err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	logDir := filepath.Join(tt.cfg.LocalDirs[0], "userlogs", job)
 	os.MkdirAll(logDir, 0o755)
 	stderr, err := os.Create(filepath.Join(logDir, filepath.Base(a.id)+".stderr"))
 	if err != nil {
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	defer stderr.Close()
 	exe := tt.cfg.Executable
-	if spec.Executable != "" {
+	if spec.GetExecutable() != "" {
 		if exe, err = tt.jobExecutable(ctx, a.job, spec); err != nil {
-			return fail("FAILED", err)
+			return fail(mrpb.TaskReport_FAILED, err)
 		}
 	}
-	timeout := taskTimeout(spec.Conf)
+	timeout := taskTimeout(spec.GetConf())
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	defer pr.Close()
 	cr, cw, err := os.Pipe()
 	if err != nil {
 		pw.Close()
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	defer cw.Close()
 	tt.mu.Lock()
@@ -345,13 +302,13 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	cctx, kill := context.WithCancel(ctx)
 	defer kill()
 	cmd := exec.CommandContext(cctx, exe, "task")
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = &in
 	var out bytes.Buffer
-	cmd.Stdout = &limitWriter{w: &out, n: maxResult}
+	cmd.Stdout = &limitWriter{w: &out, n: taskrun.MaxResult}
 	cmd.Stderr = stderr
 	cmd.ExtraFiles = []*os.File{pw, cr} // fd 3, 4
-	cmd.Env = append(os.Environ(), mapreduce.ProgressFDEnv+"=3", mapreduce.CommitFDEnv+"=4", mapreduce.JobTrackerEnv+"="+tt.cfg.JobTracker)
-	memLimit, memEvery := memoryLimit(spec.Conf, a.isMap)
+	cmd.Env = append(os.Environ(), taskrun.ProgressFDEnv+"=3", taskrun.CommitFDEnv+"=4", taskrun.JobTrackerEnv+"="+tt.cfg.JobTracker)
+	memLimit, memEvery := memoryLimit(spec.GetConf(), a.isMap)
 	if memLimit >= 2<<20 && os.Getenv("GOMEMLIMIT") == "" {
 		// The Go runtime collects harder as the child nears its cap.
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dMiB", memLimit*9/10>>20))
@@ -367,7 +324,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 	pw.Close()
 	cr.Close()
 	if err != nil {
-		return fail("FAILED", err)
+		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	progress := make(chan struct{}, 1)
 	go func() {
@@ -377,7 +334,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 			if err != nil {
 				return
 			}
-			if bytes.IndexByte(b[:n], mapreduce.CommitRequest) >= 0 {
+			if bytes.IndexByte(b[:n], taskrun.CommitRequest) >= 0 {
 				tt.mu.Lock()
 				a.commitPending = true
 				tt.mu.Unlock()
@@ -436,59 +393,81 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, specJSON string) *mr
 		}()
 	}
 	runErr := cmd.Wait()
-	cleanup := func() {
-		for _, d := range spec.LocalDirs {
+	return tt.finish(a, spec, childExit{out: out.Bytes(), err: runErr, overMemory: overMemory.Load(), memLimit: memLimit,
+		timedOut: timedOut.Load(), timeout: timeout, killed: ctx.Err() != nil, stderr: stderr.Name(), elapsed: time.Since(start)})
+}
+
+// childExit is how an attempt's child process ended, as run saw it.
+type childExit struct {
+	out                  []byte // its standard output (the TaskResult)
+	err                  error  // from Wait
+	overMemory, memLimit int64  // the usage that got it killed (0: none), and its cap
+	timedOut             bool   // killed for silence
+	timeout              time.Duration
+	killed               bool   // the attempt was killed (job kill, job end, Close)
+	stderr               string // its log file
+	elapsed              time.Duration
+}
+
+// finish turns a child's end into the attempt's report: a successful
+// map's output is registered with the shuffle server; every other end
+// removes the attempt's local directories.
+func (tt *TaskTracker) finish(a *attempt, spec *mrpb.TaskSpec, ex childExit) *mrpb.TaskReport {
+	rep := &mrpb.TaskReport{AttemptId: proto.String(a.id)}
+	fail := func(state mrpb.TaskReport_State, err error) *mrpb.TaskReport {
+		for _, d := range spec.GetLocalDirs() {
 			os.RemoveAll(d)
 		}
+		rep.State, rep.Result = state.Enum(), &mrpb.TaskResult{Error: proto.String(err.Error())}
+		tt.log.Warn("tasktracker: attempt "+state.String(), "attempt", a.id, "err", err)
+		return rep
 	}
-	if used := overMemory.Load(); used > 0 {
-		cleanup()
-		return fail("FAILED", overLimit(a.id, used, memLimit))
+	if ex.overMemory > 0 {
+		return fail(mrpb.TaskReport_FAILED, overLimit(a.id, ex.overMemory, ex.memLimit))
 	}
-	if timedOut.Load() {
-		cleanup()
-		return fail("FAILED", fmt.Errorf("Task %s failed to report status for %d seconds. Killing!", a.id, int(timeout.Seconds())))
+	if ex.timedOut {
+		return fail(mrpb.TaskReport_FAILED, fmt.Errorf("Task %s failed to report status for %d seconds. Killing!", a.id, int(ex.timeout.Seconds())))
 	}
-	if ctx.Err() != nil {
-		cleanup()
-		return fail("KILLED", errors.New("attempt killed"))
+	if ex.killed {
+		return fail(mrpb.TaskReport_KILLED, errors.New("attempt killed"))
 	}
-	var res mapreduce.TaskResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		cleanup()
-		msg := fmt.Sprintf("child exited (%v) without a result", runErr)
-		if tail := tailFile(stderr.Name(), 2048); tail != "" {
+	res, err := taskrun.ReadResult(ex.out)
+	if err != nil {
+		msg := fmt.Sprintf("child exited (%v) without a result", ex.err)
+		if tail := tailFile(ex.stderr, 2048); tail != "" {
 			msg += "; stderr: " + tail
 		}
-		return fail("FAILED", errors.New(msg))
+		return fail(mrpb.TaskReport_FAILED, errors.New(msg))
 	}
-	if runErr != nil || res.Error != "" {
-		cleanup()
-		if res.Error == "" {
-			res.Error = runErr.Error()
+	if ex.err != nil || res.GetError() != "" {
+		for _, d := range spec.GetLocalDirs() {
+			os.RemoveAll(d)
 		}
-		b, _ := json.Marshal(res)
-		rep.State, rep.ResultJson = proto.String("FAILED"), proto.String(string(b))
-		tt.log.Warn("tasktracker: attempt failed", "attempt", a.id, "err", res.Error)
+		if res.GetError() == "" {
+			res.Error = proto.String(ex.err.Error())
+		}
+		rep.State, rep.Result = mrpb.TaskReport_FAILED.Enum(), res
+		tt.log.Warn("tasktracker: attempt failed", "attempt", a.id, "err", res.GetError())
 		return rep
 	}
 	if res.Output != nil {
-		if err := tt.shuffle.Add(shuffle.MapOutputInfo{JobID: a.job, AttemptID: a.id, Path: res.Output.Path, Index: res.Output.Index}); err != nil {
-			cleanup()
-			return fail("FAILED", fmt.Errorf("serving map output: %w", err))
+		out := taskrun.MapOutput(res.Output)
+		if err := tt.shuffle.Add(shuffle.MapOutputInfo{JobID: a.job, AttemptID: a.id, Path: out.Path, Index: out.Index}); err != nil {
+			return fail(mrpb.TaskReport_FAILED, fmt.Errorf("serving map output: %w", err))
 		}
 	} else {
-		cleanup()
+		for _, d := range spec.GetLocalDirs() {
+			os.RemoveAll(d)
+		}
 	}
-	b, _ := json.Marshal(res)
-	rep.State, rep.ResultJson = proto.String("SUCCEEDED"), proto.String(string(b))
-	tt.log.Info("tasktracker: attempt succeeded", "attempt", a.id, "elapsed", time.Since(start).Round(time.Millisecond))
+	rep.State, rep.Result = mrpb.TaskReport_SUCCEEDED.Enum(), res
+	tt.log.Info("tasktracker: attempt succeeded", "attempt", a.id, "elapsed", ex.elapsed.Round(time.Millisecond))
 	return rep
 }
 
 // jobExecutable returns the local copy of a job's program, fetching it
 // from spec.Executable on first use (kept with the job's local data).
-func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec mapreduce.TaskSpec) (string, error) {
+func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec *mrpb.TaskSpec) (string, error) {
 	tt.fetchMu.Lock()
 	defer tt.fetchMu.Unlock()
 	local := filepath.Join(tt.cfg.LocalDirs[0], "taskTracker", filepath.Base(job), "job.bin")
@@ -496,17 +475,18 @@ func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec mapre
 		return local, nil
 	}
 	c := conf.New()
-	for k, v := range spec.Conf {
+	for k, v := range spec.GetConf() {
 		c.Set(k, v)
 	}
-	fsys, p, err := fs.Resolve(ctx, spec.Executable, fs.Env{Conf: c, User: spec.User})
+	exe := spec.GetExecutable()
+	fsys, p, err := fs.Resolve(ctx, exe, fs.Env{Conf: c, User: spec.GetUser()})
 	if err != nil {
-		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+		return "", fmt.Errorf("fetching the job's program %s: %w", exe, err)
 	}
 	defer fsys.Close()
 	in, err := fsys.Open(ctx, p)
 	if err != nil {
-		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+		return "", fmt.Errorf("fetching the job's program %s: %w", exe, err)
 	}
 	defer in.Close()
 	tmp := local + ".tmp"
@@ -522,19 +502,19 @@ func (tt *TaskTracker) jobExecutable(ctx context.Context, job string, spec mapre
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("fetching the job's program %s: %w", spec.Executable, err)
+		return "", fmt.Errorf("fetching the job's program %s: %w", exe, err)
 	}
-	tt.log.Info("tasktracker: fetched job program", "job", job, "from", spec.Executable)
+	tt.log.Info("tasktracker: fetched job program", "job", job, "from", exe)
 	return local, nil
 }
 
 // taskTimeout is the job's mapreduce.task.timeout (0: none).
 func taskTimeout(settings map[string]string) time.Duration {
 	c := conf.New()
-	if v, ok := settings["mapreduce.task.timeout"]; ok {
-		c.Set("mapreduce.task.timeout", v)
+	if v, ok := settings[keyTaskTimeout]; ok {
+		c.Set(keyTaskTimeout, v)
 	}
-	d, err := c.GetDuration("mapreduce.task.timeout", time.Millisecond)
+	d, err := c.GetDuration(keyTaskTimeout, time.Millisecond)
 	if err != nil || d < 0 {
 		return 10 * time.Minute
 	}

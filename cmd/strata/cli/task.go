@@ -3,7 +3,8 @@ package cli
 import (
 	"context"
 
-	"github.com/stratafs/strata/mapreduce"
+	"github.com/stratafs/strata/internal/taskrun"
+	_ "github.com/stratafs/strata/mapreduce" // registers the task runner
 )
 
 func init() {
@@ -11,5 +12,5 @@ func init() {
 }
 
 func runTask(ctx context.Context, env *Env, args []string) int {
-	return mapreduce.TaskMain(ctx, env.Stdin, env.Stdout)
+	return taskrun.Main(ctx, env.Stdin, env.Stdout)
 }

@@ -1,0 +1,109 @@
+package jobtracker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+)
+
+// The keys the JobTracker reads: its own (ConfigFrom) and, per job, from
+// the settings the job's client sent.
+const (
+	keyAddress           = "mapreduce.jobtracker.address"
+	keyHeartbeatInterval = "mapreduce.jobtracker.heartbeat.interval"
+	keyTrackerExpiry     = "mapreduce.jobtracker.expire.trackers.interval"
+	keyRetiredJobs       = "mapreduce.jobtracker.retiredjobs.cache.size"
+
+	keyMapMaxAttempts    = "mapreduce.map.maxattempts"
+	keyReduceMaxAttempts = "mapreduce.reduce.maxattempts"
+	keyMapSpeculative    = "mapreduce.map.speculative"
+	keyReduceSpeculative = "mapreduce.reduce.speculative"
+	keySpeculativeLag    = "strata.mapreduce.speculative.lag"
+	keySlowstart         = "mapreduce.job.reduce.slowstart.completedmaps"
+	keyHistoryDir        = "mapreduce.jobhistory.done-dir"
+)
+
+// Config configures a JobTracker. Nothing in it changes once the
+// JobTracker is started. The defaults are those of conf's table of known
+// keys (DefaultConfig).
+type Config struct {
+	// Addr is the RPC address, host:port (mapreduce.jobtracker.address;
+	// default "local", which means jobs run in their clients' processes
+	// and which a JobTracker refuses).
+	Addr string
+	// HeartbeatInterval is the time between a TaskTracker's heartbeats,
+	// which the JobTracker tells them in every answer
+	// (mapreduce.jobtracker.heartbeat.interval, milliseconds; default 1 s).
+	HeartbeatInterval time.Duration
+	// TrackerExpiry declares a TaskTracker lost after this long without a
+	// heartbeat, and its work re-runs elsewhere
+	// (mapreduce.jobtracker.expire.trackers.interval, milliseconds;
+	// default 10 min). It must be longer than HeartbeatInterval.
+	TrackerExpiry time.Duration
+	// RetiredJobs is how many finished jobs stay in memory for -status and
+	// -list (mapreduce.jobtracker.retiredjobs.cache.size; default 1000);
+	// older ones are forgotten, their histories stay on the file system.
+	RetiredJobs int
+	// Logger receives the daemon's log (no key; nil: slog.Default()).
+	Logger *slog.Logger
+	// Clock tells the time for heartbeat expiry, speculation and job
+	// times (no key; nil: time.Now). Tests drive the scheduler with a
+	// fake one.
+	Clock func() time.Time
+}
+
+// DefaultConfig is the Config of an empty configuration: every default
+// from conf's table of known keys. Its Addr is "local", so a JobTracker
+// needs one set before it starts.
+func DefaultConfig() Config {
+	cfg, err := read(conf.New())
+	if err != nil {
+		panic("jobtracker: the defaults in conf's table do not parse: " + err.Error())
+	}
+	return cfg
+}
+
+// ConfigFrom reads the JobTracker's settings and validates them.
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	cfg, err := read(c)
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func read(c *conf.Configuration) (Config, error) {
+	cfg := Config{Addr: c.Get(keyAddress)}
+	var err1, err2, err3 error
+	var retired int64
+	cfg.HeartbeatInterval, err1 = c.GetDuration(keyHeartbeatInterval, time.Millisecond)
+	cfg.TrackerExpiry, err2 = c.GetDuration(keyTrackerExpiry, time.Millisecond)
+	retired, err3 = c.GetInt(keyRetiredJobs)
+	cfg.RetiredJobs = int(retired)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return cfg, fmt.Errorf("jobtracker: %w", err)
+	}
+	return cfg, nil
+}
+
+// Validate says what is wrong with cfg, if anything, naming the key.
+func (cfg Config) Validate() error {
+	var errs []error
+	if cfg.Addr == "" || cfg.Addr == "local" {
+		errs = append(errs, errors.New("jobtracker: set "+keyAddress+" (host:port)"))
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		errs = append(errs, fmt.Errorf("jobtracker: %s must be positive, got %v", keyHeartbeatInterval, cfg.HeartbeatInterval))
+	}
+	if cfg.TrackerExpiry <= cfg.HeartbeatInterval {
+		errs = append(errs, fmt.Errorf("jobtracker: %s (%v) must be longer than %s (%v)",
+			keyTrackerExpiry, cfg.TrackerExpiry, keyHeartbeatInterval, cfg.HeartbeatInterval))
+	}
+	if cfg.RetiredJobs < 1 {
+		errs = append(errs, fmt.Errorf("jobtracker: %s must be at least 1, got %d", keyRetiredJobs, cfg.RetiredJobs))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,80 @@
+package jobtracker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/conf/conftest"
+)
+
+// base is a configuration a JobTracker can start with: it needs an
+// address.
+func base() *conf.Configuration {
+	c := conf.New()
+	c.Set(keyAddress, "127.0.0.1:9001")
+	return c
+}
+
+func TestConfigDefaults(t *testing.T) {
+	want := DefaultConfig()
+	want.Addr = "127.0.0.1:9001"
+	conftest.CheckDefaults(t, ConfigFrom, base, want)
+	if d := DefaultConfig(); d.HeartbeatInterval != time.Second || d.TrackerExpiry != 10*time.Minute || d.RetiredJobs != 1000 || d.Addr != "local" {
+		t.Errorf("DefaultConfig %+v is not Hadoop's", d)
+	}
+}
+
+func TestConfigMapping(t *testing.T) {
+	conftest.CheckMapping(t, ConfigFrom, base, map[string]string{
+		keyAddress:           "10.1.1.1:8021",
+		keyHeartbeatInterval: "300",
+		keyTrackerExpiry:     "60000",
+		keyRetiredJobs:       "5",
+	})
+}
+
+// TestConfigValidate: each bad setting is refused with the key named.
+func TestConfigValidate(t *testing.T) {
+	good := DefaultConfig()
+	good.Addr = "127.0.0.1:0"
+	if err := good.Validate(); err != nil {
+		t.Fatalf("a good config: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"no address", func(c *Config) { c.Addr = "" }, "set mapreduce.jobtracker.address (host:port)"},
+		{"local", func(c *Config) { c.Addr = "local" }, "set mapreduce.jobtracker.address"},
+		{"zero heartbeat", func(c *Config) { c.HeartbeatInterval = 0 }, "mapreduce.jobtracker.heartbeat.interval must be positive, got 0s"},
+		{"negative heartbeat", func(c *Config) { c.HeartbeatInterval = -time.Second }, "heartbeat.interval must be positive"},
+		{"expiry within a heartbeat", func(c *Config) { c.TrackerExpiry = time.Second },
+			"mapreduce.jobtracker.expire.trackers.interval (1s) must be longer than mapreduce.jobtracker.heartbeat.interval (1s)"},
+		{"zero expiry", func(c *Config) { c.TrackerExpiry = 0 }, "expire.trackers.interval (0s) must be longer"},
+		{"no retired jobs", func(c *Config) { c.RetiredJobs = 0 }, "mapreduce.jobtracker.retiredjobs.cache.size must be at least 1, got 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := good
+			tc.change(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "jobtracker: ") {
+				t.Fatalf("Validate = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+	// Start refuses what Validate refuses, before it listens.
+	bad := good
+	bad.RetiredJobs = 0
+	if err := New(bad).Start(); err == nil || !strings.Contains(err.Error(), "retiredjobs") {
+		t.Fatalf("Start with a bad config: %v", err)
+	}
+	// ConfigFrom validates too.
+	c := base()
+	c.Set(keyHeartbeatInterval, "0")
+	if _, err := ConfigFrom(c); err == nil || !strings.Contains(err.Error(), "heartbeat.interval must be positive") {
+		t.Fatalf("ConfigFrom with a zero heartbeat: %v", err)
+	}
+}

@@ -1,0 +1,112 @@
+package tasktracker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/stratafs/strata/conf"
+)
+
+// The keys the TaskTracker reads: its own (ConfigFrom) and, per attempt,
+// from the job's settings in its TaskSpec.
+const (
+	keyJobTracker   = "mapreduce.jobtracker.address"
+	keyHTTPAddr     = "mapreduce.tasktracker.http.address"
+	keyLocalDirs    = "mapreduce.cluster.local.dir"
+	keyMapSlots     = "mapred.tasktracker.map.tasks.maximum"
+	keyReduceSlots  = "mapred.tasktracker.reduce.tasks.maximum"
+	keyTaskTimeout  = "mapreduce.task.timeout"
+	keyMapMemory    = "mapreduce.map.memory.mb"
+	keyReduceMemory = "mapreduce.reduce.memory.mb"
+	keyMemoryEvery  = "mapreduce.tasktracker.taskmemorymanager.monitoringinterval"
+)
+
+// Config configures a TaskTracker. Nothing in it changes once the
+// TaskTracker exists. The defaults of the fields with a key are those of
+// conf's table of known keys (DefaultConfig).
+type Config struct {
+	// JobTracker is the JobTracker's RPC address, host:port
+	// (mapreduce.jobtracker.address; default "local", which a TaskTracker
+	// refuses).
+	JobTracker string
+	// HTTPAddr is where map outputs are served, host:port
+	// (mapreduce.tasktracker.http.address; default 0.0.0.0:50060).
+	HTTPAddr string
+	// Host is the name the JobTracker matches against input split hosts
+	// for data-local maps and that names the tracker (no key; empty: the
+	// machine's host name).
+	Host string
+	// LocalDirs hold intermediate data, at least one
+	// (mapreduce.cluster.local.dir; default ${hadoop.tmp.dir}/mapred/local).
+	LocalDirs []string
+	// MapSlots and ReduceSlots are how many attempts of each kind run at
+	// once, at least 1 (mapred.tasktracker.{map,reduce}.tasks.maximum;
+	// default 2 each).
+	MapSlots, ReduceSlots int
+	// Executable is the program run for each attempt with the argument
+	// "task" (no key; empty: this process's executable). A job that ships
+	// its own program runs that instead.
+	Executable string
+	// User is who the TaskTracker says it is to the JobTracker (no key;
+	// empty: the current user).
+	User string
+	// Logger receives the daemon's log (no key; nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// DefaultConfig is the Config of an empty configuration: every default
+// from conf's table of known keys. Its JobTracker is "local", so a
+// TaskTracker needs one set.
+func DefaultConfig() Config {
+	return read(conf.New())
+}
+
+// ConfigFrom reads a TaskTracker's settings and validates them.
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	cfg := read(c)
+	m, err1 := c.GetInt(keyMapSlots)
+	r, err2 := c.GetInt(keyReduceSlots)
+	if err := errors.Join(err1, err2); err != nil {
+		return cfg, fmt.Errorf("tasktracker: %w", err)
+	}
+	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
+	return cfg, cfg.Validate()
+}
+
+// read is ConfigFrom without its errors; the slot counts of the table's
+// defaults always parse.
+func read(c *conf.Configuration) Config {
+	cfg := Config{JobTracker: c.Get(keyJobTracker), HTTPAddr: c.Get(keyHTTPAddr), LocalDirs: c.GetStrings(keyLocalDirs)}
+	m, _ := c.GetInt(keyMapSlots)
+	r, _ := c.GetInt(keyReduceSlots)
+	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
+	return cfg
+}
+
+// Validate says what is wrong with cfg, if anything, naming the key.
+func (cfg Config) Validate() error {
+	var errs []error
+	if cfg.JobTracker == "" || cfg.JobTracker == "local" {
+		errs = append(errs, errors.New("tasktracker: set "+keyJobTracker+" (host:port)"))
+	}
+	if cfg.HTTPAddr == "" {
+		errs = append(errs, errors.New("tasktracker: set "+keyHTTPAddr+" (host:port)"))
+	}
+	if len(cfg.LocalDirs) == 0 {
+		errs = append(errs, errors.New("tasktracker: "+keyLocalDirs+" is empty"))
+	}
+	for _, d := range cfg.LocalDirs {
+		if d == "" {
+			errs = append(errs, fmt.Errorf("tasktracker: %s %q names an empty directory", keyLocalDirs, cfg.LocalDirs))
+			break
+		}
+	}
+	if cfg.MapSlots < 1 {
+		errs = append(errs, fmt.Errorf("tasktracker: %s must be at least 1, got %d", keyMapSlots, cfg.MapSlots))
+	}
+	if cfg.ReduceSlots < 1 {
+		errs = append(errs, fmt.Errorf("tasktracker: %s must be at least 1, got %d", keyReduceSlots, cfg.ReduceSlots))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,28 @@
+// Package tasktracker is the TaskTracker daemon of strata's MapReduce
+// (Hadoop MRv1's architecture). It heartbeats to the JobTracker with its
+// free map and reduce slots and the attempts that ended, runs each attempt
+// it is given as a child process (`strata task`: the attempt's TaskSpec on
+// stdin, its TaskResult on stdout, the pipes of internal/taskrun), so a crashing or
+// runaway job cannot take the daemon down, and serves finished maps'
+// outputs to reducers over HTTP at shuffle.Path.
+//
+// Local layout, under each directory of mapreduce.cluster.local.dir:
+//
+//	taskTracker/<job id>/<attempt id>/   the attempt's spills and output
+//	userlogs/<job id>/<attempt id>.stderr the child's standard error
+//
+// A job's directories are removed when the JobTracker says it is done.
+//
+// The daemon's logic is in a few steps the tests call directly, without a
+// socket or a child process: heartbeatRequest (what the next heartbeat
+// says), acknowledge (which reports got through), apply (what the answer
+// asks: launches, kills, commit leave, finished jobs) and finish (how a
+// child's end becomes a report, and a map's output a served one).
+//
+// Invariants, under TaskTracker.mu: free slots of a kind plus the running
+// attempts of that kind equal the configured slots; a report stays in
+// every heartbeat until one carrying it is answered, so none is lost to a
+// failed heartbeat (the JobTracker ignores repeats); an attempt is told at
+// most once that it may commit; a map's output is served only after its
+// child succeeded, until its job is done.
+package tasktracker
