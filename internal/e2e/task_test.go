@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -13,19 +12,26 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	_ "github.com/stratafs/strata/internal/examples" // registers wordcount
+	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/internal/taskrun"
 	"github.com/stratafs/strata/mapreduce"
 )
 
 // runChild runs one attempt as a `strata task` child process.
-func runChild(t *testing.T, spec mapreduce.TaskSpec) (*mapreduce.TaskResult, int) {
+func runChild(t *testing.T, spec *mrpb.TaskSpec) (*mrpb.TaskResult, int) {
 	t.Helper()
-	in, _ := json.Marshal(spec)
+	var in bytes.Buffer
+	if err := taskrun.WriteSpec(&in, spec); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(strataBin, "task")
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = &in
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -35,11 +41,11 @@ func runChild(t *testing.T, spec mapreduce.TaskSpec) (*mapreduce.TaskResult, int
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	var res mapreduce.TaskResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+	res, err := taskrun.ReadResult(out.Bytes())
+	if err != nil {
 		t.Fatalf("child's result %q does not decode: %v (stderr %s)", out.String(), err, errb.String())
 	}
-	return &res, code
+	return res, code
 }
 
 // TestTaskChildrenAndShuffle runs wordcount the way a TaskTracker does:
@@ -92,38 +98,48 @@ func TestTaskChildrenAndShuffle(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobID := "job_e2e_0001"
-	base := mapreduce.TaskSpec{Job: "wordcount", Args: args, Conf: settings, User: env.User, JobID: jobID, Reducers: 2}
+	base := &mrpb.TaskSpec{Job: proto.String("wordcount"), Args: args, Conf: settings, User: proto.String(env.User), JobId: proto.String(jobID), Reducers: proto.Int32(2)}
 
 	srv := shuffle.NewServer(shuffle.ServerConfig{})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	var locs []shuffle.MapLocation
+	var locs []*mrpb.MapCompletionEvent
 	for i, sp := range splits {
-		spec := base
-		spec.Type, spec.Task, spec.Split = "m", sp.Index, &splits[i]
+		spec := proto.CloneOf(base)
+		spec.Type, spec.Task = mrpb.TaskType_MAP.Enum(), proto.Int32(int32(sp.Index))
+		spec.Split = &mrpb.InputSplit{Path: proto.String(sp.Path), Start: proto.Int64(sp.Start), Length: proto.Int64(sp.Length), Hosts: sp.Hosts, Index: proto.Int32(int32(sp.Index))}
 		spec.LocalDirs = []string{filepath.Join(dir, "tt", "m", strconv.Itoa(i))}
 		os.MkdirAll(spec.LocalDirs[0], 0o755)
 		res, code := runChild(t, spec)
 		if code != 0 || res.Output == nil {
-			t.Fatalf("map %d: exit %d, %s", i, code, res.Error)
+			t.Fatalf("map %d: exit %d, %s", i, code, res.GetError())
 		}
 		att := (&mapreduce.TaskAttempt{JobID: jobID, Type: 'm', Task: sp.Index}).ID()
-		if err := srv.Add(shuffle.MapOutputInfo{JobID: jobID, AttemptID: att, Path: res.Output.Path, Index: res.Output.Index}); err != nil {
+		mo := taskrun.MapOutput(res.Output)
+		if err := srv.Add(shuffle.MapOutputInfo{JobID: jobID, AttemptID: att, Path: mo.Path, Index: mo.Index}); err != nil {
 			t.Fatal(err)
 		}
-		locs = append(locs, shuffle.MapLocation{AttemptID: att, URL: hs.URL, MapIndex: i})
+		locs = append(locs, &mrpb.MapCompletionEvent{AttemptId: proto.String(att), Url: proto.String(hs.URL), MapIndex: proto.Int32(int32(i))})
+	}
+	shuffled := func(res *mrpb.TaskResult) int64 {
+		for _, c := range res.GetCounters() {
+			if c.GetGroup() == mapreduce.GroupTask && c.GetName() == mapreduce.ShuffledMaps {
+				return c.GetValue()
+			}
+		}
+		return 0
 	}
 	for r := 0; r < 2; r++ {
-		spec := base
-		spec.Type, spec.Task, spec.Maps = "r", r, locs
+		spec := proto.CloneOf(base)
+		spec.Type, spec.Task, spec.Maps = mrpb.TaskType_REDUCE.Enum(), proto.Int32(int32(r)), locs
 		spec.LocalDirs = []string{filepath.Join(dir, "tt", "r", strconv.Itoa(r))}
 		os.MkdirAll(spec.LocalDirs[0], 0o755)
 		res, code := runChild(t, spec)
 		if code != 0 {
-			t.Fatalf("reduce %d: exit %d, %s", r, code, res.Error)
+			t.Fatalf("reduce %d: exit %d, %s", r, code, res.GetError())
 		}
-		if res.Counters[mapreduce.GroupTask][mapreduce.ShuffledMaps] != int64(len(splits)) {
-			t.Errorf("reduce %d shuffled %d maps, want %d", r, res.Counters[mapreduce.GroupTask][mapreduce.ShuffledMaps], len(splits))
+		if got := shuffled(res); got != int64(len(splits)) {
+			t.Errorf("reduce %d shuffled %d maps, want %d", r, got, len(splits))
 		}
 	}
 	if err := committer.CommitJob(ctx); err != nil {
@@ -132,9 +148,9 @@ func TestTaskChildrenAndShuffle(t *testing.T) {
 	checkWordCounts(t, out, want)
 
 	// A reduce whose map outputs are gone names the maps to re-run.
-	srv.Remove(jobID, locs[1].AttemptID)
-	spec := base
-	spec.Type, spec.Task, spec.Maps, spec.Attempt = "r", 0, locs, 1
+	srv.Remove(jobID, locs[1].GetAttemptId())
+	spec := proto.CloneOf(base)
+	spec.Type, spec.Task, spec.Maps, spec.Attempt = mrpb.TaskType_REDUCE.Enum(), proto.Int32(0), locs, proto.Int32(1)
 	spec.LocalDirs = []string{filepath.Join(dir, "tt", "r", "again")}
 	os.MkdirAll(spec.LocalDirs[0], 0o755)
 	spec.Conf = map[string]string{}
@@ -142,15 +158,15 @@ func TestTaskChildrenAndShuffle(t *testing.T) {
 		spec.Conf[k] = v
 	}
 	res, code := runChild(t, spec)
-	if code == 0 || len(res.FailedMaps) != 1 || res.FailedMaps[0] != locs[1].AttemptID {
-		t.Fatalf("fetch failure: exit %d, failed maps %v, %s", code, res.FailedMaps, res.Error)
+	if code == 0 || len(res.GetFailedMaps()) != 1 || res.GetFailedMaps()[0] != locs[1].GetAttemptId() {
+		t.Fatalf("fetch failure: exit %d, failed maps %v, %s", code, res.GetFailedMaps(), res.GetError())
 	}
 
 	// An unknown job fails the child with a clear error.
-	bad := base
-	bad.Job, bad.Type = "nosuchjob", "m"
+	bad := proto.CloneOf(base)
+	bad.Job, bad.Type = proto.String("nosuchjob"), mrpb.TaskType_MAP.Enum()
 	res, code = runChild(t, bad)
-	if code != 1 || !strings.Contains(res.Error, `unknown job "nosuchjob"`) {
-		t.Fatalf("unknown job: exit %d, %q", code, res.Error)
+	if code != 1 || !strings.Contains(res.GetError(), `unknown job "nosuchjob"`) {
+		t.Fatalf("unknown job: exit %d, %q", code, res.GetError())
 	}
 }
