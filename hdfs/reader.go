@@ -86,6 +86,8 @@ func dnAddr(d *hdfspb.DatanodeInfoProto) string {
 // remembered; one refresh of the block locations is tried when all failed.
 func (r *FileReader) openBlock(ctx context.Context, off, end int64) (io.ReadCloser, *hdfspb.LocatedBlockProto, *hdfspb.DatanodeInfoProto, error) {
 	var lastErr error
+	tokenRefreshed := false
+rounds:
 	for attempt := 0; attempt < 2; attempt++ {
 		lb := r.blockAt(off)
 		if lb == nil {
@@ -110,6 +112,18 @@ func (r *FileReader) openBlock(ctx context.Context, off, end int64) (io.ReadClos
 				br, err = datatransfer.NewBlockReader(ctx, conn, r.c.name, lb.GetB(), lb.GetBlockToken(), inBlock, end-off)
 				if err == nil {
 					return br, lb, loc, nil
+				}
+				if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRefreshed {
+					// The token expired (or its key rolled away): new
+					// locations bring new tokens; the replica is fine.
+					tokenRefreshed = true
+					lbs, lerr := r.c.blockLocations(ctx, r.path)
+					if lerr != nil {
+						return nil, nil, nil, lerr
+					}
+					r.blocks = lbs.GetBlocks()
+					attempt-- // not a failed round
+					continue rounds
 				}
 			}
 			lastErr = fmt.Errorf("%s: %w", dnAddr(loc), err)
