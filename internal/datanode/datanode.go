@@ -16,6 +16,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Config configures a DataNode. ConfigFrom reads Hadoop's keys.
@@ -68,7 +69,11 @@ type Config struct {
 	// SocketKeepalive is how long an idle DataTransferProtocol connection
 	// waits for its next op (dfs.datanode.socket.reuse.keepalive, 4 s).
 	SocketKeepalive time.Duration
-	Logger          *slog.Logger
+	// FS is the file system the volumes live on; nil means the process's
+	// (media.Default(): the OS, with emulated media where configured).
+	// Tests inject faults here (vfs/errorfs).
+	FS     vfs.FS
+	Logger *slog.Logger
 }
 
 // ConfigFrom reads a DataNode Config from Hadoop configuration keys.
@@ -217,7 +222,7 @@ func New(cfg Config) (*DataNode, error) {
 	data, err := fsdataset.Open(fsdataset.Config{
 		Volumes: cfg.Volumes, FailedVolumesTolerated: cfg.FailedVolumesTolerated, Choosing: cfg.VolumeChoosing,
 		BytesPerChecksum: 512, Reserved: cfg.Reserved, DirectIO: cfg.DirectIO, Logger: cfg.Logger,
-		OnChange: dn.actor.onChange,
+		OnChange: dn.actor.onChange, FS: cfg.FS,
 	})
 	if err != nil {
 		return nil, err

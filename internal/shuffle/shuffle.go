@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Counter names: the values of package mapreduce's constants
@@ -134,6 +135,10 @@ type Config struct {
 	OnFailure func(loc MapLocation, err error)
 	// Logger receives a line for each failed fetch and merge. nil: none.
 	Logger *slog.Logger
+	// FS is the file system of the local dirs; nil means media.Default()
+	// (the OS, with emulated media where configured). Tests inject faults
+	// here (vfs/errorfs).
+	FS vfs.FS
 }
 
 // DefaultConfig returns the defaults; the caller sets JobID, Reduce,
@@ -221,6 +226,7 @@ type Shuffle struct {
 	maxSingle int64 // larger segments go to disk
 	mergeAt   int64 // in-memory merge threshold
 	dirs      []string
+	fs        vfs.FS // never nil
 	client    *http.Client
 	transport *http.Transport // ours, if cfg.Client was nil
 	log       *slog.Logger
@@ -316,6 +322,7 @@ func New(cfg Config, numMaps int) (*Shuffle, error) {
 		cfg.Compare = bytesCompare
 	}
 	s := &Shuffle{
+		fs:        orDefault(cfg.FS),
 		cfg:       cfg,
 		maxSingle: int64(float64(cfg.MemoryBudget) * cfg.MemoryLimitPercent),
 		mergeAt:   int64(float64(cfg.MemoryBudget) * cfg.MergePercent),
@@ -329,7 +336,7 @@ func New(cfg Config, numMaps int) (*Shuffle, error) {
 	}
 	for _, d := range cfg.LocalDirs {
 		p := filepath.Join(d, cfg.Name)
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := s.fs.MkdirAll(p, 0o755); err != nil {
 			s.log.Warn("shuffle: local dir not usable", "dir", d, "err", err)
 			continue
 		}
@@ -727,16 +734,16 @@ func (s *Shuffle) Close() error {
 					seg.it.Close()
 				}
 			}
-			removeDirs(s.dirs)
+			removeDirs(s.fs, s.dirs)
 		}
 	})
 	return nil
 }
 
-func removeDirs(dirs []string) error {
+func removeDirs(fsys vfs.FS, dirs []string) error {
 	var errs []error
 	for _, d := range dirs {
-		if err := os.RemoveAll(d); err != nil {
+		if err := fsys.RemoveAll(d); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -768,4 +775,13 @@ func Fetch(ctx context.Context, cfg Config, locs []MapLocation) (spill.Iterator,
 	it, err := s.Wait(ctx)
 	s.Close()
 	return it, err
+}
+
+// orDefault is fsys, or the process's file system (emulated media
+// included) when fsys is nil.
+func orDefault(fsys vfs.FS) vfs.FS {
+	if fsys == nil {
+		return media.Default()
+	}
+	return fsys
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stratafs/strata/internal/media"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Counter names, the values of package mapreduce's constants of the same
@@ -92,6 +92,10 @@ type Config struct {
 	// Counters, if set, receives counter increments (the Counter*
 	// names). It is called from the goroutine calling Collect and Close.
 	Counters func(name string, delta int64)
+	// FS is the file system of the local dirs; nil means media.Default()
+	// (the OS, with emulated media where configured). Tests inject faults
+	// here (vfs/errorfs).
+	FS vfs.FS
 }
 
 // DefaultConfig returns Hadoop's defaults for one partition; the caller
@@ -157,6 +161,7 @@ type pendingCounters struct {
 // Collect, Close and Abort must be called from one goroutine at a time.
 type Collector struct {
 	cfg       Config
+	fs        vfs.FS                // never nil
 	compare   func(a, b []byte) int // nil: bytes order with prefixes
 	keyCmp    func(a, b []byte) int // never nil
 	chunkSize int
@@ -223,14 +228,14 @@ func NewCollector(cfg Config) (*Collector, error) {
 	if len(cfg.LocalDirs) == 0 {
 		return nil, errors.New("spill: no local dirs")
 	}
-	c := &Collector{cfg: cfg, compare: cfg.Compare, keyCmp: cfg.Compare, cur: &region{}}
+	c := &Collector{cfg: cfg, fs: orDefault(cfg.FS), compare: cfg.Compare, keyCmp: cfg.Compare, cur: &region{}}
 	if c.keyCmp == nil {
 		c.keyCmp = bytes.Compare
 	}
 	var errs []error
 	for _, d := range cfg.LocalDirs {
 		p := filepath.Join(d, cfg.Name)
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := c.fs.MkdirAll(p, 0o755); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -552,7 +557,7 @@ func (c *Collector) pickDir(seq int, need int64) string {
 	best, bestFree := 0, int64(-1)
 	for i := range c.dirs {
 		d := (seq + i) % len(c.dirs)
-		free := freeSpace(c.dirs[d])
+		free := freeSpace(c.fs, c.dirs[d])
 		if free < 0 || free >= need+need/8+(1<<20) {
 			return c.dirs[d]
 		}
@@ -566,9 +571,9 @@ func (c *Collector) pickDir(seq int, need int64) string {
 func spillName(n int) string { return "spill" + strconv.Itoa(n) + ".out" }
 
 // createSpill creates spill file n, placed for about need bytes.
-func (c *Collector) createSpill(n int, need int64) (media.File, error) {
+func (c *Collector) createSpill(n int, need int64) (vfs.File, error) {
 	path := filepath.Join(c.pickDir(n, need), spillName(n))
-	f, err := media.Create(path)
+	f, err := vfs.Create(c.fs, path)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
@@ -577,7 +582,7 @@ func (c *Collector) createSpill(n int, need int64) (media.File, error) {
 
 // finishFile flushes and closes a spill or output file, removing it on
 // failure.
-func finishFile(f media.File, bw *bufio.Writer, err error) error {
+func (c *Collector) finishFile(f vfs.File, bw *bufio.Writer, err error) error {
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -586,7 +591,7 @@ func finishFile(f media.File, bw *bufio.Writer, err error) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		c.fs.Remove(f.Name())
 		return fmt.Errorf("spill: writing %s: %w", f.Name(), err)
 	}
 	return nil
@@ -623,7 +628,7 @@ func (c *Collector) writeSpill(n int, r *region) error {
 		idx[p] = IndexEntry{Offset: off, RawLength: raw, PartLength: part}
 		off += part
 	}
-	if err = finishFile(f, bw, err); err != nil {
+	if err = c.finishFile(f, bw, err); err != nil {
 		return err
 	}
 	cnt.spills = 1
@@ -709,7 +714,7 @@ func (c *Collector) writeSingle(n, partition int, key, value []byte) error {
 		idx[p] = IndexEntry{Offset: off, RawLength: raw, PartLength: part}
 		off += part
 	}
-	if err = finishFile(f, bw, err); err != nil {
+	if err = c.finishFile(f, bw, err); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -762,7 +767,7 @@ func (c *Collector) Close() (Output, error) {
 	}
 	for _, d := range c.dirs {
 		if d != filepath.Dir(out.Path) {
-			os.Remove(d) // only if empty
+			c.fs.Remove(d) // only if empty
 		}
 	}
 	return out, nil
@@ -773,17 +778,17 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		s := spills[0]
 		out := Output{Path: filepath.Join(filepath.Dir(s.path), OutputFile), Index: s.index}
 		out.IndexPath = filepath.Join(filepath.Dir(s.path), OutputIndexFile)
-		if err := os.Rename(s.path, out.Path); err != nil {
+		if err := c.fs.Rename(s.path, out.Path); err != nil {
 			return Output{}, fmt.Errorf("spill: %w", err)
 		}
-		if err := writeIndex(out.IndexPath, out.Index); err != nil {
+		if err := writeIndex(c.fs, out.IndexPath, out.Index); err != nil {
 			return Output{}, err
 		}
 		c.countMaterialized(out.Index)
 		return out, nil
 	}
 	var need int64
-	files := make([]media.File, len(spills))
+	files := make([]vfs.File, len(spills))
 	defer func() {
 		for _, f := range files {
 			if f != nil {
@@ -792,7 +797,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		}
 	}()
 	for i, s := range spills {
-		f, err := media.Open(s.path)
+		f, err := vfs.Open(c.fs, s.path)
 		if err != nil {
 			return Output{}, fmt.Errorf("spill: %w", err)
 		}
@@ -803,7 +808,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 	}
 	dir := c.pickDir(len(spills), need)
 	out := Output{Path: filepath.Join(dir, OutputFile), IndexPath: filepath.Join(dir, OutputIndexFile)}
-	f, err := media.Create(out.Path)
+	f, err := vfs.Create(c.fs, out.Path)
 	if err != nil {
 		return Output{}, fmt.Errorf("spill: %w", err)
 	}
@@ -831,7 +836,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 			break
 		}
 		var m Iterator
-		if m, err = Merge(its, c.cfg.Compare, c.cfg.SortFactor, c.dirs, c.cfg.Codec); err != nil {
+		if m, err = MergeFS(c.fs, its, c.cfg.Compare, c.cfg.SortFactor, c.dirs, c.cfg.Codec); err != nil {
 			break
 		}
 		var raw, part int64
@@ -845,14 +850,14 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		out.Index[p] = IndexEntry{Offset: off, RawLength: raw, PartLength: part}
 		off += part
 	}
-	if err = finishFile(f, bw, err); err != nil {
+	if err = c.finishFile(f, bw, err); err != nil {
 		return Output{}, err
 	}
-	if err := writeIndex(out.IndexPath, out.Index); err != nil {
+	if err := writeIndex(c.fs, out.IndexPath, out.Index); err != nil {
 		return Output{}, err
 	}
 	for _, s := range spills {
-		os.Remove(s.path)
+		c.fs.Remove(s.path)
 	}
 	c.mu.Lock()
 	c.addPending(cnt)
@@ -888,7 +893,7 @@ func (c *Collector) Abort() {
 
 func (c *Collector) removeAll() {
 	for _, d := range c.dirs {
-		os.RemoveAll(d)
+		c.fs.RemoveAll(d)
 	}
 }
 

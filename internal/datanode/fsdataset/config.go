@@ -122,7 +122,8 @@ type Config struct {
 	// the dataset's lock held: it must return quickly and must not call
 	// the Dataset (append to a queue and return).
 	OnChange func(ReplicaEvent)
-	// FS is the file system; nil means OSFS. Tests inject faults here.
+	// FS is the file system the volumes live on; nil means OSFS (the
+	// process's, media.Default()). Tests inject faults here (vfs/errorfs).
 	FS FS
 	// Logger receives the scan's findings, volume failures and the
 	// direct-I/O fallback; nil discards.
