@@ -553,20 +553,7 @@ func (c *Collector) reportCounters() {
 // pickDir returns the attempt dir for file number seq: round-robin,
 // skipping dirs whose file system has less than need bytes free; if none
 // has, the one with the most.
-func (c *Collector) pickDir(seq int, need int64) string {
-	best, bestFree := 0, int64(-1)
-	for i := range c.dirs {
-		d := (seq + i) % len(c.dirs)
-		free := freeSpace(c.fs, c.dirs[d])
-		if free < 0 || free >= need+need/8+(1<<20) {
-			return c.dirs[d]
-		}
-		if free > bestFree {
-			best, bestFree = d, free
-		}
-	}
-	return c.dirs[best]
-}
+func (c *Collector) pickDir(seq int, need int64) string { return pickDir(c.fs, c.dirs, seq, need) }
 
 func spillName(n int) string { return "spill" + strconv.Itoa(n) + ".out" }
 

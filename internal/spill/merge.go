@@ -17,7 +17,8 @@ import (
 //
 // At most factor inputs are merged at a time. With more inputs,
 // intermediate passes merge runs of adjacent inputs into temporary
-// segments in tmpDirs (round-robin; os.TempDir() if empty), compressed
+// segments in tmpDirs (round-robin, skipping dirs whose file system is
+// full; os.TempDir() if empty), compressed
 // with codec, until factor remain; the first pass merges just enough
 // inputs that the later passes each take exactly factor (as Hadoop's
 // Merger does), and the final pass streams. Intermediate passes read
@@ -79,7 +80,7 @@ func MergeFS(fsys vfs.FS, segments []Iterator, compare func(a, b []byte) int, fa
 				next = append(next, list[i:]...)
 				break
 			}
-			it, err := mergeToDisk(fsys, list[i:i+g], compare, tmpDirs[seq%len(tmpDirs)], c)
+			it, err := mergeToDisk(fsys, list[i:i+g], compare, pickDir(fsys, tmpDirs, seq, 0), c)
 			seq++
 			if err != nil {
 				closeAll(next)
