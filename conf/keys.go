@@ -25,6 +25,8 @@ var knownKeys = []Key{
 	{"dfs.client.block.write.replace-datanode-on-failure.enable", "true", "Whether a writing client replaces a failed DataNode in its pipeline with a new one."},
 	{"dfs.client.read.shortcircuit", "false", "Whether a client on a DataNode's host reads block files directly instead of over TCP."},
 	{"dfs.datanode.address", "0.0.0.0:9866", "DataNode data-transfer server address (host:port)."},
+	{"dfs.datanode.available-space-volume-choosing-policy.balanced-space-preference-fraction", "0.75", "With the available-space volume choosing policy, the share of new replicas that go to the emptier volumes when the volumes are unbalanced."},
+	{"dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold", "10737418240", "With the available-space volume choosing policy, bytes of free space by which volumes may differ and still count as balanced."},
 	{"dfs.datanode.data.dir", "file://${hadoop.tmp.dir}/dfs/data", "Comma-separated directories where a DataNode stores blocks, each optionally prefixed by a storage type, e.g. [SSD]/data."},
 	{"dfs.datanode.du.reserved", "0", "Bytes per volume a DataNode leaves free for other uses."},
 	{"dfs.datanode.failed.volumes.tolerated", "0", "Number of volumes that may fail before a DataNode stops serving."},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/stratafs/strata/conf"
@@ -13,21 +12,17 @@ import (
 	"github.com/stratafs/strata/internal/vfs"
 )
 
-// The keys ConfigFrom reads; their defaults are in conf's table.
+// The keys ConfigFrom reads besides fsdataset.ConfigFrom's; their
+// defaults are in conf's table.
 const (
-	keyDataDir            = "dfs.datanode.data.dir"
 	keyAddress            = "dfs.datanode.address"
 	keyHTTPAddress        = "dfs.datanode.http.address"
 	keyDomainSocket       = "dfs.domain.socket.path"
 	keyHeartbeat          = "dfs.heartbeat.interval"
 	keyBlockReport        = "dfs.blockreport.intervalMsec"
 	keyMaxTransfer        = "dfs.datanode.max.transfer.threads"
-	keyFailedTolerated    = "dfs.datanode.failed.volumes.tolerated"
-	keyDirectIO           = "strata.datanode.direct-io.write"
-	keyReserved           = "dfs.datanode.du.reserved"
 	keyScanPeriod         = "dfs.datanode.scan.period.hours"
 	keyScanBytesPerSecond = "dfs.block.scanner.volume.bytes.per.second"
-	keyChoosingPolicy     = "dfs.datanode.fsdataset.volume.choosing.policy"
 	keyKeepalive          = "dfs.datanode.socket.reuse.keepalive"
 )
 
@@ -94,6 +89,15 @@ type Config struct {
 	// (dfs.datanode.fsdataset.volume.choosing.policy, Hadoop's class names
 	// accepted; default round-robin). "" means round-robin.
 	VolumeChoosing string
+	// AvailableSpaceThreshold and AvailableSpacePreference tune the
+	// available-space policy: volumes whose free space differs by less
+	// than the threshold, in bytes, count as balanced
+	// (dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold;
+	// default 10 GiB), and the preference is the share of new replicas
+	// going to the emptier ones otherwise (...balanced-space-preference-fraction;
+	// default 0.75). 0 means the default.
+	AvailableSpaceThreshold  int64
+	AvailableSpacePreference float64
 	// ScanPeriod is how often the block scanner verifies every replica
 	// (dfs.datanode.scan.period.hours, in hours; default 504 h = 3 weeks).
 	// Negative disables the scanner; 0 means the default.
@@ -146,11 +150,13 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 		DomainSocketPath: c.Get(keyDomainSocket), User: currentUser(),
 	}
 	cfg.Hostname, _ = os.Hostname()
-	vols, err := fsdataset.ParseDataDirs(c.Get(keyDataDir))
+	ds, err := fsdataset.ConfigFrom(c)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	cfg.Volumes = vols
+	cfg.Volumes, cfg.FailedVolumesTolerated, cfg.VolumeChoosing = ds.Volumes, ds.FailedVolumesTolerated, ds.Choosing
+	cfg.AvailableSpaceThreshold, cfg.AvailableSpacePreference = ds.AvailableSpaceThreshold, ds.AvailableSpacePreference
+	cfg.Reserved, cfg.DirectIO = ds.Reserved, ds.DirectIO
 	var e error
 	cfg.HeartbeatInterval, e = c.GetDuration(keyHeartbeat, time.Second)
 	add(e)
@@ -161,13 +167,6 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	n, e := c.GetInt(keyMaxTransfer)
 	cfg.MaxTransferThreads = int(n)
 	add(e)
-	n, e = c.GetInt(keyFailedTolerated)
-	cfg.FailedVolumesTolerated = int(n)
-	add(e)
-	cfg.DirectIO, e = c.GetBool(keyDirectIO)
-	add(e)
-	cfg.Reserved, e = c.GetBytes(keyReserved)
-	add(e)
 	n, e = c.GetInt(keyScanPeriod)
 	cfg.ScanPeriod = time.Duration(n) * time.Hour
 	if n < 0 {
@@ -176,14 +175,6 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	add(e)
 	cfg.ScanBytesPerSecond, e = c.GetBytes(keyScanBytesPerSecond)
 	add(e)
-	switch p := c.Get(keyChoosingPolicy); {
-	case p == "" || strings.HasSuffix(p, "RoundRobinVolumeChoosingPolicy") || p == fsdataset.RoundRobin:
-		cfg.VolumeChoosing = fsdataset.RoundRobin
-	case strings.HasSuffix(p, "AvailableSpaceVolumeChoosingPolicy") || p == fsdataset.AvailableSpace:
-		cfg.VolumeChoosing = fsdataset.AvailableSpace
-	default:
-		errs = append(errs, fmt.Errorf("datanode: %s: unknown volume choosing policy %q (want %s or %s)", keyChoosingPolicy, p, fsdataset.RoundRobin, fsdataset.AvailableSpace))
-	}
 	return cfg, errors.Join(errs...)
 }
 
@@ -191,7 +182,8 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 // Config) set from DefaultConfig, and a nil Logger made slog.Default().
 func (c Config) withDefaults() Config {
 	if c.BlockReportInterval == 0 || c.MaxTransferThreads == 0 || c.ScanPeriod == 0 || c.ScanBytesPerSecond == 0 ||
-		c.SocketKeepalive == 0 || c.VolumeChoosing == "" || c.Hostname == "" || c.User == "" {
+		c.SocketKeepalive == 0 || c.VolumeChoosing == "" || c.AvailableSpaceThreshold == 0 || c.AvailableSpacePreference == 0 ||
+		c.Hostname == "" || c.User == "" {
 		d := DefaultConfig()
 		fill(&c.BlockReportInterval, d.BlockReportInterval)
 		fill(&c.MaxTransferThreads, d.MaxTransferThreads)
@@ -199,6 +191,8 @@ func (c Config) withDefaults() Config {
 		fill(&c.ScanBytesPerSecond, d.ScanBytesPerSecond)
 		fill(&c.SocketKeepalive, d.SocketKeepalive)
 		fill(&c.VolumeChoosing, d.VolumeChoosing)
+		fill(&c.AvailableSpaceThreshold, d.AvailableSpaceThreshold)
+		fill(&c.AvailableSpacePreference, d.AvailableSpacePreference)
 		fill(&c.Hostname, d.Hostname)
 		fill(&c.User, d.User)
 	}
@@ -219,7 +213,7 @@ func fill[T comparable](p *T, v T) {
 func (c *Config) Validate() error {
 	switch {
 	case len(c.Volumes) == 0:
-		return fmt.Errorf("datanode: no data directories (%s)", keyDataDir)
+		return fmt.Errorf("datanode: no data directories (%s)", fsdataset.KeyDataDir)
 	case c.NameNodeAddr == "":
 		return errors.New("datanode: no NameNode address (fs.defaultFS or dfs.namenode.rpc-address)")
 	case c.HeartbeatInterval < 0:
@@ -229,11 +223,15 @@ func (c *Config) Validate() error {
 	case c.MaxTransferThreads < 1:
 		return fmt.Errorf("datanode: %s must be at least 1, got %d", keyMaxTransfer, c.MaxTransferThreads)
 	case c.FailedVolumesTolerated < -1 || c.FailedVolumesTolerated >= len(c.Volumes):
-		return fmt.Errorf("datanode: %s must be -1 or in [0, %d) for %d volume(s), got %d", keyFailedTolerated, len(c.Volumes), len(c.Volumes), c.FailedVolumesTolerated)
+		return fmt.Errorf("datanode: %s must be -1 or in [0, %d) for %d volume(s), got %d", fsdataset.KeyFailedTolerated, len(c.Volumes), len(c.Volumes), c.FailedVolumesTolerated)
 	case c.Reserved < 0:
-		return fmt.Errorf("datanode: %s must not be negative, got %d", keyReserved, c.Reserved)
+		return fmt.Errorf("datanode: %s must not be negative, got %d", fsdataset.KeyReserved, c.Reserved)
 	case c.VolumeChoosing != "" && c.VolumeChoosing != fsdataset.RoundRobin && c.VolumeChoosing != fsdataset.AvailableSpace:
-		return fmt.Errorf("datanode: %s: unknown volume choosing policy %q (want %s or %s)", keyChoosingPolicy, c.VolumeChoosing, fsdataset.RoundRobin, fsdataset.AvailableSpace)
+		return fmt.Errorf("datanode: %s: unknown volume choosing policy %q (want %s or %s)", fsdataset.KeyChoosingPolicy, c.VolumeChoosing, fsdataset.RoundRobin, fsdataset.AvailableSpace)
+	case c.AvailableSpaceThreshold < 0:
+		return fmt.Errorf("datanode: %s must be positive, got %d", fsdataset.KeyBalancedThreshold, c.AvailableSpaceThreshold)
+	case !(c.AvailableSpacePreference >= 0 && c.AvailableSpacePreference <= 1):
+		return fmt.Errorf("datanode: %s must be in (0, 1], got %v", fsdataset.KeyBalancedPreference, c.AvailableSpacePreference)
 	case c.ScanBytesPerSecond < 0:
 		return fmt.Errorf("datanode: %s must be positive, got %d", keyScanBytesPerSecond, c.ScanBytesPerSecond)
 	case c.SocketKeepalive < 0:

@@ -30,29 +30,31 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestConfigMapping(t *testing.T) {
 	conftest.CheckMapping(t, from, nil, map[string]string{
-		keyDataDir:            "[SSD]/data/ssd,/data/disk",
-		keyAddress:            "127.0.0.1:1",
-		keyHTTPAddress:        "127.0.0.1:2",
-		keyDomainSocket:       "/run/dn._PORT",
-		keyHeartbeat:          "7",
-		keyBlockReport:        "1000",
-		keyMaxTransfer:        "10",
-		keyFailedTolerated:    "1",
-		keyDirectIO:           "true",
-		keyReserved:           "1g",
-		keyScanPeriod:         "-1",
-		keyScanBytesPerSecond: "2m",
-		keyChoosingPolicy:     "org.apache.hadoop.hdfs.server.datanode.fsdataset.AvailableSpaceVolumeChoosingPolicy",
-		keyKeepalive:          "100",
+		fsdataset.KeyDataDir:            "[SSD]/data/ssd,/data/disk",
+		fsdataset.KeyFailedTolerated:    "1",
+		fsdataset.KeyDirectIO:           "true",
+		fsdataset.KeyReserved:           "1g",
+		fsdataset.KeyChoosingPolicy:     "org.apache.hadoop.hdfs.server.datanode.fsdataset.AvailableSpaceVolumeChoosingPolicy",
+		fsdataset.KeyBalancedThreshold:  "1g",
+		fsdataset.KeyBalancedPreference: "0.5",
+		keyAddress:                      "127.0.0.1:1",
+		keyHTTPAddress:                  "127.0.0.1:2",
+		keyDomainSocket:                 "/run/dn._PORT",
+		keyHeartbeat:                    "7",
+		keyBlockReport:                  "1000",
+		keyMaxTransfer:                  "10",
+		keyScanPeriod:                   "-1",
+		keyScanBytesPerSecond:           "2m",
+		keyKeepalive:                    "100",
 	})
 }
 
 func TestConfigFromErrors(t *testing.T) {
 	c := conf.New()
-	c.Set(keyChoosingPolicy, "random")
+	c.Set(fsdataset.KeyChoosingPolicy, "random")
 	c.Set(keyMaxTransfer, "many")
 	_, err := ConfigFrom(c, "nn:8020")
-	if err == nil || !strings.Contains(err.Error(), keyChoosingPolicy) || !strings.Contains(err.Error(), "many") {
+	if err == nil || !strings.Contains(err.Error(), fsdataset.KeyChoosingPolicy) || !strings.Contains(err.Error(), "many") {
 		t.Fatalf("ConfigFrom with two bad values: %v", err)
 	}
 }
@@ -70,17 +72,19 @@ func TestConfigValidate(t *testing.T) {
 		want   string // "" means valid
 	}{
 		{"defaults", func(*Config) {}, ""},
-		{"no volumes", func(c *Config) { c.Volumes = nil }, keyDataDir},
+		{"no volumes", func(c *Config) { c.Volumes = nil }, fsdataset.KeyDataDir},
 		{"no namenode", func(c *Config) { c.NameNodeAddr = "" }, "NameNode address"},
 		{"negative heartbeat", func(c *Config) { c.HeartbeatInterval = -time.Second }, keyHeartbeat},
 		{"heartbeat from namenode", func(c *Config) { c.HeartbeatInterval = 0 }, ""},
 		{"zero block report", func(c *Config) { c.BlockReportInterval = 0 }, keyBlockReport},
 		{"zero transfer threads", func(c *Config) { c.MaxTransferThreads = 0 }, keyMaxTransfer + " must be at least 1, got 0"},
-		{"tolerate all volumes", func(c *Config) { c.FailedVolumesTolerated = 2 }, keyFailedTolerated},
-		{"tolerate below -1", func(c *Config) { c.FailedVolumesTolerated = -2 }, keyFailedTolerated},
+		{"tolerate all volumes", func(c *Config) { c.FailedVolumesTolerated = 2 }, fsdataset.KeyFailedTolerated},
+		{"tolerate below -1", func(c *Config) { c.FailedVolumesTolerated = -2 }, fsdataset.KeyFailedTolerated},
 		{"tolerate while one works", func(c *Config) { c.FailedVolumesTolerated = -1 }, ""},
-		{"negative reserved", func(c *Config) { c.Reserved = -1 }, keyReserved},
-		{"unknown policy", func(c *Config) { c.VolumeChoosing = "random" }, keyChoosingPolicy},
+		{"negative reserved", func(c *Config) { c.Reserved = -1 }, fsdataset.KeyReserved},
+		{"negative balanced threshold", func(c *Config) { c.AvailableSpaceThreshold = -1 }, fsdataset.KeyBalancedThreshold},
+		{"preference above 1", func(c *Config) { c.AvailableSpacePreference = 1.5 }, fsdataset.KeyBalancedPreference},
+		{"unknown policy", func(c *Config) { c.VolumeChoosing = "random" }, fsdataset.KeyChoosingPolicy},
 		{"negative scan rate", func(c *Config) { c.ScanBytesPerSecond = -1 }, keyScanBytesPerSecond},
 		{"scanner off", func(c *Config) { c.ScanPeriod = -1 }, ""},
 		{"negative keepalive", func(c *Config) { c.SocketKeepalive = -1 }, keyKeepalive},

@@ -70,6 +70,7 @@ func New(cfg Config) (*DataNode, error) {
 	dn.actor = newActor(dn)
 	data, err := fsdataset.Open(fsdataset.Config{
 		Volumes: cfg.Volumes, FailedVolumesTolerated: cfg.FailedVolumesTolerated, Choosing: cfg.VolumeChoosing,
+		AvailableSpaceThreshold: cfg.AvailableSpaceThreshold, AvailableSpacePreference: cfg.AvailableSpacePreference,
 		BytesPerChecksum: fsdataset.DefaultBytesPerChecksum, Reserved: cfg.Reserved, DirectIO: cfg.DirectIO, Logger: cfg.Logger,
 		OnChange: dn.actor.onChange, FS: cfg.FS,
 	})
