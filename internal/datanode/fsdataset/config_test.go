@@ -38,7 +38,7 @@ func TestConfigMapping(t *testing.T) {
 func TestParseChoosingPolicy(t *testing.T) {
 	for in, want := range map[string]string{
 		"": RoundRobin, RoundRobin: RoundRobin, AvailableSpace: AvailableSpace,
-		"org.apache.hadoop.hdfs.server.datanode.fsdataset.RoundRobinVolumeChoosingPolicy":      RoundRobin,
+		"org.apache.hadoop.hdfs.server.datanode.fsdataset.RoundRobinVolumeChoosingPolicy":     RoundRobin,
 		"org.apache.hadoop.hdfs.server.datanode.fsdataset.AvailableSpaceVolumeChoosingPolicy": AvailableSpace,
 	} {
 		if got, err := ParseChoosingPolicy(in); got != want || err != nil {
