@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/vfs"
 )
 
@@ -28,7 +29,8 @@ const (
 	CounterCombineOutputRecords  = "Combine output records"
 )
 
-// Defaults, Hadoop's.
+// Defaults, Hadoop's: the values of the keys in conf's table, which
+// DefaultConfig reads (a test checks that they agree).
 const (
 	DefaultSortBytes    = 100 << 20 // mapreduce.task.io.sort.mb = 100
 	DefaultSpillPercent = 0.80      // mapreduce.map.sort.spill.percent
@@ -98,10 +100,105 @@ type Config struct {
 	FS vfs.FS
 }
 
-// DefaultConfig returns Hadoop's defaults for one partition; the caller
-// sets Partitions, LocalDirs and Name.
+// DefaultConfig returns the defaults of conf's table (ConfigFrom of an
+// empty configuration) for one partition; the caller sets Partitions,
+// LocalDirs and Name.
 func DefaultConfig() Config {
-	return Config{Partitions: 1, SortBytes: DefaultSortBytes, SpillPercent: DefaultSpillPercent, SortFactor: DefaultSortFactor}
+	c, err := ConfigFrom(conf.New())
+	if err != nil {
+		panic("spill: the defaults in conf's table do not parse: " + err.Error())
+	}
+	return c
+}
+
+// The keys ConfigFrom reads; their defaults are in conf's table.
+const (
+	KeySortMB       = "mapreduce.task.io.sort.mb"
+	KeySpillPercent = "mapreduce.map.sort.spill.percent"
+	KeySortFactor   = "mapreduce.task.io.sort.factor"
+	KeyCompress     = "mapreduce.map.output.compress"
+	KeyCodec        = "mapreduce.map.output.compress.codec"
+)
+
+// ConfigFrom reads the job's sort settings from Hadoop's keys (unset keys
+// take conf's table's defaults): SortBytes, SpillPercent, SortFactor and
+// Codec (CodecFrom). Partitions is 1; the caller sets it, LocalDirs, Name
+// and the functions. Bad values are reported together; the Config is not
+// validated (NewCollector does).
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("spill: %w", err))
+		}
+	}
+	cfg := Config{Partitions: 1}
+	mb, err := c.GetInt(KeySortMB)
+	add(err)
+	cfg.SortBytes = mb << 20
+	cfg.SpillPercent, err = c.GetFloat(KeySpillPercent)
+	add(err)
+	f, err := c.GetInt(KeySortFactor)
+	add(err)
+	cfg.SortFactor = int(f)
+	cfg.Codec, err = CodecFrom(c)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// CodecFrom returns the map-output codec of a job: None unless
+// mapreduce.map.output.compress, else mapreduce.map.output.compress.codec
+// (ParseCodec).
+func CodecFrom(c *conf.Configuration) (Codec, error) {
+	on, err := c.GetBool(KeyCompress)
+	if err != nil || !on {
+		if err != nil {
+			err = fmt.Errorf("spill: %w", err)
+		}
+		return None, err
+	}
+	return ParseCodec(c.Get(KeyCodec))
+}
+
+// withDefaults returns c with its "0 means" fields given DefaultConfig's
+// values.
+func (c Config) withDefaults() Config {
+	if c.SortBytes == 0 || c.SpillPercent == 0 || c.SortFactor == 0 {
+		d := DefaultConfig()
+		fill(&c.SortBytes, d.SortBytes)
+		fill(&c.SpillPercent, d.SpillPercent)
+		fill(&c.SortFactor, d.SortFactor)
+	}
+	return c
+}
+
+func fill[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+// Validate reports the first field out of range.
+func (c *Config) Validate() error {
+	switch {
+	case c.Partitions < 1 || c.Partitions > maxIndexPartitions:
+		return fmt.Errorf("spill: %d partitions (want 1..%d)", c.Partitions, maxIndexPartitions)
+	case c.SortBytes < MinSortBytes || c.SortBytes > MaxSortBytes:
+		return fmt.Errorf("spill: %s: sort buffer of %d bytes (want %d..%d)", KeySortMB, c.SortBytes, MinSortBytes, MaxSortBytes)
+	case !(c.SpillPercent > 0 && c.SpillPercent <= 1):
+		return fmt.Errorf("spill: %s: spill percent %v not in (0, 1]", KeySpillPercent, c.SpillPercent)
+	case c.SortFactor < 2:
+		return fmt.Errorf("spill: %s: sort factor %d is less than 2", KeySortFactor, c.SortFactor)
+	case c.Name == "" || c.Name == "." || c.Name == ".." || strings.ContainsAny(c.Name, `/\`):
+		return fmt.Errorf("spill: bad task attempt name %q", c.Name)
+	case len(c.LocalDirs) == 0:
+		return errors.New("spill: no local dirs")
+	}
+	_, err := c.Codec.canonical()
+	return err
 }
 
 // Output is a finished map output: one file with every partition's
@@ -196,38 +293,11 @@ type Collector struct {
 
 // NewCollector checks cfg and creates the task attempt's directories.
 func NewCollector(cfg Config) (*Collector, error) {
-	if cfg.Partitions < 1 || cfg.Partitions > maxIndexPartitions {
-		return nil, fmt.Errorf("spill: %d partitions (want 1..%d)", cfg.Partitions, maxIndexPartitions)
-	}
-	if cfg.SortBytes == 0 {
-		cfg.SortBytes = DefaultSortBytes
-	}
-	if cfg.SortBytes < MinSortBytes || cfg.SortBytes > MaxSortBytes {
-		return nil, fmt.Errorf("spill: sort buffer of %d bytes (want %d..%d)", cfg.SortBytes, MinSortBytes, MaxSortBytes)
-	}
-	if cfg.SpillPercent == 0 {
-		cfg.SpillPercent = DefaultSpillPercent
-	}
-	if !(cfg.SpillPercent > 0 && cfg.SpillPercent <= 1) {
-		return nil, fmt.Errorf("spill: spill percent %v not in (0, 1]", cfg.SpillPercent)
-	}
-	if cfg.SortFactor == 0 {
-		cfg.SortFactor = DefaultSortFactor
-	}
-	if cfg.SortFactor < 2 {
-		return nil, fmt.Errorf("spill: sort factor %d is less than 2", cfg.SortFactor)
-	}
-	codec, err := cfg.Codec.canonical()
-	if err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Codec = codec
-	if cfg.Name == "" || cfg.Name == "." || cfg.Name == ".." || strings.ContainsAny(cfg.Name, `/\`) {
-		return nil, fmt.Errorf("spill: bad task attempt name %q", cfg.Name)
-	}
-	if len(cfg.LocalDirs) == 0 {
-		return nil, errors.New("spill: no local dirs")
-	}
+	cfg.Codec, _ = cfg.Codec.canonical()
 	c := &Collector{cfg: cfg, fs: orDefault(cfg.FS), compare: cfg.Compare, keyCmp: cfg.Compare, cur: &region{}}
 	if c.keyCmp == nil {
 		c.keyCmp = bytes.Compare
