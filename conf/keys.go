@@ -105,6 +105,7 @@ var knownKeys = []Key{
 	{"mapreduce.randomwriter.bytespermap", "1073741824", "Bytes each RandomWriter map writes."},
 	{"mapreduce.reduce.maxattempts", "4", "Attempts per reduce task before the job fails."},
 	{"mapreduce.reduce.memory.mb", "1024", "Megabytes of resident memory a reduce attempt's process tree may use before its TaskTracker kills it; 0 or less: no cap."},
+	{"mapreduce.reduce.shuffle.connect.timeout", "180000", "Milliseconds a reducer waits to connect to a map output server."},
 	{"mapreduce.reduce.shuffle.input.buffer.percent", "0.70", "Fraction of a reduce's heap (see mapreduce.job.heap.memory-mb.ratio) that holds fetched map outputs during the shuffle."},
 	{"mapreduce.reduce.shuffle.memory.limit.percent", "0.25", "Largest fraction of the shuffle memory one map output may take; larger ones go straight to disk."},
 	{"mapreduce.reduce.shuffle.merge.percent", "0.66", "Fill fraction of the shuffle buffer at which an in-memory merge starts."},
