@@ -23,6 +23,9 @@
 // reads use sendfile, and short-circuit reads hand out descriptors, only
 // for replicas whose files are plain *os.File; others (emulated media,
 // fault injection) are read through the File, so every byte pays or is
-// seen. A write that meets ENOSPC fails that replica's pipeline stage and
-// the replica is aborted; the volume stays in service (see fsdataset).
+// seen. A write that meets ENOSPC fails this node's stage of the
+// pipeline with an error status, and the client recovers without it; the
+// replica is never finalized (a failed create leaves none, a failed write
+// an RBW replica for the NameNode to recover or invalidate, as Hadoop's),
+// and the volume stays in service (see fsdataset).
 package datanode

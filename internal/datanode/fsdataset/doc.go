@@ -78,9 +78,11 @@
 //
 // A full volume is not a failed one (Hadoop's DiskOutOfSpaceException is
 // not a disk error): a write that meets ENOSPC fails that replica's writer
-// for good with an error naming the block, the volume and the errno, the
-// replica is never finalized and the DataNode aborts it, so the client's
-// pipeline recovery takes over; the volume stays in service, and new
+// for good with an error naming the block, the volume and the errno (a
+// CreateRBW whose first write fails leaves no replica), the replica is
+// never finalized, and the client's pipeline recovery takes over (Abort
+// removes it; a closed writer leaves it RBW for the NameNode's recovery);
+// the volume stays in service, and new
 // replicas go to volumes whose statfs shows room for them. A volume so
 // full that the disk check's own small write fails is taken out of
 // service like any volume failing its check.
