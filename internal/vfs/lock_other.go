@@ -4,6 +4,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 )
@@ -11,5 +12,5 @@ import (
 type pathError = fs.PathError
 
 func lockFile(path string) (io.Closer, error) {
-	return nil, errors.New("vfs: file locking is not supported on this platform")
+	return nil, fmt.Errorf("vfs: lock %s: file locking is not supported on this platform: %w", path, errors.ErrUnsupported)
 }

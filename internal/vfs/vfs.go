@@ -34,7 +34,8 @@ type FS interface {
 	// creating it, and records the holder (pid@host) in it. The lock is
 	// held until the returned Closer is closed or the process dies; a
 	// second Lock of the same path fails with an error wrapping ErrLocked,
-	// even within one process.
+	// even within one process. Where the platform cannot lock, the error
+	// wraps errors.ErrUnsupported.
 	Lock(path string) (io.Closer, error)
 }
 

@@ -18,6 +18,9 @@ type dirLock struct {
 
 func lockDir(fsys vfs.FS, dir string) (*dirLock, error) {
 	c, err := fsys.Lock(filepath.Join(dir, lockFileName))
+	if errors.Is(err, errors.ErrUnsupported) {
+		return &dirLock{}, nil // as before on such platforms: unlocked
+	}
 	if errors.Is(err, vfs.ErrLocked) {
 		return nil, &msgError{fmt.Sprintf("editlog: storage directory %s is in use by another process", dir), ErrInUse}
 	}
