@@ -19,6 +19,7 @@ import (
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Progress is a snapshot of a running job.
@@ -401,7 +402,8 @@ func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.
 // map output files are closed when the returned iterator is.
 func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc localConfig, dirs []string, counters *Counters) (_ spill.Iterator, err error) {
 	var segs []spill.Iterator
-	var files []media.File
+	var files []vfs.File
+	fsys := media.Default() // the process's file system, emulated media included
 	defer func() {
 		if err != nil {
 			for _, s := range segs {
@@ -417,7 +419,7 @@ func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc loc
 			return nil, fmt.Errorf("map output %s has %d partitions, want %d", o.Path, len(o.Index), r+1)
 		}
 		ie := o.Index[r]
-		f, err := media.Open(o.Path)
+		f, err := vfs.Open(fsys, o.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -430,7 +432,7 @@ func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc loc
 		counters.Add(GroupTask, ShuffledMaps, 1)
 		counters.Add(GroupTask, ReduceShuffleBytes, ie.PartLength)
 	}
-	merged, err := spill.Merge(segs, cmp, lc.sortFactor, dirs, lc.codec)
+	merged, err := spill.MergeFS(fsys, segs, cmp, lc.sortFactor, dirs, lc.codec)
 	if err != nil {
 		segs = nil // Merge closed them
 		return nil, err
@@ -441,7 +443,7 @@ func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc loc
 // closingIterator closes files after its iterator.
 type closingIterator struct {
 	spill.Iterator
-	files []media.File
+	files []vfs.File
 }
 
 func (c *closingIterator) Close() error {

@@ -2,144 +2,17 @@ package datanode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 )
-
-// Config configures a DataNode. ConfigFrom reads Hadoop's keys.
-type Config struct {
-	// Volumes are the data directories with their storage types
-	// (dfs.datanode.data.dir, e.g. "[SSD]/data/ssd,[DISK]/data/disk").
-	Volumes []fsdataset.VolumeConfig
-	// NameNodeAddr is the NameNode's RPC host:port.
-	NameNodeAddr string
-	// XferAddr is the DataTransferProtocol address (dfs.datanode.address,
-	// 0.0.0.0:9866); HTTPAddr the web/metrics address
-	// (dfs.datanode.http.address, 0.0.0.0:9864; "" disables it). Port 0
-	// picks a free port.
-	XferAddr string
-	HTTPAddr string
-	// Hostname and AdvertisedIP are what the NameNode gives clients; an
-	// empty AdvertisedIP makes the NameNode use the address it sees.
-	Hostname     string
-	AdvertisedIP string
-	// User is the user the DataNode acts as towards the NameNode (the
-	// NameNode's superuser).
-	User string
-	// HeartbeatInterval (dfs.heartbeat.interval, 3 s); 0 takes the
-	// NameNode's. BlockReportInterval (dfs.blockreport.intervalMsec, 6 h).
-	HeartbeatInterval   time.Duration
-	BlockReportInterval time.Duration
-	// MaxTransferThreads bounds concurrent DataTransferProtocol operations
-	// (dfs.datanode.max.transfer.threads, 4096).
-	MaxTransferThreads int
-	// FailedVolumesTolerated (dfs.datanode.failed.volumes.tolerated, 0).
-	FailedVolumesTolerated int
-	// DirectIO writes block data with O_DIRECT
-	// (strata.datanode.direct-io.write, false).
-	DirectIO bool
-	// Reserved bytes per volume (dfs.datanode.du.reserved, 0).
-	Reserved int64
-	// VolumeChoosing is "round-robin" or "available-space"
-	// (dfs.datanode.fsdataset.volume.choosing.policy).
-	VolumeChoosing string
-	// ScanPeriod is how often the block scanner verifies every replica
-	// (dfs.datanode.scan.period.hours, 3 weeks; negative disables it), at
-	// up to ScanBytesPerSecond (dfs.block.scanner.volume.bytes.per.second,
-	// 1 MiB/s).
-	ScanPeriod         time.Duration
-	ScanBytesPerSecond int64
-	// DomainSocketPath is the Unix socket for short-circuit local reads
-	// (dfs.domain.socket.path; "_PORT" is replaced by the transfer port;
-	// "" disables them).
-	DomainSocketPath string
-	// SocketKeepalive is how long an idle DataTransferProtocol connection
-	// waits for its next op (dfs.datanode.socket.reuse.keepalive, 4 s).
-	SocketKeepalive time.Duration
-	Logger          *slog.Logger
-}
-
-// ConfigFrom reads a DataNode Config from Hadoop configuration keys.
-func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
-	var errs []error
-	cfg := Config{NameNodeAddr: nameNodeAddr, XferAddr: c.Get("dfs.datanode.address"), HTTPAddr: c.Get("dfs.datanode.http.address"),
-		DomainSocketPath: c.Get("dfs.domain.socket.path")}
-	vols, err := fsdataset.ParseDataDirs(c.Get("dfs.datanode.data.dir"))
-	if err != nil {
-		errs = append(errs, err)
-	}
-	cfg.Volumes = vols
-	if d, err := c.GetDuration("dfs.heartbeat.interval", time.Second); err == nil {
-		cfg.HeartbeatInterval = d
-	} else {
-		errs = append(errs, err)
-	}
-	if d, err := c.GetDuration("dfs.blockreport.intervalMsec", time.Millisecond); err == nil {
-		cfg.BlockReportInterval = d
-	} else {
-		errs = append(errs, err)
-	}
-	if v, err := c.GetInt("dfs.datanode.max.transfer.threads"); err == nil {
-		cfg.MaxTransferThreads = int(v)
-	} else {
-		errs = append(errs, err)
-	}
-	if v, err := c.GetInt("dfs.datanode.failed.volumes.tolerated"); err == nil {
-		cfg.FailedVolumesTolerated = int(v)
-	} else {
-		errs = append(errs, err)
-	}
-	if v, err := c.GetBool("strata.datanode.direct-io.write"); err == nil {
-		cfg.DirectIO = v
-	} else {
-		errs = append(errs, err)
-	}
-	if c.Get("dfs.datanode.du.reserved") != "" {
-		if v, err := c.GetBytes("dfs.datanode.du.reserved"); err == nil {
-			cfg.Reserved = v
-		} else {
-			errs = append(errs, err)
-		}
-	}
-	if c.Get("dfs.datanode.scan.period.hours") != "" {
-		if v, err := c.GetInt("dfs.datanode.scan.period.hours"); err == nil {
-			cfg.ScanPeriod = time.Duration(v) * time.Hour
-			if v < 0 {
-				cfg.ScanPeriod = -1
-			}
-		} else {
-			errs = append(errs, err)
-		}
-	}
-	if c.Get("dfs.block.scanner.volume.bytes.per.second") != "" {
-		if v, err := c.GetBytes("dfs.block.scanner.volume.bytes.per.second"); err == nil {
-			cfg.ScanBytesPerSecond = v
-		} else {
-			errs = append(errs, err)
-		}
-	}
-	switch p := c.Get("dfs.datanode.fsdataset.volume.choosing.policy"); {
-	case p == "" || strings.HasSuffix(p, "RoundRobinVolumeChoosingPolicy") || p == "round-robin":
-		cfg.VolumeChoosing = "round-robin"
-	case strings.HasSuffix(p, "AvailableSpaceVolumeChoosingPolicy") || p == "available-space":
-		cfg.VolumeChoosing = "available-space"
-	default:
-		errs = append(errs, fmt.Errorf("datanode: unknown volume choosing policy %q (want round-robin or available-space)", p))
-	}
-	return cfg, errors.Join(errs...)
-}
 
 // DataNode is the DataNode daemon. Lifecycle: New (opens the volumes) →
 // Start (listens, registers with the NameNode) → Close.
@@ -182,42 +55,24 @@ type Stats struct {
 	BytesWritten, BytesRead, BlocksWritten, BlocksRead, BlocksReplicated, ChecksumErrors, ShortCircuitReads atomic.Int64
 }
 
-// New opens the volumes. It does not listen until Start.
+// New validates cfg (after giving its zero fields their defaults, see
+// Config) and opens the volumes. It does not listen until Start.
 func New(cfg Config) (*DataNode, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if len(cfg.Volumes) == 0 {
-		return nil, errors.New("datanode: no data directories (dfs.datanode.data.dir)")
-	}
-	if cfg.NameNodeAddr == "" {
-		return nil, errors.New("datanode: no NameNode address (fs.defaultFS or dfs.namenode.rpc-address)")
-	}
-	if cfg.MaxTransferThreads <= 0 {
-		cfg.MaxTransferThreads = 4096
-	}
-	if cfg.BlockReportInterval <= 0 {
-		cfg.BlockReportInterval = 6 * time.Hour
-	}
-	if cfg.SocketKeepalive <= 0 {
-		cfg.SocketKeepalive = 4 * time.Second
-	}
-	if cfg.Hostname == "" {
-		cfg.Hostname, _ = os.Hostname()
-	}
-	if cfg.User == "" {
-		cfg.User = currentUser()
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	dn := &DataNode{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxTransferThreads), conns: map[net.Conn]struct{}{}, ready: make(chan struct{})}
 	dn.heartbeat = cfg.HeartbeatInterval
 	if dn.heartbeat <= 0 {
-		dn.heartbeat = 3 * time.Second
+		dn.heartbeat = defaultHeartbeat // until the NameNode's, at registration
 	}
 	dn.actor = newActor(dn)
 	data, err := fsdataset.Open(fsdataset.Config{
 		Volumes: cfg.Volumes, FailedVolumesTolerated: cfg.FailedVolumesTolerated, Choosing: cfg.VolumeChoosing,
-		BytesPerChecksum: 512, Reserved: cfg.Reserved, DirectIO: cfg.DirectIO, Logger: cfg.Logger,
-		OnChange: dn.actor.onChange,
+		AvailableSpaceThreshold: cfg.AvailableSpaceThreshold, AvailableSpacePreference: cfg.AvailableSpacePreference,
+		BytesPerChecksum: fsdataset.DefaultBytesPerChecksum, Reserved: cfg.Reserved, DirectIO: cfg.DirectIO, Logger: cfg.Logger,
+		OnChange: dn.actor.onChange, FS: cfg.FS,
 	})
 	if err != nil {
 		return nil, err
@@ -225,16 +80,6 @@ func New(cfg Config) (*DataNode, error) {
 	dn.data = data
 	dn.ctx, dn.cancel = context.WithCancel(context.Background())
 	return dn, nil
-}
-
-func currentUser() string {
-	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
-		return u
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	return "root"
 }
 
 // Dataset returns the replica store, for tests and tools.

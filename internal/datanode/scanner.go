@@ -16,14 +16,7 @@ func (d *DataNode) scanBlocks() {
 	if d.cfg.ScanPeriod < 0 {
 		return
 	}
-	period := d.cfg.ScanPeriod
-	if period == 0 {
-		period = 504 * time.Hour
-	}
-	rate := d.cfg.ScanBytesPerSecond
-	if rate <= 0 {
-		rate = 1 << 20
-	}
+	period, rate := d.cfg.ScanPeriod, d.cfg.ScanBytesPerSecond // New gave them their defaults
 	for {
 		select {
 		case <-d.ctx.Done():

@@ -13,12 +13,23 @@
 // ram. strata.media.PRESET.{read.mbps,write.mbps,latency,seek,queue.depth}
 // override a preset's parameters, and strata.media.request.bytes (default
 // 1 MiB) is the largest request one charge makes. Emulation is off unless
-// strata.media.dirs is set; then OpenFile is os.OpenFile and Charge
+// strata.media.dirs is set; then Default is vfs.Default and Charge
 // returns at once.
 //
-// Daemons call Configure once at start. It installs the table for the
-// process and exports it in $STRATA_MEDIA, which child processes (task
-// attempts) read on first use.
+// # A file-system wrapper
+//
+// Emulation is one implementation of vfs.FS wrapping another: New(inner,
+// table) returns an FS whose files under the table's directories pay
+// their device, and which is its inner FS everywhere else. The data path
+// (DataNode volumes, spill, shuffle, the local job runner) takes an FS
+// from its configuration; left nil, it uses Default, the process's table
+// over vfs.Default. So a test can stack an errorfs under or over an
+// emulated device, or give two components different tables.
+//
+// Daemons call Configure once at start. It installs the process's table
+// (what Default, and the package-level OpenFile, Create, Open, WriteFile
+// and Charge, use) and exports it in $STRATA_MEDIA, which child processes
+// (task attempts) read on first use.
 //
 // # Model
 //

@@ -1,52 +1,20 @@
 package media
 
 import (
-	"io"
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stratafs/strata/internal/vfs"
 )
 
-// File is an open file: an *os.File outside emulated directories, a
-// wrapper charging the device inside them.
-type File interface {
-	io.Reader
-	io.ReaderAt
-	io.Writer
-	io.WriterAt
-	io.Seeker
-	io.Closer
-	Name() string
-	Stat() (os.FileInfo, error)
-	Sync() error
-	Truncate(size int64) error
-	Fd() uintptr
-}
-
-var _ File = (*os.File)(nil)
-
-// OpenFile is os.OpenFile. Outside emulated directories (and in a ram
-// device) it returns the *os.File itself; inside, a File whose reads and
-// writes the directory's device pays for: reads that continue the
-// handle's previous read are charged as readahead extents of
-// strata.media.request.bytes, other reads exactly; writes are gathered
-// into contiguous extents of up to strata.media.request.bytes, charged
-// when full, when a write does not continue them, and on Sync, Truncate
-// and Close. Each charge waits until the device would have served it.
-func OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err // a nil *os.File must not become a non-nil File
-	}
-	d := lookup(name)
-	if d == nil {
-		return f, nil
-	}
-	return wrap(f, d)
-}
+// File is an open file: the inner FS's file outside emulated directories
+// (an *os.File over vfs.Default), a wrapper charging the device inside
+// them.
+type File = vfs.File
 
 // wrap returns f charging d, or f itself when it is a directory.
-func wrap(f *os.File, d *device) (File, error) {
+func wrap(f vfs.File, d *device) (File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -58,18 +26,9 @@ func wrap(f *os.File, d *device) (File, error) {
 	return &file{of: f, dev: d, id: fileID(fi), size: fi.Size(), lastRead: -1}, nil
 }
 
-// Open is OpenFile(name, os.O_RDONLY, 0), as os.Open.
-func Open(name string) (File, error) { return OpenFile(name, os.O_RDONLY, 0) }
-
-// Create is OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666), as
-// os.Create.
-func Create(name string) (File, error) {
-	return OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
-}
-
 // file is a File in an emulated directory.
 type file struct {
-	of    *os.File // not embedded: its ReadFrom and WriteTo would bypass the device
+	of    vfs.File // not embedded: an *os.File's ReadFrom and WriteTo would bypass the device
 	dev   *device
 	id    uint64
 	clock atomic.Int64 // when the handle's last request completes
@@ -230,15 +189,9 @@ func (f *file) Name() string               { return f.of.Name() }
 func (f *file) Stat() (os.FileInfo, error) { return f.of.Stat() }
 func (f *file) Fd() uintptr                { return f.of.Fd() }
 
-// WriteFile is os.WriteFile through OpenFile.
-func WriteFile(name string, data []byte, perm os.FileMode) error {
-	f, err := OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+// OSFile implements vfs.Raw: the file under f, for sendfile with the
+// bytes charged by FS.Charge; nil when the inner FS's file is not one.
+func (f *file) OSFile() *os.File {
+	of, _ := f.of.(*os.File)
+	return of
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Configuration keys.
@@ -153,14 +154,14 @@ func override(c *conf.Configuration, key string, ps []Preset) error {
 	return nil
 }
 
-// state is the installed table with its devices.
+// state is a table with its devices.
 type state struct {
 	table   Table
 	devices []*device // longest directory first
 }
 
 var (
-	current  atomic.Pointer[state]
+	current  atomic.Pointer[FS] // the process's table over vfs.Default; nil: off
 	envOnce  sync.Once
 	envError error
 )
@@ -169,7 +170,7 @@ var (
 // any earlier one, and exports it in $STRATA_MEDIA so that child
 // processes started afterwards use the same devices. An empty
 // strata.media.dirs turns emulation off (and unsets $STRATA_MEDIA): then
-// OpenFile is os.OpenFile and Charge returns at once.
+// Default is vfs.Default and Charge returns at once.
 func Configure(c *conf.Configuration) error {
 	t, err := Parse(c)
 	if err != nil {
@@ -186,7 +187,7 @@ func Install(t *Table) error {
 		current.Store(nil)
 		return os.Unsetenv(EnvVar)
 	}
-	s, err := newState(t)
+	m, err := New(vfs.Default, t)
 	if err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func Install(t *Table) error {
 	if err := os.Setenv(EnvVar, string(b)); err != nil {
 		return err
 	}
-	current.Store(s)
+	current.Store(m)
 	return nil
 }
 
@@ -220,9 +221,9 @@ func newState(t *Table) (*state, error) {
 	return s, nil
 }
 
-// load returns the installed state, reading $STRATA_MEDIA the first time
-// when Configure was never called.
-func load() *state {
+// load returns the installed FS, reading $STRATA_MEDIA the first time
+// when Configure was never called; nil when emulation is off.
+func load() *FS {
 	envOnce.Do(func() {
 		v := os.Getenv(EnvVar)
 		if v == "" {
@@ -233,12 +234,12 @@ func load() *state {
 			envError = fmt.Errorf("media: $%s: %w", EnvVar, err)
 			return
 		}
-		s, err := newState(&t)
+		m, err := New(vfs.Default, &t)
 		if err != nil {
 			envError = fmt.Errorf("media: $%s: %w", EnvVar, err)
 			return
 		}
-		current.Store(s)
+		current.Store(m)
 	})
 	return current.Load()
 }
@@ -246,11 +247,11 @@ func load() *state {
 // Current returns the installed table (empty when emulation is off), and
 // the error, if any, met reading $STRATA_MEDIA.
 func Current() (Table, error) {
-	s := load()
-	if s == nil {
+	m := load()
+	if m == nil {
 		return Table{RequestBytes: DefaultRequestBytes}, envError
 	}
-	t := s.table
+	t := m.s.table
 	t.Devices = append([]Device(nil), t.Devices...)
 	return t, envError
 }
@@ -277,39 +278,31 @@ func (s *state) find(path string) *device {
 
 // lookup returns the device holding path, or nil when there is none or
 // its model costs nothing.
-func lookup(path string) *device {
-	d := load().find(path)
+func (s *state) lookup(path string) *device {
+	d := s.find(path)
 	if d == nil || d.Params.free() {
 		return nil
 	}
 	return d
 }
 
-// Lookup returns the emulated device holding path, if any. Devices whose
-// model costs nothing (the ram preset) are reported too.
+// Lookup returns the emulated device of the process's table (Default)
+// holding path, if any. Devices whose model costs nothing (the ram
+// preset) are reported too.
 func Lookup(path string) (Device, bool) {
-	d := load().find(path)
-	if d == nil {
+	m := load()
+	if m == nil {
 		return Device{}, false
 	}
-	return d.Device, true
+	return m.Lookup(path)
 }
 
-// Charge makes the device holding path pay for n bytes at offset off of
-// that file, as the requests a transfer of them would make, and returns
-// when the device would have finished them. It is for code that moves
-// bytes without going through a File (sendfile). Outside emulated
-// directories it returns nil at once.
+// Charge is Default's Charge: outside emulated directories of the
+// process's table it returns nil at once.
 func Charge(path string, off, n int64, write bool) error {
-	d := lookup(path)
-	if d == nil || n <= 0 {
+	m := load()
+	if m == nil {
 		return nil
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	var clock atomic.Int64
-	d.charge(&clock, fileID(fi), off, n, write)
-	return nil
+	return m.Charge(path, off, n, write)
 }

@@ -10,14 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 var bytesCompare = bytes.Compare
@@ -280,7 +279,7 @@ func (s *Shuffle) newFile(prefix string) string {
 func (s *Shuffle) toDisk(loc MapLocation, r *response) (*segment, error) {
 	defer r.body.Close()
 	path := s.newFile(fmt.Sprintf("map_%d", loc.MapIndex))
-	f, err := media.Create(path)
+	f, err := vfs.Create(s.fs, path)
 	if err != nil {
 		return nil, &localError{err}
 	}
@@ -302,7 +301,7 @@ func (s *Shuffle) toDisk(loc MapLocation, r *response) (*segment, error) {
 		err = r.body.expectEOF()
 	}
 	if err != nil || local != nil {
-		os.Remove(path)
+		s.fs.Remove(path)
 		if local != nil {
 			return nil, &localError{fmt.Errorf("writing %s: %w", path, local)}
 		}

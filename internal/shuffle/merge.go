@@ -5,12 +5,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 
-	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // segment is a fetched map output or a merge's output: in memory (it
@@ -27,7 +26,8 @@ type segment struct {
 // fileIter reads a disk segment and removes its file when closed.
 type fileIter struct {
 	spill.Iterator
-	f    media.File
+	f    vfs.File
+	fs   vfs.FS
 	once sync.Once
 }
 
@@ -36,7 +36,7 @@ func (f *fileIter) Close() error {
 	f.once.Do(func() {
 		err = f.Iterator.Close()
 		f.f.Close()
-		if rerr := os.Remove(f.f.Name()); err == nil {
+		if rerr := f.fs.Remove(f.f.Name()); err == nil {
 			err = rerr
 		}
 	})
@@ -50,7 +50,7 @@ func (s *Shuffle) open(seg *segment) (spill.Iterator, error) {
 		seg.it = nil
 		return it, nil
 	}
-	f, err := media.Open(seg.path)
+	f, err := vfs.Open(s.fs, seg.path)
 	if err != nil {
 		return nil, &localError{err}
 	}
@@ -59,7 +59,7 @@ func (s *Shuffle) open(seg *segment) (spill.Iterator, error) {
 		f.Close()
 		return nil, &localError{fmt.Errorf("%s: %w", seg.path, err)}
 	}
-	return &fileIter{Iterator: it, f: f}, nil
+	return &fileIter{Iterator: it, f: f, fs: s.fs}, nil
 }
 
 // openAll opens segs, or closes what it opened and fails. It returns how
@@ -213,13 +213,13 @@ func (s *Shuffle) runMerge(segs []*segment, memory bool) {
 // mergeToFile merges its in one pass into a new local segment file,
 // compressed with the job's codec. The inputs are closed.
 func (s *Shuffle) mergeToFile(its []spill.Iterator) (*segment, error) {
-	m, err := spill.Merge(its, s.cfg.Compare, max(2, len(its)), s.dirs, s.cfg.Codec)
+	m, err := spill.MergeFS(s.fs, its, s.cfg.Compare, max(2, len(its)), s.dirs, s.cfg.Codec)
 	if err != nil {
 		return nil, err
 	}
 	defer m.Close()
 	path := s.newFile("merge")
-	f, err := media.Create(path)
+	f, err := vfs.Create(s.fs, path)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func (s *Shuffle) mergeToFile(its []spill.Iterator) (*segment, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path)
+		s.fs.Remove(path)
 		return nil, err
 	}
 	return &segment{size: part, raw: raw, path: path}, nil
@@ -263,13 +263,14 @@ func (s *Shuffle) mergeToFile(its []spill.Iterator) (*segment, error) {
 type finalIter struct {
 	spill.Iterator
 	dirs []string
+	fs   vfs.FS
 	once sync.Once
 }
 
 func (f *finalIter) Close() error {
 	var err error
 	f.once.Do(func() {
-		err = errors.Join(f.Iterator.Close(), removeDirs(f.dirs))
+		err = errors.Join(f.Iterator.Close(), removeDirs(f.fs, f.dirs))
 	})
 	return err
 }
@@ -287,8 +288,8 @@ func (s *Shuffle) finalMerge() (spill.Iterator, error) {
 	if err == nil {
 		s.count(CounterMergedMapOutputs, orig)
 		var m spill.Iterator
-		if m, err = spill.Merge(its, s.cfg.Compare, s.cfg.SortFactor, s.dirs, s.cfg.Codec); err == nil {
-			return &finalIter{Iterator: m, dirs: s.dirs}, nil
+		if m, err = spill.MergeFS(s.fs, its, s.cfg.Compare, s.cfg.SortFactor, s.dirs, s.cfg.Codec); err == nil {
+			return &finalIter{Iterator: m, dirs: s.dirs, fs: s.fs}, nil
 		}
 	} else {
 		for _, seg := range segs {
@@ -304,7 +305,7 @@ func (s *Shuffle) finalMerge() (spill.Iterator, error) {
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		removeDirs(s.dirs)
+		removeDirs(s.fs, s.dirs)
 	}
 	return nil, err
 }

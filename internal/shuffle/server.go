@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Path is the URL path a Server answers (Hadoop's ShuffleHandler also
@@ -81,6 +81,12 @@ type ServerConfig struct {
 	// holding a slot for ever. 0 means DefaultWriteTimeout; negative means
 	// none.
 	WriteTimeout time.Duration
+	// FS is the file system the map outputs are read from; nil means
+	// media.Default() (the OS, with emulated media where configured).
+	// Segments go out with sendfile when FS gives an *os.File (or a paced
+	// file whose bytes its vfs.Charger charges), through the File
+	// otherwise (fault injection).
+	FS vfs.FS
 }
 
 // ServerStats are a Server's running totals.
@@ -102,6 +108,7 @@ type ServerStats struct {
 // between requests and has nothing to close; removing a job's files
 // (spill.RemoveOutput) is the caller's job, after RemoveJob.
 type Server struct {
+	fs           vfs.FS // never nil
 	log          *slog.Logger
 	sem          chan struct{} // nil: unlimited
 	retryAfter   string
@@ -120,7 +127,7 @@ type servedOutput struct {
 
 // NewServer returns a Server with no map outputs.
 func NewServer(cfg ServerConfig) *Server {
-	s := &Server{log: cfg.Logger, jobs: map[string]map[string]*servedOutput{}}
+	s := &Server{fs: orDefault(cfg.FS), log: cfg.Logger, jobs: map[string]map[string]*servedOutput{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -153,7 +160,7 @@ func (s *Server) Add(info MapOutputInfo) error {
 	idx := info.Index
 	if idx == nil {
 		var err error
-		if idx, err = spill.ReadIndex(info.Path + ".index"); err != nil {
+		if idx, err = spill.ReadIndexFS(s.fs, info.Path+".index"); err != nil {
 			return fmt.Errorf("shuffle: map output %s of %s: %w", info.AttemptID, info.JobID, err)
 		}
 	}
@@ -263,7 +270,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	e := o.index[reduce]
-	f, err := os.Open(o.path)
+	f, err := vfs.Open(s.fs, o.path)
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, os.ErrNotExist) {
@@ -293,7 +300,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.served.Add(1)
 		return
 	}
-	if _, err := f.Seek(e.Offset, io.SeekStart); err != nil {
+	// An *os.File goes to the connection with sendfile (a paced one with
+	// its bytes charged here, as sendfile bypasses the pacing); any other
+	// File is read through, so that what wraps it sees every byte.
+	var src io.ReadSeeker = f
+	of, charger, zeroCopy := vfs.OSFile(s.fs, f)
+	if zeroCopy {
+		src = of
+	}
+	if _, err := src.Seek(e.Offset, io.SeekStart); err != nil {
 		s.failed.Add(1)
 		s.log.Warn("shuffle: seek failed", "map", attempt, "err", err)
 		return
@@ -305,16 +320,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// (net/http clears the write deadline after the response.)
 	for left := e.PartLength; left > 0; {
 		n := min(left, sendChunk)
-		// sendfile bypasses media.File: an emulated disk is charged here.
-		if err := media.Charge(o.path, e.Offset+e.PartLength-left, n, false); err != nil {
-			s.failed.Add(1)
-			s.log.Warn("shuffle: reading map output failed", "map", attempt, "err", err)
-			return
+		if charger != nil {
+			if err := charger.Charge(o.path, e.Offset+e.PartLength-left, n, false); err != nil {
+				s.failed.Add(1)
+				s.log.Warn("shuffle: reading map output failed", "map", attempt, "err", err)
+				return
+			}
 		}
 		if s.writeTimeout > 0 {
 			rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 		}
-		c, err := io.CopyN(w, f, n)
+		c, err := io.CopyN(w, src, n)
 		s.bytes.Add(c)
 		left -= c
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Counter names: the values of package mapreduce's constants
@@ -30,7 +32,9 @@ const (
 	CounterFailedShuffles     = "Failed Shuffles"
 )
 
-// Defaults of Config, Hadoop's where Hadoop has one.
+// Defaults of Config, Hadoop's where Hadoop has one. Those with a key
+// are the values in conf's table, which DefaultConfig reads (a test checks
+// that they agree); the others have no key.
 const (
 	DefaultParallelCopies     = 5                       // mapreduce.reduce.shuffle.parallelcopies
 	DefaultMemoryBudget       = 256 << 20               // strata's stand-in for input.buffer.percent × heap
@@ -134,18 +138,113 @@ type Config struct {
 	OnFailure func(loc MapLocation, err error)
 	// Logger receives a line for each failed fetch and merge. nil: none.
 	Logger *slog.Logger
+	// FS is the file system of the local dirs; nil means media.Default()
+	// (the OS, with emulated media where configured). Tests inject faults
+	// here (vfs/errorfs).
+	FS vfs.FS
 }
 
-// DefaultConfig returns the defaults; the caller sets JobID, Reduce,
-// Compare, Codec, LocalDirs and Name.
+// DefaultConfig returns the defaults: ConfigFrom of an empty
+// configuration (conf's table), and the Default constants for the fields
+// without a key. The caller sets JobID, Reduce, Compare, LocalDirs and
+// Name.
 func DefaultConfig() Config {
-	return Config{
-		ParallelCopies: DefaultParallelCopies, MemoryBudget: DefaultMemoryBudget,
-		MemoryLimitPercent: DefaultMemoryLimitPercent, MergePercent: DefaultMergePercent,
-		SortFactor: DefaultSortFactor, ConnectTimeout: DefaultConnectTimeout,
-		ReadTimeout: DefaultReadTimeout, Retries: DefaultRetries,
-		RetryBackoff: DefaultRetryBackoff, MaxBackoff: DefaultMaxBackoff,
+	c, err := ConfigFrom(conf.New())
+	if err != nil {
+		panic("shuffle: the defaults in conf's table do not parse: " + err.Error())
 	}
+	return c
+}
+
+// The keys ConfigFrom reads besides spill.CodecFrom's; their defaults are
+// in conf's table.
+const (
+	KeyParallelCopies     = "mapreduce.reduce.shuffle.parallelcopies"
+	KeyMemoryLimitPercent = "mapreduce.reduce.shuffle.memory.limit.percent"
+	KeyMergePercent       = "mapreduce.reduce.shuffle.merge.percent"
+	KeySortFactor         = "mapreduce.task.io.sort.factor"
+	KeyConnectTimeout     = "mapreduce.reduce.shuffle.connect.timeout"
+	KeyReadTimeout        = "mapreduce.reduce.shuffle.read.timeout"
+)
+
+// ConfigFrom reads a reduce's shuffle settings from Hadoop's keys (unset
+// keys take conf's table's defaults): ParallelCopies, MemoryLimitPercent,
+// MergePercent, SortFactor, ConnectTimeout, ReadTimeout and Codec
+// (spill.CodecFrom). MemoryBudget, which Hadoop derives from the heap, and
+// the retry settings take their Default constants. Bad values are
+// reported together; the Config is not validated (New does).
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shuffle: %w", err))
+		}
+	}
+	cfg := Config{MemoryBudget: DefaultMemoryBudget, Retries: DefaultRetries, RetryBackoff: DefaultRetryBackoff, MaxBackoff: DefaultMaxBackoff}
+	n, err := c.GetInt(KeyParallelCopies)
+	cfg.ParallelCopies = int(n)
+	add(err)
+	cfg.MemoryLimitPercent, err = c.GetFloat(KeyMemoryLimitPercent)
+	add(err)
+	cfg.MergePercent, err = c.GetFloat(KeyMergePercent)
+	add(err)
+	n, err = c.GetInt(KeySortFactor)
+	cfg.SortFactor = int(n)
+	add(err)
+	cfg.ConnectTimeout, err = c.GetDuration(KeyConnectTimeout, time.Millisecond)
+	add(err)
+	cfg.ReadTimeout, err = c.GetDuration(KeyReadTimeout, time.Millisecond)
+	add(err)
+	cfg.Codec, err = spill.CodecFrom(c)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// withDefaults returns c with its "0 means" fields given DefaultConfig's
+// values.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	setDefault(&c.ParallelCopies, d.ParallelCopies)
+	setDefault(&c.MemoryBudget, d.MemoryBudget)
+	setDefault(&c.MemoryLimitPercent, d.MemoryLimitPercent)
+	setDefault(&c.MergePercent, d.MergePercent)
+	setDefault(&c.SortFactor, d.SortFactor)
+	setDefault(&c.ConnectTimeout, d.ConnectTimeout)
+	setDefault(&c.ReadTimeout, d.ReadTimeout)
+	setDefault(&c.Retries, d.Retries)
+	setDefault(&c.RetryBackoff, d.RetryBackoff)
+	setDefault(&c.MaxBackoff, d.MaxBackoff)
+	return c
+}
+
+// Validate reports the first field out of range.
+func (c *Config) Validate() error {
+	switch {
+	case c.JobID == "":
+		return errors.New("shuffle: no job ID")
+	case c.Reduce < 0:
+		return fmt.Errorf("shuffle: reduce %d is negative", c.Reduce)
+	case c.Name == "" || c.Name == "." || c.Name == ".." || strings.ContainsAny(c.Name, `/\`):
+		return fmt.Errorf("shuffle: bad attempt name %q", c.Name)
+	case c.ParallelCopies < 1:
+		return fmt.Errorf("shuffle: %s: %d parallel copies", KeyParallelCopies, c.ParallelCopies)
+	case c.MemoryBudget < 0:
+		return fmt.Errorf("shuffle: memory budget %d", c.MemoryBudget)
+	case !(c.MergePercent > 0 && c.MergePercent <= 1):
+		return fmt.Errorf("shuffle: %s: merge percent %v not in (0, 1]", KeyMergePercent, c.MergePercent)
+	case !(c.MemoryLimitPercent > 0 && c.MemoryLimitPercent < c.MergePercent):
+		return fmt.Errorf("shuffle: %s: memory limit percent %v not in (0, merge percent %v)", KeyMemoryLimitPercent, c.MemoryLimitPercent, c.MergePercent)
+	case c.SortFactor < 2:
+		return fmt.Errorf("shuffle: %s: sort factor %d is less than 2", KeySortFactor, c.SortFactor)
+	case c.ConnectTimeout < 0 || c.ReadTimeout < 0 || c.RetryBackoff < 0 || c.MaxBackoff < 0:
+		return errors.New("shuffle: negative timeout or backoff")
+	}
+	if _, err := spill.ParseCodec(string(c.Codec)); err != nil {
+		return fmt.Errorf("shuffle: %w", err)
+	}
+	return nil
 }
 
 // FetchError lists the map attempts that could not be fetched, each with
@@ -221,6 +320,7 @@ type Shuffle struct {
 	maxSingle int64 // larger segments go to disk
 	mergeAt   int64 // in-memory merge threshold
 	dirs      []string
+	fs        vfs.FS // never nil
 	client    *http.Client
 	transport *http.Transport // ours, if cfg.Client was nil
 	log       *slog.Logger
@@ -268,41 +368,12 @@ type Shuffle struct {
 // New checks cfg, creates the attempt's directories and starts the
 // fetchers for a job of numMaps maps. Nothing is fetched until Add.
 func New(cfg Config, numMaps int) (*Shuffle, error) {
-	if cfg.JobID == "" {
-		return nil, errors.New("shuffle: no job ID")
-	}
-	if cfg.Reduce < 0 {
-		return nil, fmt.Errorf("shuffle: reduce %d is negative", cfg.Reduce)
-	}
 	if numMaps < 0 {
 		return nil, fmt.Errorf("shuffle: %d maps", numMaps)
 	}
-	if n := cfg.Name; n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
-		return nil, fmt.Errorf("shuffle: bad attempt name %q", n)
-	}
-	setDefault(&cfg.ParallelCopies, DefaultParallelCopies)
-	setDefault(&cfg.MemoryBudget, DefaultMemoryBudget)
-	setDefault(&cfg.MemoryLimitPercent, DefaultMemoryLimitPercent)
-	setDefault(&cfg.MergePercent, DefaultMergePercent)
-	setDefault(&cfg.SortFactor, DefaultSortFactor)
-	setDefault(&cfg.ConnectTimeout, DefaultConnectTimeout)
-	setDefault(&cfg.ReadTimeout, DefaultReadTimeout)
-	setDefault(&cfg.Retries, DefaultRetries)
-	setDefault(&cfg.RetryBackoff, DefaultRetryBackoff)
-	setDefault(&cfg.MaxBackoff, DefaultMaxBackoff)
-	switch {
-	case cfg.ParallelCopies < 1:
-		return nil, fmt.Errorf("shuffle: %d parallel copies", cfg.ParallelCopies)
-	case cfg.MemoryBudget < 0:
-		return nil, fmt.Errorf("shuffle: memory budget %d", cfg.MemoryBudget)
-	case !(cfg.MergePercent > 0 && cfg.MergePercent <= 1):
-		return nil, fmt.Errorf("shuffle: merge percent %v not in (0, 1]", cfg.MergePercent)
-	case !(cfg.MemoryLimitPercent > 0 && cfg.MemoryLimitPercent < cfg.MergePercent):
-		return nil, fmt.Errorf("shuffle: memory limit percent %v not in (0, merge percent %v)", cfg.MemoryLimitPercent, cfg.MergePercent)
-	case cfg.SortFactor < 2:
-		return nil, fmt.Errorf("shuffle: sort factor %d is less than 2", cfg.SortFactor)
-	case cfg.ConnectTimeout < 0 || cfg.ReadTimeout < 0 || cfg.RetryBackoff < 0 || cfg.MaxBackoff < 0:
-		return nil, errors.New("shuffle: negative timeout or backoff")
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Retries < 0 {
 		cfg.Retries = 0
@@ -316,6 +387,7 @@ func New(cfg Config, numMaps int) (*Shuffle, error) {
 		cfg.Compare = bytesCompare
 	}
 	s := &Shuffle{
+		fs:        orDefault(cfg.FS),
 		cfg:       cfg,
 		maxSingle: int64(float64(cfg.MemoryBudget) * cfg.MemoryLimitPercent),
 		mergeAt:   int64(float64(cfg.MemoryBudget) * cfg.MergePercent),
@@ -329,7 +401,7 @@ func New(cfg Config, numMaps int) (*Shuffle, error) {
 	}
 	for _, d := range cfg.LocalDirs {
 		p := filepath.Join(d, cfg.Name)
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := s.fs.MkdirAll(p, 0o755); err != nil {
 			s.log.Warn("shuffle: local dir not usable", "dir", d, "err", err)
 			continue
 		}
@@ -727,16 +799,16 @@ func (s *Shuffle) Close() error {
 					seg.it.Close()
 				}
 			}
-			removeDirs(s.dirs)
+			removeDirs(s.fs, s.dirs)
 		}
 	})
 	return nil
 }
 
-func removeDirs(dirs []string) error {
+func removeDirs(fsys vfs.FS, dirs []string) error {
 	var errs []error
 	for _, d := range dirs {
-		if err := os.RemoveAll(d); err != nil {
+		if err := fsys.RemoveAll(d); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -768,4 +840,13 @@ func Fetch(ctx context.Context, cfg Config, locs []MapLocation) (spill.Iterator,
 	it, err := s.Wait(ctx)
 	s.Close()
 	return it, err
+}
+
+// orDefault is fsys, or the process's file system (emulated media
+// included) when fsys is nil.
+func orDefault(fsys vfs.FS) vfs.FS {
+	if fsys == nil {
+		return media.Default()
+	}
+	return fsys
 }

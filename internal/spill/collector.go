@@ -13,7 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stratafs/strata/internal/media"
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Counter names, the values of package mapreduce's constants of the same
@@ -28,7 +29,8 @@ const (
 	CounterCombineOutputRecords  = "Combine output records"
 )
 
-// Defaults, Hadoop's.
+// Defaults, Hadoop's: the values of the keys in conf's table, which
+// DefaultConfig reads (a test checks that they agree).
 const (
 	DefaultSortBytes    = 100 << 20 // mapreduce.task.io.sort.mb = 100
 	DefaultSpillPercent = 0.80      // mapreduce.map.sort.spill.percent
@@ -92,12 +94,111 @@ type Config struct {
 	// Counters, if set, receives counter increments (the Counter*
 	// names). It is called from the goroutine calling Collect and Close.
 	Counters func(name string, delta int64)
+	// FS is the file system of the local dirs; nil means media.Default()
+	// (the OS, with emulated media where configured). Tests inject faults
+	// here (vfs/errorfs).
+	FS vfs.FS
 }
 
-// DefaultConfig returns Hadoop's defaults for one partition; the caller
-// sets Partitions, LocalDirs and Name.
+// DefaultConfig returns the defaults of conf's table (ConfigFrom of an
+// empty configuration) for one partition; the caller sets Partitions,
+// LocalDirs and Name.
 func DefaultConfig() Config {
-	return Config{Partitions: 1, SortBytes: DefaultSortBytes, SpillPercent: DefaultSpillPercent, SortFactor: DefaultSortFactor}
+	c, err := ConfigFrom(conf.New())
+	if err != nil {
+		panic("spill: the defaults in conf's table do not parse: " + err.Error())
+	}
+	return c
+}
+
+// The keys ConfigFrom reads; their defaults are in conf's table.
+const (
+	KeySortMB       = "mapreduce.task.io.sort.mb"
+	KeySpillPercent = "mapreduce.map.sort.spill.percent"
+	KeySortFactor   = "mapreduce.task.io.sort.factor"
+	KeyCompress     = "mapreduce.map.output.compress"
+	KeyCodec        = "mapreduce.map.output.compress.codec"
+)
+
+// ConfigFrom reads the job's sort settings from Hadoop's keys (unset keys
+// take conf's table's defaults): SortBytes, SpillPercent, SortFactor and
+// Codec (CodecFrom). Partitions is 1; the caller sets it, LocalDirs, Name
+// and the functions. Bad values are reported together; the Config is not
+// validated (NewCollector does).
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("spill: %w", err))
+		}
+	}
+	cfg := Config{Partitions: 1}
+	mb, err := c.GetInt(KeySortMB)
+	add(err)
+	cfg.SortBytes = mb << 20
+	cfg.SpillPercent, err = c.GetFloat(KeySpillPercent)
+	add(err)
+	f, err := c.GetInt(KeySortFactor)
+	add(err)
+	cfg.SortFactor = int(f)
+	cfg.Codec, err = CodecFrom(c)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// CodecFrom returns the map-output codec of a job: None unless
+// mapreduce.map.output.compress, else mapreduce.map.output.compress.codec
+// (ParseCodec).
+func CodecFrom(c *conf.Configuration) (Codec, error) {
+	on, err := c.GetBool(KeyCompress)
+	if err != nil || !on {
+		if err != nil {
+			err = fmt.Errorf("spill: %w", err)
+		}
+		return None, err
+	}
+	return ParseCodec(c.Get(KeyCodec))
+}
+
+// withDefaults returns c with its "0 means" fields given DefaultConfig's
+// values.
+func (c Config) withDefaults() Config {
+	if c.SortBytes == 0 || c.SpillPercent == 0 || c.SortFactor == 0 {
+		d := DefaultConfig()
+		fill(&c.SortBytes, d.SortBytes)
+		fill(&c.SpillPercent, d.SpillPercent)
+		fill(&c.SortFactor, d.SortFactor)
+	}
+	return c
+}
+
+func fill[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+// Validate reports the first field out of range.
+func (c *Config) Validate() error {
+	switch {
+	case c.Partitions < 1 || c.Partitions > maxIndexPartitions:
+		return fmt.Errorf("spill: %d partitions (want 1..%d)", c.Partitions, maxIndexPartitions)
+	case c.SortBytes < MinSortBytes || c.SortBytes > MaxSortBytes:
+		return fmt.Errorf("spill: %s: sort buffer of %d bytes (want %d..%d)", KeySortMB, c.SortBytes, MinSortBytes, MaxSortBytes)
+	case !(c.SpillPercent > 0 && c.SpillPercent <= 1):
+		return fmt.Errorf("spill: %s: spill percent %v not in (0, 1]", KeySpillPercent, c.SpillPercent)
+	case c.SortFactor < 2:
+		return fmt.Errorf("spill: %s: sort factor %d is less than 2", KeySortFactor, c.SortFactor)
+	case c.Name == "" || c.Name == "." || c.Name == ".." || strings.ContainsAny(c.Name, `/\`):
+		return fmt.Errorf("spill: bad task attempt name %q", c.Name)
+	case len(c.LocalDirs) == 0:
+		return errors.New("spill: no local dirs")
+	}
+	_, err := c.Codec.canonical()
+	return err
 }
 
 // Output is a finished map output: one file with every partition's
@@ -157,6 +258,7 @@ type pendingCounters struct {
 // Collect, Close and Abort must be called from one goroutine at a time.
 type Collector struct {
 	cfg       Config
+	fs        vfs.FS                // never nil
 	compare   func(a, b []byte) int // nil: bytes order with prefixes
 	keyCmp    func(a, b []byte) int // never nil
 	chunkSize int
@@ -191,46 +293,19 @@ type Collector struct {
 
 // NewCollector checks cfg and creates the task attempt's directories.
 func NewCollector(cfg Config) (*Collector, error) {
-	if cfg.Partitions < 1 || cfg.Partitions > maxIndexPartitions {
-		return nil, fmt.Errorf("spill: %d partitions (want 1..%d)", cfg.Partitions, maxIndexPartitions)
-	}
-	if cfg.SortBytes == 0 {
-		cfg.SortBytes = DefaultSortBytes
-	}
-	if cfg.SortBytes < MinSortBytes || cfg.SortBytes > MaxSortBytes {
-		return nil, fmt.Errorf("spill: sort buffer of %d bytes (want %d..%d)", cfg.SortBytes, MinSortBytes, MaxSortBytes)
-	}
-	if cfg.SpillPercent == 0 {
-		cfg.SpillPercent = DefaultSpillPercent
-	}
-	if !(cfg.SpillPercent > 0 && cfg.SpillPercent <= 1) {
-		return nil, fmt.Errorf("spill: spill percent %v not in (0, 1]", cfg.SpillPercent)
-	}
-	if cfg.SortFactor == 0 {
-		cfg.SortFactor = DefaultSortFactor
-	}
-	if cfg.SortFactor < 2 {
-		return nil, fmt.Errorf("spill: sort factor %d is less than 2", cfg.SortFactor)
-	}
-	codec, err := cfg.Codec.canonical()
-	if err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Codec = codec
-	if cfg.Name == "" || cfg.Name == "." || cfg.Name == ".." || strings.ContainsAny(cfg.Name, `/\`) {
-		return nil, fmt.Errorf("spill: bad task attempt name %q", cfg.Name)
-	}
-	if len(cfg.LocalDirs) == 0 {
-		return nil, errors.New("spill: no local dirs")
-	}
-	c := &Collector{cfg: cfg, compare: cfg.Compare, keyCmp: cfg.Compare, cur: &region{}}
+	cfg.Codec, _ = cfg.Codec.canonical()
+	c := &Collector{cfg: cfg, fs: orDefault(cfg.FS), compare: cfg.Compare, keyCmp: cfg.Compare, cur: &region{}}
 	if c.keyCmp == nil {
 		c.keyCmp = bytes.Compare
 	}
 	var errs []error
 	for _, d := range cfg.LocalDirs {
 		p := filepath.Join(d, cfg.Name)
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := c.fs.MkdirAll(p, 0o755); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -548,27 +623,14 @@ func (c *Collector) reportCounters() {
 // pickDir returns the attempt dir for file number seq: round-robin,
 // skipping dirs whose file system has less than need bytes free; if none
 // has, the one with the most.
-func (c *Collector) pickDir(seq int, need int64) string {
-	best, bestFree := 0, int64(-1)
-	for i := range c.dirs {
-		d := (seq + i) % len(c.dirs)
-		free := freeSpace(c.dirs[d])
-		if free < 0 || free >= need+need/8+(1<<20) {
-			return c.dirs[d]
-		}
-		if free > bestFree {
-			best, bestFree = d, free
-		}
-	}
-	return c.dirs[best]
-}
+func (c *Collector) pickDir(seq int, need int64) string { return pickDir(c.fs, c.dirs, seq, need) }
 
 func spillName(n int) string { return "spill" + strconv.Itoa(n) + ".out" }
 
 // createSpill creates spill file n, placed for about need bytes.
-func (c *Collector) createSpill(n int, need int64) (media.File, error) {
+func (c *Collector) createSpill(n int, need int64) (vfs.File, error) {
 	path := filepath.Join(c.pickDir(n, need), spillName(n))
-	f, err := media.Create(path)
+	f, err := vfs.Create(c.fs, path)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
@@ -577,7 +639,7 @@ func (c *Collector) createSpill(n int, need int64) (media.File, error) {
 
 // finishFile flushes and closes a spill or output file, removing it on
 // failure.
-func finishFile(f media.File, bw *bufio.Writer, err error) error {
+func (c *Collector) finishFile(f vfs.File, bw *bufio.Writer, err error) error {
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -586,7 +648,7 @@ func finishFile(f media.File, bw *bufio.Writer, err error) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		c.fs.Remove(f.Name())
 		return fmt.Errorf("spill: writing %s: %w", f.Name(), err)
 	}
 	return nil
@@ -623,7 +685,7 @@ func (c *Collector) writeSpill(n int, r *region) error {
 		idx[p] = IndexEntry{Offset: off, RawLength: raw, PartLength: part}
 		off += part
 	}
-	if err = finishFile(f, bw, err); err != nil {
+	if err = c.finishFile(f, bw, err); err != nil {
 		return err
 	}
 	cnt.spills = 1
@@ -709,7 +771,7 @@ func (c *Collector) writeSingle(n, partition int, key, value []byte) error {
 		idx[p] = IndexEntry{Offset: off, RawLength: raw, PartLength: part}
 		off += part
 	}
-	if err = finishFile(f, bw, err); err != nil {
+	if err = c.finishFile(f, bw, err); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -762,7 +824,7 @@ func (c *Collector) Close() (Output, error) {
 	}
 	for _, d := range c.dirs {
 		if d != filepath.Dir(out.Path) {
-			os.Remove(d) // only if empty
+			c.fs.Remove(d) // only if empty
 		}
 	}
 	return out, nil
@@ -773,17 +835,17 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		s := spills[0]
 		out := Output{Path: filepath.Join(filepath.Dir(s.path), OutputFile), Index: s.index}
 		out.IndexPath = filepath.Join(filepath.Dir(s.path), OutputIndexFile)
-		if err := os.Rename(s.path, out.Path); err != nil {
+		if err := c.fs.Rename(s.path, out.Path); err != nil {
 			return Output{}, fmt.Errorf("spill: %w", err)
 		}
-		if err := writeIndex(out.IndexPath, out.Index); err != nil {
+		if err := writeIndex(c.fs, out.IndexPath, out.Index); err != nil {
 			return Output{}, err
 		}
 		c.countMaterialized(out.Index)
 		return out, nil
 	}
 	var need int64
-	files := make([]media.File, len(spills))
+	files := make([]vfs.File, len(spills))
 	defer func() {
 		for _, f := range files {
 			if f != nil {
@@ -792,7 +854,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		}
 	}()
 	for i, s := range spills {
-		f, err := media.Open(s.path)
+		f, err := vfs.Open(c.fs, s.path)
 		if err != nil {
 			return Output{}, fmt.Errorf("spill: %w", err)
 		}
@@ -803,7 +865,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 	}
 	dir := c.pickDir(len(spills), need)
 	out := Output{Path: filepath.Join(dir, OutputFile), IndexPath: filepath.Join(dir, OutputIndexFile)}
-	f, err := media.Create(out.Path)
+	f, err := vfs.Create(c.fs, out.Path)
 	if err != nil {
 		return Output{}, fmt.Errorf("spill: %w", err)
 	}
@@ -831,7 +893,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 			break
 		}
 		var m Iterator
-		if m, err = Merge(its, c.cfg.Compare, c.cfg.SortFactor, c.dirs, c.cfg.Codec); err != nil {
+		if m, err = MergeFS(c.fs, its, c.cfg.Compare, c.cfg.SortFactor, c.dirs, c.cfg.Codec); err != nil {
 			break
 		}
 		var raw, part int64
@@ -845,14 +907,14 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		out.Index[p] = IndexEntry{Offset: off, RawLength: raw, PartLength: part}
 		off += part
 	}
-	if err = finishFile(f, bw, err); err != nil {
+	if err = c.finishFile(f, bw, err); err != nil {
 		return Output{}, err
 	}
-	if err := writeIndex(out.IndexPath, out.Index); err != nil {
+	if err := writeIndex(c.fs, out.IndexPath, out.Index); err != nil {
 		return Output{}, err
 	}
 	for _, s := range spills {
-		os.Remove(s.path)
+		c.fs.Remove(s.path)
 	}
 	c.mu.Lock()
 	c.addPending(cnt)
@@ -888,7 +950,7 @@ func (c *Collector) Abort() {
 
 func (c *Collector) removeAll() {
 	for _, d := range c.dirs {
-		os.RemoveAll(d)
+		c.fs.RemoveAll(d)
 	}
 }
 

@@ -38,4 +38,15 @@
 //     I/O goes through 256 KiB buffers.
 //   - Nothing is left behind: Close removes the spills and temporary
 //     files, Abort (and a failed Close) everything of the task attempt.
+//
+// # Local dirs and faults
+//
+// All file I/O goes through Config.FS (MergeFS, ReadIndexFS), a vfs.FS;
+// nil is media.Default(), the OS with emulated media where configured.
+// As Hadoop's LocalDirAllocator, each spill, output and intermediate
+// merge file goes to the next local dir round-robin whose file system
+// has room for it (statfs). A write that then fails (ENOSPC, EIO) is not
+// moved: the spill or Close fails with an error wrapping the errno and
+// naming the file, and the attempt's files are removed, so the framework
+// re-runs the attempt.
 package spill

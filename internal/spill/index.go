@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 
-	"github.com/stratafs/strata/internal/media"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // IndexEntry locates one partition's segment in a map output file.
@@ -66,8 +66,11 @@ func decodeIndex(b []byte) ([]IndexEntry, error) {
 // ReadIndex reads a file.out.index file and verifies its checksum and its
 // entries (partitions in file order, lengths possible); a bad file is
 // reported with an error wrapping ErrCorrupt.
-func ReadIndex(path string) ([]IndexEntry, error) {
-	f, err := media.Open(path)
+func ReadIndex(path string) ([]IndexEntry, error) { return ReadIndexFS(nil, path) }
+
+// ReadIndexFS is ReadIndex on fsys (nil means media.Default()).
+func ReadIndexFS(fsys vfs.FS, path string) ([]IndexEntry, error) {
+	f, err := vfs.Open(orDefault(fsys), path)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
@@ -92,8 +95,8 @@ func ReadIndex(path string) ([]IndexEntry, error) {
 
 // writeIndex writes an index file (not synced: map output is intermediate
 // data that a lost node recomputes).
-func writeIndex(path string, idx []IndexEntry) error {
-	if err := media.WriteFile(path, encodeIndex(idx), 0o644); err != nil {
+func writeIndex(fsys vfs.FS, path string, idx []IndexEntry) error {
+	if err := vfs.WriteFile(fsys, path, encodeIndex(idx), 0o644); err != nil {
 		return fmt.Errorf("spill: %w", err)
 	}
 	return nil

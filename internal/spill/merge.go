@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/stratafs/strata/internal/media"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Merge merges sorted inputs into one sorted Iterator. Records with equal
@@ -16,7 +17,8 @@ import (
 //
 // At most factor inputs are merged at a time. With more inputs,
 // intermediate passes merge runs of adjacent inputs into temporary
-// segments in tmpDirs (round-robin; os.TempDir() if empty), compressed
+// segments in tmpDirs (round-robin, skipping dirs whose file system is
+// full; os.TempDir() if empty), compressed
 // with codec, until factor remain; the first pass merges just enough
 // inputs that the later passes each take exactly factor (as Hadoop's
 // Merger does), and the final pass streams. Intermediate passes read
@@ -27,6 +29,13 @@ import (
 // ownership of the inputs: closing the result closes them all (and removes
 // temporary files), and they are closed when Merge fails.
 func Merge(segments []Iterator, compare func(a, b []byte) int, factor int, tmpDirs []string, codec Codec) (Iterator, error) {
+	return MergeFS(nil, segments, compare, factor, tmpDirs, codec)
+}
+
+// MergeFS is Merge with its temporary segments on fsys (nil means
+// media.Default(), the process's file system).
+func MergeFS(fsys vfs.FS, segments []Iterator, compare func(a, b []byte) int, factor int, tmpDirs []string, codec Codec) (Iterator, error) {
+	fsys = orDefault(fsys)
 	closeAll := func(its []Iterator) {
 		for _, it := range its {
 			it.Close()
@@ -71,7 +80,7 @@ func Merge(segments []Iterator, compare func(a, b []byte) int, factor int, tmpDi
 				next = append(next, list[i:]...)
 				break
 			}
-			it, err := mergeToDisk(list[i:i+g], compare, tmpDirs[seq%len(tmpDirs)], c)
+			it, err := mergeToDisk(fsys, list[i:i+g], compare, pickDir(fsys, tmpDirs, seq, 0), c)
 			seq++
 			if err != nil {
 				closeAll(next)
@@ -96,17 +105,17 @@ func Merge(segments []Iterator, compare func(a, b []byte) int, factor int, tmpDi
 // mergeToDisk merges inputs into a temporary segment file and returns an
 // Iterator over it that removes the file when closed. The inputs are
 // closed.
-func mergeToDisk(inputs []Iterator, compare func(a, b []byte) int, dir string, codec Codec) (Iterator, error) {
+func mergeToDisk(fsys vfs.FS, inputs []Iterator, compare func(a, b []byte) int, dir string, codec Codec) (Iterator, error) {
 	m := newMergeIter(inputs, compare)
 	defer m.Close()
-	f, err := createTemp(dir, "merge-*.tmp")
+	f, err := vfs.CreateTemp(fsys, dir, "merge-*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("spill: merge pass: %w", err)
+		return nil, fmt.Errorf("spill: merge pass in %s: %w", dir, err)
 	}
 	fail := func(err error) (Iterator, error) {
 		f.Close()
-		os.Remove(f.Name())
-		return nil, err
+		fsys.Remove(f.Name())
+		return nil, fmt.Errorf("spill: merge pass to %s: %w", f.Name(), err)
 	}
 	bw := getWriter(f)
 	defer putWriter(bw)
@@ -129,10 +138,10 @@ func mergeToDisk(inputs []Iterator, compare func(a, b []byte) int, dir string, c
 		return fail(err)
 	}
 	if err := bw.Flush(); err != nil {
-		return fail(fmt.Errorf("spill: merge pass: %w", err))
+		return fail(err)
 	}
 	if _, err := f.Seek(0, 0); err != nil {
-		return fail(fmt.Errorf("spill: merge pass: %w", err))
+		return fail(err)
 	}
 	it, err := OpenSegment(f, codec, part, raw)
 	if err != nil {
@@ -140,7 +149,7 @@ func mergeToDisk(inputs []Iterator, compare func(a, b []byte) int, dir string, c
 	}
 	it.(*segReader).onClose = func() error {
 		f.Close()
-		return os.Remove(f.Name())
+		return fsys.Remove(f.Name())
 	}
 	return it, nil
 }
@@ -317,18 +326,11 @@ func groups(it Iterator, compare func(a, b []byte) int, fn func(key []byte, valu
 	return it.Err()
 }
 
-// createTemp is os.CreateTemp through package media, so that an emulated
-// device pays for intermediate merge passes too.
-func createTemp(dir, pattern string) (media.File, error) {
-	tmp, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, err
+// orDefault is fsys, or the process's file system (emulated media
+// included) when fsys is nil.
+func orDefault(fsys vfs.FS) vfs.FS {
+	if fsys == nil {
+		return media.Default()
 	}
-	tmp.Close()
-	f, err := media.OpenFile(tmp.Name(), os.O_RDWR, 0)
-	if err != nil {
-		os.Remove(tmp.Name())
-		return nil, err
-	}
-	return f, nil
+	return fsys
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/storage"
 )
 
@@ -83,34 +84,53 @@ const (
 	AvailableSpace = "available-space"
 )
 
+// The keys ConfigFrom reads; their defaults are in conf's table.
+const (
+	KeyDataDir            = "dfs.datanode.data.dir"
+	KeyFailedTolerated    = "dfs.datanode.failed.volumes.tolerated"
+	KeyChoosingPolicy     = "dfs.datanode.fsdataset.volume.choosing.policy"
+	KeyBalancedThreshold  = "dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold"
+	KeyBalancedPreference = "dfs.datanode.available-space-volume-choosing-policy.balanced-space-preference-fraction"
+	KeyReserved           = "dfs.datanode.du.reserved"
+	KeyDirectIO           = "strata.datanode.direct-io.write"
+)
+
 // Config configures a Dataset. Nothing in it can change after Open.
+// ConfigFrom reads it from Hadoop's keys, and DefaultConfig is ConfigFrom
+// of an empty configuration, so the defaults below are conf's table's.
+// For a hand-built Config, Open first gives the fields marked "0 means
+// the default" DefaultConfig's value, then Validate rejects what is still
+// out of range.
 type Config struct {
-	// Volumes are the data directories (dfs.datanode.data.dir; see
-	// ParseDataDirs). Required.
+	// Volumes are the data directories (dfs.datanode.data.dir, default
+	// file://${hadoop.tmp.dir}/dfs/data; see ParseDataDirs). Required.
 	Volumes []VolumeConfig
 	// FailedVolumesTolerated is how many volumes may fail before the
 	// DataNode must stop (dfs.datanode.failed.volumes.tolerated; default
 	// 0). -1 means "as long as one volume works". Must be < len(Volumes).
 	FailedVolumesTolerated int
-	// Choosing is the volume choosing policy, RoundRobin (default, "")
-	// or AvailableSpace.
+	// Choosing is the volume choosing policy, RoundRobin or AvailableSpace
+	// (dfs.datanode.fsdataset.volume.choosing.policy, Hadoop's class names
+	// accepted; default round-robin). "" means RoundRobin.
 	Choosing string
 	// AvailableSpaceThreshold: with AvailableSpace, volumes whose free
 	// space differs by less than this many bytes count as balanced and
 	// are used in turn
 	// (dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold;
-	// default 10 GiB).
+	// default 10 GiB). 0 means the default.
 	AvailableSpaceThreshold int64
 	// AvailableSpacePreference is the share of new replicas that go to the
-	// emptier volumes when unbalanced
-	// (...balanced-space-preference-fraction; default 0.75).
+	// emptier volumes when unbalanced, in (0, 1]
+	// (...balanced-space-preference-fraction; default 0.75). 0 means the
+	// default.
 	AvailableSpacePreference float64
-	// BytesPerChecksum is the chunk size of new replicas
-	// (dfs.bytes-per-checksum; default 512). Existing replicas keep the
-	// value in their meta header.
+	// BytesPerChecksum is the chunk size of new replicas, in (0, 64 KiB]
+	// (no key: DefaultBytesPerChecksum, Hadoop's dfs.bytes-per-checksum
+	// default, which clients choose per write). Existing replicas keep the
+	// value in their meta header. 0 means the default.
 	BytesPerChecksum int
 	// Reserved is the bytes kept free on each volume for non-HDFS use
-	// (dfs.datanode.du.reserved; default 0).
+	// (dfs.datanode.du.reserved, k/m/g suffixes; default 0).
 	Reserved int64
 	// DirectIO writes replica data with O_DIRECT from aligned buffers
 	// (strata.datanode.direct-io.write; default false). Where the file
@@ -118,30 +138,105 @@ type Config struct {
 	// the fallback is logged once per volume.
 	DirectIO bool
 	// OnChange, if set, receives every replica change for incremental
-	// block reports. It is called in the order the changes happen, with
-	// the dataset's lock held: it must return quickly and must not call
-	// the Dataset (append to a queue and return).
+	// block reports (no key). It is called in the order the changes
+	// happen, with the dataset's lock held: it must return quickly and
+	// must not call the Dataset (append to a queue and return).
 	OnChange func(ReplicaEvent)
-	// FS is the file system; nil means OSFS. Tests inject faults here.
+	// FS is the file system the volumes live on (no key); nil means OSFS
+	// (the process's, media.Default()). Tests inject faults here
+	// (vfs/errorfs).
 	FS FS
 	// Logger receives the scan's findings, volume failures and the
-	// direct-I/O fallback; nil discards.
+	// direct-I/O fallback (no key); nil discards.
 	Logger *slog.Logger
 }
 
-// DefaultConfig returns a Config with Hadoop's defaults for the given
-// volumes.
+// DefaultConfig returns a Config with the defaults of conf's table for
+// the given volumes.
 func DefaultConfig(vols []VolumeConfig) Config {
-	return Config{
-		Volumes:                  vols,
-		Choosing:                 RoundRobin,
-		AvailableSpaceThreshold:  10 << 30,
-		AvailableSpacePreference: 0.75,
-		BytesPerChecksum:         DefaultBytesPerChecksum,
+	c, err := ConfigFrom(conf.New())
+	if err != nil {
+		panic("fsdataset: the defaults in conf's table do not parse: " + err.Error())
+	}
+	c.Volumes = vols
+	return c
+}
+
+// ConfigFrom reads a Config from Hadoop's keys (unset keys take their
+// defaults from conf's table). Bad values are reported together; the
+// Config is not validated (Open does).
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("fsdataset: %w", err))
+		}
+	}
+	cfg := Config{BytesPerChecksum: DefaultBytesPerChecksum}
+	vols, err := ParseDataDirs(c.Get(KeyDataDir))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.Volumes = vols
+	n, err := c.GetInt(KeyFailedTolerated)
+	cfg.FailedVolumesTolerated = int(n)
+	add(err)
+	cfg.Choosing, err = ParseChoosingPolicy(c.Get(KeyChoosingPolicy))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.AvailableSpaceThreshold, err = c.GetBytes(KeyBalancedThreshold)
+	add(err)
+	cfg.AvailableSpacePreference, err = c.GetFloat(KeyBalancedPreference)
+	add(err)
+	cfg.Reserved, err = c.GetBytes(KeyReserved)
+	add(err)
+	cfg.DirectIO, err = c.GetBool(KeyDirectIO)
+	add(err)
+	return cfg, errors.Join(errs...)
+}
+
+// ParseChoosingPolicy reads a dfs.datanode.fsdataset.volume.choosing.policy
+// value: "" or RoundRobin, AvailableSpace, or the name of Hadoop's class
+// for either.
+func ParseChoosingPolicy(p string) (string, error) {
+	switch {
+	case p == "" || p == RoundRobin || strings.HasSuffix(p, "RoundRobinVolumeChoosingPolicy"):
+		return RoundRobin, nil
+	case p == AvailableSpace || strings.HasSuffix(p, "AvailableSpaceVolumeChoosingPolicy"):
+		return AvailableSpace, nil
+	}
+	return "", fmt.Errorf("fsdataset: %s: unknown volume choosing policy %q (want %s or %s)", KeyChoosingPolicy, p, RoundRobin, AvailableSpace)
+}
+
+// withDefaults returns c with its "0 means the default" fields set from
+// DefaultConfig, a nil FS made OSFS and a nil Logger a discarding one.
+func (c Config) withDefaults() Config {
+	if c.Choosing == "" || c.AvailableSpaceThreshold == 0 || c.AvailableSpacePreference == 0 || c.BytesPerChecksum == 0 {
+		d := DefaultConfig(nil)
+		fill(&c.Choosing, d.Choosing)
+		fill(&c.AvailableSpaceThreshold, d.AvailableSpaceThreshold)
+		fill(&c.AvailableSpacePreference, d.AvailableSpacePreference)
+		fill(&c.BytesPerChecksum, d.BytesPerChecksum)
+	}
+	if c.FS == nil {
+		c.FS = OSFS{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func fill[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
 	}
 }
 
-func (c *Config) check() error {
+// Validate reports the first field out of range, naming its key.
+func (c *Config) Validate() error {
 	if len(c.Volumes) == 0 {
 		return errors.New("fsdataset: no volumes configured")
 	}
@@ -160,35 +255,24 @@ func (c *Config) check() error {
 		seen[abs] = true
 	}
 	if t := c.FailedVolumesTolerated; t < -1 || t >= len(c.Volumes) {
-		return fmt.Errorf("fsdataset: invalid dfs.datanode.failed.volumes.tolerated %d: must be -1 or in [0, %d) for %d volume(s)", t, len(c.Volumes), len(c.Volumes))
+		return fmt.Errorf("fsdataset: invalid %s %d: must be -1 or in [0, %d) for %d volume(s)", KeyFailedTolerated, t, len(c.Volumes), len(c.Volumes))
 	}
 	switch c.Choosing {
-	case "":
-		c.Choosing = RoundRobin
-	case RoundRobin, AvailableSpace:
+	case "", RoundRobin, AvailableSpace:
 	default:
 		return fmt.Errorf("fsdataset: unknown volume choosing policy %q (want %q or %q)", c.Choosing, RoundRobin, AvailableSpace)
 	}
-	if c.AvailableSpaceThreshold <= 0 {
-		c.AvailableSpaceThreshold = 10 << 30
+	if c.AvailableSpaceThreshold < 0 {
+		return fmt.Errorf("fsdataset: %s must be positive, got %d", KeyBalancedThreshold, c.AvailableSpaceThreshold)
 	}
-	if c.AvailableSpacePreference <= 0 || c.AvailableSpacePreference > 1 {
-		c.AvailableSpacePreference = 0.75
-	}
-	if c.BytesPerChecksum == 0 {
-		c.BytesPerChecksum = DefaultBytesPerChecksum
+	if p := c.AvailableSpacePreference; !(p >= 0 && p <= 1) {
+		return fmt.Errorf("fsdataset: %s must be in (0, 1], got %v", KeyBalancedPreference, p)
 	}
 	if c.BytesPerChecksum < 0 || c.BytesPerChecksum > maxBytesPerChecksum {
-		return fmt.Errorf("fsdataset: invalid bytes per checksum %d", c.BytesPerChecksum)
+		return fmt.Errorf("fsdataset: invalid bytes per checksum %d (want 1..%d)", c.BytesPerChecksum, maxBytesPerChecksum)
 	}
 	if c.Reserved < 0 {
-		return fmt.Errorf("fsdataset: invalid reserved space %d", c.Reserved)
-	}
-	if c.FS == nil {
-		c.FS = OSFS{}
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		return fmt.Errorf("fsdataset: invalid %s %d: must not be negative", KeyReserved, c.Reserved)
 	}
 	return nil
 }

@@ -121,7 +121,8 @@ func better(a, b *replica) bool {
 // volume is locked by someone else (ErrInUse), or if a volume belongs to
 // another DataNode (ErrDatanodeUUID).
 func Open(cfg Config) (*Dataset, error) {
-	if err := cfg.check(); err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	d := &Dataset{

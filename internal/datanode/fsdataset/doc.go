@@ -68,13 +68,24 @@
 //
 // # Failing volumes
 //
-// Volume I/O goes through the FS interface (OSFS in production), so tests
-// inject faults. CheckVolumes (the disk checker; call it periodically and
-// after an I/O error) takes a volume that fails its check out of service
-// for good: its replicas leave the map (Deleted events), its writers fail
-// with ErrVolumeFailed, the other volumes keep serving. When more volumes
-// have failed than dfs.datanode.failed.volumes.tolerated, Failed returns an
-// error and the DataNode must stop.
+// Volume I/O goes through the FS interface (a vfs.FS: OSFS in production),
+// so tests inject faults (vfs/errorfs). CheckVolumes (the disk checker;
+// call it periodically and after an I/O error) takes a volume that fails
+// its check out of service for good: its replicas leave the map (Deleted
+// events), its writers fail with ErrVolumeFailed, the other volumes keep
+// serving. When more volumes have failed than
+// dfs.datanode.failed.volumes.tolerated, Failed returns an error and the
+// DataNode must stop.
+//
+// A full volume is not a failed one (Hadoop's DiskOutOfSpaceException is
+// not a disk error): a write that meets ENOSPC fails that replica's writer
+// for good with an error naming the block, the volume and the errno (a
+// CreateRBW whose first write fails leaves no replica), the replica is
+// never finalized, and the client's pipeline recovery takes over (Abort
+// removes it; a closed writer leaves it RBW for the NameNode's recovery);
+// the volume stays in service, and new replicas go to volumes whose statfs
+// shows room for them. A volume so full that the disk check's own small
+// write fails is taken out of service like any volume failing its check.
 //
 // # Direct I/O
 //

@@ -2,15 +2,4 @@
 
 package fsdataset
 
-import "syscall"
-
 const oDirect = 0 // macOS has F_NOCACHE, not O_DIRECT
-
-func statfs(p string) (DiskUsage, error) {
-	var s syscall.Statfs_t
-	if err := syscall.Statfs(p, &s); err != nil {
-		return DiskUsage{}, err
-	}
-	bs := int64(s.Bsize)
-	return DiskUsage{Total: int64(s.Blocks) * bs, Free: int64(s.Bavail) * bs}, nil
-}

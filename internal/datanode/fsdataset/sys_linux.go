@@ -5,15 +5,3 @@ package fsdataset
 import "syscall"
 
 const oDirect = syscall.O_DIRECT
-
-func statfs(p string) (DiskUsage, error) {
-	var s syscall.Statfs_t
-	if err := syscall.Statfs(p, &s); err != nil {
-		return DiskUsage{}, err
-	}
-	bs := int64(s.Frsize)
-	if bs == 0 {
-		bs = int64(s.Bsize)
-	}
-	return DiskUsage{Total: int64(s.Blocks) * bs, Free: int64(s.Bavail) * bs}, nil
-}

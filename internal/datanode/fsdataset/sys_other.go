@@ -2,8 +2,4 @@
 
 package fsdataset
 
-import "errors"
-
 const oDirect = 0
-
-func statfs(p string) (DiskUsage, error) { return DiskUsage{}, errors.ErrUnsupported }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/storage"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Names in a volume (docs/format/datanode-storage.md).
@@ -245,6 +246,9 @@ func (v *volume) prepare() (*volumeVersion, error) {
 		return nil, err
 	}
 	l, err := v.fs.Lock(filepath.Join(v.path, lockName))
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, &msgError{fmt.Sprintf("fsdataset: %s is held by another process (or another open dataset)", filepath.Join(v.path, lockName)), ErrInUse}
+	}
 	if err != nil {
 		return nil, err
 	}

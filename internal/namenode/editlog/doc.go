@@ -41,5 +41,14 @@
 // the operator asks for Options.Recover). A damaged newest image is skipped
 // in favour of the previous one.
 //
+// # File system
+//
+// Every file operation goes through Options.FS (FormatFS for Format), a
+// vfs.FS; nil is the operating system's. A fault injected there (ENOSPC
+// on a write, EIO on an fsync, a torn write; package vfs/errorfs) takes
+// the same path as a real one: the round's Sync and every later Append
+// and Sync fail with ErrFailed, and nothing past the last acknowledged
+// txid was ever acknowledged, whatever of it reached the disk.
+//
 // docs/format/namenode-storage.md describes the files byte by byte.
 package editlog

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // On-disk constants. docs/format/namenode-storage.md describes them byte by
@@ -100,9 +102,9 @@ type dirListing struct {
 	tmp      []string // abandoned fsimage.ckpt_* files
 }
 
-func listCurrent(cur string) (dirListing, error) {
+func listCurrent(fsys vfs.FS, cur string) (dirListing, error) {
 	var ls dirListing
-	ents, err := os.ReadDir(cur)
+	ents, err := fsys.ReadDir(cur)
 	if err != nil {
 		return ls, err
 	}
@@ -350,16 +352,8 @@ func findValidRecord(f io.ReaderAt, from, size int64, minTxID uint64) (off int64
 
 // syncDir fsyncs a directory so that entries created, renamed or removed in
 // it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+func syncDir(fsys vfs.FS, dir string) error {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return nil
@@ -367,9 +361,9 @@ func syncDir(dir string) error {
 
 // writeFileAtomic replaces dir/name with data: tmp file, fsync, rename,
 // fsync dir.
-func writeFileAtomic(dir, name string, data []byte) error {
+func writeFileAtomic(fsys vfs.FS, dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -381,23 +375,23 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
+		err = fsys.Rename(tmp, filepath.Join(dir, name))
 	}
 	if err != nil {
-		os.Remove(tmp)
+		fsys.Remove(tmp)
 		return err
 	}
-	return syncDir(dir)
+	return syncDir(fsys, dir)
 }
 
-func writeSeenTxID(cur string, txid uint64) error {
-	return writeFileAtomic(cur, seenTxIDFile, []byte(strconv.FormatUint(txid, 10)+"\n"))
+func writeSeenTxID(fsys vfs.FS, cur string, txid uint64) error {
+	return writeFileAtomic(fsys, cur, seenTxIDFile, []byte(strconv.FormatUint(txid, 10)+"\n"))
 }
 
 // readSeenTxID returns the seen_txid value, or ok=false when the file is
 // absent.
-func readSeenTxID(cur string) (uint64, bool, error) {
-	b, err := os.ReadFile(filepath.Join(cur, seenTxIDFile))
+func readSeenTxID(fsys vfs.FS, cur string) (uint64, bool, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(cur, seenTxIDFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // imageWriter checksums and counts the payload on its way to the file.
@@ -26,16 +28,16 @@ func (iw *imageWriter) Write(p []byte) (int, error) {
 
 // writeImage writes current/fsimage_<txid> atomically: fsimage.ckpt_<txid>,
 // fsync, rename, fsync current/. A nil write means an empty payload.
-func writeImage(cur string, txid uint64, write func(io.Writer) error) (err error) {
+func writeImage(fsys vfs.FS, cur string, txid uint64, write func(io.Writer) error) (err error) {
 	tmp := filepath.Join(cur, imageTmpName(txid))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			fsys.Remove(tmp)
 		}
 	}()
 	hdr := make([]byte, imageHeaderSize)
@@ -67,16 +69,16 @@ func writeImage(cur string, txid uint64, write func(io.Writer) error) (err error
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(cur, imageName(txid))); err != nil {
+	if err := fsys.Rename(tmp, filepath.Join(cur, imageName(txid))); err != nil {
 		return err
 	}
-	return syncDir(cur)
+	return syncDir(fsys, cur)
 }
 
 // verifyImage checks an image file completely (header, size, trailer,
 // checksum) and returns its payload length.
-func verifyImage(path string, txid uint64) (int64, error) {
-	f, err := os.Open(path)
+func verifyImage(fsys vfs.FS, path string, txid uint64) (int64, error) {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return 0, err
 	}
@@ -139,8 +141,8 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 }
 
 // readImage verifies then streams the payload of one image to fn.
-func readImage(path string, txid uint64, plen int64, fn func(uint64, io.Reader) error) error {
-	f, err := os.Open(path)
+func readImage(fsys vfs.FS, path string, txid uint64, plen int64, fn func(uint64, io.Reader) error) error {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return err
 	}
@@ -192,7 +194,7 @@ func (l *Log) SaveImage(txid uint64, write func(w io.Writer) error) error {
 	if txid > synced {
 		return fmt.Errorf("editlog: SaveImage(%d): txid is not durable yet (synced up to %d); call Roll first", txid, synced)
 	}
-	if err := writeImage(l.cur, txid, write); err != nil {
+	if err := writeImage(l.fs, l.cur, txid, write); err != nil {
 		return fmt.Errorf("editlog: save image %s: %w", imageName(txid), err)
 	}
 	l.mu.Lock()
@@ -209,7 +211,7 @@ func (l *Log) SaveImage(txid uint64, write func(w io.Writer) error) error {
 
 // purge applies the retention policy; see SaveImage.
 func (l *Log) purge() error {
-	ls, err := listCurrent(l.cur)
+	ls, err := listCurrent(l.fs, l.cur)
 	if err != nil {
 		return err
 	}
@@ -223,7 +225,7 @@ func (l *Log) purge() error {
 	var firstErr error
 	var removed []string
 	remove := func(name string) {
-		if err := os.Remove(filepath.Join(l.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := l.fs.Remove(filepath.Join(l.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -242,7 +244,7 @@ func (l *Log) purge() error {
 	}
 	if len(removed) > 0 {
 		l.logger.Info("editlog: purged old images and segments", "files", removed, "oldest_kept_image_txid", oldest)
-		if err := syncDir(l.cur); err != nil && firstErr == nil {
+		if err := syncDir(l.fs, l.cur); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}

@@ -77,13 +77,13 @@ func (l *Log) corrupt(format string, args ...any) error {
 
 func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []byte) error) (recovered, error) {
 	var rv recovered
-	ls, err := listCurrent(l.cur)
+	ls, err := listCurrent(l.fs, l.cur)
 	if err != nil {
 		return rv, fmt.Errorf("editlog: list %s: %w", l.cur, err)
 	}
 	for _, name := range ls.tmp {
 		l.logger.Info("editlog: removing abandoned image checkpoint", "file", name)
-		if err := os.Remove(filepath.Join(l.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := l.fs.Remove(filepath.Join(l.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return rv, fmt.Errorf("editlog: %w", err)
 		}
 	}
@@ -92,7 +92,7 @@ func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []
 	chosen := -1
 	var plen int64
 	for i, im := range ls.images {
-		n, err := verifyImage(filepath.Join(l.cur, im.name), im.txid)
+		n, err := verifyImage(l.fs, filepath.Join(l.cur, im.name), im.txid)
 		if err != nil {
 			l.logger.Warn("editlog: image is corrupt; falling back to an older one", "file", im.name, "err", err)
 			continue
@@ -108,7 +108,7 @@ func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []
 		l.logger.Warn("editlog: loading an older image", "file", im.name, "txid", im.txid)
 	}
 	if image != nil {
-		if err := readImage(filepath.Join(l.cur, im.name), im.txid, plen, image); err != nil {
+		if err := readImage(l.fs, filepath.Join(l.cur, im.name), im.txid, plen, image); err != nil {
 			return rv, fmt.Errorf("editlog: load image %s: %w", im.name, err)
 		}
 	}
@@ -150,7 +150,7 @@ func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []
 	// once that segment was durable. Purging only deletes segments covered
 	// by every kept image, so unless the image covers it, that segment must
 	// still be here; if it is not, acknowledged edits are missing.
-	seen, ok, err := readSeenTxID(l.cur)
+	seen, ok, err := readSeenTxID(l.fs, l.cur)
 	if err != nil {
 		return rv, err
 	}
@@ -181,18 +181,18 @@ func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []
 			// Its records end before the image's txid: finalize it as is.
 			to := finalizedName(tail.start, tailRes.last)
 			l.logger.Warn("editlog: finalizing in-progress segment that ends before the image", "file", tail.name, "as", to)
-			if err := os.Rename(filepath.Join(l.cur, tail.name), filepath.Join(l.cur, to)); err != nil {
+			if err := l.fs.Rename(filepath.Join(l.cur, tail.name), filepath.Join(l.cur, to)); err != nil {
 				return rv, fmt.Errorf("editlog: %w", err)
 			}
 		default:
 			l.logger.Info("editlog: removing empty in-progress segment", "file", tail.name)
-			if err := os.Remove(filepath.Join(l.cur, tail.name)); err != nil {
+			if err := l.fs.Remove(filepath.Join(l.cur, tail.name)); err != nil {
 				return rv, fmt.Errorf("editlog: %w", err)
 			}
 		}
 	}
 	if rv.file == nil {
-		if err := syncDir(l.cur); err != nil {
+		if err := syncDir(l.fs, l.cur); err != nil {
 			return rv, fmt.Errorf("editlog: %w", err)
 		}
 		f, err := l.createSegment(last + 1)
@@ -215,7 +215,7 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 	if s.inProgress {
 		flag = os.O_RDWR
 	}
-	f, err := os.OpenFile(path, flag, 0)
+	f, err := l.fs.OpenFile(path, flag, 0)
 	if err != nil {
 		return segmentResult{}, fmt.Errorf("editlog: %w", err)
 	}
@@ -245,7 +245,7 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 		if s.inProgress && size <= segmentHeaderSize {
 			l.logger.Warn("editlog: removing in-progress segment with a torn header", "file", s.name, "bytes", size, "reason", herr)
 			f.Close()
-			if err := os.Remove(path); err != nil {
+			if err := l.fs.Remove(path); err != nil {
 				return segmentResult{}, fmt.Errorf("editlog: %w", err)
 			}
 			return segmentResult{last: s.start - 1, removed: true}, nil

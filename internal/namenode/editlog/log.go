@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Options tune a Log. The zero value is usable.
@@ -41,6 +43,12 @@ type Options struct {
 	// this is for an operator to choose. Damage in finalized segments is
 	// an error regardless.
 	Recover bool
+
+	// FS is the file system of the storage directory; nil means
+	// vfs.Default, the operating system's. Tests inject faults here
+	// (vfs/errorfs): a failed write or fsync fails the log as described
+	// at Sync.
+	FS vfs.FS
 
 	// wrapFile, for this package's tests, wraps every segment file opened
 	// for writing, to inject write and fsync failures.
@@ -93,6 +101,7 @@ type Stats struct {
 // namespace lock) so that txid order is the order in which mutations were
 // applied.
 type Log struct {
+	fs      vfs.FS // never nil
 	dir     string
 	cur     string
 	opts    Options
@@ -135,20 +144,22 @@ func Open(dir string, opts Options) (*Log, error) {
 	if opts.SegmentPreallocation == 0 {
 		opts.SegmentPreallocation = defaultPreallocation
 	}
-	st, err := os.Stat(dir)
+	fsys := vfs.Or(opts.FS)
+	st, err := fsys.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil, notFormatted(dir)
 	}
-	lk, err := lockDir(dir)
+	lk, err := lockDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	v, err := readVersion(dir)
+	v, err := readVersion(fsys, dir)
 	if err != nil {
 		lk.release()
 		return nil, err
 	}
 	return &Log{
+		fs:      fsys,
 		dir:     dir,
 		cur:     filepath.Join(dir, currentDir),
 		opts:    opts,
@@ -425,10 +436,10 @@ func (l *Log) rollFiles(old segmentFile, start, end uint64, dataEnd int64) (segm
 	if err := old.Close(); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(filepath.Join(l.cur, inProgressName(start)), filepath.Join(l.cur, finalizedName(start, end))); err != nil {
+	if err := l.fs.Rename(filepath.Join(l.cur, inProgressName(start)), filepath.Join(l.cur, finalizedName(start, end))); err != nil {
 		return nil, err
 	}
-	if err := syncDir(l.cur); err != nil {
+	if err := syncDir(l.fs, l.cur); err != nil {
 		return nil, err
 	}
 	return l.createSegment(end + 1)
@@ -438,7 +449,7 @@ func (l *Log) rollFiles(old segmentFile, start, end uint64, dataEnd int64) (segm
 // durable, then records start in seen_txid.
 func (l *Log) createSegment(start uint64) (segmentFile, error) {
 	path := filepath.Join(l.cur, inProgressName(start))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := l.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -448,10 +459,10 @@ func (l *Log) createSegment(start uint64) (segmentFile, error) {
 		err = sf.Sync()
 	}
 	if err == nil {
-		err = syncDir(l.cur)
+		err = syncDir(l.fs, l.cur)
 	}
 	if err == nil {
-		err = writeSeenTxID(l.cur, start)
+		err = writeSeenTxID(l.fs, l.cur, start)
 	}
 	if err != nil {
 		sf.Close()
@@ -462,14 +473,14 @@ func (l *Log) createSegment(start uint64) (segmentFile, error) {
 
 // openSegmentForAppend reopens an existing in-progress segment.
 func (l *Log) openSegmentForAppend(start uint64) (segmentFile, error) {
-	f, err := os.OpenFile(filepath.Join(l.cur, inProgressName(start)), os.O_WRONLY, 0)
+	f, err := l.fs.OpenFile(filepath.Join(l.cur, inProgressName(start)), os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	return l.wrap(f), nil
 }
 
-func (l *Log) wrap(f *os.File) segmentFile {
+func (l *Log) wrap(f vfs.File) segmentFile {
 	if l.opts.wrapFile != nil {
 		return l.opts.wrapFile(f)
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // writeLog formats a dir and writes records 1..n to its first segment.
@@ -233,7 +235,7 @@ func TestTornSegmentHeader(t *testing.T) {
 	// A crash while creating segment 4 left 7 bytes of its header, and
 	// seen_txid still names segment 1.
 	os.WriteFile(segPath(dir, 4), segmentHeader(4)[:7], 0o644)
-	if err := writeSeenTxID(filepath.Join(dir, currentDir), 1); err != nil {
+	if err := writeSeenTxID(vfs.Default, filepath.Join(dir, currentDir), 1); err != nil {
 		t.Fatal(err)
 	}
 	logger, logs := newLogger()

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // Sentinel errors; the errors returned wrap them so callers can use
@@ -175,8 +177,8 @@ func notFormatted(dir string) error {
 	return &msgError{fmt.Sprintf("editlog: %s is not formatted; run 'strata namenode -format'", dir), ErrNotFormatted}
 }
 
-func readVersion(dir string) (Version, error) {
-	data, err := os.ReadFile(filepath.Join(dir, currentDir, versionFile))
+func readVersion(fsys vfs.FS, dir string) (Version, error) {
+	data, err := vfs.ReadFile(fsys, filepath.Join(dir, currentDir, versionFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return Version{}, notFormatted(dir)
 	}
@@ -192,8 +194,8 @@ func readVersion(dir string) (Version, error) {
 
 // holdsStorage reports whether cur holds a VERSION file, an image or an edit
 // log segment: what Format must not destroy without force.
-func holdsStorage(cur string) (bool, error) {
-	ents, err := os.ReadDir(cur)
+func holdsStorage(fsys vfs.FS, cur string) (bool, error) {
+	ents, err := fsys.ReadDir(cur)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -219,47 +221,51 @@ func holdsStorage(cur string) (bool, error) {
 // or an edit log segment) unless force is set, in which case it deletes
 // current/ first. It takes the directory lock, so it also refuses a
 // directory a running NameNode has open.
-func Format(dir string, force bool) (Version, error) {
+func Format(dir string, force bool) (Version, error) { return FormatFS(nil, dir, force) }
+
+// FormatFS is Format on fsys (nil means vfs.Default).
+func FormatFS(fsys vfs.FS, dir string, force bool) (Version, error) {
+	fsys = vfs.Or(fsys)
 	if dir == "" {
 		return Version{}, errors.New("editlog: Format: empty directory name")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
-	lk, err := lockDir(dir)
+	lk, err := lockDir(fsys, dir)
 	if err != nil {
 		return Version{}, err
 	}
 	defer lk.release()
 	cur := filepath.Join(dir, currentDir)
-	has, err := holdsStorage(cur)
+	has, err := holdsStorage(fsys, cur)
 	if err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
 	if has && !force {
 		return Version{}, &msgError{fmt.Sprintf("editlog: %s already holds a formatted storage; format with force to wipe it", dir), ErrFormatted}
 	}
-	if err := os.RemoveAll(cur); err != nil {
+	if err := fsys.RemoveAll(cur); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
-	if err := os.Mkdir(cur, 0o755); err != nil {
+	if err := fsys.Mkdir(cur, 0o755); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
 	v, err := newVersion()
 	if err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
-	if err := writeImage(cur, 0, nil); err != nil {
+	if err := writeImage(fsys, cur, 0, nil); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
-	if err := writeSeenTxID(cur, 0); err != nil {
+	if err := writeSeenTxID(fsys, cur, 0); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
 	// VERSION last: its presence marks a complete format.
-	if err := writeFileAtomic(cur, versionFile, v.marshal()); err != nil {
+	if err := writeFileAtomic(fsys, cur, versionFile, v.marshal()); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(fsys, dir); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
 	}
 	return v, nil

@@ -1,14 +1,17 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package fsdataset
+package vfs
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 )
+
+type pathError = fs.PathError
 
 // flockFile is an exclusive flock(2). flock locks belong to the open file
 // description, so a second lock of the same file fails even within one
@@ -23,9 +26,9 @@ func lockFile(path string) (io.Closer, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) {
-			return nil, &msgError{fmt.Sprintf("fsdataset: %s is held by another process (or another open dataset)", path), ErrInUse}
+			return nil, &pathError{Op: "lock", Path: path, Err: ErrLocked}
 		}
-		return nil, err
+		return nil, &pathError{Op: "flock", Path: path, Err: err}
 	}
 	// Like Hadoop, record the holder for the operator; best effort.
 	host, _ := os.Hostname()

@@ -1,0 +1,251 @@
+package datanode
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/vfs"
+)
+
+// The keys ConfigFrom reads besides fsdataset.ConfigFrom's; their
+// defaults are in conf's table.
+const (
+	keyAddress            = "dfs.datanode.address"
+	keyHTTPAddress        = "dfs.datanode.http.address"
+	keyDomainSocket       = "dfs.domain.socket.path"
+	keyHeartbeat          = "dfs.heartbeat.interval"
+	keyBlockReport        = "dfs.blockreport.intervalMsec"
+	keyMaxTransfer        = "dfs.datanode.max.transfer.threads"
+	keyScanPeriod         = "dfs.datanode.scan.period.hours"
+	keyScanBytesPerSecond = "dfs.block.scanner.volume.bytes.per.second"
+	keyKeepalive          = "dfs.datanode.socket.reuse.keepalive"
+)
+
+// defaultHeartbeat is the heartbeat of a Config whose HeartbeatInterval
+// is 0, until the NameNode's arrives: dfs.heartbeat.interval's default.
+const defaultHeartbeat = 3 * time.Second
+
+// Config configures a DataNode. ConfigFrom reads it from Hadoop's keys
+// and DefaultConfig is ConfigFrom of an empty configuration, so the
+// defaults below are conf's table's. Nothing in it can change after New.
+//
+// For a hand-built Config, New first gives the fields marked "0 means the
+// default" DefaultConfig's value (in withDefaults, the one place that
+// does), then Validate rejects what is still out of range.
+type Config struct {
+	// Volumes are the data directories with their storage types
+	// (dfs.datanode.data.dir, default file://${hadoop.tmp.dir}/dfs/data,
+	// e.g. "[SSD]/data/ssd,[DISK]/data/disk"; see
+	// fsdataset.ParseDataDirs). At least one is required.
+	Volumes []fsdataset.VolumeConfig
+	// NameNodeAddr is the NameNode's RPC host:port (ConfigFrom's argument;
+	// no key of its own). Required.
+	NameNodeAddr string
+	// XferAddr is the DataTransferProtocol address, host:port
+	// (dfs.datanode.address, default 0.0.0.0:9866). Port 0 picks a free
+	// port; "" is ":0".
+	XferAddr string
+	// HTTPAddr is the web, metrics and WebHDFS address, host:port
+	// (dfs.datanode.http.address, default 0.0.0.0:9864); "" disables it.
+	HTTPAddr string
+	// Hostname is the host name the NameNode gives clients (no key; ""
+	// means os.Hostname()). AdvertisedIP is the IP it gives them (no key;
+	// "" makes the NameNode use the address it sees).
+	Hostname     string
+	AdvertisedIP string
+	// User is the user the DataNode acts as towards the NameNode, the
+	// NameNode's superuser (no key; "" means $HADOOP_USER_NAME, else
+	// $USER, else root).
+	User string
+	// HeartbeatInterval is the time between heartbeats
+	// (dfs.heartbeat.interval, in seconds; default 3 s). 0 means the
+	// NameNode's, 3 s until it registers us. Not negative.
+	HeartbeatInterval time.Duration
+	// BlockReportInterval is the time between full block reports
+	// (dfs.blockreport.intervalMsec, in ms; default 6 h). 0 means the
+	// default.
+	BlockReportInterval time.Duration
+	// MaxTransferThreads bounds the concurrent DataTransferProtocol
+	// operations (dfs.datanode.max.transfer.threads; default 4096). 0
+	// means the default.
+	MaxTransferThreads int
+	// FailedVolumesTolerated is how many volumes may fail before the
+	// DataNode stops (dfs.datanode.failed.volumes.tolerated; default 0);
+	// -1 means as long as one works. In [-1, len(Volumes)).
+	FailedVolumesTolerated int
+	// DirectIO writes block data with O_DIRECT
+	// (strata.datanode.direct-io.write; default false).
+	DirectIO bool
+	// Reserved is the bytes per volume left free for other uses
+	// (dfs.datanode.du.reserved, k/m/g suffixes; default 0). Not negative.
+	Reserved int64
+	// VolumeChoosing is the policy placing new replicas,
+	// fsdataset.RoundRobin or fsdataset.AvailableSpace
+	// (dfs.datanode.fsdataset.volume.choosing.policy, Hadoop's class names
+	// accepted; default round-robin). "" means round-robin.
+	VolumeChoosing string
+	// AvailableSpaceThreshold and AvailableSpacePreference tune the
+	// available-space policy: volumes whose free space differs by less
+	// than the threshold, in bytes, count as balanced
+	// (dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold;
+	// default 10 GiB), and the preference is the share of new replicas
+	// going to the emptier ones otherwise (...balanced-space-preference-fraction;
+	// default 0.75). 0 means the default.
+	AvailableSpaceThreshold  int64
+	AvailableSpacePreference float64
+	// ScanPeriod is how often the block scanner verifies every replica
+	// (dfs.datanode.scan.period.hours, in hours; default 504 h = 3 weeks).
+	// Negative disables the scanner; 0 means the default.
+	ScanPeriod time.Duration
+	// ScanBytesPerSecond is the scanner's read rate per volume
+	// (dfs.block.scanner.volume.bytes.per.second, k/m/g suffixes; default
+	// 1 MiB/s). 0 means the default.
+	ScanBytesPerSecond int64
+	// DomainSocketPath is the Unix socket for short-circuit local reads
+	// (dfs.domain.socket.path; default "", which disables them); "_PORT"
+	// is replaced by the transfer port.
+	DomainSocketPath string
+	// SocketKeepalive is how long an idle DataTransferProtocol connection
+	// waits for its next op (dfs.datanode.socket.reuse.keepalive, in ms;
+	// default 4 s). 0 means the default.
+	SocketKeepalive time.Duration
+	// FS is the file system the volumes live on (no key); nil means the
+	// process's, media.Default(): the OS, with emulated media where
+	// strata.media.dirs says. Tests inject faults here (vfs/errorfs).
+	FS vfs.FS
+	// Logger receives the DataNode's log (no key); nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults of every field: ConfigFrom of an
+// empty configuration (conf's table), with no NameNode address, and the
+// host name and user of this process.
+func DefaultConfig() Config {
+	cfg, err := ConfigFrom(conf.New(), "")
+	if err != nil {
+		panic("datanode: the defaults in conf's table do not parse: " + err.Error())
+	}
+	return cfg
+}
+
+// ConfigFrom reads a DataNode Config from Hadoop configuration keys
+// (unset keys take their defaults from conf's table), for the NameNode at
+// nameNodeAddr. Fields without a key take DefaultConfig's values. Bad
+// values are reported together; the Config is not validated (New does).
+func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("datanode: %w", err))
+		}
+	}
+	cfg := Config{
+		NameNodeAddr: nameNodeAddr, XferAddr: c.Get(keyAddress), HTTPAddr: c.Get(keyHTTPAddress),
+		DomainSocketPath: c.Get(keyDomainSocket), User: currentUser(),
+	}
+	cfg.Hostname, _ = os.Hostname()
+	ds, err := fsdataset.ConfigFrom(c)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.Volumes, cfg.FailedVolumesTolerated, cfg.VolumeChoosing = ds.Volumes, ds.FailedVolumesTolerated, ds.Choosing
+	cfg.AvailableSpaceThreshold, cfg.AvailableSpacePreference = ds.AvailableSpaceThreshold, ds.AvailableSpacePreference
+	cfg.Reserved, cfg.DirectIO = ds.Reserved, ds.DirectIO
+	var e error
+	cfg.HeartbeatInterval, e = c.GetDuration(keyHeartbeat, time.Second)
+	add(e)
+	cfg.BlockReportInterval, e = c.GetDuration(keyBlockReport, time.Millisecond)
+	add(e)
+	cfg.SocketKeepalive, e = c.GetDuration(keyKeepalive, time.Millisecond)
+	add(e)
+	n, e := c.GetInt(keyMaxTransfer)
+	cfg.MaxTransferThreads = int(n)
+	add(e)
+	n, e = c.GetInt(keyScanPeriod)
+	cfg.ScanPeriod = time.Duration(n) * time.Hour
+	if n < 0 {
+		cfg.ScanPeriod = -1
+	}
+	add(e)
+	cfg.ScanBytesPerSecond, e = c.GetBytes(keyScanBytesPerSecond)
+	add(e)
+	return cfg, errors.Join(errs...)
+}
+
+// withDefaults returns c with its "0 means the default" fields (see
+// Config) set from DefaultConfig, and a nil Logger made slog.Default().
+func (c Config) withDefaults() Config {
+	if c.BlockReportInterval == 0 || c.MaxTransferThreads == 0 || c.ScanPeriod == 0 || c.ScanBytesPerSecond == 0 ||
+		c.SocketKeepalive == 0 || c.VolumeChoosing == "" || c.AvailableSpaceThreshold == 0 || c.AvailableSpacePreference == 0 ||
+		c.Hostname == "" || c.User == "" {
+		d := DefaultConfig()
+		fill(&c.BlockReportInterval, d.BlockReportInterval)
+		fill(&c.MaxTransferThreads, d.MaxTransferThreads)
+		fill(&c.ScanPeriod, d.ScanPeriod)
+		fill(&c.ScanBytesPerSecond, d.ScanBytesPerSecond)
+		fill(&c.SocketKeepalive, d.SocketKeepalive)
+		fill(&c.VolumeChoosing, d.VolumeChoosing)
+		fill(&c.AvailableSpaceThreshold, d.AvailableSpaceThreshold)
+		fill(&c.AvailableSpacePreference, d.AvailableSpacePreference)
+		fill(&c.Hostname, d.Hostname)
+		fill(&c.User, d.User)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func fill[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+// Validate reports the first field out of range, naming its key.
+func (c *Config) Validate() error {
+	switch {
+	case len(c.Volumes) == 0:
+		return fmt.Errorf("datanode: no data directories (%s)", fsdataset.KeyDataDir)
+	case c.NameNodeAddr == "":
+		return errors.New("datanode: no NameNode address (fs.defaultFS or dfs.namenode.rpc-address)")
+	case c.HeartbeatInterval < 0:
+		return fmt.Errorf("datanode: %s must not be negative, got %v", keyHeartbeat, c.HeartbeatInterval)
+	case c.BlockReportInterval <= 0:
+		return fmt.Errorf("datanode: %s must be positive, got %v", keyBlockReport, c.BlockReportInterval)
+	case c.MaxTransferThreads < 1:
+		return fmt.Errorf("datanode: %s must be at least 1, got %d", keyMaxTransfer, c.MaxTransferThreads)
+	case c.FailedVolumesTolerated < -1 || c.FailedVolumesTolerated >= len(c.Volumes):
+		return fmt.Errorf("datanode: %s must be -1 or in [0, %d) for %d volume(s), got %d", fsdataset.KeyFailedTolerated, len(c.Volumes), len(c.Volumes), c.FailedVolumesTolerated)
+	case c.Reserved < 0:
+		return fmt.Errorf("datanode: %s must not be negative, got %d", fsdataset.KeyReserved, c.Reserved)
+	case c.VolumeChoosing != "" && c.VolumeChoosing != fsdataset.RoundRobin && c.VolumeChoosing != fsdataset.AvailableSpace:
+		return fmt.Errorf("datanode: %s: unknown volume choosing policy %q (want %s or %s)", fsdataset.KeyChoosingPolicy, c.VolumeChoosing, fsdataset.RoundRobin, fsdataset.AvailableSpace)
+	case c.AvailableSpaceThreshold < 0:
+		return fmt.Errorf("datanode: %s must be positive, got %d", fsdataset.KeyBalancedThreshold, c.AvailableSpaceThreshold)
+	case !(c.AvailableSpacePreference >= 0 && c.AvailableSpacePreference <= 1):
+		return fmt.Errorf("datanode: %s must be in (0, 1], got %v", fsdataset.KeyBalancedPreference, c.AvailableSpacePreference)
+	case c.ScanBytesPerSecond < 0:
+		return fmt.Errorf("datanode: %s must be positive, got %d", keyScanBytesPerSecond, c.ScanBytesPerSecond)
+	case c.SocketKeepalive < 0:
+		return fmt.Errorf("datanode: %s must not be negative, got %v", keyKeepalive, c.SocketKeepalive)
+	}
+	return nil
+}
+
+func currentUser() string {
+	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
+		return u
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "root"
+}

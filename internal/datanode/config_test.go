@@ -1,0 +1,126 @@
+package datanode
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/conf/conftest"
+	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/storage"
+)
+
+// from is ConfigFrom with a fixed NameNode address, in conftest's shape.
+func from(c *conf.Configuration) (Config, error) { return ConfigFrom(c, "nn:8020") }
+
+func TestConfigDefaults(t *testing.T) {
+	want := DefaultConfig()
+	want.NameNodeAddr = "nn:8020"
+	conftest.CheckDefaults(t, from, nil, want)
+	// Spot-check that the table's values arrive with their units.
+	d := DefaultConfig()
+	if d.HeartbeatInterval != 3*time.Second || d.BlockReportInterval != 6*time.Hour || d.MaxTransferThreads != 4096 ||
+		d.SocketKeepalive != 4*time.Second || d.ScanPeriod != 504*time.Hour || d.ScanBytesPerSecond != 1<<20 ||
+		d.VolumeChoosing != fsdataset.RoundRobin || d.XferAddr != "0.0.0.0:9866" || d.HTTPAddr != "0.0.0.0:9864" {
+		t.Fatalf("DefaultConfig = %+v", d)
+	}
+}
+
+func TestConfigMapping(t *testing.T) {
+	conftest.CheckMapping(t, from, nil, map[string]string{
+		fsdataset.KeyDataDir:            "[SSD]/data/ssd,/data/disk",
+		fsdataset.KeyFailedTolerated:    "1",
+		fsdataset.KeyDirectIO:           "true",
+		fsdataset.KeyReserved:           "1g",
+		fsdataset.KeyChoosingPolicy:     "org.apache.hadoop.hdfs.server.datanode.fsdataset.AvailableSpaceVolumeChoosingPolicy",
+		fsdataset.KeyBalancedThreshold:  "1g",
+		fsdataset.KeyBalancedPreference: "0.5",
+		keyAddress:                      "127.0.0.1:1",
+		keyHTTPAddress:                  "127.0.0.1:2",
+		keyDomainSocket:                 "/run/dn._PORT",
+		keyHeartbeat:                    "7",
+		keyBlockReport:                  "1000",
+		keyMaxTransfer:                  "10",
+		keyScanPeriod:                   "-1",
+		keyScanBytesPerSecond:           "2m",
+		keyKeepalive:                    "100",
+	})
+}
+
+func TestConfigFromErrors(t *testing.T) {
+	c := conf.New()
+	c.Set(fsdataset.KeyChoosingPolicy, "random")
+	c.Set(keyMaxTransfer, "many")
+	_, err := ConfigFrom(c, "nn:8020")
+	if err == nil || !strings.Contains(err.Error(), fsdataset.KeyChoosingPolicy) || !strings.Contains(err.Error(), "many") {
+		t.Fatalf("ConfigFrom with two bad values: %v", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	base := func() Config {
+		c := DefaultConfig()
+		c.NameNodeAddr = "nn:8020"
+		c.Volumes = []fsdataset.VolumeConfig{{Path: "/a", Type: storage.Disk}, {Path: "/b", Type: storage.SSD}}
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   string // "" means valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"no volumes", func(c *Config) { c.Volumes = nil }, fsdataset.KeyDataDir},
+		{"no namenode", func(c *Config) { c.NameNodeAddr = "" }, "NameNode address"},
+		{"negative heartbeat", func(c *Config) { c.HeartbeatInterval = -time.Second }, keyHeartbeat},
+		{"heartbeat from namenode", func(c *Config) { c.HeartbeatInterval = 0 }, ""},
+		{"zero block report", func(c *Config) { c.BlockReportInterval = 0 }, keyBlockReport},
+		{"zero transfer threads", func(c *Config) { c.MaxTransferThreads = 0 }, keyMaxTransfer + " must be at least 1, got 0"},
+		{"tolerate all volumes", func(c *Config) { c.FailedVolumesTolerated = 2 }, fsdataset.KeyFailedTolerated},
+		{"tolerate below -1", func(c *Config) { c.FailedVolumesTolerated = -2 }, fsdataset.KeyFailedTolerated},
+		{"tolerate while one works", func(c *Config) { c.FailedVolumesTolerated = -1 }, ""},
+		{"negative reserved", func(c *Config) { c.Reserved = -1 }, fsdataset.KeyReserved},
+		{"negative balanced threshold", func(c *Config) { c.AvailableSpaceThreshold = -1 }, fsdataset.KeyBalancedThreshold},
+		{"preference above 1", func(c *Config) { c.AvailableSpacePreference = 1.5 }, fsdataset.KeyBalancedPreference},
+		{"unknown policy", func(c *Config) { c.VolumeChoosing = "random" }, fsdataset.KeyChoosingPolicy},
+		{"negative scan rate", func(c *Config) { c.ScanBytesPerSecond = -1 }, keyScanBytesPerSecond},
+		{"scanner off", func(c *Config) { c.ScanPeriod = -1 }, ""},
+		{"negative keepalive", func(c *Config) { c.SocketKeepalive = -1 }, keyKeepalive},
+	} {
+		c := base()
+		tc.change(&c)
+		err := c.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestNewFillsZeroFieldsAndValidates checks New's contract for a
+// hand-built Config: the "0 means the default" fields get DefaultConfig's
+// values, and what is out of range is refused before any volume opens.
+func TestNewFillsZeroFieldsAndValidates(t *testing.T) {
+	dir := t.TempDir()
+	vols := []fsdataset.VolumeConfig{{Path: filepath.Join(dir, "v"), Type: storage.Disk}}
+	dn, err := New(Config{Volumes: vols, NameNodeAddr: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultConfig()
+	got := dn.cfg
+	if got.MaxTransferThreads != d.MaxTransferThreads || got.BlockReportInterval != d.BlockReportInterval ||
+		got.SocketKeepalive != d.SocketKeepalive || got.ScanPeriod != d.ScanPeriod || got.ScanBytesPerSecond != d.ScanBytesPerSecond ||
+		got.VolumeChoosing != d.VolumeChoosing || got.User == "" || got.Logger == nil || dn.heartbeat != defaultHeartbeat {
+		t.Fatalf("New left defaults unset: %+v", got)
+	}
+	dn.Close()
+	_, err = New(Config{Volumes: vols, NameNodeAddr: "127.0.0.1:1", MaxTransferThreads: -1})
+	if err == nil || !strings.Contains(err.Error(), keyMaxTransfer) {
+		t.Fatalf("New with -1 transfer threads: %v", err)
+	}
+}

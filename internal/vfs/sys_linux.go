@@ -1,0 +1,17 @@
+//go:build linux
+
+package vfs
+
+import "syscall"
+
+func statfs(p string) (DiskUsage, error) {
+	var s syscall.Statfs_t
+	if err := syscall.Statfs(p, &s); err != nil {
+		return DiskUsage{}, &pathError{Op: "statfs", Path: p, Err: err}
+	}
+	bs := int64(s.Frsize)
+	if bs == 0 {
+		bs = int64(s.Bsize)
+	}
+	return DiskUsage{Total: int64(s.Blocks) * bs, Free: int64(s.Bavail) * bs}, nil
+}

@@ -1,0 +1,7 @@
+//go:build !linux && !darwin
+
+package vfs
+
+import "errors"
+
+func statfs(string) (DiskUsage, error) { return DiskUsage{}, errors.ErrUnsupported }
