@@ -17,6 +17,7 @@ import (
 	"github.com/stratafs/strata/fs"
 	_ "github.com/stratafs/strata/internal/examples" // registers wordcount
 	"github.com/stratafs/strata/internal/shuffle"
+	"github.com/stratafs/strata/internal/testcluster"
 	"github.com/stratafs/strata/mapreduce"
 )
 
@@ -24,7 +25,7 @@ import (
 func runChild(t *testing.T, spec mapreduce.TaskSpec) (*mapreduce.TaskResult, int) {
 	t.Helper()
 	in, _ := json.Marshal(spec)
-	cmd := exec.Command(strataBin, "task")
+	cmd := exec.Command(testcluster.Binary(t), "task")
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
