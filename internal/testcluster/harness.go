@@ -116,6 +116,9 @@ type Harness interface {
 	WaitFor(what string, timeout time.Duration, cond func() bool)
 	// WaitDataNodes waits until at least n DataNodes are live.
 	WaitDataNodes(n int)
+	// WaitSafeModeOff waits until the NameNode has left safe mode (after
+	// a restart, once the DataNodes have reported enough blocks).
+	WaitSafeModeOff()
 	// BlockReplicas lists, for each block of p, the storage types of its
 	// good replicas as the NameNode reports them.
 	BlockReplicas(p string) [][]storage.Type
@@ -196,6 +199,15 @@ func blockReplicas(t testing.TB, cl *hdfs.Client, p string) [][]storage.Type {
 		out = append(out, b.StorageTypes)
 	}
 	return out
+}
+
+func waitSafeModeOff(t testing.TB, h Harness) {
+	t.Helper()
+	cl := h.Client(h.Superuser())
+	h.WaitFor("the NameNode to leave safe mode", 30*time.Second, func() bool {
+		on, err := cl.SafeMode(context.Background(), "get")
+		return err == nil && !on
+	})
 }
 
 func waitReplicated(t testing.TB, h Harness, p string, n int, timeout time.Duration) {

@@ -643,3 +643,6 @@ func (p *Processes) Close() {
 		}
 	}
 }
+
+// WaitSafeModeOff waits until the NameNode has left safe mode.
+func (p *Processes) WaitSafeModeOff() { p.t.Helper(); waitSafeModeOff(p.t, p) }

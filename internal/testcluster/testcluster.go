@@ -388,3 +388,6 @@ func (c *Cluster) BlockReplicasDetail(p string) [][]string {
 	}
 	return out
 }
+
+// WaitSafeModeOff waits until the NameNode has left safe mode.
+func (c *Cluster) WaitSafeModeOff() { c.t.Helper(); waitSafeModeOff(c.t, c) }
