@@ -54,8 +54,11 @@ type Harness interface {
 	StartNameNode()
 	RestartNameNode()
 
-	// NumDataNodes is the number of DataNodes ever added.
+	// NumDataNodes is the number of DataNodes ever added; AddDataNode
+	// starts one more (with the cluster's volume layout) and returns its
+	// index.
 	NumDataNodes() int
+	AddDataNode() int
 	// StopDataNode stops DataNode i (SIGTERM; in-process its Close, which
 	// drops its connections as a crash would); KillDataNode kills it
 	// (SIGKILL; in-process the same as Stop: a DataNode keeps nothing in

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -374,13 +375,13 @@ func (p *Processes) Dir() string { return p.dir }
 func (p *Processes) NameDir() string { return filepath.Join(p.dir, "name") }
 
 // Superuser is the user running the processes, whom the NameNode takes
-// as superuser (HADOOP_USER_NAME if set).
+// as superuser (HADOOP_USER_NAME if set, as for the NameNode).
 func (p *Processes) Superuser() string {
 	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
 		return u
 	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
+	if u, err := user.Current(); err == nil {
+		return u.Username
 	}
 	return "root"
 }
