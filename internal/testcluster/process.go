@@ -522,7 +522,8 @@ func (p *Processes) DataNodeByAddr(addr string) int {
 func (p *Processes) DataNodeStatus(i int) datanode.Status {
 	p.t.Helper()
 	var st datanode.Status
-	resp, err := http.Get("http://" + p.dns[i].http + "/status")
+	hc := http.Client{Timeout: 10 * time.Second}
+	resp, err := hc.Get("http://" + p.dns[i].http + "/status")
 	if err != nil {
 		p.t.Fatalf("testcluster: datanode %d status: %v", i, err)
 	}
