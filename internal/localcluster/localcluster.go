@@ -1,6 +1,7 @@
 // Package localcluster starts a whole strata cluster in this process: a
-// NameNode, N DataNodes and, optionally, a JobTracker with one TaskTracker
-// per DataNode. It is what `strata local` runs, what `strata experiment`
+// NameNode, N DataNodes and, optionally (Config.MapReduce, package
+// localcluster/trackers), a JobTracker with one TaskTracker per DataNode.
+// It is what `strata local` runs, what `strata experiment`
 // builds once per storage profile, and the in-process implementation
 // under the test harness (package testcluster): the one code path that
 // starts daemons inside a process.
@@ -25,12 +26,17 @@
 // started, releasing volume locks, so the same directory can start again);
 // each daemon can then be stopped and started again on the same storage
 // and the same addresses (StopNameNode/StartNameNode, StopDataNode/
-// StartDataNode, StopJobTracker/StartJobTracker, StopTaskTracker/
-// StartTaskTracker); Close stops whatever runs. Stopping is each daemon's
-// Close: the NameNode saves a checkpoint; a DataNode or TaskTracker drops
-// its connections and attempts as a crash would, but in-process there is
-// no abrupt NameNode stop (kill -9 is the process harness's). The methods
-// are not safe for concurrent use with each other.
+// StartDataNode, and the MapReduce interface for the trackers); Close
+// stops whatever runs. Stopping is each daemon's Close: the NameNode saves
+// a checkpoint; a DataNode or TaskTracker drops its connections and
+// attempts as a crash would, but in process there is no abrupt NameNode
+// stop (kill -9 is the process harness's). The methods are not safe for
+// concurrent use with each other.
+//
+// The MapReduce daemons are started by package localcluster/trackers,
+// passed in as Config.MapReduce: this package imports no MapReduce code,
+// so that the MapReduce engine's own tests can build HDFS clusters through
+// package testcluster, which stands on this one.
 package localcluster
 
 import (
@@ -39,16 +45,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
-	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/namenode"
 	"github.com/stratafs/strata/internal/storage"
-	"github.com/stratafs/strata/internal/tasktracker"
 )
 
 // Node is one node's storage layout.
@@ -70,8 +73,11 @@ type Config struct {
 	DataNodes int
 	// Layout returns node i's layout; nil means DefaultLayout.
 	Layout func(i int) Node
-	// MapReduce starts a JobTracker and the TaskTrackers.
-	MapReduce bool
+	// MapReduce, if set, starts a JobTracker and the TaskTrackers once the
+	// DataNodes run: package localcluster/trackers' Start. It is a
+	// function, not a flag, because this package does not import the
+	// MapReduce engine, whose own tests build clusters through it.
+	MapReduce StartMapReduce
 	// DefaultJobTracker is the JobTracker address used when
 	// mapreduce.jobtracker.address is unset or "local".
 	DefaultJobTracker string
@@ -84,15 +90,35 @@ type Config struct {
 	// HostName names node i: its DataNode's Hostname and its
 	// TaskTracker's Host. Default localhost-dn<i>.
 	HostName func(i int) string
-	// NameNodeConfig, DataNodeConfig, JobTrackerConfig and
-	// TaskTrackerConfig, if set, adjust a daemon's configuration after it
-	// is read from Conf and laid out, before the daemon is created (tests
-	// set there what no key sets). They run again for a daemon added
-	// later, not for a restart, which reuses the configuration.
-	NameNodeConfig    func(*namenode.Config)
-	DataNodeConfig    func(i int, c *datanode.Config)
-	JobTrackerConfig  func(*jobtracker.Config)
-	TaskTrackerConfig func(i int, c *tasktracker.Config)
+	// NameNodeConfig and DataNodeConfig, if set, adjust a daemon's
+	// configuration after it is read from Conf and laid out, before the
+	// daemon is created (tests set there what no key sets). DataNodeConfig
+	// runs for every DataNode added, not for a restart, which reuses the
+	// configuration.
+	NameNodeConfig func(*namenode.Config)
+	DataNodeConfig func(i int, c *datanode.Config)
+}
+
+// StartMapReduce starts the MapReduce daemons of a cluster whose
+// NameNode and DataNodes run. On error it stops whatever it started.
+type StartMapReduce func(c *Cluster) (MapReduce, error)
+
+// MapReduce is a cluster's JobTracker and TaskTrackers (one per node), as
+// package localcluster/trackers runs them. Stop and Start keep the
+// JobTracker's address; a restarted TaskTracker is a new tracker to the
+// JobTracker (its name has its new shuffle port), as in Hadoop.
+type MapReduce interface {
+	// JobTrackerAddr is the JobTracker's RPC address.
+	JobTrackerAddr() string
+	StartJobTracker() error
+	StopJobTracker() error
+	// NumTaskTrackers is the number of TaskTrackers, running or not.
+	NumTaskTrackers() int
+	StartTaskTracker(i int) error
+	StopTaskTracker(i int) error
+	// Close stops the TaskTrackers, then the JobTracker. Safe to call
+	// twice.
+	Close() error
 }
 
 // DefaultLayout is `strata local`'s node layout: an SSD and a DISK volume
@@ -128,10 +154,9 @@ type Cluster struct {
 	// NameNode is the running NameNode (nil while stopped).
 	NameNode *namenode.NameNode
 	// DataNodes are the DataNodes by index; a stopped one is nil.
-	DataNodes  []*datanode.DataNode
-	JobTracker *jobtracker.JobTracker // nil without MapReduce or while stopped
-	// TaskTrackers are the TaskTrackers by index; a stopped one is nil.
-	TaskTrackers []*tasktracker.TaskTracker
+	DataNodes []*datanode.DataNode
+	// MapReduce is the JobTracker and TaskTrackers, nil without.
+	MapReduce MapReduce
 	// Nodes are the layouts the nodes were started with.
 	Nodes []Node
 	// NameDir is the NameNode's name directory; Formatted is the cluster
@@ -141,12 +166,18 @@ type Cluster struct {
 	cfg    Config
 	log    *slog.Logger
 	conf   *conf.Configuration // Conf with the cluster's own settings
-	mrConf *conf.Configuration // conf for the TaskTrackers (nil without MapReduce)
 	nnCfg  namenode.Config
 	dnCfgs []datanode.Config
-	jtCfg  jobtracker.Config
-	ttCfgs []tasktracker.Config
 }
+
+// Config is the configuration the cluster was started with, with its
+// defaults filled in (Layout, HostName, Logger).
+func (c *Cluster) Config() Config { return c.cfg }
+
+// Conf is a copy of the configuration the daemons were started from:
+// Config.Conf with the cluster's own settings (name directory, safe-mode
+// extension).
+func (c *Cluster) Conf() *conf.Configuration { return c.conf.Clone() }
 
 // DefaultFS is the cluster's fs.defaultFS.
 func (c *Cluster) DefaultFS() string { return "hdfs://" + c.NameNodeAddr() }
@@ -158,10 +189,10 @@ func (c *Cluster) NameNodeAddr() string { return c.nnCfg.RPCAddr }
 // JobTrackerAddr is the JobTracker's address ("" without MapReduce); it
 // stays the same across restarts.
 func (c *Cluster) JobTrackerAddr() string {
-	if c.mrConf == nil {
+	if c.MapReduce == nil {
 		return ""
 	}
-	return c.jtCfg.Addr
+	return c.MapReduce.JobTrackerAddr()
 }
 
 // ClientConf returns base with fs.defaultFS set to the cluster and, with
@@ -176,13 +207,15 @@ func (c *Cluster) ClientConf(base *conf.Configuration) *conf.Configuration {
 	return out
 }
 
-// Start formats the name directory if it is new and starts the daemons.
-// On error, whatever started is stopped.
+// Start formats the name directory if it is new and starts the NameNode,
+// the DataNodes and, with Config.MapReduce, the trackers. On error,
+// whatever started is stopped.
 func Start(cfg Config) (cl *Cluster, err error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	cfg.Logger = log
 	if cfg.Layout == nil {
 		cfg.Layout = DefaultLayout(cfg.Dir)
 	}
@@ -229,36 +262,14 @@ func Start(cfg Config) (cl *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if !cfg.MapReduce {
+	if cfg.MapReduce == nil {
 		return cl, nil
 	}
-	mc := c.Clone()
-	if a := mc.Get("mapreduce.jobtracker.address"); a == "" || a == "local" {
-		mc.Set("mapreduce.jobtracker.address", cfg.DefaultJobTracker)
-	}
-	jc, err := jobtracker.ConfigFrom(mc)
+	mr, err := cfg.MapReduce(cl)
 	if err != nil {
 		return nil, err
 	}
-	jc.Logger = log.With("daemon", "jobtracker")
-	if cfg.JobTrackerConfig != nil {
-		cfg.JobTrackerConfig(&jc)
-	}
-	cl.jtCfg, cl.mrConf = jc, mc
-	if err := cl.StartJobTracker(); err != nil {
-		return nil, err
-	}
-	if cfg.MapSlots > 0 {
-		mc.Set("mapred.tasktracker.map.tasks.maximum", strconv.Itoa(cfg.MapSlots))
-	}
-	if cfg.ReduceSlots > 0 {
-		mc.Set("mapred.tasktracker.reduce.tasks.maximum", strconv.Itoa(cfg.ReduceSlots))
-	}
-	for i := range cl.DataNodes {
-		if err := cl.addTaskTracker(i); err != nil {
-			return nil, err
-		}
-	}
+	cl.MapReduce = mr
 	return cl, nil
 }
 
@@ -370,99 +381,13 @@ func (c *Cluster) StopDataNode(i int) error {
 // DataNodeConfig is the configuration DataNode i runs with.
 func (c *Cluster) DataNodeConfig(i int) datanode.Config { return c.dnCfgs[i] }
 
-// StartJobTracker starts the JobTracker (after its first start, on the
-// address it had). It fails without MapReduce.
-func (c *Cluster) StartJobTracker() error {
-	if c.mrConf == nil {
-		return fmt.Errorf("localcluster: the cluster has no MapReduce")
-	}
-	if c.JobTracker != nil {
-		return nil
-	}
-	jt := jobtracker.New(c.jtCfg)
-	if err := jt.Start(); err != nil {
-		return &StartError{Err: err, Hint: "choose another port with -D mapreduce.jobtracker.address=127.0.0.1:0, or -nomapreduce"}
-	}
-	c.JobTracker = jt
-	c.jtCfg.Addr = jt.Addr()
-	c.mrConf.Set("mapreduce.jobtracker.address", jt.Addr())
-	return nil
-}
-
-// StopJobTracker closes the JobTracker; running jobs are lost with it, as
-// with Hadoop's MRv1 JobTracker.
-func (c *Cluster) StopJobTracker() error {
-	if c.JobTracker == nil {
-		return nil
-	}
-	err := c.JobTracker.Close()
-	c.JobTracker = nil
-	return err
-}
-
-func (c *Cluster) addTaskTracker(i int) error {
-	tc, err := tasktracker.ConfigFrom(c.mrConf)
-	if err != nil {
-		return err
-	}
-	if !c.conf.IsSet("mapreduce.cluster.local.dir") {
-		tc.LocalDirs = c.Nodes[i].LocalDirs
-	}
-	if len(tc.LocalDirs) == 0 {
-		return fmt.Errorf("tasktracker %d: no mapreduce.cluster.local.dir", i)
-	}
-	tc.HTTPAddr, tc.Host = "127.0.0.1:0", c.cfg.HostName(i)
-	tc.Executable = c.cfg.Executable
-	tc.Logger = c.log.With("tt", i)
-	if c.cfg.TaskTrackerConfig != nil {
-		c.cfg.TaskTrackerConfig(i, &tc)
-	}
-	c.ttCfgs = append(c.ttCfgs, tc)
-	c.TaskTrackers = append(c.TaskTrackers, nil)
-	return c.StartTaskTracker(i)
-}
-
-// StartTaskTracker starts stopped TaskTracker i on its local dirs. It
-// takes a new shuffle port: the JobTracker knows a restarted tracker as a
-// new one (its name includes the port), as Hadoop's does.
-func (c *Cluster) StartTaskTracker(i int) error {
-	if c.TaskTrackers[i] != nil {
-		return nil
-	}
-	t, err := tasktracker.New(c.ttCfgs[i])
-	if err == nil {
-		if err = t.Start(); err != nil {
-			t.Close()
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("tasktracker %d: %w", i, err)
-	}
-	c.TaskTrackers[i] = t
-	return nil
-}
-
-// StopTaskTracker closes TaskTracker i, killing its running attempts; the
-// JobTracker declares it lost after mapreduce.jobtracker.expire.trackers.
-// interval and re-runs its work.
-func (c *Cluster) StopTaskTracker(i int) error {
-	t := c.TaskTrackers[i]
-	if t == nil {
-		return nil
-	}
-	c.TaskTrackers[i] = nil
-	return t.Close()
-}
-
 // Close stops the TaskTrackers, the JobTracker, the DataNodes and the
 // NameNode, in that order; it returns the NameNode's error (a failed
 // checkpoint is the one that loses something). Safe to call twice.
 func (c *Cluster) Close() error {
-	for i := range c.TaskTrackers {
-		c.StopTaskTracker(i)
+	if c.MapReduce != nil {
+		c.MapReduce.Close()
 	}
-	c.TaskTrackers = nil
-	c.StopJobTracker()
 	for i := range c.DataNodes {
 		c.StopDataNode(i)
 	}

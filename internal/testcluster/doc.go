@@ -11,7 +11,10 @@
 //     localcluster — the code path `strata local` and `strata experiment`
 //     use. Fast, debuggable, with direct access to the daemons
 //     (NameNode(), DataNode(i), Local()) and Go-configuration hooks
-//     (Config.NameNode, Config.DataNode).
+//     (Config.NameNode, Config.DataNode). Its MapReduce daemons come from
+//     Config.Trackers (trackers.Start of internal/localcluster/trackers):
+//     this package imports no MapReduce code, because the MapReduce
+//     engine's own tests use it.
 //   - NewProcess returns a *Processes: every daemon is a `strata` process
 //     of a binary built from this module (Binary), configured with -D
 //     options, so SIGKILL, restarts and exit codes are real. The test

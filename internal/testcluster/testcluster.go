@@ -47,6 +47,11 @@ type Config struct {
 	NoHDFS bool
 	// Executable runs TaskTrackers' attempts (default Binary(t)).
 	Executable string
+	// Trackers starts the MapReduce daemons in process: with MapReduce,
+	// New needs trackers.Start (package internal/localcluster/trackers).
+	// This package cannot import it: the MapReduce engine's own tests use
+	// testcluster, and the trackers import the engine.
+	Trackers localcluster.StartMapReduce
 }
 
 // Cluster is the in-process implementation of Harness: every daemon is a
@@ -71,6 +76,9 @@ func New(t testing.TB, cfg Config) *Cluster {
 	if cfg.NoHDFS {
 		t.Fatal("testcluster: NoHDFS needs the process implementation (NewProcess)")
 	}
+	if cfg.MapReduce && cfg.Trackers == nil {
+		t.Fatal("testcluster: MapReduce in process needs Config.Trackers = trackers.Start (internal/localcluster/trackers)")
+	}
 	c := &Cluster{t: t, cfg: cfg, dir: t.TempDir(), log: testLogger(cfg.Verbose)}
 	base := conf.New()
 	base.Set("dfs.namenode.rpc-address", "127.0.0.1:0")
@@ -92,8 +100,12 @@ func New(t testing.TB, cfg Config) *Cluster {
 		base.Set(k, v)
 	}
 	types := cfg.volumeTypes()
+	var mr localcluster.StartMapReduce
+	if cfg.MapReduce {
+		mr = cfg.Trackers
+	}
 	lc, err := localcluster.Start(localcluster.Config{
-		Conf: base, Dir: c.dir, DataNodes: cfg.DataNodes, MapReduce: cfg.MapReduce,
+		Conf: base, Dir: c.dir, DataNodes: cfg.DataNodes, MapReduce: mr,
 		DefaultJobTracker: "127.0.0.1:0", Executable: exe, Logger: c.log, HostName: hostName,
 		Layout: func(i int) localcluster.Node {
 			var n localcluster.Node
@@ -282,10 +294,24 @@ func (c *Cluster) RestartNameNode() {
 func (c *Cluster) JobTrackerAddr() string { return c.lc.JobTrackerAddr() }
 
 // NumTaskTrackers is the number of TaskTrackers.
-func (c *Cluster) NumTaskTrackers() int { return len(c.lc.TaskTrackers) }
+func (c *Cluster) NumTaskTrackers() int {
+	if c.lc.MapReduce == nil {
+		return 0
+	}
+	return c.lc.MapReduce.NumTaskTrackers()
+}
+
+// mr is the MapReduce daemons; it fails the test without.
+func (c *Cluster) mr() localcluster.MapReduce {
+	c.t.Helper()
+	if c.lc.MapReduce == nil {
+		c.t.Fatal("testcluster: the cluster has no MapReduce (Config.MapReduce)")
+	}
+	return c.lc.MapReduce
+}
 
 // StopJobTracker closes the JobTracker.
-func (c *Cluster) StopJobTracker() { c.lc.StopJobTracker() }
+func (c *Cluster) StopJobTracker() { c.t.Helper(); c.mr().StopJobTracker() }
 
 // KillJobTracker is StopJobTracker in process.
 func (c *Cluster) KillJobTracker() { c.StopJobTracker() }
@@ -293,13 +319,13 @@ func (c *Cluster) KillJobTracker() { c.StopJobTracker() }
 // StartJobTracker starts the JobTracker again on its address.
 func (c *Cluster) StartJobTracker() {
 	c.t.Helper()
-	if err := c.lc.StartJobTracker(); err != nil {
+	if err := c.mr().StartJobTracker(); err != nil {
 		c.t.Fatalf("testcluster: %v", err)
 	}
 }
 
 // StopTaskTracker closes TaskTracker i, killing its attempts.
-func (c *Cluster) StopTaskTracker(i int) { c.lc.StopTaskTracker(i) }
+func (c *Cluster) StopTaskTracker(i int) { c.t.Helper(); c.mr().StopTaskTracker(i) }
 
 // KillTaskTracker is StopTaskTracker in process.
 func (c *Cluster) KillTaskTracker(i int) { c.StopTaskTracker(i) }
@@ -307,7 +333,7 @@ func (c *Cluster) KillTaskTracker(i int) { c.StopTaskTracker(i) }
 // StartTaskTracker starts TaskTracker i again.
 func (c *Cluster) StartTaskTracker(i int) {
 	c.t.Helper()
-	if err := c.lc.StartTaskTracker(i); err != nil {
+	if err := c.mr().StartTaskTracker(i); err != nil {
 		c.t.Fatalf("testcluster: %v", err)
 	}
 }

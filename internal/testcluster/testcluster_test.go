@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/datanode"
 	_ "github.com/stratafs/strata/internal/examples" // registers wordcount
+	"github.com/stratafs/strata/internal/localcluster/trackers"
 	"github.com/stratafs/strata/internal/testcluster"
 	"github.com/stratafs/strata/mapreduce"
 )
@@ -229,7 +231,7 @@ func TestFailVolume(t *testing.T) {
 // In process, MapReduce runs a job on HDFS through the JobTracker and a
 // TaskTracker, and again after the TaskTracker is killed and restarted.
 func TestMapReduceInProcess(t *testing.T) {
-	c := testcluster.New(t, testcluster.Config{DataNodes: 1, MapReduce: true})
+	c := testcluster.New(t, testcluster.Config{DataNodes: 1, MapReduce: true, Trackers: trackers.Start})
 	if c.NumTaskTrackers() != 1 || c.JobTrackerAddr() == "" {
 		t.Fatalf("%d TaskTrackers, JobTracker %q", c.NumTaskTrackers(), c.JobTrackerAddr())
 	}
@@ -267,6 +269,9 @@ func TestUnsupportedConfig(t *testing.T) {
 			testcluster.NewProcess(tb, testcluster.Config{DataNode: func(int, *datanode.Config) {}})
 		},
 		"in-process no HDFS": func(tb testing.TB) { testcluster.New(tb, testcluster.Config{NoHDFS: true}) },
+		"in-process MapReduce without trackers": func(tb testing.TB) {
+			testcluster.New(tb, testcluster.Config{DataNodes: 1, MapReduce: true})
+		},
 	} {
 		ft := &fatalTB{TB: t}
 		func() {
@@ -290,3 +295,18 @@ type fatalTB struct {
 func (f *fatalTB) Fatal(args ...any)                 { f.fatal = true; panic(errFatal) }
 func (f *fatalTB) Fatalf(format string, args ...any) { f.fatal = true; panic(errFatal) }
 func (f *fatalTB) Helper()                           {}
+
+// testcluster, and so localcluster under it, must not depend on the
+// MapReduce engine: the engine's own in-package tests build clusters with
+// testcluster, and a dependency would be an import cycle.
+func TestImportsNoMapReduce(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/stratafs/strata/internal/testcluster").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/stratafs/strata/mapreduce" {
+			t.Fatalf("testcluster depends on %s", dep)
+		}
+	}
+}
