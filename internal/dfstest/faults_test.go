@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,13 +234,13 @@ func TestFailedVolumeTakenOutOfService(t *testing.T) {
 	locs, _ := cl.BlockLocations(context.Background(), "/v")
 	i := c.DataNodeIndex(locs[0].DatanodeIDs[0])
 	file := c.ReplicaFile(i, locs[0].BlockID)
-	// <vol>/current/finalized/subdirA/subdirB/blk_N: the volume is 5 levels up.
-	vol := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))))
-	if err := os.RemoveAll(vol); err != nil {
-		t.Fatal(err)
+	v := 0
+	if !strings.HasPrefix(file, c.VolumeDir(i, 0)+string(filepath.Separator)) {
+		v = 1
 	}
-	if err := c.DataNode(i).CheckVolumes(); err != nil {
-		t.Fatalf("one failed volume with one tolerated: %v", err)
+	c.FailVolume(i, v)
+	if c.DataNode(i) == nil {
+		t.Fatal("one failed volume with one tolerated stopped the DataNode")
 	}
 	c.WaitReplicated("/v", 3, 30*time.Second)
 	for _, b := range c.BlockReplicasDetail("/v") {

@@ -9,12 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stratafs/strata/internal/testcluster"
 )
 
 // TestLocalCluster runs `strata local` as a user would: it prints where the
 // cluster is and how to use it, serves the shell, writes a usable config
 // dir, and stops cleanly on Ctrl-C.
 func TestLocalCluster(t *testing.T) {
+	strataBin := testcluster.Binary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(strataBin, "local", "-data", filepath.Join(dir, "data"),
 		"-D", "dfs.namenode.rpc-address=127.0.0.1:0", "-D", "dfs.namenode.http-address=127.0.0.1:0",
@@ -108,42 +111,43 @@ func TestLocalCluster(t *testing.T) {
 func TestAdminCommands(t *testing.T) {
 	nn := newNameNode(t)
 	// Re-formatting needs -force; -nonInteractive refuses.
-	b, err := exec.Command(strataBin, nn.args("namenode", "-format", "-nonInteractive")...).CombinedOutput()
+	nn.StopNameNode()
+	b, err := exec.Command(nn.Binary(), nn.NameNodeArgs("namenode", "-format", "-nonInteractive")...).CombinedOutput()
 	if err == nil || !strings.Contains(string(b), "already formatted") {
 		t.Errorf("re-format without -force: %v %s", err, b)
 	}
-	nn.start()
-	out, _, code := nn.strata("root", "dfsadmin", "-safemode", "enter")
+	nn.StartNameNode()
+	out, _, code := nn.Run("root", "dfsadmin", "-safemode", "enter")
 	if code != 0 || strings.TrimSpace(out) != "Safe mode is ON" {
 		t.Errorf("safemode enter: %d %q", code, out)
 	}
-	_, errs, code := nn.strata("root", "dfs", "-mkdir", "/x")
+	_, errs, code := nn.Run("root", "dfs", "-mkdir", "/x")
 	if code == 0 || !strings.Contains(errs, "safe mode") {
 		t.Errorf("mkdir in safe mode: %d %q", code, errs)
 	}
-	_, errs, code = nn.strata("bob", "dfsadmin", "-safemode", "leave")
+	_, errs, code = nn.Run("bob", "dfsadmin", "-safemode", "leave")
 	if code == 0 || !strings.Contains(errs, "Superuser privilege is required") {
 		t.Errorf("non-superuser leaves safe mode: %d %q", code, errs)
 	}
-	out, _, _ = nn.strata("root", "dfsadmin", "-safemode", "leave")
+	out, _, _ = nn.Run("root", "dfsadmin", "-safemode", "leave")
 	if strings.TrimSpace(out) != "Safe mode is OFF" {
 		t.Errorf("safemode leave: %q", out)
 	}
-	out, _, code = nn.strata("root", "getconf", "-confKey", "dfs.replication")
+	out, _, code = nn.Run("root", "getconf", "-confKey", "dfs.replication")
 	if code != 0 || strings.TrimSpace(out) != "3" {
 		t.Errorf("getconf dfs.replication: %d %q", code, out)
 	}
-	out, errs, code = nn.strata("root", "-D", "dfs.replciation=2", "getconf", "-confKey", "dfs.replication")
+	out, errs, code = nn.Run("root", "-D", "dfs.replciation=2", "getconf", "-confKey", "dfs.replication")
 	if !strings.Contains(errs, `did you mean "dfs.replication"`) || strings.TrimSpace(out) != "3" {
 		t.Errorf("misspelled key: %d %q %q", code, out, errs)
 	}
-	_, errs, code = nn.strata("root", "storagepolicies", "-setStoragePolicy", "-path", "/", "-policy", "FASTEST")
+	_, errs, code = nn.Run("root", "storagepolicies", "-setStoragePolicy", "-path", "/", "-policy", "FASTEST")
 	if code == 0 || !strings.Contains(errs, "Cannot find a block policy with the name FASTEST") {
 		t.Errorf("unknown policy: %d %q", code, errs)
 	}
-	_, errs, code = nn.strata("root", "nosuchcommand")
+	_, errs, code = nn.Run("root", "nosuchcommand")
 	if code != 2 || !strings.Contains(errs, "unknown command") {
 		t.Errorf("unknown command: %d %q", code, errs)
 	}
-	nn.stop()
+	nn.StopNameNode()
 }

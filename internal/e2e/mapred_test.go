@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,18 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// mrCluster is a JobTracker and TaskTrackers, each its own process.
-type mrCluster struct {
-	t     *testing.T
-	jt    string
-	opts  []string
-	tts   []*exec.Cmd
-	logs  []*syncBuffer
-	jtLog *syncBuffer
-	jtCmd *exec.Cmd
-}
+	"github.com/stratafs/strata/internal/testcluster"
+)
 
 var jobIDRE = regexp.MustCompile(`Running job: (job_\S+)`)
 
@@ -42,52 +32,16 @@ var (
 	ttMapRE    = regexp.MustCompile(`launching attempt" attempt=attempt_\S+_m_`)
 )
 
-func startProc(t *testing.T, name string, args ...string) (*exec.Cmd, *syncBuffer) {
+// startMR runs a JobTracker and trackers TaskTrackers as processes, with
+// no HDFS: jobs read and write file:// paths.
+func startMR(t *testing.T, trackers int) *testcluster.Processes {
 	t.Helper()
-	log := &syncBuffer{}
-	cmd := exec.Command(strataBin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("%s log:\n%s", name, log.String())
-		}
-	})
-	return cmd, log
-}
-
-func startMR(t *testing.T, trackers int) *mrCluster {
-	m := &mrCluster{t: t, jt: freePort(t)}
-	m.opts = []string{"-D", "mapreduce.jobtracker.address=" + m.jt,
-		"-D", "mapreduce.jobtracker.heartbeat.interval=100",
-		"-D", "mapreduce.jobtracker.expire.trackers.interval=2000",
-		"-D", "mapreduce.jobhistory.done-dir=" + t.TempDir()}
-	m.jtCmd, m.jtLog = startProc(t, "jobtracker", append(m.opts, "jobtracker")...)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.DialTimeout("tcp", m.jt, 100*time.Millisecond); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jobtracker did not start:\n%s", m.jtLog.String())
-		}
-	}
-	for i := 0; i < trackers; i++ {
-		cmd, log := startProc(t, fmt.Sprintf("tasktracker %d", i), append(m.opts,
-			"-D", "mapreduce.tasktracker.http.address=127.0.0.1:0",
-			"-D", "mapreduce.cluster.local.dir="+t.TempDir(), "tasktracker")...)
-		m.tts, m.logs = append(m.tts, cmd), append(m.logs, log)
-	}
-	return m
+	return testcluster.NewProcess(t, testcluster.Config{NoHDFS: true, MapReduce: true, TaskTrackers: trackers})
 }
 
 // submit runs a job client; it returns when the job ends.
-func (m *mrCluster) submit(out *syncBuffer, args ...string) error {
-	cmd := exec.Command(strataBin, append(append(append([]string{}, m.opts...), "-D", "mapreduce.framework.name=classic"), args...)...)
+func submit(m *testcluster.Processes, out *syncBuffer, args ...string) error {
+	cmd := m.Command(args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	return cmd.Run()
 }
@@ -132,7 +86,7 @@ func TestClusterWordCount(t *testing.T) {
 		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d", f)), []byte(b.String()), 0o644)
 	}
 	out := &syncBuffer{}
-	if err := m.submit(out, "-D", "mapreduce.job.reduces=3", "examples", "wordcount", "file://"+in, "file://"+outDir); err != nil {
+	if err := submit(m, out, "-D", "mapreduce.job.reduces=3", "examples", "wordcount", "file://"+in, "file://"+outDir); err != nil {
 		t.Fatalf("job client: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "completed successfully") || !strings.Contains(out.String(), "Launched map tasks=4") {
@@ -152,21 +106,21 @@ func TestClusterWordCount(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outDir, "_SUCCESS")); err != nil {
 		t.Error(err)
 	}
-	list, err := exec.Command(strataBin, append(m.opts, "job", "-list")...).CombinedOutput()
+	list, err := m.Command("job", "-list").CombinedOutput()
 	if err != nil || !strings.Contains(string(list), "SUCCEEDED") {
 		t.Errorf("strata job -list: %v\n%s", err, list)
 	}
 
 	// A job whose output exists is refused before it is submitted.
 	out = &syncBuffer{}
-	if err := m.submit(out, "examples", "wordcount", "file://"+in, "file://"+outDir); err == nil || !strings.Contains(out.String(), "exists") {
+	if err := submit(m, out, "examples", "wordcount", "file://"+in, "file://"+outDir); err == nil || !strings.Contains(out.String(), "exists") {
 		t.Errorf("second run into the same output: %v\n%s", err, out.String())
 	}
 
 	// A mapper that always fails fails the job after its attempts, with
 	// the reason; the trackers stay up for the next job.
 	out = &syncBuffer{}
-	err = m.submit(out, "-D", "mapreduce.map.maxattempts=2", "streaming", "-input", "file://"+in, "-output", "file://"+filepath.Join(dir, "bad"),
+	err = submit(m, out, "-D", "mapreduce.map.maxattempts=2", "streaming", "-input", "file://"+in, "-output", "file://"+filepath.Join(dir, "bad"),
 		"-mapper", "echo broken >&2; exit 3", "-reducer", "NONE")
 	if err == nil || !strings.Contains(out.String(), "failed 2 times") {
 		t.Errorf("failing mapper: %v\n%s", err, out.String())
@@ -178,7 +132,7 @@ func TestClusterWordCount(t *testing.T) {
 	// A mapper that hangs is killed after mapreduce.task.timeout without
 	// progress, with what it started.
 	out = &syncBuffer{}
-	err = m.submit(out, "-D", "mapreduce.map.maxattempts=1", "-D", "mapreduce.task.timeout=1500", "streaming",
+	err = submit(m, out, "-D", "mapreduce.map.maxattempts=1", "-D", "mapreduce.task.timeout=1500", "streaming",
 		"-input", "file://"+in, "-output", "file://"+filepath.Join(dir, "hang"), "-mapper", "sleep 61.5", "-reducer", "NONE")
 	if err == nil || !strings.Contains(out.String(), "failed to report status for 1 seconds") {
 		t.Errorf("hanging mapper: %v\n%s", err, out.String())
@@ -188,23 +142,22 @@ func TestClusterWordCount(t *testing.T) {
 		t.Errorf("the hanging mapper's command survives its attempt: pids %v", pids)
 	}
 	out = &syncBuffer{}
-	if err := m.submit(out, "examples", "wordcount", "file://"+in, "file://"+filepath.Join(dir, "again")); err != nil {
+	if err := submit(m, out, "examples", "wordcount", "file://"+in, "file://"+filepath.Join(dir, "again")); err != nil {
 		t.Errorf("job after a failed one: %v\n%s", err, out.String())
 	}
 
 	// Job histories outlive the JobTracker.
-	m.jtCmd.Process.Kill()
-	m.jtCmd.Wait()
+	m.KillJobTracker()
 	for _, c := range []struct{ id, want string }{
 		{goodJob, "State: SUCCEEDED"}, {goodJob, "Launched map tasks=4"}, {goodJob, "r_000002   SUCCEEDED"},
 		{badJob, "State: FAILED"}, {badJob, "exit"},
 	} {
-		b, err := exec.Command(strataBin, append(append([]string{}, m.opts...), "job", "-history", c.id)...).CombinedOutput()
+		b, err := m.Command("job", "-history", c.id).CombinedOutput()
 		if err != nil || !strings.Contains(string(b), c.want) {
 			t.Errorf("job -history %s: want %q: %v\n%s", c.id, c.want, err, b)
 		}
 	}
-	if b, err := exec.Command(strataBin, append(append([]string{}, m.opts...), "job", "-history", "job_0_9999")...).CombinedOutput(); err == nil {
+	if b, err := m.Command("job", "-history", "job_0_9999").CombinedOutput(); err == nil {
 		t.Errorf("history of an unknown job: %s", b)
 	}
 }
@@ -225,7 +178,7 @@ func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- m.submit(out, "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
+		done <- submit(m, out, "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
 			"-mapper", mapper, "-reducer", reducer, "-numReduceTasks", "4")
 	}()
 	// Kill whichever tracker first launches an attempt of the phase.
@@ -237,9 +190,9 @@ func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 			t.Fatalf("job ended (%v) before a reduce started:\n%s", err, out.String())
 		default:
 		}
-		for i, l := range m.logs {
-			if when.MatchString(l.String()) {
-				m.tts[i].Process.Kill()
+		for i := 0; i < m.NumTaskTrackers(); i++ {
+			if when.MatchString(m.TaskTrackerProcess(i).Log()) {
+				m.KillTaskTracker(i)
 				killed = i
 				break
 			}
@@ -257,7 +210,7 @@ func loseTracker(t *testing.T, when *regexp.Regexp, mapper, reducer string) {
 	case <-time.After(90 * time.Second):
 		t.Fatalf("job did not finish after losing a tasktracker:\n%s", out.String())
 	}
-	if !strings.Contains(m.jtLog.String(), "lost tasktracker") {
+	if !strings.Contains(m.JobTrackerProcess().Log(), "lost tasktracker") {
 		t.Errorf("the jobtracker did not notice the lost tasktracker")
 	}
 	checkLines(t, outDir, want)
@@ -320,7 +273,7 @@ func TestClusterUserProgram(t *testing.T) {
 	in, outDir := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	os.MkdirAll(in, 0o755)
 	os.WriteFile(filepath.Join(in, "a.txt"), []byte("a bb ccc\ndd e fff gggg\n\nhhhhhhhhhh\n"), 0o644)
-	cmd := exec.Command(bin, append(append([]string{}, m.opts...), "-D", "mapreduce.framework.name=classic",
+	cmd := exec.Command(bin, append(m.ClientArgs(),
 		"-D", "mapreduce.jobtracker.staging.root.dir="+filepath.Join(dir, "staging"), "wordlength", in, outDir)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
@@ -333,8 +286,8 @@ func TestClusterUserProgram(t *testing.T) {
 		t.Fatalf("output %q, want %q", b, want)
 	}
 	fetched := false
-	for _, l := range m.logs {
-		fetched = fetched || strings.Contains(l.String(), "fetched job program")
+	for i := 0; i < m.NumTaskTrackers(); i++ {
+		fetched = fetched || strings.Contains(m.TaskTrackerProcess(i).Log(), "fetched job program")
 	}
 	if !fetched {
 		t.Error("no tasktracker fetched the program")
@@ -368,15 +321,15 @@ func TestClusterSpeculation(t *testing.T) {
 			marker := filepath.Join(dir, "marker")
 			mapper, reducer := strings.ReplaceAll(tc.mapper, "%s", marker), strings.ReplaceAll(tc.reducer, "%s", marker)
 			out := &syncBuffer{}
-			err := m.submit(out, "-D", "strata.mapreduce.speculative.lag=300", "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
+			err := submit(m, out, "-D", "strata.mapreduce.speculative.lag=300", "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
 				"-mapper", mapper, "-reducer", reducer, "-numReduceTasks", tc.reduces)
 			if err != nil {
 				t.Fatalf("job: %v\n%s", err, out.String())
 			}
-			if !strings.Contains(m.jtLog.String(), tc.logged) || !strings.Contains(out.String(), tc.launched) {
+			if !strings.Contains(m.JobTrackerProcess().Log(), tc.logged) || !strings.Contains(out.String(), tc.launched) {
 				t.Errorf("no speculative attempt:\n%s", out.String())
 			}
-			if !strings.Contains(m.jtLog.String(), "attempt may commit") {
+			if !strings.Contains(m.JobTrackerProcess().Log(), "attempt may commit") {
 				t.Errorf("no commit arbitration in the JobTracker's log")
 			}
 			if parts, _ := filepath.Glob(filepath.Join(outDir, "part-*")); len(parts) != tc.parts {
@@ -401,7 +354,7 @@ func TestClusterMemoryCap(t *testing.T) {
 	writeLines(t, in, "mem", 10)
 	hog := `awk 'BEGIN{s="x"; while(length(s)<300000000) s=s s; system("sleep 29.5")}'`
 	out := &syncBuffer{}
-	err := m.submit(out, "-D", "mapreduce.map.memory.mb=300", "-D", "mapreduce.tasktracker.taskmemorymanager.monitoringinterval=100",
+	err := submit(m, out, "-D", "mapreduce.map.memory.mb=300", "-D", "mapreduce.tasktracker.taskmemorymanager.monitoringinterval=100",
 		"-D", "mapreduce.map.maxattempts=1", "streaming", "-input", "file://"+in, "-output", "file://"+filepath.Join(dir, "out"),
 		"-mapper", hog, "-reducer", "cat")
 	if err == nil {
@@ -430,14 +383,14 @@ func TestClusterReduceSlowStart(t *testing.T) {
 			want := writeLines(t, in, "slow", 50)
 			marker := filepath.Join(dir, "marker")
 			out := &syncBuffer{}
-			err := m.submit(out, "-D", "mapreduce.job.reduce.slowstart.completedmaps="+tc.slowstart, "streaming",
+			err := submit(m, out, "-D", "mapreduce.job.reduce.slowstart.completedmaps="+tc.slowstart, "streaming",
 				"-input", "file://"+in, "-output", "file://"+outDir, "-numReduceTasks", "1",
 				"-mapper", "if mkdir "+marker+" 2>/dev/null; then sleep 3; fi; cat", "-reducer", "cat")
 			if err != nil {
 				t.Fatalf("job: %v\n%s", err, out.String())
 			}
 			checkLines(t, outDir, want)
-			log := m.logs[0].String()
+			log := m.TaskTrackerProcess(0).Log()
 			r := ttReduceRE.FindStringIndex(log)
 			if r == nil {
 				t.Fatalf("no reduce launched:\n%s", log)

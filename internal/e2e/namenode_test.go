@@ -23,7 +23,6 @@ import (
 // that every mkdir that was acknowledged is there.
 func TestKill9LosesNoAcknowledgedMkdir(t *testing.T) {
 	nn := newNameNode(t)
-	nn.start()
 	ctx := ctxT(t)
 
 	var mu sync.Mutex
@@ -34,7 +33,7 @@ func TestKill9LosesNoAcknowledgedMkdir(t *testing.T) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			c, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+			c, err := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 			if err != nil {
 				t.Error(err)
 				return
@@ -57,15 +56,15 @@ func TestKill9LosesNoAcknowledgedMkdir(t *testing.T) {
 		}(w)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	nn.kill()
+	nn.KillNameNode()
 	close(stop)
 	wg.Wait()
 	if len(acked) < 100 {
 		t.Fatalf("only %d mkdirs acknowledged before the kill; the test needs a stream", len(acked))
 	}
 
-	nn.start()
-	c, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	nn.StartNameNode()
+	c, err := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestKill9LosesNoAcknowledgedMkdir(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged mkdirs lost", missing, len(acked))
 	}
 	t.Logf("%d acknowledged mkdirs all survived kill -9", len(acked))
-	nn.stop()
+	nn.StopNameNode()
 }
 
 // TestCorruptLastEditDropped flips a byte in the last edit-log record after
@@ -91,9 +90,8 @@ func TestKill9LosesNoAcknowledgedMkdir(t *testing.T) {
 // every earlier one.
 func TestCorruptLastEditDropped(t *testing.T) {
 	nn := newNameNode(t)
-	nn.start()
 	ctx := ctxT(t)
-	c, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	c, err := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +101,9 @@ func TestCorruptLastEditDropped(t *testing.T) {
 		}
 	}
 	c.Close()
-	nn.kill() // no checkpoint: everything is in the in-progress edit log
+	nn.KillNameNode() // no checkpoint: everything is in the in-progress edit log
 
-	segs, _ := filepath.Glob(filepath.Join(nn.dir, "name", "current", "edits_inprogress_*"))
+	segs, _ := filepath.Glob(filepath.Join(nn.NameDir(), "current", "edits_inprogress_*"))
 	if len(segs) != 1 {
 		t.Fatalf("want one in-progress segment, found %v", segs)
 	}
@@ -126,8 +124,8 @@ func TestCorruptLastEditDropped(t *testing.T) {
 	f.WriteAt(last, int64(end-1))
 	f.Close()
 
-	nn.start()
-	c2, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	nn.StartNameNode()
+	c2, err := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,30 +138,29 @@ func TestCorruptLastEditDropped(t *testing.T) {
 	if _, err := c2.Stat(ctx, "/d19"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("/d19, whose record was corrupted, still exists (err %v)", err)
 	}
-	if log := nn.log.String(); !strings.Contains(log, "corrupt") {
+	if log := nn.NameNodeProcess().Log(); !strings.Contains(log, "corrupt") {
 		t.Errorf("no log line about the corrupt record; log:\n%s", log)
 	}
 	// The NameNode goes on logging after the truncation.
 	if err := c2.Mkdirs(ctx, "/after", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	nn.kill()
-	nn.start()
-	c3, _ := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	nn.KillNameNode()
+	nn.StartNameNode()
+	c3, _ := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 	defer c3.Close()
 	if _, err := c3.Stat(ctx, "/after"); err != nil {
 		t.Errorf("/after lost: %v", err)
 	}
-	nn.stop()
+	nn.StopNameNode()
 }
 
 // TestGarbageOnRPCPort sends malformed input to a running NameNode and
 // checks it keeps serving a well-behaved client throughout.
 func TestGarbageOnRPCPort(t *testing.T) {
 	nn := newNameNode(t)
-	nn.start()
 	ctx := ctxT(t)
-	good, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	good, err := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +183,7 @@ func TestGarbageOnRPCPort(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		nc, err := net.Dial("tcp", nn.rpc)
+		nc, err := net.Dial("tcp", nn.Addr())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -205,56 +202,55 @@ func TestGarbageOnRPCPort(t *testing.T) {
 			t.Fatalf("after %s, a good client fails: %v", name, err)
 		}
 	}
-	if nn.cmd.ProcessState != nil {
+	if !nn.NameNodeProcess().Running() {
 		t.Fatal("namenode exited")
 	}
-	nn.stop()
+	nn.StopNameNode()
 }
 
 // TestShellAgainstNameNode runs the dfs shell as a user would.
 func TestShellAgainstNameNode(t *testing.T) {
 	nn := newNameNode(t)
-	nn.start()
-	if out, errs, code := nn.strata("root", "dfs", "-mkdir", "-p", "/user/alice/data"); code != 0 {
+	if out, errs, code := nn.Run("root", "dfs", "-mkdir", "-p", "/user/alice/data"); code != 0 {
 		t.Fatalf("mkdir: %d %s %s", code, out, errs)
 	}
-	nn.strata("root", "dfs", "-chown", "alice", "/user/alice", "/user/alice/data")
-	out, errs, code := nn.strata("alice", "dfs", "-touchz", "data/x")
+	nn.Run("root", "dfs", "-chown", "alice", "/user/alice", "/user/alice/data")
+	out, errs, code := nn.Run("alice", "dfs", "-touchz", "data/x")
 	if code != 0 {
 		t.Fatalf("touchz relative to home: %d %s %s", code, out, errs)
 	}
-	out, _, code = nn.strata("alice", "dfs", "-ls", "data")
+	out, _, code = nn.Run("alice", "dfs", "-ls", "data")
 	if code != 0 || !strings.Contains(out, "Found 1 items") || !strings.Contains(out, "alice supergroup") || !strings.HasSuffix(strings.TrimSpace(out), "data/x") {
 		t.Errorf("ls data as alice:\n%s", out)
 	}
-	_, errs, code = nn.strata("alice", "dfs", "-ls", "/nope")
+	_, errs, code = nn.Run("alice", "dfs", "-ls", "/nope")
 	if code != 1 || strings.TrimSpace(errs) != "ls: `/nope': No such file or directory" {
 		t.Errorf("ls of a missing path: exit %d, stderr %q", code, errs)
 	}
-	_, errs, code = nn.strata("bob", "dfs", "-mkdir", "/user/alice/data/y")
+	_, errs, code = nn.Run("bob", "dfs", "-mkdir", "/user/alice/data/y")
 	if code != 1 || !strings.Contains(errs, "Permission denied: user=bob, access=WRITE") {
 		t.Errorf("bob mkdir in alice's dir: exit %d, stderr %q", code, errs)
 	}
-	out, _, code = nn.strata("root", "storagepolicies", "-setStoragePolicy", "-path", "/user/alice", "-policy", "ONE_SSD")
+	out, _, code = nn.Run("root", "storagepolicies", "-setStoragePolicy", "-path", "/user/alice", "-policy", "ONE_SSD")
 	if code != 0 || !strings.Contains(out, "Set storage policy ONE_SSD on /user/alice") {
 		t.Errorf("setStoragePolicy: %d %s", code, out)
 	}
-	out, _, _ = nn.strata("alice", "storagepolicies", "-getStoragePolicy", "-path", "/user/alice/data/x")
+	out, _, _ = nn.Run("alice", "storagepolicies", "-getStoragePolicy", "-path", "/user/alice/data/x")
 	if !strings.Contains(out, "BlockStoragePolicy{ONE_SSD:10") {
 		t.Errorf("inherited policy: %s", out)
 	}
-	out, _, code = nn.strata("root", "dfs", "-count", "/user")
+	out, _, code = nn.Run("root", "dfs", "-count", "/user")
 	if f := strings.Fields(out); code != 0 || len(f) != 4 || f[0] != "3" || f[1] != "1" {
 		t.Errorf("count /user: %q", out)
 	}
 	// Restart cleanly: the namespace comes back from the checkpoint.
-	nn.stop()
-	nn.start()
-	out, _, _ = nn.strata("alice", "dfs", "-ls", "-R", "/user/alice")
+	nn.StopNameNode()
+	nn.StartNameNode()
+	out, _, _ = nn.Run("alice", "dfs", "-ls", "-R", "/user/alice")
 	if len(lines(out)) != 2 {
 		t.Errorf("after restart, ls -R:\n%s", out)
 	}
-	nn.stop()
+	nn.StopNameNode()
 }
 
 // TestMidLogCorruptionNeedsRecover damages a record in the middle of the
@@ -262,9 +258,8 @@ func TestShellAgainstNameNode(t *testing.T) {
 // must cut the log there and keep everything before the damage.
 func TestMidLogCorruptionNeedsRecover(t *testing.T) {
 	nn := newNameNode(t)
-	nn.start()
 	ctx := ctxT(t)
-	c, err := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	c, err := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,9 +269,9 @@ func TestMidLogCorruptionNeedsRecover(t *testing.T) {
 		}
 	}
 	c.Close()
-	nn.kill()
+	nn.KillNameNode()
 
-	segs, _ := filepath.Glob(filepath.Join(nn.dir, "name", "current", "edits_inprogress_*"))
+	segs, _ := filepath.Glob(filepath.Join(nn.NameDir(), "current", "edits_inprogress_*"))
 	if len(segs) != 1 {
 		t.Fatalf("segments: %v", segs)
 	}
@@ -291,16 +286,16 @@ func TestMidLogCorruptionNeedsRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := exec.Command(strataBin, nn.args("namenode")...).CombinedOutput()
+	out, err := exec.Command(nn.Binary(), nn.NameNodeArgs("namenode")...).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "recover") {
 		t.Fatalf("namenode started on a corrupt log, or did not point to -recover: %v\n%s", err, out)
 	}
-	out, err = exec.Command(strataBin, nn.args("namenode", "-recover")...).CombinedOutput()
+	out, err = exec.Command(nn.Binary(), nn.NameNodeArgs("namenode", "-recover")...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Recovery complete") {
 		t.Fatalf("namenode -recover: %v\n%s", err, out)
 	}
-	nn.start()
-	c2, _ := hdfs.New(hdfs.Options{Addr: nn.rpc, User: "root"})
+	nn.StartNameNode()
+	c2, _ := hdfs.New(hdfs.Options{Addr: nn.Addr(), User: "root"})
 	defer c2.Close()
 	entries, err := c2.List(ctx, "/")
 	if err != nil {
@@ -310,7 +305,7 @@ func TestMidLogCorruptionNeedsRecover(t *testing.T) {
 	if len(entries) != 10 || entries[9].Name() != "d09" {
 		t.Errorf("after recovery %d directories survive, want /d00../d09", len(entries))
 	}
-	nn.stop()
+	nn.StopNameNode()
 }
 
 // recordEnds walks an edit-log segment (docs/format/namenode-storage.md: a

@@ -20,6 +20,7 @@ import (
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
 	"github.com/stratafs/strata/internal/taskrun"
+	"github.com/stratafs/strata/internal/testcluster"
 	"github.com/stratafs/strata/mapreduce"
 )
 
@@ -30,7 +31,7 @@ func runChild(t *testing.T, spec *mrpb.TaskSpec) (*mrpb.TaskResult, int) {
 	if err := taskrun.WriteSpec(&in, spec); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(strataBin, "task")
+	cmd := exec.Command(testcluster.Binary(t), "task")
 	cmd.Stdin = &in
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -19,6 +19,7 @@ import (
 	"github.com/stratafs/strata/internal/dfsio"
 	"github.com/stratafs/strata/internal/examples"
 	"github.com/stratafs/strata/internal/localcluster"
+	"github.com/stratafs/strata/internal/localcluster/trackers"
 	"github.com/stratafs/strata/internal/media"
 )
 
@@ -295,7 +296,7 @@ func runProfile(ctx context.Context, o *Options, p *Profile) (pr ProfileResult, 
 	}
 	defer logf.Close()
 	cl, err := localcluster.Start(localcluster.Config{Conf: c, Dir: dir, DataNodes: o.DataNodes,
-		Layout: func(i int) localcluster.Node { return p.Node(dir, i) }, MapReduce: true, DefaultJobTracker: "127.0.0.1:0",
+		Layout: func(i int) localcluster.Node { return p.Node(dir, i) }, MapReduce: trackers.Start, DefaultJobTracker: "127.0.0.1:0",
 		MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots, Executable: o.Executable,
 		Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {

@@ -36,9 +36,7 @@ func mount(t *testing.T, o fusefs.Options) *mounted {
 	t.Helper()
 	gwtest.NeedFUSE(t)
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1})
-	factory := func(user string) (*hdfs.Client, error) {
-		return hdfs.New(hdfs.Options{Addr: c.Addr(), User: user, Replication: 1, BlockSize: 1 << 20})
-	}
+	factory := gwtest.ClientFactory(c, hdfs.Options{Replication: 1, BlockSize: 1 << 20})
 	// Other uids must be able to reach the mount.
 	o.User, o.AllowOther = c.Superuser(), true
 	dir, srv := gwtest.MountFUSE(t, factory, o)

@@ -63,9 +63,7 @@ func newEnv(t *testing.T) *env {
 	gwtest.NeedFUSE(t)
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1})
 	e := &env{t: t, c: c, su: c.Superuser(), web: "http://" + c.NameNode().HTTPAddr() + "/webhdfs/v1"}
-	factory := func(user string) (*hdfs.Client, error) {
-		return hdfs.New(hdfs.Options{Addr: c.Addr(), User: user, Replication: 1, BlockSize: blockSize})
-	}
+	factory := gwtest.ClientFactory(c, hdfs.Options{Replication: 1, BlockSize: blockSize})
 
 	// FUSE, with its attribute and listing caches off: this test checks
 	// what the other gateways did a moment ago, not the 1 s cache.

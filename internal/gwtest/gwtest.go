@@ -1,8 +1,9 @@
 // Package gwtest starts strata's gateways to HDFS inside a test — a real
-// FUSE mount, an NFSv3 gateway on a free loopback port — and acts as
-// another local user toward the mount, so tests of one gateway or of
-// several together share one way of doing it. Everything it starts ends
-// with the test (t.Cleanup).
+// FUSE mount, an NFSv3 gateway on a free loopback port — over a cluster
+// of the test harness (package testcluster), and acts as another local
+// user toward the mount, so tests of one gateway or of several together
+// share one way of doing it. Everything it starts ends with the test
+// (t.Cleanup).
 package gwtest
 
 import (
@@ -20,10 +21,23 @@ import (
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/fusefs"
 	"github.com/stratafs/strata/internal/nfsgw"
+	"github.com/stratafs/strata/internal/testcluster"
 )
 
 // Factory makes the HDFS client a gateway acts through for one user.
 type Factory = func(user string) (*hdfs.Client, error)
+
+// ClientFactory makes, for each user, a client of h's NameNode with o's
+// settings (o.Addr and o.User are set by the factory): what a gateway
+// over a harness cluster acts through. The addresses stay valid across
+// NameNode restarts.
+func ClientFactory(h testcluster.Harness, o hdfs.Options) Factory {
+	return func(user string) (*hdfs.Client, error) {
+		o := o
+		o.Addr, o.User = h.Addr(), user
+		return hdfs.New(o)
+	}
+}
 
 // NeedFUSE skips the test where the machine has no FUSE; a test can call
 // it before it starts a cluster to mount.

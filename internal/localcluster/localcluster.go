@@ -1,22 +1,42 @@
 // Package localcluster starts a whole strata cluster in this process: a
-// NameNode, N DataNodes and, optionally, a JobTracker with one TaskTracker
-// per DataNode. It is what `strata local` runs and what `strata experiment`
-// builds once per storage profile.
+// NameNode, N DataNodes and, optionally (Config.MapReduce, package
+// localcluster/trackers), a JobTracker with one TaskTracker per DataNode.
+// It is what `strata local` runs, what `strata experiment`
+// builds once per storage profile, and the in-process implementation
+// under the test harness (package testcluster): the one code path that
+// starts daemons inside a process.
 //
 // Every daemon is the real one (the same packages the standalone commands
 // start); only the process is shared. The caller decides each node's
 // layout — its DataNode volumes (directory and storage type) and its
 // TaskTracker's mapreduce.cluster.local.dir — so one cluster can keep HDFS
 // on one directory and intermediate data on another. TaskTrackers are named
-// like their DataNodes (localhost-dn<i>) so that maps on a node's blocks
-// count as data-local, and each runs its attempts as child processes of
-// Config.Executable (default this program) with the argument "task".
+// like their DataNodes (Config.HostName, default localhost-dn<i>) so that
+// maps on a node's blocks count as data-local, and each runs its attempts
+// as child processes of Config.Executable (default this program) with the
+// argument "task".
 //
 // Storage is under Config.Dir: the NameNode's name directory is
 // <dir>/name (unless dfs.namenode.name.dir is set), formatted on first
 // use; the nodes' directories are wherever Config.Layout puts them
 // (default <dir>/dn<i>/ssd and <dir>/dn<i>/disk, intermediate data in
 // <dir>/dn<i>/ssd/mapred-local).
+//
+// Lifecycle: Start starts everything (and on error stops whatever it
+// started, releasing volume locks, so the same directory can start again);
+// each daemon can then be stopped and started again on the same storage
+// and the same addresses (StopNameNode/StartNameNode, StopDataNode/
+// StartDataNode, and the MapReduce interface for the trackers); Close
+// stops whatever runs. Stopping is each daemon's Close: the NameNode saves
+// a checkpoint; a DataNode or TaskTracker drops its connections and
+// attempts as a crash would, but in process there is no abrupt NameNode
+// stop (kill -9 is the process harness's). The methods are not safe for
+// concurrent use with each other.
+//
+// The MapReduce daemons are started by package localcluster/trackers,
+// passed in as Config.MapReduce: this package imports no MapReduce code,
+// so that the MapReduce engine's own tests can build HDFS clusters through
+// package testcluster, which stands on this one.
 package localcluster
 
 import (
@@ -25,16 +45,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
-	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/namenode"
 	"github.com/stratafs/strata/internal/storage"
-	"github.com/stratafs/strata/internal/tasktracker"
 )
 
 // Node is one node's storage layout.
@@ -56,8 +73,11 @@ type Config struct {
 	DataNodes int
 	// Layout returns node i's layout; nil means DefaultLayout.
 	Layout func(i int) Node
-	// MapReduce starts a JobTracker and the TaskTrackers.
-	MapReduce bool
+	// MapReduce, if set, starts a JobTracker and the TaskTrackers once the
+	// DataNodes run: package localcluster/trackers' Start. It is a
+	// function, not a flag, because this package does not import the
+	// MapReduce engine, whose own tests build clusters through it.
+	MapReduce StartMapReduce
 	// DefaultJobTracker is the JobTracker address used when
 	// mapreduce.jobtracker.address is unset or "local".
 	DefaultJobTracker string
@@ -67,6 +87,38 @@ type Config struct {
 	// Executable runs the TaskTrackers' attempts; default this program.
 	Executable string
 	Logger     *slog.Logger
+	// HostName names node i: its DataNode's Hostname and its
+	// TaskTracker's Host. Default localhost-dn<i>.
+	HostName func(i int) string
+	// NameNodeConfig and DataNodeConfig, if set, adjust a daemon's
+	// configuration after it is read from Conf and laid out, before the
+	// daemon is created (tests set there what no key sets). DataNodeConfig
+	// runs for every DataNode added, not for a restart, which reuses the
+	// configuration.
+	NameNodeConfig func(*namenode.Config)
+	DataNodeConfig func(i int, c *datanode.Config)
+}
+
+// StartMapReduce starts the MapReduce daemons of a cluster whose
+// NameNode and DataNodes run. On error it stops whatever it started.
+type StartMapReduce func(c *Cluster) (MapReduce, error)
+
+// MapReduce is a cluster's JobTracker and TaskTrackers (one per node), as
+// package localcluster/trackers runs them. Stop and Start keep the
+// JobTracker's address; a restarted TaskTracker is a new tracker to the
+// JobTracker (its name has its new shuffle port), as in Hadoop.
+type MapReduce interface {
+	// JobTrackerAddr is the JobTracker's RPC address.
+	JobTrackerAddr() string
+	StartJobTracker() error
+	StopJobTracker() error
+	// NumTaskTrackers is the number of TaskTrackers, running or not.
+	NumTaskTrackers() int
+	StartTaskTracker(i int) error
+	StopTaskTracker(i int) error
+	// Close stops the TaskTrackers, then the JobTracker. Safe to call
+	// twice.
+	Close() error
 }
 
 // DefaultLayout is `strata local`'s node layout: an SSD and a DISK volume
@@ -99,41 +151,76 @@ func (e *StartError) Unwrap() error { return e.Err }
 
 // Cluster is a running cluster. Close stops it.
 type Cluster struct {
-	NameNode     *namenode.NameNode
-	DataNodes    []*datanode.DataNode
-	JobTracker   *jobtracker.JobTracker // nil without MapReduce
-	TaskTrackers []*tasktracker.TaskTracker
+	// NameNode is the running NameNode (nil while stopped).
+	NameNode *namenode.NameNode
+	// DataNodes are the DataNodes by index; a stopped one is nil.
+	DataNodes []*datanode.DataNode
+	// MapReduce is the JobTracker and TaskTrackers, nil without.
+	MapReduce MapReduce
 	// Nodes are the layouts the nodes were started with.
 	Nodes []Node
 	// NameDir is the NameNode's name directory; Formatted is the cluster
 	// ID if Start formatted it.
 	NameDir, Formatted string
+
+	cfg    Config
+	log    *slog.Logger
+	conf   *conf.Configuration // Conf with the cluster's own settings
+	nnCfg  namenode.Config
+	dnCfgs []datanode.Config
 }
 
+// Config is the configuration the cluster was started with, with its
+// defaults filled in (Layout, HostName, Logger).
+func (c *Cluster) Config() Config { return c.cfg }
+
+// Conf is a copy of the configuration the daemons were started from:
+// Config.Conf with the cluster's own settings (name directory, safe-mode
+// extension).
+func (c *Cluster) Conf() *conf.Configuration { return c.conf.Clone() }
+
 // DefaultFS is the cluster's fs.defaultFS.
-func (c *Cluster) DefaultFS() string { return "hdfs://" + c.NameNode.RPCAddr() }
+func (c *Cluster) DefaultFS() string { return "hdfs://" + c.NameNodeAddr() }
+
+// NameNodeAddr is the NameNode's RPC address; it stays the same across
+// StopNameNode and StartNameNode.
+func (c *Cluster) NameNodeAddr() string { return c.nnCfg.RPCAddr }
+
+// JobTrackerAddr is the JobTracker's address ("" without MapReduce); it
+// stays the same across restarts.
+func (c *Cluster) JobTrackerAddr() string {
+	if c.MapReduce == nil {
+		return ""
+	}
+	return c.MapReduce.JobTrackerAddr()
+}
 
 // ClientConf returns base with fs.defaultFS set to the cluster and, with
 // MapReduce, jobs sent to its JobTracker.
 func (c *Cluster) ClientConf(base *conf.Configuration) *conf.Configuration {
 	out := base.Clone()
 	out.Set("fs.defaultFS", c.DefaultFS())
-	if c.JobTracker != nil {
+	if a := c.JobTrackerAddr(); a != "" {
 		out.Set("mapreduce.framework.name", "classic")
-		out.Set("mapreduce.jobtracker.address", c.JobTracker.Addr())
+		out.Set("mapreduce.jobtracker.address", a)
 	}
 	return out
 }
 
-// Start formats the name directory if it is new and starts the daemons.
-// On error, whatever started is stopped.
+// Start formats the name directory if it is new and starts the NameNode,
+// the DataNodes and, with Config.MapReduce, the trackers. On error,
+// whatever started is stopped.
 func Start(cfg Config) (cl *Cluster, err error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	cfg.Logger = log
 	if cfg.Layout == nil {
 		cfg.Layout = DefaultLayout(cfg.Dir)
+	}
+	if cfg.HostName == nil {
+		cfg.HostName = hostName
 	}
 	c := cfg.Conf.Clone()
 	if !c.IsSet("dfs.namenode.safemode.extension") {
@@ -149,7 +236,10 @@ func Start(cfg Config) (cl *Cluster, err error) {
 		return nil, err
 	}
 	nc.Logger = log
-	cl = &Cluster{NameDir: nc.NameDir}
+	if cfg.NameNodeConfig != nil {
+		cfg.NameNodeConfig(&nc)
+	}
+	cl = &Cluster{NameDir: nc.NameDir, cfg: cfg, log: log, conf: c, nnCfg: nc}
 	if _, err := os.Stat(filepath.Join(nc.NameDir, "current", "VERSION")); os.IsNotExist(err) {
 		v, err := namenode.Format(nc, false)
 		if err != nil {
@@ -157,15 +247,9 @@ func Start(cfg Config) (cl *Cluster, err error) {
 		}
 		cl.Formatted = v.ClusterID
 	}
-	nn, err := namenode.New(nc)
-	if err != nil {
+	if err := cl.StartNameNode(); err != nil {
 		return nil, err
 	}
-	if err := nn.Start(); err != nil {
-		nn.Close()
-		return nil, &StartError{Err: err, Hint: "another strata or Hadoop may be using the port: choose others with -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0"}
-	}
-	cl.NameNode = nn
 	started := cl // a failing return sets cl to nil before this runs
 	defer func() {
 		if err != nil {
@@ -174,107 +258,141 @@ func Start(cfg Config) (cl *Cluster, err error) {
 	}()
 
 	for i := 0; i < cfg.DataNodes; i++ {
-		dc, err := datanode.ConfigFrom(c, nn.RPCAddr())
-		if err != nil && !c.IsSet("dfs.datanode.data.dir") {
-			err = nil // the per-node directories below replace the default
-		}
-		if err != nil {
+		if _, err := cl.AddDataNode(); err != nil {
 			return nil, err
 		}
-		node := cfg.Layout(i)
-		dc.Volumes = node.Volumes
-		dc.XferAddr, dc.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
-		if i == 0 && c.IsSet("dfs.datanode.address") {
-			dc.XferAddr = c.Get("dfs.datanode.address")
-		}
-		dc.Hostname = hostName(i)
-		dc.Logger = log.With("dn", i)
-		d, err := datanode.New(dc)
-		if err == nil {
-			if err = d.Start(); err != nil {
-				d.Close() // its volumes are open
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("datanode %d: %w", i, err)
-		}
-		cl.DataNodes = append(cl.DataNodes, d)
-		cl.Nodes = append(cl.Nodes, node)
 	}
-	if !cfg.MapReduce {
+	if cfg.MapReduce == nil {
 		return cl, nil
 	}
-	mc := c.Clone()
-	if a := mc.Get("mapreduce.jobtracker.address"); a == "" || a == "local" {
-		mc.Set("mapreduce.jobtracker.address", cfg.DefaultJobTracker)
-	}
-	jc, err := jobtracker.ConfigFrom(mc)
+	mr, err := cfg.MapReduce(cl)
 	if err != nil {
 		return nil, err
 	}
-	jc.Logger = log.With("daemon", "jobtracker")
-	jt := jobtracker.New(jc)
-	if err := jt.Start(); err != nil {
-		return nil, &StartError{Err: err, Hint: "choose another port with -D mapreduce.jobtracker.address=127.0.0.1:0, or -nomapreduce"}
-	}
-	cl.JobTracker = jt
-	mc.Set("mapreduce.jobtracker.address", jt.Addr())
-	if cfg.MapSlots > 0 {
-		mc.Set("mapred.tasktracker.map.tasks.maximum", strconv.Itoa(cfg.MapSlots))
-	}
-	if cfg.ReduceSlots > 0 {
-		mc.Set("mapred.tasktracker.reduce.tasks.maximum", strconv.Itoa(cfg.ReduceSlots))
-	}
-	for i := range cl.DataNodes {
-		tc, err := tasktracker.ConfigFrom(mc)
-		if err != nil {
-			return nil, err
-		}
-		if !c.IsSet("mapreduce.cluster.local.dir") {
-			tc.LocalDirs = cl.Nodes[i].LocalDirs
-		}
-		if len(tc.LocalDirs) == 0 {
-			return nil, fmt.Errorf("tasktracker %d: no mapreduce.cluster.local.dir", i)
-		}
-		tc.HTTPAddr, tc.Host = "127.0.0.1:0", hostName(i)
-		tc.Executable = cfg.Executable
-		tc.Logger = log.With("tt", i)
-		t, err := tasktracker.New(tc)
-		if err == nil {
-			if err = t.Start(); err != nil {
-				t.Close()
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tasktracker %d: %w", i, err)
-		}
-		cl.TaskTrackers = append(cl.TaskTrackers, t)
-	}
+	cl.MapReduce = mr
 	return cl, nil
 }
 
 func hostName(i int) string { return fmt.Sprintf("localhost-dn%d", i) }
 
+// StartNameNode starts the NameNode on its storage. After the first
+// start it binds the RPC and HTTP addresses it had, so clients and
+// DataNodes find it again.
+func (c *Cluster) StartNameNode() error {
+	if c.NameNode != nil {
+		return nil
+	}
+	nn, err := namenode.New(c.nnCfg)
+	if err != nil {
+		return err
+	}
+	if err := nn.Start(); err != nil {
+		nn.Close()
+		return &StartError{Err: err, Hint: "another strata or Hadoop may be using the port: choose others with -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0"}
+	}
+	c.NameNode = nn
+	c.nnCfg.RPCAddr = nn.RPCAddr()
+	if a := nn.HTTPAddr(); a != "" {
+		c.nnCfg.HTTPAddr = a
+	}
+	return nil
+}
+
+// StopNameNode closes the NameNode, which saves a checkpoint; its storage
+// and addresses are kept for StartNameNode.
+func (c *Cluster) StopNameNode() error {
+	if c.NameNode == nil {
+		return nil
+	}
+	err := c.NameNode.Close()
+	c.NameNode = nil
+	return err
+}
+
+// AddDataNode lays out, configures and starts one more DataNode (node
+// len(DataNodes)) and returns its index. The DataNode and TaskTracker
+// hooks of Config apply to it; with MapReduce running, it gets no
+// TaskTracker.
+func (c *Cluster) AddDataNode() (int, error) {
+	i := len(c.DataNodes)
+	dc, err := datanode.ConfigFrom(c.conf, c.NameNodeAddr())
+	if err != nil && !c.conf.IsSet("dfs.datanode.data.dir") {
+		err = nil // the per-node directories below replace the default
+	}
+	if err != nil {
+		return -1, err
+	}
+	node := c.cfg.Layout(i)
+	dc.Volumes = node.Volumes
+	dc.XferAddr, dc.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	if i == 0 && c.conf.IsSet("dfs.datanode.address") {
+		dc.XferAddr = c.conf.Get("dfs.datanode.address")
+	}
+	dc.Hostname = c.cfg.HostName(i)
+	dc.Logger = c.log.With("dn", i)
+	if c.cfg.DataNodeConfig != nil {
+		c.cfg.DataNodeConfig(i, &dc)
+	}
+	c.dnCfgs = append(c.dnCfgs, dc)
+	c.DataNodes = append(c.DataNodes, nil)
+	if err := c.StartDataNode(i); err != nil {
+		c.dnCfgs, c.DataNodes = c.dnCfgs[:i], c.DataNodes[:i]
+		return -1, err
+	}
+	c.Nodes = append(c.Nodes, node)
+	return i, nil
+}
+
+// StartDataNode starts stopped DataNode i on its storage. After its first
+// start it binds the transfer and HTTP addresses it had, as a host's
+// DataNode does.
+func (c *Cluster) StartDataNode(i int) error {
+	if c.DataNodes[i] != nil {
+		return nil
+	}
+	d, err := datanode.New(c.dnCfgs[i])
+	if err == nil {
+		if err = d.Start(); err != nil {
+			d.Close() // its volumes are open
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("datanode %d: %w", i, err)
+	}
+	c.dnCfgs[i].XferAddr = d.XferAddr()
+	if a := d.HTTPAddr(); a != "" {
+		c.dnCfgs[i].HTTPAddr = a
+	}
+	c.DataNodes[i] = d
+	return nil
+}
+
+// StopDataNode closes DataNode i: its connections drop as in a crash, its
+// volumes are released and its storage stays.
+func (c *Cluster) StopDataNode(i int) error {
+	d := c.DataNodes[i]
+	if d == nil {
+		return nil
+	}
+	c.DataNodes[i] = nil
+	return d.Close()
+}
+
+// DataNodeConfig is the configuration DataNode i runs with.
+func (c *Cluster) DataNodeConfig(i int) datanode.Config { return c.dnCfgs[i] }
+
 // Close stops the TaskTrackers, the JobTracker, the DataNodes and the
 // NameNode, in that order; it returns the NameNode's error (a failed
-// checkpoint is the one that loses something).
+// checkpoint is the one that loses something). Safe to call twice.
 func (c *Cluster) Close() error {
-	for _, t := range c.TaskTrackers {
-		t.Close()
+	if c.MapReduce != nil {
+		c.MapReduce.Close()
 	}
-	c.TaskTrackers = nil
-	if c.JobTracker != nil {
-		c.JobTracker.Close()
-	}
-	for _, d := range c.DataNodes {
-		d.Close()
+	for i := range c.DataNodes {
+		c.StopDataNode(i)
 	}
 	c.DataNodes = nil
-	var err error
-	if c.NameNode != nil {
-		err = c.NameNode.Close()
-	}
-	return err
+	return c.StopNameNode()
 }
 
 // VolumeList formats volumes as "[SSD] /a, [DISK] /b".
@@ -289,19 +407,25 @@ func VolumeList(vs []fsdataset.VolumeConfig) string {
 	return s
 }
 
-// WaitReady waits until every DataNode has registered and the NameNode
-// has left safe mode, or ctx ends.
+// WaitReady waits until every running DataNode has registered and the
+// NameNode has left safe mode, or ctx ends.
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
+		want := 0
+		for _, d := range c.DataNodes {
+			if d != nil {
+				want++
+			}
+		}
 		st := c.NameNode.Status()
-		if st.LiveDataNodes >= len(c.DataNodes) && !st.SafeMode {
+		if st.LiveDataNodes >= want && !st.SafeMode {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %d DataNodes (%d live, safe mode %v): %w", len(c.DataNodes), st.LiveDataNodes, st.SafeMode, ctx.Err())
+			return fmt.Errorf("waiting for %d DataNodes (%d live, safe mode %v): %w", want, st.LiveDataNodes, st.SafeMode, ctx.Err())
 		case <-t.C:
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/hdfs"
 )
 
 func testConf() *conf.Configuration {
@@ -40,5 +41,58 @@ func TestFailedStartReleasesVolumes(t *testing.T) {
 	defer cancel()
 	if err := cl.WaitReady(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Stopping and starting each daemon keeps its storage and addresses: the
+// NameNode comes back on its RPC address with the namespace, a DataNode
+// on its transfer address with its identity, and a stopped DataNode is
+// nil until it starts.
+func TestRestartKeepsAddresses(t *testing.T) {
+	c := testConf()
+	c.Set("dfs.heartbeat.interval", "100ms") // DataNodes find the restarted NameNode at once
+	cl, err := Start(Config{Conf: c, Dir: t.TempDir(), DataNodes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cl.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := hdfs.New(hdfs.Options{Addr: cl.NameNodeAddr(), User: cl.nnCfg.Superuser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	if err := hc.Mkdirs(ctx, "/kept", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rpc, xfer, uuid := cl.NameNodeAddr(), cl.DataNodes[1].XferAddr(), cl.DataNodes[1].UUID()
+	if err := cl.StopDataNode(1); err != nil {
+		t.Fatal(err)
+	}
+	if cl.DataNodes[1] != nil {
+		t.Fatal("a stopped DataNode is still listed")
+	}
+	if err := cl.StopNameNode(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.StartNameNode(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.StartDataNode(1); err != nil {
+		t.Fatal(err)
+	}
+	if cl.NameNodeAddr() != rpc || cl.DataNodes[1].XferAddr() != xfer || cl.DataNodes[1].UUID() != uuid {
+		t.Fatalf("after restarts: namenode %s (was %s), datanode %s %s (was %s %s)",
+			cl.NameNodeAddr(), rpc, cl.DataNodes[1].XferAddr(), cl.DataNodes[1].UUID(), xfer, uuid)
+	}
+	if err := cl.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := hc.Stat(ctx, "/kept"); err != nil || !st.IsDir {
+		t.Fatalf("/kept after the NameNode restart: %v", err)
 	}
 }

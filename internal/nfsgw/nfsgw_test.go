@@ -52,9 +52,7 @@ func (e *env) gateway() (string, *nfsgw.Gateway) {
 }
 
 func (e *env) gatewayWith(o nfsgw.Options) (string, *nfsgw.Gateway) {
-	factory := func(user string) (*hdfs.Client, error) {
-		return hdfs.New(hdfs.Options{Addr: e.c.Addr(), User: user, Replication: 1, BlockSize: e.blockSize})
-	}
+	factory := gwtest.ClientFactory(e.c, hdfs.Options{Replication: 1, BlockSize: e.blockSize})
 	o.IDs = e.ids
 	return gwtest.ServeNFS(e.t, factory, o)
 }

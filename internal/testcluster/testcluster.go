@@ -1,252 +1,347 @@
-// Package testcluster runs a strata cluster inside a test process: a
-// NameNode on loopback with its storage in the test's temporary directory,
-// with helpers to restart it and to get clients. Later components add
-// themselves here so every test builds clusters the same way.
 package testcluster
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/localcluster"
 	"github.com/stratafs/strata/internal/namenode"
 	"github.com/stratafs/strata/internal/storage"
 )
 
-// Config shapes a Cluster.
+// Config shapes a cluster, for both implementations. NameNode and
+// DataNode adjust Go configurations and so apply in process only.
 type Config struct {
 	// DataNodes is the number of DataNodes (0: none).
 	DataNodes int
 	// Volumes are the storage types of each DataNode's volumes (default:
-	// one SSD and one DISK volume).
+	// one SSD and one DISK volume), at <dir>/dn<i>/<TYPE><j>.
 	Volumes []storage.Type
-	// NameNode, if set, adjusts the NameNode's configuration.
+	// NameNode, if set, adjusts the NameNode's configuration (in process
+	// only).
 	NameNode func(*namenode.Config)
-	// DataNode, if set, adjusts DataNode i's configuration.
+	// DataNode, if set, adjusts DataNode i's configuration (in process
+	// only).
 	DataNode func(i int, c *datanode.Config)
 	// Verbose sends daemon logs to stderr (STRATA_TEST_LOG=1 does too).
 	Verbose bool
+
+	// Conf are configuration keys for every daemon, over Settings (and
+	// MapReduceSettings): the way to configure both implementations alike.
+	Conf map[string]string
+	// MapReduce starts a JobTracker and TaskTrackers.
+	MapReduce bool
+	// TaskTrackers is the number of TaskTrackers with MapReduce (default
+	// one per DataNode, at least one). In process there is one per
+	// DataNode.
+	TaskTrackers int
+	// NoHDFS starts no NameNode and no DataNodes: MapReduce over file://
+	// (process implementation only).
+	NoHDFS bool
+	// Executable runs TaskTrackers' attempts (default Binary(t)).
+	Executable string
+	// Trackers starts the MapReduce daemons in process: with MapReduce,
+	// New needs trackers.Start (package internal/localcluster/trackers).
+	// This package cannot import it: the MapReduce engine's own tests use
+	// testcluster, and the trackers import the engine.
+	Trackers localcluster.StartMapReduce
 }
 
-// Cluster is an in-process cluster. Close is registered with t.Cleanup.
+// Cluster is the in-process implementation of Harness: every daemon is a
+// library type in the test's process, started through package
+// localcluster (the code `strata local` runs). Close is registered with
+// t.Cleanup.
 type Cluster struct {
-	dns     []*datanode.DataNode
-	dnCfgs  []datanode.Config
-	t       testing.TB
-	cfg     Config
-	dir     string
-	nnCfg   namenode.Config
-	nn      *namenode.NameNode
-	rpcAddr string
+	t   testing.TB
+	cfg Config
+	dir string
+	lc  *localcluster.Cluster
+	log *slog.Logger
+	// super is the NameNode's superuser, which the DataNodes act as.
+	super string
 }
 
-// New formats storage and starts a NameNode; it fails the test on error.
+// New formats storage and starts a NameNode, cfg.DataNodes DataNodes and,
+// with cfg.MapReduce, a JobTracker and one TaskTracker per DataNode; it
+// waits for the DataNodes to be live and fails the test on error.
 func New(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, cfg: cfg, dir: t.TempDir()}
-	nc := namenode.DefaultConfig()
-	nc.NameDir = filepath.Join(c.dir, "name")
-	nc.RPCAddr = "127.0.0.1:0"
-	nc.HTTPAddr = "127.0.0.1:0"
-	nc.Logger = c.logger()
-	// Fast failure detection and replication for tests.
-	nc.HeartbeatInterval = 100 * time.Millisecond
-	nc.HeartbeatExpiry = 2 * time.Second
-	nc.ReplicationInterval = 200 * time.Millisecond
-	nc.ReplicationTimeout = 10 * time.Second
-	nc.SafeModeExtension = 0
-	nc.MinBlockSize = 1024
-	if cfg.NameNode != nil {
-		cfg.NameNode(&nc)
+	if cfg.NoHDFS {
+		t.Fatal("testcluster: NoHDFS needs the process implementation (NewProcess)")
 	}
-	if _, err := namenode.Format(nc, false); err != nil {
-		t.Fatalf("testcluster: format: %v", err)
+	if cfg.MapReduce && cfg.Trackers == nil {
+		t.Fatal("testcluster: MapReduce in process needs Config.Trackers = trackers.Start (internal/localcluster/trackers)")
 	}
-	c.nnCfg = nc
-	c.startNameNode()
+	c := &Cluster{t: t, cfg: cfg, dir: t.TempDir(), log: testLogger(cfg.Verbose)}
+	base := conf.New()
+	base.Set("dfs.namenode.rpc-address", "127.0.0.1:0")
+	base.Set("dfs.namenode.http-address", "127.0.0.1:0")
+	for k, v := range Settings {
+		base.Set(k, v)
+	}
+	exe := cfg.Executable
+	if cfg.MapReduce {
+		base.Set("mapreduce.jobtracker.address", "127.0.0.1:0")
+		for k, v := range MapReduceSettings {
+			base.Set(k, v)
+		}
+		if exe == "" {
+			exe = Binary(t)
+		}
+	}
+	for k, v := range cfg.Conf {
+		base.Set(k, v)
+	}
+	types := cfg.volumeTypes()
+	var mr localcluster.StartMapReduce
+	if cfg.MapReduce {
+		mr = cfg.Trackers
+	}
+	lc, err := localcluster.Start(localcluster.Config{
+		Conf: base, Dir: c.dir, DataNodes: cfg.DataNodes, MapReduce: mr,
+		DefaultJobTracker: "127.0.0.1:0", Executable: exe, Logger: c.log, HostName: hostName,
+		Layout: func(i int) localcluster.Node {
+			var n localcluster.Node
+			for j, ty := range types {
+				n.Volumes = append(n.Volumes, fsdataset.VolumeConfig{Path: volumeDir(c.dir, i, j, ty), Type: ty})
+			}
+			n.LocalDirs = []string{fmt.Sprintf("%s/dn%d/mapred-local", c.dir, i)}
+			return n
+		},
+		NameNodeConfig: func(nc *namenode.Config) {
+			if cfg.NameNode != nil {
+				cfg.NameNode(nc)
+			}
+			c.super = nc.Superuser
+		},
+		DataNodeConfig: func(i int, dc *datanode.Config) {
+			dc.User = c.super
+			if cfg.DataNode != nil {
+				cfg.DataNode(i, dc)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatalf("testcluster: %v", err)
+	}
+	c.lc = lc
 	t.Cleanup(c.Close)
-	for i := 0; i < cfg.DataNodes; i++ {
-		c.AddDataNode()
-	}
 	if cfg.DataNodes > 0 {
 		c.WaitDataNodes(cfg.DataNodes)
 	}
 	return c
 }
 
+// Local is the underlying localcluster, for what Harness does not cover.
+func (c *Cluster) Local() *localcluster.Cluster { return c.lc }
+
 // AddDataNode starts one more DataNode and returns its index.
 func (c *Cluster) AddDataNode() int {
 	c.t.Helper()
-	i := len(c.dns)
-	types := c.cfg.Volumes
-	if len(types) == 0 {
-		types = []storage.Type{storage.SSD, storage.Disk}
+	i, err := c.lc.AddDataNode()
+	if err != nil {
+		c.t.Fatalf("testcluster: %v", err)
 	}
-	var vols []fsdataset.VolumeConfig
-	for j, ty := range types {
-		vols = append(vols, fsdataset.VolumeConfig{Path: filepath.Join(c.dir, fmt.Sprintf("dn%d", i), fmt.Sprintf("%s%d", ty, j)), Type: ty})
-	}
-	dc := datanode.Config{
-		Volumes: vols, NameNodeAddr: c.rpcAddr, XferAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-		Hostname: fmt.Sprintf("dn%d", i), User: c.nnCfg.Superuser,
-		HeartbeatInterval: 100 * time.Millisecond, Logger: c.logger().With("dn", i),
-	}
-	if c.cfg.DataNode != nil {
-		c.cfg.DataNode(i, &dc)
-	}
-	c.dnCfgs = append(c.dnCfgs, dc)
-	c.dns = append(c.dns, nil)
-	c.startDataNode(i)
 	return i
 }
 
-func (c *Cluster) startDataNode(i int) {
-	c.t.Helper()
-	dn, err := datanode.New(c.dnCfgs[i])
-	if err != nil {
-		c.t.Fatalf("testcluster: datanode %d: %v", i, err)
-	}
-	if err := dn.Start(); err != nil {
-		dn.Close()
-		c.t.Fatalf("testcluster: datanode %d start: %v", i, err)
-	}
-	// Restarts keep the transfer address, as a real host does.
-	c.dnCfgs[i].XferAddr = dn.XferAddr()
-	c.dns[i] = dn
-}
-
 // DataNode returns DataNode i (nil while it is stopped).
-func (c *Cluster) DataNode(i int) *datanode.DataNode { return c.dns[i] }
+func (c *Cluster) DataNode(i int) *datanode.DataNode { return c.lc.DataNodes[i] }
 
 // NumDataNodes is the number of DataNodes ever added.
-func (c *Cluster) NumDataNodes() int { return len(c.dns) }
+func (c *Cluster) NumDataNodes() int { return len(c.lc.DataNodes) }
 
 // StopDataNode closes DataNode i, as a crash of its process would look to
 // the others (its connections drop; its storage stays).
-func (c *Cluster) StopDataNode(i int) {
-	if c.dns[i] != nil {
-		c.dns[i].Close()
-		c.dns[i] = nil
+func (c *Cluster) StopDataNode(i int) { c.lc.StopDataNode(i) }
+
+// KillDataNode is StopDataNode: in process, a DataNode's Close is already
+// abrupt (connections dropped mid-operation, unfinalized replicas left in
+// rbw for recovery), and nothing is saved that a crash would lose.
+func (c *Cluster) KillDataNode(i int) { c.StopDataNode(i) }
+
+// StartDataNode starts stopped DataNode i on the same storage and
+// transfer address.
+func (c *Cluster) StartDataNode(i int) {
+	c.t.Helper()
+	if err := c.lc.StartDataNode(i); err != nil {
+		c.t.Fatalf("testcluster: %v", err)
 	}
 }
 
-// RestartDataNode starts a stopped DataNode on the same storage.
+// RestartDataNode stops DataNode i and starts it on the same storage.
 func (c *Cluster) RestartDataNode(i int) {
 	c.t.Helper()
 	c.StopDataNode(i)
-	c.startDataNode(i)
+	c.StartDataNode(i)
 }
+
+// DataNodeAddr is DataNode i's transfer address.
+func (c *Cluster) DataNodeAddr(i int) string { return c.lc.DataNodeConfig(i).XferAddr }
+
+// DataNodeByAddr is the index of the DataNode at a transfer address, or -1.
+func (c *Cluster) DataNodeByAddr(addr string) int {
+	for i := range c.lc.DataNodes {
+		if c.DataNodeAddr(i) == addr {
+			return i
+		}
+	}
+	return -1
+}
+
+// DataNodeStatus is running DataNode i's own report.
+func (c *Cluster) DataNodeStatus(i int) datanode.Status {
+	c.t.Helper()
+	d := c.lc.DataNodes[i]
+	if d == nil {
+		c.t.Fatalf("testcluster: datanode %d is stopped", i)
+	}
+	return d.Status()
+}
+
+// Host is node i's host name.
+func (c *Cluster) Host(i int) string { return hostName(i) }
 
 // WaitDataNodes waits until n DataNodes are live at the NameNode.
 func (c *Cluster) WaitDataNodes(n int) {
 	c.t.Helper()
 	c.WaitFor(fmt.Sprintf("%d live datanodes", n), 30*time.Second, func() bool {
-		return c.nn.Status().LiveDataNodes >= n
+		return c.LiveDataNodes() >= n
 	})
 }
+
+// LiveDataNodes is how many DataNodes the NameNode counts live.
+func (c *Cluster) LiveDataNodes() int { return c.NameNode().Status().LiveDataNodes }
 
 // WaitFor polls cond until it holds or the timeout passes (then the test
 // fails, naming what).
 func (c *Cluster) WaitFor(what string, timeout time.Duration, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("testcluster: timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(c.t, what, timeout, cond)
 }
 
 // BlockReplicas lists, for each block of p, the storage types of its good
 // replicas as the NameNode reports them.
 func (c *Cluster) BlockReplicas(p string) [][]storage.Type {
 	c.t.Helper()
-	cl := c.Client(c.Superuser())
-	locs, err := cl.BlockLocations(context.Background(), p)
-	if err != nil {
-		c.t.Fatalf("testcluster: block locations of %s: %v", p, err)
-	}
-	var out [][]storage.Type
-	for _, b := range locs {
-		out = append(out, b.StorageTypes)
-	}
-	return out
+	return blockReplicas(c.t, c.Client(c.Superuser()), p)
 }
 
 // WaitReplicated waits until every block of p has n good replicas.
 func (c *Cluster) WaitReplicated(p string, n int, timeout time.Duration) {
 	c.t.Helper()
-	c.WaitFor(fmt.Sprintf("%s to have %d replicas per block", p, n), timeout, func() bool {
-		for _, b := range c.BlockReplicas(p) {
-			if len(b) != n {
-				return false
-			}
-		}
-		return true
-	})
+	waitReplicated(c.t, c, p, n, timeout)
 }
 
-func (c *Cluster) logger() *slog.Logger {
-	if c.cfg.Verbose || os.Getenv("STRATA_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
-func (c *Cluster) startNameNode() {
-	c.t.Helper()
-	nn, err := namenode.New(c.nnCfg)
-	if err != nil {
-		c.t.Fatalf("testcluster: namenode: %v", err)
-	}
-	if err := nn.Start(); err != nil {
-		nn.Close()
-		c.t.Fatalf("testcluster: namenode start: %v", err)
-	}
-	c.nn = nn
-	c.rpcAddr = nn.RPCAddr()
-	// A restart must come back on the same address: clients keep it.
-	c.nnCfg.RPCAddr = c.rpcAddr
-}
-
-// NameNode returns the running NameNode.
-func (c *Cluster) NameNode() *namenode.NameNode { return c.nn }
+// NameNode returns the running NameNode (nil while it is stopped).
+func (c *Cluster) NameNode() *namenode.NameNode { return c.lc.NameNode }
 
 // Addr is the NameNode's RPC address.
-func (c *Cluster) Addr() string { return c.rpcAddr }
+func (c *Cluster) Addr() string { return c.lc.NameNodeAddr() }
 
 // URI is hdfs://<addr>.
-func (c *Cluster) URI() string { return "hdfs://" + c.rpcAddr }
+func (c *Cluster) URI() string { return "hdfs://" + c.Addr() }
 
 // Dir is the cluster's root directory.
 func (c *Cluster) Dir() string { return c.dir }
 
+// NameDir is the NameNode's name directory, <dir>/name.
+func (c *Cluster) NameDir() string { return c.lc.NameDir }
+
 // Superuser is the user the NameNode treats as superuser.
-func (c *Cluster) Superuser() string { return c.nnCfg.Superuser }
+func (c *Cluster) Superuser() string { return c.super }
+
+// StopNameNode closes the NameNode, saving a checkpoint.
+func (c *Cluster) StopNameNode() {
+	c.t.Helper()
+	if err := c.lc.StopNameNode(); err != nil {
+		c.t.Fatalf("testcluster: namenode close: %v", err)
+	}
+}
+
+// KillNameNode skips the test: an in-process NameNode has no stop without
+// a checkpoint. Tests of kill -9 use the process implementation.
+func (c *Cluster) KillNameNode() {
+	c.t.Helper()
+	c.t.Skip(errProcessOnly.Error())
+}
+
+// StartNameNode starts the stopped NameNode on the same storage and
+// addresses.
+func (c *Cluster) StartNameNode() {
+	c.t.Helper()
+	if err := c.lc.StartNameNode(); err != nil {
+		c.t.Fatalf("testcluster: namenode: %v", err)
+	}
+}
 
 // RestartNameNode closes the NameNode (saving a checkpoint) and starts a
 // new one on the same storage and address.
 func (c *Cluster) RestartNameNode() {
 	c.t.Helper()
-	if err := c.nn.Close(); err != nil {
-		c.t.Fatalf("testcluster: namenode close: %v", err)
+	c.StopNameNode()
+	c.StartNameNode()
+}
+
+// JobTrackerAddr is the JobTracker's address, "" without MapReduce.
+func (c *Cluster) JobTrackerAddr() string { return c.lc.JobTrackerAddr() }
+
+// NumTaskTrackers is the number of TaskTrackers.
+func (c *Cluster) NumTaskTrackers() int {
+	if c.lc.MapReduce == nil {
+		return 0
 	}
-	c.startNameNode()
+	return c.lc.MapReduce.NumTaskTrackers()
+}
+
+// mr is the MapReduce daemons; it fails the test without.
+func (c *Cluster) mr() localcluster.MapReduce {
+	c.t.Helper()
+	if c.lc.MapReduce == nil {
+		c.t.Fatal("testcluster: the cluster has no MapReduce (Config.MapReduce)")
+	}
+	return c.lc.MapReduce
+}
+
+// StopJobTracker closes the JobTracker.
+func (c *Cluster) StopJobTracker() { c.t.Helper(); c.mr().StopJobTracker() }
+
+// KillJobTracker is StopJobTracker in process.
+func (c *Cluster) KillJobTracker() { c.StopJobTracker() }
+
+// StartJobTracker starts the JobTracker again on its address.
+func (c *Cluster) StartJobTracker() {
+	c.t.Helper()
+	if err := c.mr().StartJobTracker(); err != nil {
+		c.t.Fatalf("testcluster: %v", err)
+	}
+}
+
+// StopTaskTracker closes TaskTracker i, killing its attempts.
+func (c *Cluster) StopTaskTracker(i int) { c.t.Helper(); c.mr().StopTaskTracker(i) }
+
+// KillTaskTracker is StopTaskTracker in process.
+func (c *Cluster) KillTaskTracker(i int) { c.StopTaskTracker(i) }
+
+// StartTaskTracker starts TaskTracker i again.
+func (c *Cluster) StartTaskTracker(i int) {
+	c.t.Helper()
+	if err := c.mr().StartTaskTracker(i); err != nil {
+		c.t.Fatalf("testcluster: %v", err)
+	}
 }
 
 // Client returns a strata HDFS client acting as user, closed at cleanup.
 func (c *Cluster) Client(user string) *hdfs.Client {
 	c.t.Helper()
-	cl, err := hdfs.New(hdfs.Options{Addr: c.rpcAddr, User: user})
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: user})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -254,28 +349,19 @@ func (c *Cluster) Client(user string) *hdfs.Client {
 	return cl
 }
 
+// ClientConf is a client configuration for the cluster.
+func (c *Cluster) ClientConf() *conf.Configuration { return c.lc.ClientConf(conf.New()) }
+
 // Close stops every daemon. Safe to call twice.
-func (c *Cluster) Close() {
-	for i := range c.dns {
-		c.StopDataNode(i)
-	}
-	if c.nn != nil {
-		c.nn.Close()
-	}
-}
+func (c *Cluster) Close() { c.lc.Close() }
+
+// VolumeDir is the directory of DataNode i's volume v.
+func (c *Cluster) VolumeDir(i, v int) string { return c.lc.DataNodeConfig(i).Volumes[v].Path }
 
 // ReplicaFile returns the path of DataNode i's data file for blockID, or
 // "" when it has none.
 func (c *Cluster) ReplicaFile(i int, blockID uint64) string {
-	want := fmt.Sprintf("blk_%d", blockID)
-	found := ""
-	filepath.WalkDir(filepath.Join(c.dir, fmt.Sprintf("dn%d", i)), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() == want {
-			found = p
-		}
-		return nil
-	})
-	return found
+	return replicaFile(localcluster.NodeDir(c.dir, i), blockID)
 }
 
 // CorruptReplica flips one byte of DataNode i's replica of blockID on
@@ -286,24 +372,26 @@ func (c *Cluster) CorruptReplica(i int, blockID uint64, off int64) {
 	if p == "" {
 		c.t.Fatalf("testcluster: datanode %d has no replica of blk_%d", i, blockID)
 	}
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		c.t.Fatal(err)
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, off); err != nil {
-		c.t.Fatal(err)
+	corruptFile(c.t, p, off)
+}
+
+// FailVolume replaces DataNode i's volume v by a file and has the running
+// DataNode check its volumes at once: the volume is taken out of service
+// and its replicas reported lost. More failures than the DataNode
+// tolerates stop it (it is then nil here, as stopped).
+func (c *Cluster) FailVolume(i, v int) {
+	c.t.Helper()
+	breakVolume(c.t, c.VolumeDir(i, v))
+	if d := c.lc.DataNodes[i]; d != nil {
+		if err := d.CheckVolumes(); err != nil {
+			c.lc.StopDataNode(i)
+		}
 	}
 }
 
 // DataNodeIndex returns the index of the DataNode with the given UUID, or -1.
 func (c *Cluster) DataNodeIndex(uuid string) int {
-	for i, d := range c.dns {
+	for i, d := range c.lc.DataNodes {
 		if d != nil && d.UUID() == uuid {
 			return i
 		}
@@ -326,3 +414,6 @@ func (c *Cluster) BlockReplicasDetail(p string) [][]string {
 	}
 	return out
 }
+
+// WaitSafeModeOff waits until the NameNode has left safe mode.
+func (c *Cluster) WaitSafeModeOff() { c.t.Helper(); waitSafeModeOff(c.t, c) }

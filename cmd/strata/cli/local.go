@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/localcluster"
+	"github.com/stratafs/strata/internal/localcluster/trackers"
 	"github.com/stratafs/strata/internal/media"
 )
 
@@ -54,8 +55,11 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	// A JobTracker, and one TaskTracker per DataNode, named like it (maps
 	// on its blocks count as data-local) and with its intermediate data on
 	// that node's SSD directory.
-	cl, err := localcluster.Start(localcluster.Config{Conf: env.Conf, Dir: abs, DataNodes: n, MapReduce: !*noMR,
-		DefaultJobTracker: "127.0.0.1:8021", Logger: log})
+	lc := localcluster.Config{Conf: env.Conf, Dir: abs, DataNodes: n, DefaultJobTracker: "127.0.0.1:8021", Logger: log}
+	if !*noMR {
+		lc.MapReduce = trackers.Start
+	}
+	cl, err := localcluster.Start(lc)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
 		var se *localcluster.StartError
@@ -71,8 +75,8 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	defaultFS := cl.DefaultFS()
 	confDir := filepath.Join(abs, "conf")
 	jtAddr := ""
-	if cl.JobTracker != nil {
-		jtAddr = cl.JobTracker.Addr()
+	if cl.MapReduce != nil {
+		jtAddr = cl.MapReduce.JobTrackerAddr()
 	}
 	if err := writeClientConf(confDir, defaultFS, jtAddr); err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
@@ -86,8 +90,8 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	for i, d := range cl.DataNodes {
 		fmt.Fprintf(env.Stdout, "  DataNode %d     %s  (volumes: %s)\n", i, d.XferAddr(), localcluster.VolumeList(cl.Nodes[i].Volumes))
 	}
-	if cl.JobTracker != nil {
-		fmt.Fprintf(env.Stdout, "  JobTracker     %s  (%d TaskTrackers, intermediate data under each DataNode's SSD directory)\n", jtAddr, len(cl.TaskTrackers))
+	if cl.MapReduce != nil {
+		fmt.Fprintf(env.Stdout, "  JobTracker     %s  (%d TaskTrackers, intermediate data under each DataNode's SSD directory)\n", jtAddr, cl.MapReduce.NumTaskTrackers())
 	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
 	fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor, for the file system and MapReduce jobs on the trackers:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
