@@ -47,11 +47,11 @@ type Config struct {
 	// no key of its own). Required.
 	NameNodeAddr string
 	// XferAddr is the DataTransferProtocol address, host:port
-	// (dfs.datanode.address, default 0.0.0.0:9866). Port 0 picks a free
+	// (dfs.datanode.address, default 127.0.0.1:9866). Port 0 picks a free
 	// port; "" is ":0".
 	XferAddr string
 	// HTTPAddr is the web, metrics and WebHDFS address, host:port
-	// (dfs.datanode.http.address, default 0.0.0.0:9864); "" disables it.
+	// (dfs.datanode.http.address, default 127.0.0.1:9864); "" disables it.
 	HTTPAddr string
 	// Hostname is the host name the NameNode gives clients (no key; ""
 	// means os.Hostname()). AdvertisedIP is the IP it gives them (no key;

@@ -23,7 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 	d := DefaultConfig()
 	if d.HeartbeatInterval != 3*time.Second || d.BlockReportInterval != 6*time.Hour || d.MaxTransferThreads != 4096 ||
 		d.SocketKeepalive != 4*time.Second || d.ScanPeriod != 504*time.Hour || d.ScanBytesPerSecond != 1<<20 ||
-		d.VolumeChoosing != fsdataset.RoundRobin || d.XferAddr != "0.0.0.0:9866" || d.HTTPAddr != "0.0.0.0:9864" {
+		d.VolumeChoosing != fsdataset.RoundRobin || d.XferAddr != "127.0.0.1:9866" || d.HTTPAddr != "127.0.0.1:9864" {
 		t.Fatalf("DefaultConfig = %+v", d)
 	}
 }

@@ -31,7 +31,7 @@ type Config struct {
 	// refuses).
 	JobTracker string
 	// HTTPAddr is where map outputs are served, host:port
-	// (mapreduce.tasktracker.http.address; default 0.0.0.0:50060).
+	// (mapreduce.tasktracker.http.address; default 127.0.0.1:50060).
 	HTTPAddr string
 	// Host is the name the JobTracker matches against input split hosts
 	// for data-local maps and that names the tracker (no key; empty: the

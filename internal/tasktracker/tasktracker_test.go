@@ -283,7 +283,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := DefaultConfig()
 	want.JobTracker = "127.0.0.1:9001"
 	conftest.CheckDefaults(t, ConfigFrom, base, want)
-	if d := DefaultConfig(); d.MapSlots != 2 || d.ReduceSlots != 2 || d.HTTPAddr != "0.0.0.0:50060" || len(d.LocalDirs) != 1 ||
+	if d := DefaultConfig(); d.MapSlots != 2 || d.ReduceSlots != 2 || d.HTTPAddr != "127.0.0.1:50060" || len(d.LocalDirs) != 1 ||
 		!strings.HasSuffix(d.LocalDirs[0], "/mapred/local") {
 		t.Errorf("DefaultConfig %+v is not Hadoop's", d)
 	}

@@ -42,7 +42,7 @@ func runNFS3(ctx context.Context, env *Env, args []string) int {
 	fl := flag.NewFlagSet("nfs3", flag.ContinueOnError)
 	fl.SetOutput(env.Stderr)
 	port := fl.Int("port", -1, "TCP port for NFS and MOUNT (default nfs.server.port, 2049; 0 picks a free one)")
-	bind := fl.String("bind", "0.0.0.0", "address to listen on")
+	bind := fl.String("bind", "127.0.0.1", "address to listen on (0.0.0.0 or a host's address to serve other hosts)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
