@@ -7,6 +7,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/storage"
 )
@@ -376,7 +378,7 @@ func (c *clientProtocol) reportBadBlocks(ctx context.Context, req *hdfspb.Report
 }
 
 func (c *clientProtocol) satisfyStoragePolicy(ctx context.Context, req *hdfspb.SatisfyStoragePolicyRequestProto) (*hdfspb.SatisfyStoragePolicyResponseProto, error) {
-	if err := c.ns.checker(ctx).superuser("satisfyStoragePolicy"); err != nil {
+	if err := c.ns.checker(ctx).Superuser("satisfyStoragePolicy"); err != nil {
 		return nil, err
 	}
 	return &hdfspb.SatisfyStoragePolicyResponseProto{}, c.ns.SatisfyStoragePolicy(req.GetSrc())
@@ -399,7 +401,7 @@ func (c *clientProtocol) setSafeMode(ctx context.Context, req *hdfspb.SetSafeMod
 }
 
 func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveNamespaceRequestProto) (*hdfspb.SaveNamespaceResponseProto, error) {
-	if err := c.ns.checker(ctx).superuser("saveNamespace"); err != nil {
+	if err := c.ns.checker(ctx).Superuser("saveNamespace"); err != nil {
 		return nil, err
 	}
 	if !c.ns.InSafeMode() {
@@ -412,11 +414,11 @@ func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveName
 }
 
 func (c *clientProtocol) getDatanodeReport(ctx context.Context, req *hdfspb.GetDatanodeReportRequestProto) (*hdfspb.GetDatanodeReportResponseProto, error) {
-	return &hdfspb.GetDatanodeReportResponseProto{Di: c.ns.DatanodeReport(req.GetType())}, nil
+	return &hdfspb.GetDatanodeReportResponseProto{Di: datanodeProtos(c.ns.DatanodeReport(reportType(req.GetType())))}, nil
 }
 
 func (c *clientProtocol) checkAccess(ctx context.Context, req *hdfspb.CheckAccessRequestProto) (*hdfspb.CheckAccessResponseProto, error) {
-	return &hdfspb.CheckAccessResponseProto{}, c.ns.CheckAccess(ctx, req.GetPath(), access(req.GetMode()))
+	return &hdfspb.CheckAccessResponseProto{}, c.ns.CheckAccess(ctx, req.GetPath(), namespace.Access(req.GetMode()))
 }
 
 func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto) (*hdfspb.MsyncResponseProto, error) {
@@ -424,10 +426,27 @@ func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto)
 }
 
 func (c *clientProtocol) getDatanodeStorageReport(ctx context.Context, req *hdfspb.GetDatanodeStorageReportRequestProto) (*hdfspb.GetDatanodeStorageReportResponseProto, error) {
-	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: c.ns.DatanodeStorageReport(req.GetType())}, nil
+	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: storageReportProtos(c.ns.DatanodeStorageReport(reportType(req.GetType())))}, nil
 }
 
 func (c *clientProtocol) truncate(ctx context.Context, req *hdfspb.TruncateRequestProto) (*hdfspb.TruncateResponseProto, error) {
 	done, err := c.ns.Truncate(ctx, req.GetSrc(), int64(req.GetNewLength()), req.GetClientName())
 	return &hdfspb.TruncateResponseProto{Result: proto.Bool(done)}, err
+}
+
+func storageReportProtos(rs []blockmgmt.DatanodeStorages) []*hdfspb.DatanodeStorageReportProto {
+	var out []*hdfspb.DatanodeStorageReportProto
+	for _, d := range rs {
+		r := &hdfspb.DatanodeStorageReportProto{DatanodeInfo: datanodeProto(d.Node)}
+		for _, st := range d.Storages {
+			r.StorageReports = append(r.StorageReports, &hdfspb.StorageReportProto{
+				StorageUuid: proto.String(st.StorageID), Failed: proto.Bool(st.Failed),
+				Capacity: proto.Uint64(uint64(st.Capacity)), DfsUsed: proto.Uint64(uint64(st.Used)),
+				Remaining: proto.Uint64(uint64(st.Remaining)), BlockPoolUsed: proto.Uint64(uint64(st.Used)),
+				Storage: &hdfspb.DatanodeStorageProto{StorageUuid: proto.String(st.StorageID), StorageType: hdfspb.StorageTypeProto(st.Type).Enum()},
+			})
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -17,9 +17,9 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/editlog"
-	"github.com/stratafs/strata/internal/proto/namenodepb"
-	"google.golang.org/protobuf/proto"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 )
 
 // Config configures a NameNode. DefaultConfig gives Hadoop's defaults;
@@ -244,8 +244,8 @@ func Format(cfg Config, force bool) (editlog.Version, error) {
 	if err := l.Load(func(uint64, io.Reader) error { return nil }, func(uint64, []byte) error { return nil }); err != nil {
 		return v, err
 	}
-	ns := newNamespace(cfg.Superuser, cfg.SuperGroup)
-	return v, l.SaveImage(l.LastTxID(), ns.writeImage)
+	ns := namespace.New(cfg.Superuser, cfg.SuperGroup, blockmgmt.NewBlockMap())
+	return v, l.SaveImage(l.LastTxID(), ns.WriteImage)
 }
 
 // NameNode is the HDFS NameNode daemon: the namespace behind a Hadoop IPC
@@ -346,40 +346,10 @@ func New(cfg Config) (*NameNode, error) {
 	}, l, cfg.Logger)
 	ns.blockPoolID = l.Version().BlockPoolID
 	start := time.Now()
-	var replayed int
-	err = l.Load(func(txid uint64, r io.Reader) error {
-		loaded, err := readImage(r)
-		if err != nil {
-			return err
-		}
-		ns.ns = loaded
-		return nil
-	}, func(txid uint64, rec []byte) error {
-		var op namenodepb.EditOp
-		if err := proto.Unmarshal(rec, &op); err != nil {
-			return fmt.Errorf("namenode: edit %d does not decode: %w", txid, err)
-		}
-		replayed++
-		if err := ns.ns.apply(&op); err != nil {
-			return fmt.Errorf("edit %d: %w", txid, err)
-		}
-		return nil
-	})
+	replayed, err := ns.load(l)
 	if err != nil {
 		l.Close()
 		return nil, err
-	}
-	ns.ns.blocks.takeRemoved() // replayed deletions had no replicas yet
-	if _, total := ns.safeBlocks(); total > 0 {
-		ns.startupSafe = true // until DataNodes report the blocks
-	}
-	// Files left open get their writers' leases back, so that they are
-	// recovered after the hard limit if nobody renews them.
-	now := time.Now()
-	for _, n := range ns.ns.byID {
-		if n.uc != nil {
-			ns.leases.add(n.uc.clientName, n.path(), now)
-		}
 	}
 	files, dirs := ns.Counts()
 	cfg.Logger.Info("namenode: namespace loaded", "dir", cfg.NameDir, "files", files, "directories", dirs,
@@ -498,7 +468,7 @@ func (n *NameNode) checkpoint() error {
 	n.ns.mu.Lock()
 	txid, err := n.edit.Roll()
 	if err == nil {
-		err = n.ns.ns.writeImage(&buf)
+		err = n.ns.ns.WriteImage(&buf)
 	}
 	n.ns.mu.Unlock()
 	if err != nil {
@@ -532,14 +502,48 @@ func (n *NameNode) Close() error {
 		}
 		n.wg.Wait()
 		var errs []error
-		n.ns.mu.RLock()
-		failed := n.ns.failed
-		n.ns.mu.RUnlock()
-		if failed == nil && n.edit.LastTxID() > n.lastCPTx {
+		if n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
 			errs = append(errs, n.checkpoint())
 		}
 		errs = append(errs, n.edit.Close())
 		n.closeErr = errors.Join(errs...)
 	})
 	return n.closeErr
+}
+
+// load replaces ns's namespace with l's newest image and replays the edits
+// logged after it, then sets up what the log does not hold: the startup
+// safe mode (until DataNodes report the blocks) and the leases of files
+// left open, so that they are recovered after the hard limit if nobody
+// renews them. It returns the number of edits replayed.
+func (s *Namesystem) load(l *editlog.Log) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	replayed := 0
+	err := l.Load(func(txid uint64, r io.Reader) error {
+		t, err := namespace.ReadImage(r, s.bm.Blocks())
+		if err != nil {
+			return err
+		}
+		s.ns = t
+		return nil
+	}, func(txid uint64, rec []byte) error {
+		e, err := namespace.DecodeEdit(rec)
+		if err != nil {
+			return fmt.Errorf("namenode: edit %d does not decode: %w", txid, err)
+		}
+		replayed++
+		if err := s.ns.Apply(e); err != nil {
+			return fmt.Errorf("edit %d: %w", txid, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return replayed, err
+	}
+	s.bm.ForgetRemoved() // replayed deletions had no replicas yet
+	s.bm.StartupSafeMode()
+	now := s.now()
+	s.ns.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
+	return replayed, nil
 }

@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
-	"github.com/stratafs/strata/internal/proto/namenodepb"
 )
 
 // memJournal records appended ops; failSync makes Sync fail.
@@ -39,7 +38,7 @@ func testNS(t *testing.T) (*Namesystem, *memJournal) {
 		defaultBlockSize: 128 << 20, minBlockSize: 1 << 20, maxReplication: 512, listLimit: 1000,
 		leaseSoftLimit: time.Minute, leaseHardLimit: 20 * time.Minute,
 	}, j, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ns.groups.lookup = func(user string) []string {
+	ns.groups.Lookup = func(user string) []string {
 		switch user {
 		case "admin":
 			return []string{"admin", "supergroup"}
@@ -144,12 +143,12 @@ func TestLeases(t *testing.T) {
 	mustOK(t, ns.RenewLease(as("alice"), "c3"))
 	now = now.Add(15 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.ns.lookup("/d/g"); n == nil || n.uc == nil {
+	if n := ns.ns.Lookup("/d/g"); n == nil || n.UC == nil {
 		t.Fatal("renewed lease was expired")
 	}
 	now = now.Add(10 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.ns.lookup("/d/g"); n == nil || n.uc != nil {
+	if n := ns.ns.Lookup("/d/g"); n == nil || n.UC != nil {
 		t.Fatal("file of an expired lease is still open")
 	}
 }
@@ -184,7 +183,7 @@ func TestRenameRules(t *testing.T) {
 	// The legacy rename moves into an existing directory and reports
 	// failures as false.
 	ok, err := ns.Rename(su, "/a", "/empty", true, false)
-	if !ok || err != nil || ns.ns.lookup("/empty/a/b") == nil {
+	if !ok || err != nil || ns.ns.Lookup("/empty/a/b") == nil {
 		t.Fatalf("legacy rename into dir: %v %v", ok, err)
 	}
 	if ok, err := ns.Rename(su, "/nope", "/x", true, false); ok || err != nil {
@@ -227,10 +226,10 @@ func TestMkdirsErrors(t *testing.T) {
 	wantClass(t, err, ipc.ClassFileAlreadyExists)
 	// Parents made by mkdir -p get u+wx even under a restrictive mask.
 	mustOK(t, ns.Mkdirs(su, "/p/q", 0o444, true))
-	if m := ns.ns.lookup("/p").mode; m != 0o744 {
+	if m := ns.ns.Lookup("/p").Mode; m != 0o744 {
 		t.Errorf("implicit parent mode %o, want 744", m)
 	}
-	if m := ns.ns.lookup("/p/q").mode; m != 0o444 {
+	if m := ns.ns.Lookup("/p/q").Mode; m != 0o444 {
 		t.Errorf("target mode %o, want 444", m)
 	}
 }
@@ -291,11 +290,9 @@ func TestReplayRebuildsSameTree(t *testing.T) {
 	_, err = ns.SetReplication(su, "/a/f", 5)
 	mustOK(t, err)
 
-	fresh := newNamespace("hdfs", "supergroup")
+	fresh := namespace.New("hdfs", "supergroup", blockmgmt.NewBlockMap())
 	for i, rec := range j.recs {
-		var op namenodepb.EditOp
-		mustOK(t, proto.Unmarshal(rec, &op))
-		if err := fresh.apply(&op); err != nil {
+		if err := fresh.ApplyRecord(rec); err != nil {
 			t.Fatalf("replaying op %d: %v", i, err)
 		}
 	}
@@ -303,54 +300,39 @@ func TestReplayRebuildsSameTree(t *testing.T) {
 		t.Fatalf("replayed tree differs:\n%s\nwant:\n%s", got, want)
 	}
 	var buf strings.Builder
-	mustOK(t, ns.ns.writeImage(&buf))
-	loaded, err := readImage(strings.NewReader(buf.String()))
+	mustOK(t, ns.ns.WriteImage(&buf))
+	loaded, err := namespace.ReadImage(strings.NewReader(buf.String()), blockmgmt.NewBlockMap())
 	mustOK(t, err)
 	if got, want := dump(loaded), dump(ns.ns); got != want {
 		t.Fatalf("image round trip differs:\n%s\nwant:\n%s", got, want)
 	}
-	if loaded.lastID != ns.ns.lastID || loaded.fileCount != 1 || loaded.dirCount != ns.ns.dirCount {
-		t.Errorf("counters after image load: last %d/%d files %d dirs %d/%d", loaded.lastID, ns.ns.lastID, loaded.fileCount, loaded.dirCount, ns.ns.dirCount)
+	lf, ld := loaded.Counts()
+	_, wd := ns.ns.Counts()
+	if loaded.LastInodeID() != ns.ns.LastInodeID() || lf != 1 || ld != wd {
+		t.Errorf("counters after image load: last %d/%d files %d dirs %d/%d", loaded.LastInodeID(), ns.ns.LastInodeID(), lf, ld, wd)
 	}
 }
 
-func dump(ns *namespace) string {
+func dump(ns *namespace.Tree) string {
 	var b strings.Builder
-	var walk func(n *inode)
-	walk = func(n *inode) {
+	var walk func(n *namespace.Inode)
+	walk = func(n *namespace.Inode) {
 		uc := ""
-		if n.uc != nil {
-			uc = " uc=" + n.uc.clientName
+		if n.UC != nil {
+			uc = " uc=" + n.UC.ClientName
 		}
-		b.WriteString(n.path())
+		b.WriteString(n.Path())
 		b.WriteString(" ")
-		b.WriteString(modeString(n.isDir, n.mode))
-		b.WriteString(" " + n.owner + ":" + n.group)
-		b.WriteString(strings.Join([]string{"", itoa(n.id), itoa(uint64(n.mtime)), itoa(uint64(n.atime)), itoa(uint64(n.replication)), itoa(uint64(n.storagePolicy))}, " "))
+		b.WriteString(namespace.ModeString(n.IsDir, n.Mode))
+		b.WriteString(" " + n.Owner + ":" + n.Group)
+		b.WriteString(strings.Join([]string{"", itoa(n.ID), itoa(uint64(n.Mtime)), itoa(uint64(n.Atime)), itoa(uint64(n.Replication)), itoa(uint64(n.StoragePolicy))}, " "))
 		b.WriteString(uc + "\n")
-		for _, c := range n.children {
+		for _, c := range n.Children {
 			walk(c)
 		}
 	}
-	walk(ns.root)
+	walk(ns.Root)
 	return b.String()
 }
 
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
-
-// FuzzReadImage feeds arbitrary bytes to the image loader: it must return
-// a namespace or an error, never panic.
-func FuzzReadImage(f *testing.F) {
-	ns, _ := testNS(&testing.T{})
-	ns.Mkdirs(as("hdfs"), "/a/b", 0o755, true)
-	var buf strings.Builder
-	ns.ns.writeImage(&buf)
-	f.Add([]byte(buf.String()))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		loaded, err := readImage(strings.NewReader(string(data)))
-		if err == nil && loaded.root == nil {
-			t.Fatal("no error and no root")
-		}
-	})
-}
