@@ -217,7 +217,12 @@ func (m *Manager) scheduleTransfer(b *Block, good []*Replica, types []storage.Ty
 // storage policy does not want, then those on the storages with the least
 // space remaining.
 func (m *Manager) removeExcess(b *Block, good []*Replica, want int, now time.Time) {
-	extra, _ := Misplaced(good, wantedTypes(b))
+	// Misplaced lets the first replicas of each wanted type fill the
+	// policy's places; offer them roomiest first, so that the surplus of a
+	// type is the copies with the least space.
+	roomy := append([]*Replica(nil), good...)
+	sort.SliceStable(roomy, func(i, j int) bool { return roomy[i].Storage.Remaining > roomy[j].Storage.Remaining })
+	extra, _ := Misplaced(roomy, wantedTypes(b))
 	isExtra := map[*Replica]bool{}
 	for _, r := range extra {
 		isExtra[r] = true
