@@ -295,7 +295,7 @@ func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestPr
 }
 
 func (c *clientProtocol) complete(ctx context.Context, req *hdfspb.CompleteRequestProto) (*hdfspb.CompleteResponseProto, error) {
-	ok, err := c.ns.CompleteFile(ctx, req.GetSrc(), req.GetFileId(), req.GetClientName(), req.GetLast())
+	ok, err := c.ns.CompleteFile(ctx, req.GetSrc(), req.GetFileId(), req.GetClientName(), blockInfoPtr(req.GetLast()))
 	return &hdfspb.CompleteResponseProto{Result: proto.Bool(ok)}, err
 }
 
@@ -313,7 +313,7 @@ func (c *clientProtocol) getBlockLocations(ctx context.Context, req *hdfspb.GetB
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetBlockLocationsResponseProto{Locations: lbs}, nil
+	return &hdfspb.GetBlockLocationsResponseProto{Locations: c.locatedBlocksProto(lbs)}, nil
 }
 
 func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
@@ -326,38 +326,38 @@ func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
 
 func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockRequestProto) (*hdfspb.AddBlockResponseProto, error) {
 	lb, err := c.ns.AddBlock(ctx, AddBlockRequest{
-		Path: req.GetSrc(), Client: req.GetClientName(), FileID: req.GetFileId(), Previous: req.GetPrevious(),
+		Path: req.GetSrc(), Client: req.GetClientName(), FileID: req.GetFileId(), Previous: blockInfoPtr(req.GetPrevious()),
 		Exclude: excludeSet(req.GetExcludeNodes()), ClientIP: clientMachine(ctx),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AddBlockResponseProto{Block: lb}, nil
+	return &hdfspb.AddBlockResponseProto{Block: c.locatedBlockProto(lb)}, nil
 }
 
 func (c *clientProtocol) abandonBlock(ctx context.Context, req *hdfspb.AbandonBlockRequestProto) (*hdfspb.AbandonBlockResponseProto, error) {
-	return &hdfspb.AbandonBlockResponseProto{}, c.ns.AbandonBlock(ctx, req.GetSrc(), req.GetFileId(), req.GetHolder(), req.GetB())
+	return &hdfspb.AbandonBlockResponseProto{}, c.ns.AbandonBlock(ctx, req.GetSrc(), req.GetFileId(), req.GetHolder(), blockInfo(req.GetB()))
 }
 
 func (c *clientProtocol) updateBlockForPipeline(ctx context.Context, req *hdfspb.UpdateBlockForPipelineRequestProto) (*hdfspb.UpdateBlockForPipelineResponseProto, error) {
-	lb, err := c.ns.UpdateBlockForPipeline(ctx, req.GetBlock(), req.GetClientName())
+	lb, err := c.ns.UpdateBlockForPipeline(ctx, blockInfo(req.GetBlock()), req.GetClientName())
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: lb}, nil
+	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: c.locatedBlockProto(lb)}, nil
 }
 
 func (c *clientProtocol) updatePipeline(ctx context.Context, req *hdfspb.UpdatePipelineRequestProto) (*hdfspb.UpdatePipelineResponseProto, error) {
-	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), req.GetOldBlock(), req.GetNewBlock(), req.GetStorageIDs())
+	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), blockInfo(req.GetOldBlock()), blockInfo(req.GetNewBlock()), req.GetStorageIDs())
 }
 
 func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.GetAdditionalDatanodeRequestProto) (*hdfspb.GetAdditionalDatanodeResponseProto, error) {
-	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), req.GetBlk(), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
+	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), blockInfo(req.GetBlk()), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
 		int(req.GetNumAdditionalNodes()), req.GetClientName(), clientMachine(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: lb}, nil
+	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: c.locatedBlockProto(lb)}, nil
 }
 
 func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestProto) (*hdfspb.AppendResponseProto, error) {
@@ -365,7 +365,7 @@ func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestPr
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AppendResponseProto{Block: lb, Stat: fileStatusProto(st, false)}, nil
+	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(lb), Stat: fileStatusProto(st, false)}, nil
 }
 
 func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProto) (*hdfspb.FsyncResponseProto, error) {
@@ -373,7 +373,17 @@ func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProt
 }
 
 func (c *clientProtocol) reportBadBlocks(ctx context.Context, req *hdfspb.ReportBadBlocksRequestProto) (*hdfspb.ReportBadBlocksResponseProto, error) {
-	c.ns.ReportBadBlocks(req.GetBlocks())
+	var bad []blockmgmt.BadReplica
+	for _, lb := range req.GetBlocks() {
+		for i, loc := range lb.GetLocs() {
+			br := blockmgmt.BadReplica{BlockID: lb.GetB().GetBlockId(), DatanodeUUID: loc.GetId().GetDatanodeUuid()}
+			if i < len(lb.GetStorageIDs()) {
+				br.StorageID = lb.GetStorageIDs()[i]
+			}
+			bad = append(bad, br)
+		}
+	}
+	c.ns.ReportBadBlocks(bad)
 	return &hdfspb.ReportBadBlocksResponseProto{}, nil
 }
 
@@ -396,7 +406,14 @@ func (c *clientProtocol) getPreferredBlockSize(ctx context.Context, req *hdfspb.
 }
 
 func (c *clientProtocol) setSafeMode(ctx context.Context, req *hdfspb.SetSafeModeRequestProto) (*hdfspb.SetSafeModeResponseProto, error) {
-	on, err := c.ns.SafeMode(ctx, req.GetAction())
+	action := SafeModeGet
+	switch req.GetAction() {
+	case hdfspb.SafeModeActionProto_SAFEMODE_ENTER:
+		action = SafeModeEnter
+	case hdfspb.SafeModeActionProto_SAFEMODE_LEAVE, hdfspb.SafeModeActionProto_SAFEMODE_FORCE_EXIT:
+		action = SafeModeLeave
+	}
+	on, err := c.ns.SafeMode(ctx, action)
 	return &hdfspb.SetSafeModeResponseProto{Result: proto.Bool(on)}, err
 }
 

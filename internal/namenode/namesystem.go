@@ -11,7 +11,6 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
-	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
 // journal is what the Namesystem needs of the edit log: Append under the
@@ -234,10 +233,19 @@ func (s *Namesystem) String() string {
 	return fmt.Sprintf("Namesystem{files=%d dirs=%d}", f, d)
 }
 
+// SafeModeAction is a dfsadmin -safemode action.
+type SafeModeAction int
+
+const (
+	SafeModeGet SafeModeAction = iota
+	SafeModeEnter
+	SafeModeLeave // also Hadoop's forceExit
+)
+
 // SafeMode performs a dfsadmin -safemode action and reports whether safe
 // mode is on afterwards. Entering and leaving need the superuser.
-func (s *Namesystem) SafeMode(ctx context.Context, action hdfspb.SafeModeActionProto) (bool, error) {
-	if action != hdfspb.SafeModeActionProto_SAFEMODE_GET {
+func (s *Namesystem) SafeMode(ctx context.Context, action SafeModeAction) (bool, error) {
+	if action != SafeModeGet {
 		if err := s.checker(ctx).Superuser("setSafeMode"); err != nil {
 			return false, err
 		}
@@ -245,9 +253,9 @@ func (s *Namesystem) SafeMode(ctx context.Context, action hdfspb.SafeModeActionP
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch action {
-	case hdfspb.SafeModeActionProto_SAFEMODE_ENTER:
+	case SafeModeEnter:
 		s.bm.EnterSafeMode()
-	case hdfspb.SafeModeActionProto_SAFEMODE_LEAVE, hdfspb.SafeModeActionProto_SAFEMODE_FORCE_EXIT:
+	case SafeModeLeave:
 		s.bm.LeaveSafeMode()
 	}
 	return s.bm.InSafeMode(), nil

@@ -13,7 +13,6 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
-	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
 // memJournal records appended ops; failSync makes Sync fail.
@@ -236,9 +235,9 @@ func TestMkdirsErrors(t *testing.T) {
 
 func TestSafeModeRefusesChanges(t *testing.T) {
 	ns, _ := testNS(t)
-	_, err := ns.SafeMode(as("bob"), hdfspb.SafeModeActionProto_SAFEMODE_ENTER)
+	_, err := ns.SafeMode(as("bob"), SafeModeEnter)
 	wantClass(t, err, ipc.ClassAccessControl)
-	on, err := ns.SafeMode(as("hdfs"), hdfspb.SafeModeActionProto_SAFEMODE_ENTER)
+	on, err := ns.SafeMode(as("hdfs"), SafeModeEnter)
 	if !on || err != nil {
 		t.Fatal(on, err)
 	}
@@ -246,7 +245,7 @@ func TestSafeModeRefusesChanges(t *testing.T) {
 	if st, err := ns.FileInfo(as("bob"), "/"); err != nil || st == nil {
 		t.Errorf("reads in safe mode: %v", err)
 	}
-	on, _ = ns.SafeMode(as("hdfs"), hdfspb.SafeModeActionProto_SAFEMODE_LEAVE)
+	on, _ = ns.SafeMode(as("hdfs"), SafeModeLeave)
 	if on {
 		t.Fatal("still in safe mode")
 	}

@@ -3,43 +3,43 @@ package namenode
 import (
 	"context"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
-	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
-// emptyToken is the block access token sent while tokens are off: all four
-// required fields present and empty.
-func emptyToken() *hdfspb.TokenProto {
-	return &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}
+// LocatedBlock is a block with the storages to read or write it (Hadoop's
+// LocatedBlock): a snapshot, safe to use after the lock is released.
+type LocatedBlock struct {
+	Block   namespace.BlockInfo
+	Offset  int64 // of the block's first byte in the file
+	Locs    []blockmgmt.Target
+	Corrupt bool // only corrupt replicas are left
 }
 
-func (s *Namesystem) extBlock(b *blockmgmt.Block) *hdfspb.ExtendedBlockProto {
-	return &hdfspb.ExtendedBlockProto{PoolId: proto.String(s.blockPoolID), BlockId: proto.Uint64(b.ID),
-		GenerationStamp: proto.Uint64(b.GenStamp), NumBytes: proto.Uint64(uint64(b.NumBytes))}
+// LocatedBlocks answers getBlockLocations.
+type LocatedBlocks struct {
+	FileLength        int64
+	UnderConstruction bool
+	Blocks            []LocatedBlock
+	// LastBlock is the last block of a file being written, and
+	// LastBlockComplete whether its length is final.
+	LastBlock         *LocatedBlock
+	LastBlockComplete bool
 }
 
-// locatedBlock builds a LocatedBlockProto for b at offset with the given
-// storages as locations.
-func (s *Namesystem) locatedBlock(b *blockmgmt.Block, offset int64, locs []*blockmgmt.Storage, corrupt bool) *hdfspb.LocatedBlockProto {
-	lb := &hdfspb.LocatedBlockProto{
-		B: s.extBlock(b), Offset: proto.Uint64(uint64(offset)), Corrupt: proto.Bool(corrupt), BlockToken: emptyToken(),
-	}
+// locate snapshots b at offset with locs as its locations. Lock held.
+func locate(b *blockmgmt.Block, offset int64, locs []*blockmgmt.Storage, corrupt bool) *LocatedBlock {
+	lb := &LocatedBlock{Block: namespace.BlockInfo{ID: b.ID, GenStamp: b.GenStamp, NumBytes: b.NumBytes}, Offset: offset, Corrupt: corrupt}
 	for _, st := range locs {
-		lb.Locs = append(lb.Locs, datanodeProto(st.DN.Info()))
-		lb.IsCached = append(lb.IsCached, false)
-		lb.StorageTypes = append(lb.StorageTypes, hdfspb.StorageTypeProto(st.Type))
-		lb.StorageIDs = append(lb.StorageIDs, st.ID)
+		lb.Locs = append(lb.Locs, blockmgmt.Target{Node: st.DN.Info(), StorageType: st.Type, StorageID: st.ID})
 	}
 	return lb
 }
 
 // BlockLocations answers getBlockLocations: the blocks of p overlapping
 // [offset, offset+length), each with its replicas sorted for the reader.
-func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, length int64, clientIP string) (*hdfspb.LocatedBlocksProto, error) {
+func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, length int64, clientIP string) (*LocatedBlocks, error) {
 	if err := s.checkPath(p); err != nil {
 		return nil, err
 	}
@@ -60,23 +60,19 @@ func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, lengt
 	if offset < 0 || length < 0 {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Negative offset or length: offset=%d length=%d", offset, length)
 	}
-	lbs := &hdfspb.LocatedBlocksProto{
-		FileLength:          proto.Uint64(uint64(n.Length())),
-		UnderConstruction:   proto.Bool(n.UC != nil),
-		IsLastBlockComplete: proto.Bool(true),
-	}
+	lbs := &LocatedBlocks{FileLength: n.Length(), UnderConstruction: n.UC != nil, LastBlockComplete: true}
 	var pos int64
 	for i, b := range n.Blocks {
 		end := pos + b.NumBytes
 		inRange := end > offset && pos < offset+length || (b.NumBytes == 0 && pos >= offset && pos <= offset+length)
 		if inRange {
 			locs, corrupt := s.bm.Locations(b, clientIP)
-			lbs.Blocks = append(lbs.Blocks, s.locatedBlock(b, pos, locs, corrupt))
+			lbs.Blocks = append(lbs.Blocks, *locate(b, pos, locs, corrupt))
 		}
 		if i == len(n.Blocks)-1 && n.UC != nil {
 			locs, corrupt := s.bm.Locations(b, clientIP)
-			lbs.LastBlock = s.locatedBlock(b, pos, locs, corrupt)
-			lbs.IsLastBlockComplete = proto.Bool(b.Committed)
+			lbs.LastBlock = locate(b, pos, locs, corrupt)
+			lbs.LastBlockComplete = b.Committed
 		}
 		pos = end
 	}
@@ -87,18 +83,18 @@ func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, lengt
 type AddBlockRequest struct {
 	Path, Client string
 	FileID       uint64
-	Previous     *hdfspb.ExtendedBlockProto
+	Previous     *namespace.BlockInfo // nil for the first block
 	Exclude      map[string]bool // DataNode uuids
 	ClientIP     string
 }
 
 // AddBlock commits the previous block's length and allocates a new block
 // with pipeline targets chosen by the file's storage policy.
-func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*hdfspb.LocatedBlockProto, error) {
+func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*LocatedBlock, error) {
 	if err := s.checkPath(req.Path); err != nil {
 		return nil, err
 	}
-	var lb *hdfspb.LocatedBlockProto
+	var lb *LocatedBlock
 	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
 		n, err := s.fileUnderConstruction(req.Path, req.FileID, req.Client)
 		if err != nil {
@@ -114,11 +110,11 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*hdfspb
 		case req.Previous == nil && k > 0 && k == 1 && n.Blocks[0].NumBytes == 0 && !n.Blocks[0].Committed:
 			// A retried first addBlock: hand out the same block again.
 			b := n.Blocks[0]
-			lb = s.locatedBlock(b, 0, b.Expected, false)
+			lb = locate(b, 0, b.Expected, false)
 			return nil, nil, nil
-		case req.Previous != nil && k >= 2 && n.Blocks[k-2].ID == req.Previous.GetBlockId() && !n.Blocks[k-1].Committed && n.Blocks[k-1].NumBytes == 0:
+		case req.Previous != nil && k >= 2 && n.Blocks[k-2].ID == req.Previous.ID && !n.Blocks[k-1].Committed && n.Blocks[k-1].NumBytes == 0:
 			b := n.Blocks[k-1]
-			lb = s.locatedBlock(b, offset, b.Expected, false)
+			lb = locate(b, offset, b.Expected, false)
 			return nil, nil, nil
 		case req.Previous == nil && k > 0 && n.Blocks[k-1].Committed && n.Blocks[k-1].NumBytes >= int64(n.BlockSize):
 			// Appending to a file whose last block is full: the client
@@ -127,10 +123,10 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*hdfspb
 		case req.Previous == nil && k > 0:
 			return nil, nil, ipc.Errorf(ipc.ClassIOException, "addBlock for %s without the previous block, but the file has %d blocks", req.Path, k)
 		case req.Previous != nil:
-			if k == 0 || n.Blocks[k-1].ID != req.Previous.GetBlockId() {
-				return nil, nil, ipc.Errorf(ipc.ClassIOException, "addBlock for %s: previous block blk_%d is not the file's last block", req.Path, req.Previous.GetBlockId())
+			if k == 0 || n.Blocks[k-1].ID != req.Previous.ID {
+				return nil, nil, ipc.Errorf(ipc.ClassIOException, "addBlock for %s: previous block blk_%d is not the file's last block", req.Path, req.Previous.ID)
 			}
-			prevLen = int64(req.Previous.GetNumBytes())
+			prevLen = req.Previous.NumBytes
 			offset += prevLen - n.Blocks[k-1].NumBytes
 		}
 		pol := n.EffectivePolicy()
@@ -148,7 +144,7 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*hdfspb
 		then := func() {
 			b := s.ns.Blocks.Get(id)
 			b.Expected = targets
-			lb = s.locatedBlock(b, offset, targets, false)
+			lb = locate(b, offset, targets, false)
 		}
 		return []namespace.Edit{op}, then, nil
 	})
@@ -159,7 +155,7 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*hdfspb
 // length and closes the file once every block has a good replica. It
 // returns false (and the client retries) while replicas are still
 // being reported.
-func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, client string, last *hdfspb.ExtendedBlockProto) (bool, error) {
+func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, client string, last *namespace.BlockInfo) (bool, error) {
 	if err := s.checkPath(p); err != nil {
 		return false, err
 	}
@@ -176,10 +172,14 @@ func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, 
 		}
 		if k := len(n.Blocks); k > 0 {
 			lb := n.Blocks[k-1]
-			if last == nil || last.GetBlockId() != lb.ID {
-				return nil, ipc.Errorf(ipc.ClassIOException, "complete %s: last block blk_%d does not match the file's blk_%d", p, last.GetBlockId(), lb.ID)
+			if last == nil || last.ID != lb.ID {
+				var id uint64
+				if last != nil {
+					id = last.ID
+				}
+				return nil, ipc.Errorf(ipc.ClassIOException, "complete %s: last block blk_%d does not match the file's blk_%d", p, id, lb.ID)
 			}
-			lb.NumBytes = int64(last.GetNumBytes())
+			lb.NumBytes = last.NumBytes
 			lb.Committed = true
 			blocks := n.Blocks
 			if lb.NumBytes == 0 && len(lb.Replicas) == 0 {
@@ -212,14 +212,14 @@ func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, 
 
 // AbandonBlock drops the last block of a file being written (the client
 // could not set up a pipeline for it).
-func (s *Namesystem) AbandonBlock(ctx context.Context, p string, fileID uint64, client string, b *hdfspb.ExtendedBlockProto) error {
+func (s *Namesystem) AbandonBlock(ctx context.Context, p string, fileID uint64, client string, b namespace.BlockInfo) error {
 	return s.mutate(ctx, func() ([]namespace.Edit, error) {
 		n, err := s.fileUnderConstruction(p, fileID, client)
 		if err != nil {
 			return nil, err
 		}
 		k := len(n.Blocks)
-		if k == 0 || n.Blocks[k-1].ID != b.GetBlockId() {
+		if k == 0 || n.Blocks[k-1].ID != b.ID {
 			return nil, nil // already abandoned
 		}
 		return []namespace.Edit{namespace.UpdateBlocks(n.Path(), namespace.BlockInfos(n.Blocks[:k-1]), false)}, nil
@@ -227,22 +227,22 @@ func (s *Namesystem) AbandonBlock(ctx context.Context, p string, fileID uint64, 
 }
 
 // blockUnderConstruction finds the file a client writes b of.
-func (s *Namesystem) blockUnderConstruction(b *hdfspb.ExtendedBlockProto, client string) (*blockmgmt.Block, error) {
-	blk := s.ns.Blocks.Get(b.GetBlockId())
+func (s *Namesystem) blockUnderConstruction(b namespace.BlockInfo, client string) (*blockmgmt.Block, error) {
+	blk := s.ns.Blocks.Get(b.ID)
 	if blk == nil || blk.File == nil {
-		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist or is not under construction", b.GetBlockId())
+		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist or is not under construction", b.ID)
 	}
 	n := namespace.FileOf(blk)
 	if n.UC == nil || n.UC.ClientName != client {
-		return nil, ipc.Errorf(ipc.ClassLeaseExpired, "blk_%d: file %s is not being written by %s", b.GetBlockId(), n.Path(), client)
+		return nil, ipc.Errorf(ipc.ClassLeaseExpired, "blk_%d: file %s is not being written by %s", b.ID, n.Path(), client)
 	}
 	return blk, nil
 }
 
 // UpdateBlockForPipeline hands out a new generation stamp for a block
 // whose pipeline is being rebuilt (or reopened for append).
-func (s *Namesystem) UpdateBlockForPipeline(ctx context.Context, b *hdfspb.ExtendedBlockProto, client string) (*hdfspb.LocatedBlockProto, error) {
-	var lb *hdfspb.LocatedBlockProto
+func (s *Namesystem) UpdateBlockForPipeline(ctx context.Context, b namespace.BlockInfo, client string) (*LocatedBlock, error) {
+	var lb *LocatedBlock
 	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
 		blk, err := s.blockUnderConstruction(b, client)
 		if err != nil {
@@ -251,10 +251,7 @@ func (s *Namesystem) UpdateBlockForPipeline(ctx context.Context, b *hdfspb.Exten
 		gs := s.ns.Blocks.LastGenStamp() + 1
 		op := namespace.SetGenStamp(gs)
 		then := func() {
-			eb := s.extBlock(blk)
-			eb.GenerationStamp = proto.Uint64(gs)
-			eb.NumBytes = proto.Uint64(b.GetNumBytes())
-			lb = &hdfspb.LocatedBlockProto{B: eb, Offset: proto.Uint64(0), Corrupt: proto.Bool(false), BlockToken: emptyToken()}
+			lb = &LocatedBlock{Block: namespace.BlockInfo{ID: blk.ID, GenStamp: gs, NumBytes: b.NumBytes}}
 		}
 		return []namespace.Edit{op}, then, nil
 	})
@@ -263,21 +260,21 @@ func (s *Namesystem) UpdateBlockForPipeline(ctx context.Context, b *hdfspb.Exten
 
 // UpdatePipeline records a rebuilt pipeline: the block's new generation
 // stamp, acknowledged length and nodes.
-func (s *Namesystem) UpdatePipeline(ctx context.Context, client string, oldB, newB *hdfspb.ExtendedBlockProto, storageIDs []string) error {
+func (s *Namesystem) UpdatePipeline(ctx context.Context, client string, oldB, newB namespace.BlockInfo, storageIDs []string) error {
 	return s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
 		blk, err := s.blockUnderConstruction(oldB, client)
 		if err != nil {
 			return nil, nil, err
 		}
-		if newB.GetBlockId() != blk.ID || newB.GetGenerationStamp() <= blk.GenStamp || newB.GetGenerationStamp() > s.ns.Blocks.LastGenStamp() {
-			return nil, nil, ipc.Errorf(ipc.ClassIOException, "updatePipeline: bad new block blk_%d_%d for %s", newB.GetBlockId(), newB.GetGenerationStamp(), blk)
+		if newB.ID != blk.ID || newB.GenStamp <= blk.GenStamp || newB.GenStamp > s.ns.Blocks.LastGenStamp() {
+			return nil, nil, ipc.Errorf(ipc.ClassIOException, "updatePipeline: bad new block blk_%d_%d for %s", newB.ID, newB.GenStamp, blk)
 		}
 		file := namespace.FileOf(blk)
 		bs := namespace.BlockInfos(file.Blocks)
 		for i := range bs {
 			if bs[i].ID == blk.ID {
-				bs[i].GenStamp = newB.GetGenerationStamp()
-				bs[i].NumBytes = int64(newB.GetNumBytes())
+				bs[i].GenStamp = newB.GenStamp
+				bs[i].NumBytes = newB.NumBytes
 			}
 		}
 		op := namespace.UpdateBlocks(file.Path(), bs, false)
@@ -295,12 +292,12 @@ func (s *Namesystem) UpdatePipeline(ctx context.Context, client string, oldB, ne
 }
 
 // AdditionalDatanodes picks n more nodes for a pipeline being repaired.
-func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, b *hdfspb.ExtendedBlockProto, existing []string, exclude map[string]bool, n int, client, clientIP string) (*hdfspb.LocatedBlockProto, error) {
+func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, b namespace.BlockInfo, existing []string, exclude map[string]bool, n int, client, clientIP string) (*LocatedBlock, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	blk := s.ns.Blocks.Get(b.GetBlockId())
+	blk := s.ns.Blocks.Get(b.ID)
 	if blk == nil || blk.File == nil {
-		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist", b.GetBlockId())
+		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist", b.ID)
 	}
 	file := namespace.FileOf(blk)
 	var have []*blockmgmt.Storage
@@ -317,9 +314,9 @@ func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, b *hdfsp
 	pol := file.EffectivePolicy()
 	types := pol.ChooseTypes(len(have) + n)[len(have):]
 	more := s.bm.Choose(blockmgmt.Placement{Types: types, Policy: pol, Exclude: ex, Local: clientIP, Need: int64(file.BlockSize), Creation: true})
-	lb := s.locatedBlock(blk, 0, append(have, more...), false)
-	lb.B.NumBytes = proto.Uint64(b.GetNumBytes())
-	lb.B.GenerationStamp = proto.Uint64(b.GetGenerationStamp())
+	lb := locate(blk, 0, append(have, more...), false)
+	lb.Block.NumBytes = b.NumBytes
+	lb.Block.GenStamp = b.GenStamp
 	return lb, nil
 }
 
@@ -343,12 +340,12 @@ func (s *Namesystem) Fsync(ctx context.Context, p string, fileID uint64, client 
 // Append reopens a closed file for writing by client. It returns the
 // partial last block (to continue in place) or nil when the next write
 // starts a new block.
-func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string) (*hdfspb.LocatedBlockProto, *FileStatus, error) {
+func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string) (*LocatedBlock, *FileStatus, error) {
 	if err := s.checkPath(p); err != nil {
 		return nil, nil, err
 	}
 	pc := s.checker(ctx)
-	var lb *hdfspb.LocatedBlockProto
+	var lb *LocatedBlock
 	var st FileStatus
 	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
 		r := s.ns.Resolve(p)
@@ -385,7 +382,7 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 					locs = append(locs, r.Storage)
 				}
 				b.Expected = locs
-				lb = s.locatedBlock(b, n.Length()-b.NumBytes, locs, false)
+				lb = locate(b, n.Length()-b.NumBytes, locs, false)
 			} else if k > 0 {
 				n.Blocks[k-1].Committed = true // a full last block stays as it is
 			}
@@ -404,17 +401,7 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 
 // ReportBadBlocks marks the replicas a client names corrupt; the
 // replication monitor replaces them from a good copy and then deletes them.
-func (s *Namesystem) ReportBadBlocks(blocks []*hdfspb.LocatedBlockProto) {
-	var bad []blockmgmt.BadReplica
-	for _, lb := range blocks {
-		for i, loc := range lb.GetLocs() {
-			br := blockmgmt.BadReplica{BlockID: lb.GetB().GetBlockId(), DatanodeUUID: loc.GetId().GetDatanodeUuid()}
-			if i < len(lb.GetStorageIDs()) {
-				br.StorageID = lb.GetStorageIDs()[i]
-			}
-			bad = append(bad, br)
-		}
-	}
+func (s *Namesystem) ReportBadBlocks(bad []blockmgmt.BadReplica) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bm.ReportBadReplicas(bad)

@@ -243,8 +243,12 @@ func (n *NameNode) webRedirectToReplica(ctx context.Context, w http.ResponseWrit
 		if err != nil {
 			return err
 		}
-		if bs := lbs.GetBlocks(); len(bs) > 0 {
-			dn = firstServingHTTP(bs[0].GetLocs())
+		if len(lbs.Blocks) > 0 {
+			var locs []blockmgmt.DatanodeInfo
+			for _, t := range lbs.Blocks[0].Locs {
+				locs = append(locs, t.Node)
+			}
+			dn = firstServingHTTP(datanodeProtos(locs))
 		}
 	}
 	if dn == nil {
