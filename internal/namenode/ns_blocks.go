@@ -84,7 +84,7 @@ type AddBlockRequest struct {
 	Path, Client string
 	FileID       uint64
 	Previous     *namespace.BlockInfo // nil for the first block
-	Exclude      map[string]bool // DataNode uuids
+	Exclude      map[string]bool      // DataNode uuids
 	ClientIP     string
 }
 
