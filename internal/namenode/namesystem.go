@@ -52,10 +52,12 @@ type nsConfig struct {
 // DataNodes, replication, recovery, safe mode), leases and failed. Reads
 // hold mu.RLock; mutations hold mu.Lock while they check, apply and append
 // their edits, and release it before waiting for the journal's sync (so
-// syncs batch). mu is the only lock of the Namesystem's state and is taken
-// before the journal's own lock (Append is called with mu held) and
-// before the group cache's (principal, GroupCache.Groups, runs without mu
-// but may also be called with it). ops is atomic and needs no lock.
+// syncs batch). mu is the only lock of the Namesystem's state. Lock order:
+// NameNode.cpMu (checkpoints) before mu, mu before the journal's own lock
+// (Append is called with mu held, Sync without it). The group cache has
+// its own mutex and is consulted by checker before an operation takes mu;
+// blockmgmt's random source has one too, taken with mu held. cfg, log, groups, now and blockPoolID are set
+// before the NameNode serves and only read afterwards; ops is atomic.
 type Namesystem struct {
 	cfg    nsConfig
 	log    *slog.Logger

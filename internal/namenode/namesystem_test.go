@@ -36,6 +36,8 @@ func testNS(t *testing.T) (*Namesystem, *memJournal) {
 		maxComponentLength: 255, maxDirItems: 1000, defaultReplication: 3,
 		defaultBlockSize: 128 << 20, minBlockSize: 1 << 20, maxReplication: 512, listLimit: 1000,
 		leaseSoftLimit: time.Minute, leaseHardLimit: 20 * time.Minute,
+		minReplication: 1, heartbeatExpiry: 630 * time.Second, maxReplicationStreams: 2,
+		replicationTimeout: 5 * time.Minute, safeModeThreshold: 0.999, safeModeExtension: 30 * time.Second,
 	}, j, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ns.groups.Lookup = func(user string) []string {
 		switch user {

@@ -21,7 +21,9 @@
 // Nothing here is safe for concurrent use; the NameNode's Namesystem
 // serializes access with its lock. Inode fields are exported for the
 // Namesystem to read under that lock; only Apply (and ReadImage) change
-// the tree.
+// inodes and the tree's shape. The state of a file's blocks that the log
+// does not hold (replicas, the pipeline, a length being committed before
+// its CloseFile edit) belongs to block management and the Namesystem.
 //
 // Invariants:
 //   - Directories keep their children sorted by name (byte order); names
