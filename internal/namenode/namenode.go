@@ -67,8 +67,8 @@ type NameNode struct {
 	checkpoints int
 }
 
-// New opens the storage directory, loads the newest image and replays the
-// edit log. The NameNode does not listen until Start.
+// New validates cfg, opens the storage directory, loads the newest image
+// and replays the edit log. The NameNode does not listen until Start.
 func New(cfg Config) (*NameNode, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -151,7 +151,7 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 	return lb, err
 }
 
-// Complete finishes a file being written: it commits the last block's
+// CompleteFile finishes a file being written: it commits the last block's
 // length and closes the file once every block has a good replica. It
 // returns false (and the client retries) while replicas are still
 // being reported.

@@ -61,6 +61,7 @@ func NewBlock(id uint64, file BlockCollection) *Block {
 	return &Block{ID: id, File: file, Replicas: map[string]*Replica{}}
 }
 
+// String names b as HDFS logs do: blk_<id>_<generation stamp>.
 func (b *Block) String() string { return fmt.Sprintf("blk_%d_%d", b.ID, b.GenStamp) }
 
 // Replica is a copy of a block on one DataNode storage.
@@ -108,9 +109,10 @@ func (bm *BlockMap) IDs() []uint64 {
 	return ids
 }
 
-// LastID is the highest block id seen; LastGenStamp the highest
-// generation stamp. New ones are one more.
-func (bm *BlockMap) LastID() uint64       { return bm.lastID }
+// LastID is the highest block id seen; a new block gets one more.
+func (bm *BlockMap) LastID() uint64 { return bm.lastID }
+
+// LastGenStamp is the highest generation stamp seen; a new one is one more.
 func (bm *BlockMap) LastGenStamp() uint64 { return bm.lastGS }
 
 // Note raises the last block id and generation stamp to id and gs.

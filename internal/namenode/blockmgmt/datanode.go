@@ -29,6 +29,7 @@ type Datanode struct {
 // XferAddr is the node's data-transfer address, ip:port.
 func (d *Datanode) XferAddr() string { return fmt.Sprintf("%s:%d", d.IP, d.XferPort) }
 
+// String names d by address and uuid, for logs.
 func (d *Datanode) String() string { return fmt.Sprintf("%s (%s)", d.XferAddr(), d.UUID) }
 
 // Storage is one volume of a DataNode.

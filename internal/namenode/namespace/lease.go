@@ -19,8 +19,10 @@ type lease struct {
 	paths   map[string]struct{}
 }
 
+// NewLeaseManager returns an empty lease table.
 func NewLeaseManager() *LeaseManager { return &LeaseManager{leases: map[string]*lease{}} }
 
+// Add gives holder the lease on p and renews its lease at now.
 func (m *LeaseManager) Add(holder, p string, now time.Time) {
 	l := m.leases[holder]
 	if l == nil {
@@ -31,6 +33,7 @@ func (m *LeaseManager) Add(holder, p string, now time.Time) {
 	l.paths[p] = struct{}{}
 }
 
+// Remove drops p from holder's lease, and the lease once it holds no path.
 func (m *LeaseManager) Remove(holder, p string) {
 	if l := m.leases[holder]; l != nil {
 		delete(l.paths, p)
@@ -40,6 +43,7 @@ func (m *LeaseManager) Remove(holder, p string) {
 	}
 }
 
+// Drop forgets holder's lease and every path in it.
 func (m *LeaseManager) Drop(holder string) { delete(m.leases, holder) }
 
 // Renamed records that an open file moved from oldPath to newPath.
@@ -50,12 +54,14 @@ func (m *LeaseManager) Renamed(holder, oldPath, newPath string) {
 	}
 }
 
+// Renew renews holder's lease at now (a no-op for an unknown holder).
 func (m *LeaseManager) Renew(holder string, now time.Time) {
 	if l := m.leases[holder]; l != nil {
 		l.renewed = now
 	}
 }
 
+// Count is the number of files holder has open.
 func (m *LeaseManager) Count(holder string) int {
 	if l := m.leases[holder]; l != nil {
 		return len(l.paths)
@@ -70,11 +76,13 @@ func (m *LeaseManager) SoftExpired(holder string, now time.Time, limit time.Dura
 	return l == nil || now.Sub(l.renewed) > limit
 }
 
+// ExpiredLease is a lease past its limit with the paths it holds, sorted.
 type ExpiredLease struct {
 	Holder string
 	Paths  []string
 }
 
+// Expired returns the leases not renewed within limit before now.
 func (m *LeaseManager) Expired(now time.Time, limit time.Duration) []ExpiredLease {
 	var out []ExpiredLease
 	for _, l := range m.leases {

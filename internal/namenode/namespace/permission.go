@@ -21,6 +21,7 @@ const (
 	AccessWX             = AccessWrite | AccessExecute
 )
 
+// String names a as Hadoop's FsAction does.
 func (a Access) String() string {
 	switch a {
 	case AccessRead:
@@ -77,6 +78,8 @@ type groupEntry struct {
 	at     time.Time
 }
 
+// NewGroupCache returns a cache of the host's group database whose entries
+// live for ttl.
 func NewGroupCache(ttl time.Duration) *GroupCache {
 	return &GroupCache{ttl: ttl, Lookup: osGroups, m: map[string]groupEntry{}}
 }
@@ -105,6 +108,8 @@ func osGroups(name string) []string {
 	return groups
 }
 
+// Groups returns name's groups, primary first, from the cache or the
+// host's user database. It is safe for concurrent use.
 func (g *GroupCache) Groups(name string) []string {
 	g.mu.Lock()
 	e, ok := g.m[name]
@@ -126,6 +131,7 @@ type Principal struct {
 	Superuser bool
 }
 
+// InGroup reports whether g is one of p's groups.
 func (p *Principal) InGroup(g string) bool {
 	for _, x := range p.Groups {
 		if x == g {
@@ -165,6 +171,8 @@ func (c Checker) Has(n *Inode, a Access) bool {
 	return Access(bits&7)&a == a
 }
 
+// Check returns an AccessControlException unless the principal has access
+// a on n.
 func (c Checker) Check(n *Inode, a Access) error {
 	if c.Has(n, a) {
 		return nil
@@ -230,6 +238,8 @@ func (c Checker) Owner(n *Inode) error {
 	return ipc.Errorf(ipc.ClassAccessControl, "Permission denied. user=%s is not the owner of inode=%s", c.P.User, n.Path())
 }
 
+// Superuser returns an AccessControlException unless the principal is a
+// superuser; op names the operation in the message.
 func (c Checker) Superuser(op string) error {
 	if c.P.Superuser {
 		return nil

@@ -35,6 +35,7 @@ type Inode struct {
 	StoragePolicy uint8
 }
 
+// UnderConstruction is the writer of a file being written.
 type UnderConstruction struct {
 	ClientName, ClientMachine string
 }
@@ -62,6 +63,7 @@ func (n *Inode) ChildIndex(name string) (int, bool) {
 	return i, i < len(n.Children) && n.Children[i].Name == name
 }
 
+// Child returns n's child called name, or nil.
 func (n *Inode) Child(name string) *Inode {
 	if i, ok := n.ChildIndex(name); ok {
 		return n.Children[i]
@@ -150,15 +152,18 @@ func SplitPath(p string) []string {
 }
 
 // Resolved is the result of walking a path: the inodes of every existing
-// prefix. inodes[0] is the root; if the whole path exists, the last inode is
-// its target and len(inodes) == len(names)+1.
+// prefix. Inodes[0] is the root; if the whole path exists, the last inode is
+// its target and len(Inodes) == len(Names)+1.
 type Resolved struct {
 	path   string
 	Names  []string
 	Inodes []*Inode
 }
 
+// Exists reports whether the whole path exists.
 func (r *Resolved) Exists() bool { return len(r.Inodes) == len(r.Names)+1 }
+
+// Target is the inode the path names, or nil when it does not exist.
 func (r *Resolved) Target() *Inode {
 	if r.Exists() {
 		return r.Inodes[len(r.Inodes)-1]
@@ -199,6 +204,7 @@ func (ns *Tree) Resolve(p string) *Resolved {
 	return r
 }
 
+// Lookup returns the inode at p, or nil.
 func (ns *Tree) Lookup(p string) *Inode { return ns.Resolve(p).Target() }
 
 // ErrReplay marks an edit that does not fit the namespace it is replayed
