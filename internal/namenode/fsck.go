@@ -31,7 +31,7 @@ func (s *Namesystem) fsck(w io.Writer, p, user, from string, o fsckOptions) bool
 	fmt.Fprintf(w, "FSCK started by %s (auth:SIMPLE) from /%s for path %s at %s\n", user, from, p, start.Format("Mon Jan 02 15:04:05 MST 2006"))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.ns.Lookup(p)
+	n := s.tree.Lookup(p)
 	if n == nil {
 		fmt.Fprintf(w, "Cannot find path %s\n\nFSCK ended at %s in %d milliseconds\n\nFsck on path '%s' FAILED\n",
 			p, time.Now().Format("Mon Jan 02 15:04:05 MST 2006"), time.Since(start).Milliseconds(), p)

@@ -211,12 +211,7 @@ func (n *NameNode) checkpoint() error {
 	defer n.cpMu.Unlock()
 	start := time.Now()
 	var buf bytes.Buffer
-	n.ns.mu.Lock()
-	txid, err := n.edit.Roll()
-	if err == nil {
-		err = n.ns.ns.WriteImage(&buf)
-	}
-	n.ns.mu.Unlock()
+	txid, err := n.ns.imageAtRoll(n.edit.Roll, &buf)
 	if err != nil {
 		return err
 	}
@@ -271,7 +266,7 @@ func (s *Namesystem) load(l *editlog.Log) (int, error) {
 		if err != nil {
 			return err
 		}
-		s.ns = t
+		s.tree = t
 		return nil
 	}, func(txid uint64, rec []byte) error {
 		e, err := namespace.DecodeEdit(rec)
@@ -279,7 +274,7 @@ func (s *Namesystem) load(l *editlog.Log) (int, error) {
 			return fmt.Errorf("namenode: edit %d does not decode: %w", txid, err)
 		}
 		replayed++
-		if err := s.ns.Apply(e); err != nil {
+		if err := s.tree.Apply(e); err != nil {
 			return fmt.Errorf("edit %d: %w", txid, err)
 		}
 		return nil
@@ -290,6 +285,6 @@ func (s *Namesystem) load(l *editlog.Log) (int, error) {
 	s.bm.ForgetRemoved() // replayed deletions had no replicas yet
 	s.bm.StartupSafeMode()
 	now := s.now()
-	s.ns.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
+	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
 	return replayed, nil
 }

@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -65,7 +66,7 @@ type Namesystem struct {
 	now    func() time.Time
 
 	mu      sync.RWMutex
-	ns      *namespace.Tree
+	tree    *namespace.Tree
 	bm      *blockmgmt.Manager
 	journal journal
 	leases  *namespace.LeaseManager
@@ -83,7 +84,7 @@ func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
 		log:     logger,
 		groups:  namespace.NewGroupCache(5 * time.Minute),
 		now:     time.Now,
-		ns:      namespace.New(cfg.superuser, cfg.supergroup, blocks),
+		tree:    namespace.New(cfg.superuser, cfg.supergroup, blocks),
 		journal: j,
 		leases:  namespace.NewLeaseManager(),
 	}
@@ -158,7 +159,7 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 			s.mu.Unlock()
 			return err
 		}
-		if err := s.ns.Apply(op); err != nil {
+		if err := s.tree.Apply(op); err != nil {
 			// The checks in f passed, so this is a bug; the namespace may
 			// be half-changed and must not be logged further.
 			s.failed = err
@@ -190,6 +191,19 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 		return ipc.Errorf(ipc.ClassIOException, "edit log sync failed: %v", err)
 	}
 	return nil
+}
+
+// imageAtRoll calls roll (the edit log's Roll) and writes the image of the
+// namespace as it stands at the roll's transaction id, both under the
+// write lock, so that no edit falls between them.
+func (s *Namesystem) imageAtRoll(roll func() (uint64, error), w io.Writer) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	txid, err := roll()
+	if err != nil {
+		return 0, err
+	}
+	return txid, s.tree.WriteImage(w)
 }
 
 // journalFailed returns the journal error that stopped mutations, if any.

@@ -144,12 +144,12 @@ func TestLeases(t *testing.T) {
 	mustOK(t, ns.RenewLease(as("alice"), "c3"))
 	now = now.Add(15 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.ns.Lookup("/d/g"); n == nil || n.UC == nil {
+	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC == nil {
 		t.Fatal("renewed lease was expired")
 	}
 	now = now.Add(10 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.ns.Lookup("/d/g"); n == nil || n.UC != nil {
+	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC != nil {
 		t.Fatal("file of an expired lease is still open")
 	}
 }
@@ -184,7 +184,7 @@ func TestRenameRules(t *testing.T) {
 	// The legacy rename moves into an existing directory and reports
 	// failures as false.
 	ok, err := ns.Rename(su, "/a", "/empty", true, false)
-	if !ok || err != nil || ns.ns.Lookup("/empty/a/b") == nil {
+	if !ok || err != nil || ns.tree.Lookup("/empty/a/b") == nil {
 		t.Fatalf("legacy rename into dir: %v %v", ok, err)
 	}
 	if ok, err := ns.Rename(su, "/nope", "/x", true, false); ok || err != nil {
@@ -227,10 +227,10 @@ func TestMkdirsErrors(t *testing.T) {
 	wantClass(t, err, ipc.ClassFileAlreadyExists)
 	// Parents made by mkdir -p get u+wx even under a restrictive mask.
 	mustOK(t, ns.Mkdirs(su, "/p/q", 0o444, true))
-	if m := ns.ns.Lookup("/p").Mode; m != 0o744 {
+	if m := ns.tree.Lookup("/p").Mode; m != 0o744 {
 		t.Errorf("implicit parent mode %o, want 744", m)
 	}
-	if m := ns.ns.Lookup("/p/q").Mode; m != 0o444 {
+	if m := ns.tree.Lookup("/p/q").Mode; m != 0o444 {
 		t.Errorf("target mode %o, want 444", m)
 	}
 }
@@ -297,20 +297,20 @@ func TestReplayRebuildsSameTree(t *testing.T) {
 			t.Fatalf("replaying op %d: %v", i, err)
 		}
 	}
-	if got, want := dump(fresh), dump(ns.ns); got != want {
+	if got, want := dump(fresh), dump(ns.tree); got != want {
 		t.Fatalf("replayed tree differs:\n%s\nwant:\n%s", got, want)
 	}
 	var buf strings.Builder
-	mustOK(t, ns.ns.WriteImage(&buf))
+	mustOK(t, ns.tree.WriteImage(&buf))
 	loaded, err := namespace.ReadImage(strings.NewReader(buf.String()), blockmgmt.NewBlockMap())
 	mustOK(t, err)
-	if got, want := dump(loaded), dump(ns.ns); got != want {
+	if got, want := dump(loaded), dump(ns.tree); got != want {
 		t.Fatalf("image round trip differs:\n%s\nwant:\n%s", got, want)
 	}
 	lf, ld := loaded.Counts()
-	_, wd := ns.ns.Counts()
-	if loaded.LastInodeID() != ns.ns.LastInodeID() || lf != 1 || ld != wd {
-		t.Errorf("counters after image load: last %d/%d files %d dirs %d/%d", loaded.LastInodeID(), ns.ns.LastInodeID(), lf, ld, wd)
+	_, wd := ns.tree.Counts()
+	if loaded.LastInodeID() != ns.tree.LastInodeID() || lf != 1 || ld != wd {
+		t.Errorf("counters after image load: last %d/%d files %d dirs %d/%d", loaded.LastInodeID(), ns.tree.LastInodeID(), lf, ld, wd)
 	}
 }
 

@@ -46,7 +46,7 @@ func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, lengt
 	pc := s.checker(ctx)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.ns.Resolve(p)
+	r := s.tree.Resolve(p)
 	if err := pc.Traverse(r); err != nil {
 		return nil, err
 	}
@@ -138,11 +138,11 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 			live := len(s.bm.Live())
 			return nil, nil, ipc.Errorf(ipc.ClassIOException, "File %s could only be written to 0 of the 1 minReplication nodes. There are %d datanode(s) running and %d node(s) are excluded in this operation.", req.Path, live, len(req.Exclude))
 		}
-		id := s.ns.Blocks.LastID() + 1
-		gs := s.ns.Blocks.LastGenStamp() + 1
+		id := s.tree.Blocks.LastID() + 1
+		gs := s.tree.Blocks.LastGenStamp() + 1
 		op := namespace.AddBlock(n.Path(), namespace.BlockInfo{ID: id, GenStamp: gs}, prevLen)
 		then := func() {
-			b := s.ns.Blocks.Get(id)
+			b := s.tree.Blocks.Get(id)
 			b.Expected = targets
 			lb = locate(b, offset, targets, false)
 		}
@@ -228,7 +228,7 @@ func (s *Namesystem) AbandonBlock(ctx context.Context, p string, fileID uint64, 
 
 // blockUnderConstruction finds the file a client writes b of.
 func (s *Namesystem) blockUnderConstruction(b namespace.BlockInfo, client string) (*blockmgmt.Block, error) {
-	blk := s.ns.Blocks.Get(b.ID)
+	blk := s.tree.Blocks.Get(b.ID)
 	if blk == nil || blk.File == nil {
 		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist or is not under construction", b.ID)
 	}
@@ -248,7 +248,7 @@ func (s *Namesystem) UpdateBlockForPipeline(ctx context.Context, b namespace.Blo
 		if err != nil {
 			return nil, nil, err
 		}
-		gs := s.ns.Blocks.LastGenStamp() + 1
+		gs := s.tree.Blocks.LastGenStamp() + 1
 		op := namespace.SetGenStamp(gs)
 		then := func() {
 			lb = &LocatedBlock{Block: namespace.BlockInfo{ID: blk.ID, GenStamp: gs, NumBytes: b.NumBytes}}
@@ -266,7 +266,7 @@ func (s *Namesystem) UpdatePipeline(ctx context.Context, client string, oldB, ne
 		if err != nil {
 			return nil, nil, err
 		}
-		if newB.ID != blk.ID || newB.GenStamp <= blk.GenStamp || newB.GenStamp > s.ns.Blocks.LastGenStamp() {
+		if newB.ID != blk.ID || newB.GenStamp <= blk.GenStamp || newB.GenStamp > s.tree.Blocks.LastGenStamp() {
 			return nil, nil, ipc.Errorf(ipc.ClassIOException, "updatePipeline: bad new block blk_%d_%d for %s", newB.ID, newB.GenStamp, blk)
 		}
 		file := namespace.FileOf(blk)
@@ -295,7 +295,7 @@ func (s *Namesystem) UpdatePipeline(ctx context.Context, client string, oldB, ne
 func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, b namespace.BlockInfo, existing []string, exclude map[string]bool, n int, client, clientIP string) (*LocatedBlock, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	blk := s.ns.Blocks.Get(b.ID)
+	blk := s.tree.Blocks.Get(b.ID)
 	if blk == nil || blk.File == nil {
 		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist", b.ID)
 	}
@@ -348,7 +348,7 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 	var lb *LocatedBlock
 	var st FileStatus
 	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
-		r := s.ns.Resolve(p)
+		r := s.tree.Resolve(p)
 		if err := pc.Traverse(r); err != nil {
 			return nil, nil, err
 		}

@@ -18,7 +18,7 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 	}
 	pc := s.checker(ctx)
 	return s.mutate(ctx, func() ([]namespace.Edit, error) {
-		r := s.ns.Resolve(p)
+		r := s.tree.Resolve(p)
 		if err := s.checkParents(pc, r); err != nil {
 			return nil, err
 		}
@@ -48,7 +48,7 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 			if i < len(r.Names)-1 {
 				mode |= 0o300 // implicit u+wx on created parents, as HDFS
 			}
-			ops = append(ops, namespace.Mkdir(s.ns.AllocInodeID(), cur, namespace.Perm{Owner: pc.P.User, Group: parent.Group, Mode: mode}, now))
+			ops = append(ops, namespace.Mkdir(s.tree.AllocInodeID(), cur, namespace.Perm{Owner: pc.P.User, Group: parent.Group, Mode: mode}, now))
 		}
 		return ops, nil
 	})
@@ -97,7 +97,7 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 	pc := s.checker(ctx)
 	var st FileStatus
 	err := s.mutate(ctx, func() ([]namespace.Edit, error) {
-		r := s.ns.Resolve(p)
+		r := s.tree.Resolve(p)
 		if err := s.checkParents(pc, r); err != nil {
 			return nil, err
 		}
@@ -154,10 +154,10 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		cur := parent.Path()
 		for i := len(r.Inodes) - 1; i < len(r.Names)-1 && missing > 0; i++ {
 			cur = path.Join(cur, r.Names[i])
-			ops = append(ops, namespace.Mkdir(s.ns.AllocInodeID(), cur, namespace.Perm{Owner: pc.P.User, Group: group, Mode: o.Perm | 0o300}, now))
+			ops = append(ops, namespace.Mkdir(s.tree.AllocInodeID(), cur, namespace.Perm{Owner: pc.P.User, Group: group, Mode: o.Perm | 0o300}, now))
 		}
 		ops = append(ops, namespace.AddFile(namespace.NewFile{
-			ID: s.ns.AllocInodeID(), Path: p, Mtime: now,
+			ID: s.tree.AllocInodeID(), Path: p, Mtime: now,
 			Perm:        namespace.Perm{Owner: pc.P.User, Group: group, Mode: o.Perm},
 			Replication: o.Replication, BlockSize: o.BlockSize,
 			ClientName: o.ClientName, ClientMachine: o.ClientMachine,
@@ -170,7 +170,7 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 	}
 	s.mu.Lock()
 	s.leases.Add(o.ClientName, p, s.now())
-	if n := s.ns.Lookup(p); n != nil {
+	if n := s.tree.Lookup(p); n != nil {
 		st = s.status(n)
 	}
 	s.mu.Unlock()

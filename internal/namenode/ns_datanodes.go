@@ -92,7 +92,7 @@ func (s *Namesystem) Stats() blockmgmt.ReplicationStats {
 func (s *Namesystem) SatisfyStoragePolicy(p string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.ns.Lookup(p)
+	n := s.tree.Lookup(p)
 	if n == nil {
 		return notFound(p)
 	}

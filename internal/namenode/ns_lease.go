@@ -12,9 +12,9 @@ import (
 func (s *Namesystem) fileUnderConstruction(p string, fileID uint64, client string) (*namespace.Inode, error) {
 	var n *namespace.Inode
 	if fileID != 0 {
-		n = s.ns.Inode(fileID)
+		n = s.tree.Inode(fileID)
 	} else {
-		n = s.ns.Lookup(p)
+		n = s.tree.Lookup(p)
 	}
 	if n == nil || n.IsDir {
 		return nil, ipc.Errorf(ipc.ClassFileNotFound, "File does not exist: %s [Lease.  Holder: %s, pending creates: %d]", p, client, s.leases.Count(client))
@@ -48,7 +48,7 @@ func (s *Namesystem) RecoverLease(ctx context.Context, p, client string) (bool, 
 	closed := false
 	var holder string
 	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
-		r := s.ns.Resolve(p)
+		r := s.tree.Resolve(p)
 		if err := pc.Traverse(r); err != nil {
 			return nil, nil, err
 		}
@@ -87,7 +87,7 @@ func (s *Namesystem) expireLeases(ctx context.Context) {
 	for _, e := range expired {
 		for _, p := range e.Paths {
 			err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
-				n := s.ns.Lookup(p)
+				n := s.tree.Lookup(p)
 				if n == nil || n.UC == nil || n.UC.ClientName != e.Holder {
 					return nil, nil, nil
 				}

@@ -16,7 +16,7 @@ func (s *Namesystem) FileInfo(ctx context.Context, p string) (*FileStatus, error
 	pc := s.checker(ctx)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.ns.Resolve(p)
+	r := s.tree.Resolve(p)
 	if err := pc.Traverse(r); err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Namesystem) List(ctx context.Context, p string, startAfter string) (*Li
 	pc := s.checker(ctx)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.ns.Resolve(p)
+	r := s.tree.Resolve(p)
 	if err := pc.Traverse(r); err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Namesystem) StoragePolicy(ctx context.Context, p string) (storage.Polic
 	pc := s.checker(ctx)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.ns.Resolve(p)
+	r := s.tree.Resolve(p)
 	if err := pc.Traverse(r); err != nil {
 		return storage.Policy{}, err
 	}
@@ -106,7 +106,7 @@ func (s *Namesystem) ContentSummary(ctx context.Context, p string) (Summary, err
 	pc := s.checker(ctx)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.ns.Resolve(p)
+	r := s.tree.Resolve(p)
 	if err := pc.Traverse(r); err != nil {
 		return Summary{}, err
 	}
@@ -140,7 +140,7 @@ func (s *Namesystem) ContentSummary(ctx context.Context, p string) (Summary, err
 func (s *Namesystem) Counts() (files, dirs int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.ns.Counts()
+	return s.tree.Counts()
 }
 
 // FileStatus is what getFileInfo and getListing report for an inode.
@@ -182,7 +182,7 @@ func (s *Namesystem) CheckAccess(ctx context.Context, p string, a namespace.Acce
 	pc := s.checker(ctx)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.ns.Resolve(p)
+	r := s.tree.Resolve(p)
 	if err := pc.Traverse(r); err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func (s *Namesystem) closeRecovered(ctx context.Context, paths []string, ops [][
 		op := ops[i]
 		p := paths[i]
 		err := s.mutate(ctx, func() ([]namespace.Edit, error) {
-			if n := s.ns.Lookup(p); n == nil || n.UC == nil {
+			if n := s.tree.Lookup(p); n == nil || n.UC == nil {
 				return nil, nil
 			}
 			return op, nil
@@ -68,7 +68,7 @@ func (s *Namesystem) recoverFileOps(n *namespace.Inode) ([]namespace.Edit, func(
 	// The last block is being written (or a truncate of it was
 	// interrupted): finish its replicas with a new generation stamp.
 	oldGS := last.GenStamp
-	newGS := s.ns.Blocks.LastGenStamp() + 1
+	newGS := s.tree.Blocks.LastGenStamp() + 1
 	truncate := last.Committed
 	bs := namespace.BlockInfos(n.Blocks)
 	bs[k-1].GenStamp = newGS
@@ -87,7 +87,7 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 	pc := s.checker(ctx)
 	done := false
 	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
-		r := s.ns.Resolve(p)
+		r := s.tree.Resolve(p)
 		if err := pc.Traverse(r); err != nil {
 			return nil, nil, err
 		}
@@ -126,7 +126,7 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 		// Cut block i in the middle: the DataNodes do it under a new
 		// generation stamp while the file is open for the caller.
 		oldGS := n.Blocks[i].GenStamp
-		newGS := s.ns.Blocks.LastGenStamp() + 1
+		newGS := s.tree.Blocks.LastGenStamp() + 1
 		bs = bs[:i+1]
 		bs[i].GenStamp = newGS
 		bs[i].NumBytes = newLength - pos

@@ -19,7 +19,7 @@ func (s *Namesystem) Delete(ctx context.Context, p string, recursive bool) (bool
 	deleted := false
 	var removed []string
 	err := s.mutate(ctx, func() ([]namespace.Edit, error) {
-		r := s.ns.Resolve(p)
+		r := s.tree.Resolve(p)
 		if err := pc.Traverse(r); err != nil {
 			return nil, err
 		}
@@ -85,7 +85,7 @@ func (s *Namesystem) Rename(ctx context.Context, src, dst string, legacy, overwr
 	var moved []string
 	var target string
 	err := s.mutate(ctx, func() ([]namespace.Edit, error) {
-		rs := s.ns.Resolve(src)
+		rs := s.tree.Resolve(src)
 		if err := pc.Traverse(rs); err != nil {
 			return nil, err
 		}
@@ -103,11 +103,11 @@ func (s *Namesystem) Rename(ctx context.Context, src, dst string, legacy, overwr
 			return nil, ipc.Errorf(ipc.ClassIOException, "rename source cannot be the root")
 		}
 		target = dst
-		rd := s.ns.Resolve(target)
+		rd := s.tree.Resolve(target)
 		if legacy {
 			if dn := rd.Target(); dn != nil && dn.IsDir && dn != sn {
 				target = path.Join(dst, sn.Name)
-				rd = s.ns.Resolve(target)
+				rd = s.tree.Resolve(target)
 			}
 		}
 		if err := pc.Traverse(rd); err != nil {
@@ -206,7 +206,7 @@ func (s *Namesystem) setAttr(ctx context.Context, p string, check func(pc namesp
 	}
 	pc := s.checker(ctx)
 	return s.mutate(ctx, func() ([]namespace.Edit, error) {
-		r := s.ns.Resolve(p)
+		r := s.tree.Resolve(p)
 		if err := pc.Traverse(r); err != nil {
 			return nil, err
 		}

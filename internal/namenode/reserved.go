@@ -43,7 +43,7 @@ func (s *Namesystem) resolveInodePath(p string) (string, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.ns.Inode(id)
+	n := s.tree.Inode(id)
 	if n == nil {
 		return "", ipc.Errorf(ipc.ClassFileNotFound, "File for given inode path does not exist: %s", p)
 	}
