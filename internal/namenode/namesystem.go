@@ -49,7 +49,7 @@ type nsConfig struct {
 // the rules that span them: permission checks, limits, leases, and logging
 // of every mutation before it is acknowledged.
 //
-// Locking: mu guards ns (the tree and its block map), bm (replicas,
+// Locking: mu guards tree (with its block map), bm (replicas,
 // DataNodes, replication, recovery, safe mode), leases and failed. Reads
 // hold mu.RLock; mutations hold mu.Lock while they check, apply and append
 // their edits, and release it before waiting for the journal's sync (so
