@@ -7,6 +7,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/storage"
 )
@@ -293,7 +295,7 @@ func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestPr
 }
 
 func (c *clientProtocol) complete(ctx context.Context, req *hdfspb.CompleteRequestProto) (*hdfspb.CompleteResponseProto, error) {
-	ok, err := c.ns.CompleteFile(ctx, req.GetSrc(), req.GetFileId(), req.GetClientName(), req.GetLast())
+	ok, err := c.ns.CompleteFile(ctx, req.GetSrc(), req.GetFileId(), req.GetClientName(), blockInfoPtr(req.GetLast()))
 	return &hdfspb.CompleteResponseProto{Result: proto.Bool(ok)}, err
 }
 
@@ -311,7 +313,7 @@ func (c *clientProtocol) getBlockLocations(ctx context.Context, req *hdfspb.GetB
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetBlockLocationsResponseProto{Locations: lbs}, nil
+	return &hdfspb.GetBlockLocationsResponseProto{Locations: c.locatedBlocksProto(lbs)}, nil
 }
 
 func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
@@ -324,38 +326,38 @@ func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
 
 func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockRequestProto) (*hdfspb.AddBlockResponseProto, error) {
 	lb, err := c.ns.AddBlock(ctx, AddBlockRequest{
-		Path: req.GetSrc(), Client: req.GetClientName(), FileID: req.GetFileId(), Previous: req.GetPrevious(),
+		Path: req.GetSrc(), Client: req.GetClientName(), FileID: req.GetFileId(), Previous: blockInfoPtr(req.GetPrevious()),
 		Exclude: excludeSet(req.GetExcludeNodes()), ClientIP: clientMachine(ctx),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AddBlockResponseProto{Block: lb}, nil
+	return &hdfspb.AddBlockResponseProto{Block: c.locatedBlockProto(lb)}, nil
 }
 
 func (c *clientProtocol) abandonBlock(ctx context.Context, req *hdfspb.AbandonBlockRequestProto) (*hdfspb.AbandonBlockResponseProto, error) {
-	return &hdfspb.AbandonBlockResponseProto{}, c.ns.AbandonBlock(ctx, req.GetSrc(), req.GetFileId(), req.GetHolder(), req.GetB())
+	return &hdfspb.AbandonBlockResponseProto{}, c.ns.AbandonBlock(ctx, req.GetSrc(), req.GetFileId(), req.GetHolder(), blockInfo(req.GetB()))
 }
 
 func (c *clientProtocol) updateBlockForPipeline(ctx context.Context, req *hdfspb.UpdateBlockForPipelineRequestProto) (*hdfspb.UpdateBlockForPipelineResponseProto, error) {
-	lb, err := c.ns.UpdateBlockForPipeline(ctx, req.GetBlock(), req.GetClientName())
+	lb, err := c.ns.UpdateBlockForPipeline(ctx, blockInfo(req.GetBlock()), req.GetClientName())
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: lb}, nil
+	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: c.locatedBlockProto(lb)}, nil
 }
 
 func (c *clientProtocol) updatePipeline(ctx context.Context, req *hdfspb.UpdatePipelineRequestProto) (*hdfspb.UpdatePipelineResponseProto, error) {
-	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), req.GetOldBlock(), req.GetNewBlock(), req.GetStorageIDs())
+	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), blockInfo(req.GetOldBlock()), blockInfo(req.GetNewBlock()), req.GetStorageIDs())
 }
 
 func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.GetAdditionalDatanodeRequestProto) (*hdfspb.GetAdditionalDatanodeResponseProto, error) {
-	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), req.GetBlk(), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
+	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), blockInfo(req.GetBlk()), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
 		int(req.GetNumAdditionalNodes()), req.GetClientName(), clientMachine(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: lb}, nil
+	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: c.locatedBlockProto(lb)}, nil
 }
 
 func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestProto) (*hdfspb.AppendResponseProto, error) {
@@ -363,7 +365,7 @@ func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestPr
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AppendResponseProto{Block: lb, Stat: fileStatusProto(st, false)}, nil
+	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(lb), Stat: fileStatusProto(st, false)}, nil
 }
 
 func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProto) (*hdfspb.FsyncResponseProto, error) {
@@ -371,12 +373,22 @@ func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProt
 }
 
 func (c *clientProtocol) reportBadBlocks(ctx context.Context, req *hdfspb.ReportBadBlocksRequestProto) (*hdfspb.ReportBadBlocksResponseProto, error) {
-	c.ns.ReportBadBlocks(req.GetBlocks())
+	var bad []blockmgmt.BadReplica
+	for _, lb := range req.GetBlocks() {
+		for i, loc := range lb.GetLocs() {
+			br := blockmgmt.BadReplica{BlockID: lb.GetB().GetBlockId(), DatanodeUUID: loc.GetId().GetDatanodeUuid()}
+			if i < len(lb.GetStorageIDs()) {
+				br.StorageID = lb.GetStorageIDs()[i]
+			}
+			bad = append(bad, br)
+		}
+	}
+	c.ns.ReportBadBlocks(bad)
 	return &hdfspb.ReportBadBlocksResponseProto{}, nil
 }
 
 func (c *clientProtocol) satisfyStoragePolicy(ctx context.Context, req *hdfspb.SatisfyStoragePolicyRequestProto) (*hdfspb.SatisfyStoragePolicyResponseProto, error) {
-	if err := c.ns.checker(ctx).superuser("satisfyStoragePolicy"); err != nil {
+	if err := c.ns.checker(ctx).Superuser("satisfyStoragePolicy"); err != nil {
 		return nil, err
 	}
 	return &hdfspb.SatisfyStoragePolicyResponseProto{}, c.ns.SatisfyStoragePolicy(req.GetSrc())
@@ -394,12 +406,19 @@ func (c *clientProtocol) getPreferredBlockSize(ctx context.Context, req *hdfspb.
 }
 
 func (c *clientProtocol) setSafeMode(ctx context.Context, req *hdfspb.SetSafeModeRequestProto) (*hdfspb.SetSafeModeResponseProto, error) {
-	on, err := c.ns.SafeMode(ctx, req.GetAction())
+	action := SafeModeGet
+	switch req.GetAction() {
+	case hdfspb.SafeModeActionProto_SAFEMODE_ENTER:
+		action = SafeModeEnter
+	case hdfspb.SafeModeActionProto_SAFEMODE_LEAVE, hdfspb.SafeModeActionProto_SAFEMODE_FORCE_EXIT:
+		action = SafeModeLeave
+	}
+	on, err := c.ns.SafeMode(ctx, action)
 	return &hdfspb.SetSafeModeResponseProto{Result: proto.Bool(on)}, err
 }
 
 func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveNamespaceRequestProto) (*hdfspb.SaveNamespaceResponseProto, error) {
-	if err := c.ns.checker(ctx).superuser("saveNamespace"); err != nil {
+	if err := c.ns.checker(ctx).Superuser("saveNamespace"); err != nil {
 		return nil, err
 	}
 	if !c.ns.InSafeMode() {
@@ -412,11 +431,11 @@ func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveName
 }
 
 func (c *clientProtocol) getDatanodeReport(ctx context.Context, req *hdfspb.GetDatanodeReportRequestProto) (*hdfspb.GetDatanodeReportResponseProto, error) {
-	return &hdfspb.GetDatanodeReportResponseProto{Di: c.ns.DatanodeReport(req.GetType())}, nil
+	return &hdfspb.GetDatanodeReportResponseProto{Di: datanodeProtos(c.ns.DatanodeReport(reportType(req.GetType())))}, nil
 }
 
 func (c *clientProtocol) checkAccess(ctx context.Context, req *hdfspb.CheckAccessRequestProto) (*hdfspb.CheckAccessResponseProto, error) {
-	return &hdfspb.CheckAccessResponseProto{}, c.ns.CheckAccess(ctx, req.GetPath(), access(req.GetMode()))
+	return &hdfspb.CheckAccessResponseProto{}, c.ns.CheckAccess(ctx, req.GetPath(), namespace.Access(req.GetMode()))
 }
 
 func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto) (*hdfspb.MsyncResponseProto, error) {
@@ -424,10 +443,27 @@ func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto)
 }
 
 func (c *clientProtocol) getDatanodeStorageReport(ctx context.Context, req *hdfspb.GetDatanodeStorageReportRequestProto) (*hdfspb.GetDatanodeStorageReportResponseProto, error) {
-	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: c.ns.DatanodeStorageReport(req.GetType())}, nil
+	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: storageReportProtos(c.ns.DatanodeStorageReport(reportType(req.GetType())))}, nil
 }
 
 func (c *clientProtocol) truncate(ctx context.Context, req *hdfspb.TruncateRequestProto) (*hdfspb.TruncateResponseProto, error) {
 	done, err := c.ns.Truncate(ctx, req.GetSrc(), int64(req.GetNewLength()), req.GetClientName())
 	return &hdfspb.TruncateResponseProto{Result: proto.Bool(done)}, err
+}
+
+func storageReportProtos(rs []blockmgmt.DatanodeStorages) []*hdfspb.DatanodeStorageReportProto {
+	var out []*hdfspb.DatanodeStorageReportProto
+	for _, d := range rs {
+		r := &hdfspb.DatanodeStorageReportProto{DatanodeInfo: datanodeProto(d.Node)}
+		for _, st := range d.Storages {
+			r.StorageReports = append(r.StorageReports, &hdfspb.StorageReportProto{
+				StorageUuid: proto.String(st.StorageID), Failed: proto.Bool(st.Failed),
+				Capacity: proto.Uint64(uint64(st.Capacity)), DfsUsed: proto.Uint64(uint64(st.Used)),
+				Remaining: proto.Uint64(uint64(st.Remaining)), BlockPoolUsed: proto.Uint64(uint64(st.Used)),
+				Storage: &hdfspb.DatanodeStorageProto{StorageUuid: proto.String(st.StorageID), StorageType: hdfspb.StorageTypeProto(st.Type).Enum()},
+			})
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -7,7 +7,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/proto/dnpb"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/storage"
 )
 
 // DatanodeProtocolName is the protocol DataNodes speak to the NameNode.
@@ -41,14 +44,14 @@ func remoteIP(ctx context.Context) string {
 // datanodeOnly refuses DataNode calls from users other than the
 // superuser: DataNodes run as the same user as the NameNode.
 func (p *datanodeProtocol) datanodeOnly(ctx context.Context) error {
-	return p.ns.checker(ctx).superuser("DataNode protocol")
+	return p.ns.checker(ctx).Superuser("DataNode protocol")
 }
 
 func (p *datanodeProtocol) register(ctx context.Context, req *dnpb.RegisterRequest) (*dnpb.RegisterResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
-	if err := p.ns.RegisterDatanode(req.GetRegistration(), remoteIP(ctx)); err != nil {
+	if err := p.ns.RegisterDatanode(registration(req.GetRegistration()), remoteIP(ctx)); err != nil {
 		return nil, err
 	}
 	v := p.nn.edit.Version()
@@ -62,28 +65,157 @@ func (p *datanodeProtocol) heartbeat(ctx context.Context, req *dnpb.HeartbeatReq
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
-	return &dnpb.HeartbeatResponse{Commands: p.ns.Heartbeat(req)}, nil
+	return &dnpb.HeartbeatResponse{Commands: commandProtos(p.ns.Heartbeat(blockmgmt.Heartbeat{
+		UUID: req.GetDatanodeUuid(), Xceivers: int(req.GetXceiverCount()), Storages: storageReports(req.GetStorages()),
+	}))}, nil
 }
 
 func (p *datanodeProtocol) blockReport(ctx context.Context, req *dnpb.BlockReportRequest) (*dnpb.BlockReportResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
-	cmds, err := p.ns.BlockReport(req)
-	return &dnpb.BlockReportResponse{Commands: cmds}, err
+	reports := make([]blockmgmt.StorageBlockReport, len(req.GetReports()))
+	for i, r := range req.GetReports() {
+		reports[i] = blockmgmt.StorageBlockReport{StorageID: r.GetStorageId(), Replicas: reportedReplicas(r.GetReplicas())}
+	}
+	cmds, err := p.ns.BlockReport(req.GetDatanodeUuid(), reports)
+	if err != nil {
+		return nil, err
+	}
+	return &dnpb.BlockReportResponse{Commands: commandProtos(cmds)}, nil
 }
 
 func (p *datanodeProtocol) receivedDeleted(ctx context.Context, req *dnpb.ReceivedDeletedRequest) (*dnpb.ReceivedDeletedResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
-	return &dnpb.ReceivedDeletedResponse{}, p.ns.ReceivedDeleted(req)
+	reports := make([]blockmgmt.StorageReceivedDeleted, len(req.GetStorages()))
+	for i, sr := range req.GetStorages() {
+		reports[i] = blockmgmt.StorageReceivedDeleted{StorageID: sr.GetStorageId(), Received: reportedReplicas(sr.GetReceived())}
+		for _, r := range sr.GetDeleted() {
+			reports[i].Deleted = append(reports[i].Deleted, r.GetBlockId())
+		}
+	}
+	return &dnpb.ReceivedDeletedResponse{}, p.ns.ReceivedDeleted(req.GetDatanodeUuid(), reports)
 }
 
 func (p *datanodeProtocol) reportBadBlocks(ctx context.Context, req *dnpb.ReportBadBlocksRequest) (*dnpb.ReportBadBlocksResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
-	p.ns.DatanodeReportBadBlocks(req)
+	ids := make([]uint64, len(req.GetReplicas()))
+	for i, r := range req.GetReplicas() {
+		ids[i] = r.GetBlockId()
+	}
+	p.ns.DatanodeReportBadReplicas(req.GetStorageId(), ids, req.GetReason())
 	return &dnpb.ReportBadBlocksResponse{}, nil
+}
+
+// Conversions between the DataNode protocol's messages and blockmgmt's
+// types.
+
+func registration(r *dnpb.Registration) blockmgmt.Registration {
+	return blockmgmt.Registration{
+		UUID: r.GetDatanodeUuid(), IP: r.GetIpAddr(), Hostname: r.GetHostname(),
+		XferPort: r.GetXferPort(), InfoPort: r.GetInfoPort(), IPCPort: r.GetIpcPort(),
+		Storages: storageReports(r.GetStorages()),
+	}
+}
+
+func storageReports(rs []*dnpb.StorageReport) []blockmgmt.StorageReport {
+	out := make([]blockmgmt.StorageReport, len(rs))
+	for i, r := range rs {
+		out[i] = blockmgmt.StorageReport{
+			ID: r.GetStorageId(), Type: storage.Type(r.GetStorageType()),
+			Capacity: int64(r.GetCapacity()), Used: int64(r.GetDfsUsed()), Remaining: int64(r.GetRemaining()), Failed: r.GetFailed(),
+		}
+	}
+	return out
+}
+
+func reportedReplicas(rs []*dnpb.Replica) []blockmgmt.ReportedReplica {
+	out := make([]blockmgmt.ReportedReplica, len(rs))
+	for i, r := range rs {
+		out[i] = blockmgmt.ReportedReplica{ID: r.GetBlockId(), GenStamp: r.GetGenStamp(), NumBytes: int64(r.GetNumBytes()),
+			Finalized: r.GetState() == dnpb.ReplicaState_FINALIZED}
+	}
+	return out
+}
+
+func replicaProto(b blockmgmt.BlockRef, withLength bool) *dnpb.Replica {
+	r := &dnpb.Replica{BlockId: proto.Uint64(b.ID), GenStamp: proto.Uint64(b.GenStamp)}
+	if withLength {
+		r.NumBytes = proto.Uint64(uint64(b.NumBytes))
+	}
+	return r
+}
+
+func commandProtos(cmds []blockmgmt.Command) []*dnpb.Command {
+	var out []*dnpb.Command
+	for _, c := range cmds {
+		out = append(out, commandProto(c))
+	}
+	return out
+}
+
+func commandProto(c blockmgmt.Command) *dnpb.Command {
+	switch c.Kind {
+	case blockmgmt.Transfer:
+		t := &dnpb.TransferCommand{Block: replicaProto(c.Block, true)}
+		for _, tg := range c.Targets {
+			t.Targets = append(t.Targets, datanodeProto(tg.Node))
+			t.TargetStorageTypes = append(t.TargetStorageTypes, uint32(tg.StorageType))
+			t.TargetStorageIds = append(t.TargetStorageIds, tg.StorageID)
+		}
+		return &dnpb.Command{Command: &dnpb.Command_Transfer{Transfer: t}}
+	case blockmgmt.Move:
+		return &dnpb.Command{Command: &dnpb.Command_Move{Move: &dnpb.MoveCommand{
+			Block: replicaProto(c.Block, true), TargetStorageType: proto.Uint32(uint32(c.TargetType)),
+		}}}
+	case blockmgmt.Invalidate:
+		inv := &dnpb.InvalidateCommand{}
+		for _, b := range c.Blocks {
+			inv.Blocks = append(inv.Blocks, replicaProto(b, false))
+		}
+		return &dnpb.Command{Command: &dnpb.Command_Invalidate{Invalidate: inv}}
+	case blockmgmt.Recover:
+		return &dnpb.Command{Command: &dnpb.Command_Recover{Recover: &dnpb.RecoverCommand{
+			Block: replicaProto(c.Block, false), NewGenStamp: proto.Uint64(c.NewGenStamp), NewLength: proto.Int64(c.NewLength),
+		}}}
+	}
+	return &dnpb.Command{Command: &dnpb.Command_Reregister{Reregister: &dnpb.ReregisterCommand{}}}
+}
+
+// datanodeProto is a DataNode as ClientProtocol reports it.
+func datanodeProto(d blockmgmt.DatanodeInfo) *hdfspb.DatanodeInfoProto {
+	st := hdfspb.DatanodeInfoProto_NORMAL
+	return &hdfspb.DatanodeInfoProto{
+		Id: &hdfspb.DatanodeIDProto{
+			IpAddr: proto.String(d.IP), HostName: proto.String(d.Host), DatanodeUuid: proto.String(d.UUID),
+			XferPort: proto.Uint32(d.XferPort), InfoPort: proto.Uint32(d.InfoPort), IpcPort: proto.Uint32(d.IPCPort),
+		},
+		Capacity: proto.Uint64(uint64(d.Capacity)), DfsUsed: proto.Uint64(uint64(d.Used)), Remaining: proto.Uint64(uint64(d.Remaining)),
+		BlockPoolUsed: proto.Uint64(uint64(d.Used)), LastUpdate: proto.Uint64(uint64(d.LastHeartbeat.UnixMilli())),
+		XceiverCount: proto.Uint32(uint32(d.Xceivers)), Location: proto.String("/default-rack"),
+		AdminState: st.Enum(), NumBlocks: proto.Uint32(uint32(d.Blocks)),
+		LastBlockReportTime: proto.Uint64(uint64(d.LastReport.UnixMilli())),
+	}
+}
+
+func datanodeProtos(ds []blockmgmt.DatanodeInfo) []*hdfspb.DatanodeInfoProto {
+	var out []*hdfspb.DatanodeInfoProto
+	for _, d := range ds {
+		out = append(out, datanodeProto(d))
+	}
+	return out
+}
+
+func reportType(t hdfspb.DatanodeReportTypeProto) blockmgmt.ReportType {
+	switch t {
+	case hdfspb.DatanodeReportTypeProto_LIVE:
+		return blockmgmt.ReportLive
+	case hdfspb.DatanodeReportTypeProto_DEAD:
+		return blockmgmt.ReportDead
+	}
+	return blockmgmt.ReportAll
 }

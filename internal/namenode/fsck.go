@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 )
 
 // fsckOptions are the flags of `fsck PATH [-files [-blocks [-locations]]]`.
@@ -28,21 +31,21 @@ func (s *Namesystem) fsck(w io.Writer, p, user, from string, o fsckOptions) bool
 	fmt.Fprintf(w, "FSCK started by %s (auth:SIMPLE) from /%s for path %s at %s\n", user, from, p, start.Format("Mon Jan 02 15:04:05 MST 2006"))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.ns.lookup(p)
+	n := s.tree.Lookup(p)
 	if n == nil {
 		fmt.Fprintf(w, "Cannot find path %s\n\nFSCK ended at %s in %d milliseconds\n\nFsck on path '%s' FAILED\n",
 			p, time.Now().Format("Mon Jan 02 15:04:05 MST 2006"), time.Since(start).Milliseconds(), p)
 		return false
 	}
 	var t fsckTotals
-	var walk func(*inode)
-	walk = func(x *inode) {
-		if x.isDir {
+	var walk func(*namespace.Inode)
+	walk = func(x *namespace.Inode) {
+		if x.IsDir {
 			t.dirs++
 			if o.files {
-				fmt.Fprintf(w, "%s <dir>\n", x.path())
+				fmt.Fprintf(w, "%s <dir>\n", x.Path())
 			}
-			for _, c := range x.children {
+			for _, c := range x.Children {
 				walk(c)
 			}
 			return
@@ -58,7 +61,7 @@ func (s *Namesystem) fsck(w io.Writer, p, user, from string, o fsckOptions) bool
 	if !healthy {
 		status = "CORRUPT"
 	}
-	live := len(s.dns.live())
+	live := len(s.bm.Live())
 	pct := func(v int64) float64 {
 		if t.blocks == 0 {
 			return 0
@@ -85,44 +88,44 @@ func (s *Namesystem) fsck(w io.Writer, p, user, from string, o fsckOptions) bool
 	fmt.Fprintf(w, " Average block replication:\t%.1f\n", avgRepl)
 	fmt.Fprintf(w, " Missing blocks:\t\t%d\n Corrupt blocks:\t\t%d\n", t.missing, t.corrupt)
 	fmt.Fprintf(w, " Missing replicas:\t\t%d (%.1f %%)\n", t.missingReplicas, pct(t.missingReplicas))
-	fmt.Fprintf(w, " Blocks queued for replication:\t%d\n", len(s.pending))
+	fmt.Fprintf(w, " Blocks queued for replication:\t%d\n", s.bm.Pending())
 	fmt.Fprintf(w, "\nFSCK ended at %s in %d milliseconds\n\n", time.Now().Format("Mon Jan 02 15:04:05 MST 2006"), time.Since(start).Milliseconds())
 	fmt.Fprintf(w, "The filesystem under path '%s' is %s\n", p, status)
 	return healthy
 }
 
-func (s *Namesystem) fsckFile(w io.Writer, x *inode, o fsckOptions, t *fsckTotals) {
+func (s *Namesystem) fsckFile(w io.Writer, x *namespace.Inode, o fsckOptions, t *fsckTotals) {
 	t.files++
-	size := fileLength(x)
+	size := x.Length()
 	t.size += size
 	var lines []string
 	var problems []string
 	fileBad := false
-	want := int(x.replication)
-	types := s.policyOf(x)
-	for i, b := range x.blocks {
+	want := int(x.Replication)
+	types := x.EffectivePolicy()
+	for i, b := range x.Blocks {
 		t.blocks++
-		good := s.goodReplicas(b)
+		good := blockmgmt.GoodReplicas(b)
 		t.replicaSum += int64(len(good))
 		corrupt := 0
-		for _, r := range b.replicas {
-			if r.corrupt {
+		for _, r := range b.Replicas {
+			if r.Corrupt {
 				corrupt++
 			}
 		}
-		name := fmt.Sprintf("%s:blk_%d_%d", s.blockPoolID, b.id, b.gs)
-		uc := x.uc != nil && i == len(x.blocks)-1
+		name := fmt.Sprintf("%s:blk_%d_%d", s.blockPoolID, b.ID, b.GenStamp)
+		uc := x.UC != nil && i == len(x.Blocks)-1
 		switch {
 		case uc:
 			// Being written: not judged.
 		case len(good) == 0 && corrupt > 0:
 			t.corrupt++
 			fileBad = true
-			problems = append(problems, fmt.Sprintf("\n%s: CORRUPT blockpool %s block blk_%d\n", x.path(), s.blockPoolID, b.id))
-		case len(good) == 0 && b.numBytes > 0:
+			problems = append(problems, fmt.Sprintf("\n%s: CORRUPT blockpool %s block blk_%d\n", x.Path(), s.blockPoolID, b.ID))
+		case len(good) == 0 && b.NumBytes > 0:
 			t.missing++
 			fileBad = true
-			problems = append(problems, fmt.Sprintf("\n%s: MISSING %d blocks of total size %d B.", x.path(), 1, b.numBytes))
+			problems = append(problems, fmt.Sprintf("\n%s: MISSING %d blocks of total size %d B.", x.Path(), 1, b.NumBytes))
 		default:
 			if len(good) >= s.cfg.minReplication {
 				t.minRepl++
@@ -135,23 +138,23 @@ func (s *Namesystem) fsckFile(w io.Writer, x *inode, o fsckOptions, t *fsckTotal
 				t.missingReplicas += int64(want - len(good))
 				problems = append(problems, fmt.Sprintf(" Under replicated %s. Target Replicas is %d but found %d live replica(s), 0 decommissioned replica(s), 0 decommissioning replica(s).", name, want, len(good)))
 			}
-			if extra, _ := misplaced(good, types.ChooseTypes(want)); len(extra) > 0 && len(good) >= want {
+			if extra, _ := blockmgmt.Misplaced(good, types.ChooseTypes(want)); len(extra) > 0 && len(good) >= want {
 				t.misplaced++
 			}
 		}
 		if o.blocks {
-			line := fmt.Sprintf("%d. %s len=%d Live_repl=%d", i, name, b.numBytes, len(good))
+			line := fmt.Sprintf("%d. %s len=%d Live_repl=%d", i, name, b.NumBytes, len(good))
 			if o.locations {
 				var locs []string
-				for _, r := range sortedReplicas(b) {
-					if r.storage.dn.dead {
+				for _, r := range blockmgmt.SortedReplicas(b) {
+					if r.Storage.DN.Dead {
 						continue
 					}
 					tag := ""
-					if r.corrupt {
+					if r.Corrupt {
 						tag = "(CORRUPT)"
 					}
-					locs = append(locs, fmt.Sprintf("DatanodeInfoWithStorage[%s,%s,%s]%s", r.storage.dn.xferAddr(), r.storage.id, r.storage.typ, tag))
+					locs = append(locs, fmt.Sprintf("DatanodeInfoWithStorage[%s,%s,%s]%s", r.Storage.DN.XferAddr(), r.Storage.ID, r.Storage.Type, tag))
 				}
 				line += "  [" + strings.Join(locs, ", ") + "]"
 			}
@@ -168,10 +171,10 @@ func (s *Namesystem) fsckFile(w io.Writer, x *inode, o fsckOptions, t *fsckTotal
 	if len(problems) > 0 {
 		state = strings.Join(problems, "")
 	}
-	if x.uc != nil {
-		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s), OPENFORWRITE: %s\n", x.path(), size, want, len(x.blocks), state)
+	if x.UC != nil {
+		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s), OPENFORWRITE: %s\n", x.Path(), size, want, len(x.Blocks), state)
 	} else {
-		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s): %s\n", x.path(), size, want, len(x.blocks), state)
+		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s): %s\n", x.Path(), size, want, len(x.Blocks), state)
 	}
 	for _, l := range lines {
 		fmt.Fprintln(w, l)

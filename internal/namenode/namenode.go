@@ -9,229 +9,21 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/user"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/editlog"
-	"github.com/stratafs/strata/internal/proto/namenodepb"
-	"google.golang.org/protobuf/proto"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 )
-
-// Config configures a NameNode. DefaultConfig gives Hadoop's defaults;
-// ConfigFrom reads the Hadoop keys named on each field.
-type Config struct {
-	// NameDir is the storage directory for the image and edit log
-	// (dfs.namenode.name.dir; only the first entry is used).
-	NameDir string
-	// RPCAddr is host:port for client RPC (dfs.namenode.rpc-address,
-	// default 127.0.0.1:8020); port 0 picks a free port.
-	RPCAddr string
-	// HTTPAddr is host:port of the web UI, JSON and /metrics
-	// (dfs.namenode.http-address, default 127.0.0.1:9870); "" disables it.
-	HTTPAddr string
-	// Superuser is the user with every privilege: the user who starts the
-	// NameNode, as in HDFS.
-	Superuser string
-	// SuperGroup's members are superusers too (dfs.permissions.superusergroup).
-	SuperGroup string
-	// Permissions turns permission checking on (dfs.permissions.enabled).
-	Permissions bool
-	// DefaultReplication and DefaultBlockSize apply when a client sends none
-	// (dfs.replication, dfs.blocksize). MinBlockSize is
-	// dfs.namenode.fs-limits.min-block-size; MaxReplication dfs.replication.max.
-	DefaultReplication int
-	DefaultBlockSize   int64
-	MinBlockSize       int64
-	MaxReplication     int
-	// BytesPerChecksum and FileBufferSize are reported to clients in the
-	// server defaults (dfs.bytes-per-checksum, io.file.buffer.size).
-	BytesPerChecksum int
-	FileBufferSize   int
-	// MaxComponentLength and MaxDirItems are
-	// dfs.namenode.fs-limits.max-component-length / max-directory-items.
-	MaxComponentLength int
-	MaxDirItems        int
-	// ListLimit is the number of entries per getListing page (dfs.ls.limit).
-	ListLimit int
-	// CheckpointPeriod and CheckpointTxns decide when an image is saved
-	// (dfs.namenode.checkpoint.period / .txns); one is also saved on Close.
-	CheckpointPeriod time.Duration
-	CheckpointTxns   uint64
-	// LeaseSoftLimit lets another writer take over a file; past
-	// LeaseHardLimit the NameNode closes it (HDFS: 60 s and 20 min).
-	LeaseSoftLimit time.Duration
-	LeaseHardLimit time.Duration
-	// MaxDataLength bounds an RPC frame (ipc.maximum.data.length).
-	MaxDataLength int
-	// MinReplication is dfs.namenode.replication.min: good replicas a block
-	// needs before its file can be closed (default 1).
-	MinReplication int
-	// HeartbeatInterval is dfs.heartbeat.interval (3 s), told to DataNodes;
-	// a DataNode is dead after HeartbeatExpiry without one (HDFS: 2 ×
-	// dfs.namenode.heartbeat.recheck-interval + 10 × heartbeat = 10.5 min).
-	HeartbeatInterval time.Duration
-	HeartbeatExpiry   time.Duration
-	// ReplicationInterval is how often the replication monitor runs
-	// (dfs.namenode.redundancy.interval.seconds, 3 s).
-	ReplicationInterval time.Duration
-	// MaxReplicationStreams bounds copies scheduled from one DataNode at a
-	// time (dfs.namenode.replication.max-streams, 2); ReplicationTimeout
-	// re-schedules a copy not reported done
-	// (dfs.namenode.reconstruction.pending.timeout-sec, 5 min).
-	MaxReplicationStreams int
-	ReplicationTimeout    time.Duration
-	// SafeModeThreshold and SafeModeExtension control the safe mode at
-	// start: the fraction of blocks that must be reported
-	// (dfs.namenode.safemode.threshold-pct, 0.999) and how long to wait
-	// after that (dfs.namenode.safemode.extension, 30 s).
-	SafeModeThreshold float64
-	SafeModeExtension time.Duration
-	// Recover truncates the in-progress edit log at its first damaged
-	// record instead of refusing to start (Hadoop's namenode -recover).
-	// Records after the damage are lost.
-	Recover bool
-	Logger  *slog.Logger
-}
-
-// DefaultConfig returns Hadoop's defaults with the current OS user as
-// superuser and no storage directory.
-func DefaultConfig() Config {
-	return Config{
-		RPCAddr: "127.0.0.1:8020", HTTPAddr: "127.0.0.1:9870",
-		Superuser: currentUser(), SuperGroup: "supergroup", Permissions: true,
-		DefaultReplication: 3, DefaultBlockSize: 128 << 20, MinBlockSize: 1 << 20, MaxReplication: 512,
-		BytesPerChecksum: 512, FileBufferSize: 4096,
-		MaxComponentLength: 255, MaxDirItems: 1024 * 1024, ListLimit: 1000,
-		CheckpointPeriod: time.Hour, CheckpointTxns: 1000000,
-		LeaseSoftLimit: time.Minute, LeaseHardLimit: 20 * time.Minute,
-		MaxDataLength:  ipc.DefaultMaxDataLength,
-		MinReplication: 1, HeartbeatInterval: 3 * time.Second, HeartbeatExpiry: 630 * time.Second,
-		ReplicationInterval: 3 * time.Second, MaxReplicationStreams: 2, ReplicationTimeout: 5 * time.Minute,
-		SafeModeThreshold: 0.999, SafeModeExtension: 30 * time.Second,
-	}
-}
-
-func currentUser() string {
-	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
-		return u
-	}
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return "root"
-}
-
-// ConfigFrom reads a Config from Hadoop configuration keys.
-func ConfigFrom(c *conf.Configuration) (Config, error) {
-	cfg := DefaultConfig()
-	var errs []error
-	num := func(key string, dst *int) {
-		if c.Get(key) == "" {
-			return // keep the default
-		}
-		v, err := c.GetInt(key)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		*dst = int(v)
-	}
-	bytes := func(key string, dst *int64) {
-		v, err := c.GetBytes(key)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		*dst = v
-	}
-	dirs := c.GetStrings("dfs.namenode.name.dir")
-	if len(dirs) == 0 {
-		return cfg, errors.New("namenode: dfs.namenode.name.dir is empty")
-	}
-	cfg.NameDir = strings.TrimPrefix(dirs[0], "file://")
-	cfg.RPCAddr = RPCAddress(c)
-	cfg.HTTPAddr = c.Get("dfs.namenode.http-address")
-	cfg.SuperGroup = c.Get("dfs.permissions.superusergroup")
-	perm, err := c.GetBool("dfs.permissions.enabled")
-	if err != nil {
-		errs = append(errs, err)
-	}
-	cfg.Permissions = perm
-	num("dfs.replication", &cfg.DefaultReplication)
-	num("dfs.replication.max", &cfg.MaxReplication)
-	bytes("dfs.blocksize", &cfg.DefaultBlockSize)
-	bytes("dfs.namenode.fs-limits.min-block-size", &cfg.MinBlockSize)
-	num("dfs.bytes-per-checksum", &cfg.BytesPerChecksum)
-	num("io.file.buffer.size", &cfg.FileBufferSize)
-	num("dfs.namenode.fs-limits.max-component-length", &cfg.MaxComponentLength)
-	num("dfs.namenode.fs-limits.max-directory-items", &cfg.MaxDirItems)
-	num("dfs.ls.limit", &cfg.ListLimit)
-	num("ipc.maximum.data.length", &cfg.MaxDataLength)
-	if d, err := c.GetDuration("dfs.namenode.checkpoint.period", time.Second); err != nil {
-		errs = append(errs, err)
-	} else {
-		cfg.CheckpointPeriod = d
-	}
-	dur := func(key string, unit time.Duration, dst *time.Duration) {
-		if c.Get(key) == "" {
-			return
-		}
-		if d, err := c.GetDuration(key, unit); err != nil {
-			errs = append(errs, err)
-		} else {
-			*dst = d
-		}
-	}
-	hb, recheck := cfg.HeartbeatInterval, 5*time.Minute
-	dur("dfs.heartbeat.interval", time.Second, &hb)
-	dur("dfs.namenode.heartbeat.recheck-interval", time.Millisecond, &recheck)
-	cfg.HeartbeatInterval = hb
-	cfg.HeartbeatExpiry = 2*recheck + 10*hb
-	dur("dfs.namenode.redundancy.interval.seconds", time.Second, &cfg.ReplicationInterval)
-	dur("dfs.namenode.reconstruction.pending.timeout-sec", time.Second, &cfg.ReplicationTimeout)
-	dur("dfs.namenode.safemode.extension", time.Millisecond, &cfg.SafeModeExtension)
-	num("dfs.namenode.replication.min", &cfg.MinReplication)
-	num("dfs.namenode.replication.max-streams", &cfg.MaxReplicationStreams)
-	if c.Get("dfs.namenode.safemode.threshold-pct") != "" {
-		if v, err := c.GetFloat("dfs.namenode.safemode.threshold-pct"); err != nil {
-			errs = append(errs, err)
-		} else {
-			cfg.SafeModeThreshold = v
-		}
-	}
-	if v, err := c.GetInt("dfs.namenode.checkpoint.txns"); err != nil {
-		errs = append(errs, err)
-	} else {
-		cfg.CheckpointTxns = uint64(v)
-	}
-	return cfg, errors.Join(errs...)
-}
-
-// RPCAddress is the NameNode's client RPC address from configuration:
-// dfs.namenode.rpc-address if set, else the authority of an hdfs://
-// fs.defaultFS, else 127.0.0.1:8020.
-func RPCAddress(c *conf.Configuration) string {
-	if c.IsSet("dfs.namenode.rpc-address") {
-		return c.Get("dfs.namenode.rpc-address")
-	}
-	if d := c.Get("fs.defaultFS"); strings.HasPrefix(d, "hdfs://") {
-		host := strings.TrimSuffix(strings.TrimPrefix(d, "hdfs://"), "/")
-		if !strings.Contains(host, ":") {
-			host += ":8020"
-		}
-		return host
-	}
-	return c.Get("dfs.namenode.rpc-address")
-}
 
 // Format initialises cfg.NameDir with an empty namespace whose root belongs
 // to cfg.Superuser. It refuses a formatted directory unless force.
 func Format(cfg Config, force bool) (editlog.Version, error) {
+	if err := cfg.Validate(); err != nil {
+		return editlog.Version{}, err
+	}
 	v, err := editlog.Format(cfg.NameDir, force)
 	if err != nil {
 		return v, err
@@ -244,8 +36,8 @@ func Format(cfg Config, force bool) (editlog.Version, error) {
 	if err := l.Load(func(uint64, io.Reader) error { return nil }, func(uint64, []byte) error { return nil }); err != nil {
 		return v, err
 	}
-	ns := newNamespace(cfg.Superuser, cfg.SuperGroup)
-	return v, l.SaveImage(l.LastTxID(), ns.writeImage)
+	ns := namespace.New(cfg.Superuser, cfg.SuperGroup, blockmgmt.NewBlockMap())
+	return v, l.SaveImage(l.LastTxID(), ns.WriteImage)
 }
 
 // NameNode is the HDFS NameNode daemon: the namespace behind a Hadoop IPC
@@ -275,60 +67,14 @@ type NameNode struct {
 	checkpoints int
 }
 
-// New opens the storage directory, loads the newest image and replays the
-// edit log. The NameNode does not listen until Start.
+// New validates cfg, opens the storage directory, loads the newest image
+// and replays the edit log. The NameNode does not listen until Start.
 func New(cfg Config) (*NameNode, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.NameDir == "" {
-		return nil, errors.New("namenode: no storage directory (dfs.namenode.name.dir)")
-	}
-	def := DefaultConfig()
-	if cfg.ListLimit <= 0 {
-		cfg.ListLimit = def.ListLimit
-	}
-	if cfg.MaxComponentLength <= 0 {
-		cfg.MaxComponentLength = def.MaxComponentLength
-	}
-	if cfg.MaxDirItems <= 0 {
-		cfg.MaxDirItems = def.MaxDirItems
-	}
-	if cfg.MaxReplication <= 0 {
-		cfg.MaxReplication = def.MaxReplication
-	}
-	if cfg.LeaseSoftLimit <= 0 {
-		cfg.LeaseSoftLimit = def.LeaseSoftLimit
-	}
-	if cfg.LeaseHardLimit <= 0 {
-		cfg.LeaseHardLimit = def.LeaseHardLimit
-	}
-	if cfg.CheckpointPeriod <= 0 {
-		cfg.CheckpointPeriod = def.CheckpointPeriod
-	}
-	if cfg.CheckpointTxns == 0 {
-		cfg.CheckpointTxns = def.CheckpointTxns
-	}
-	if cfg.Superuser == "" {
-		cfg.Superuser = def.Superuser
-	}
-	if cfg.MinReplication <= 0 {
-		cfg.MinReplication = def.MinReplication
-	}
-	if cfg.HeartbeatInterval <= 0 {
-		cfg.HeartbeatInterval = def.HeartbeatInterval
-	}
-	if cfg.HeartbeatExpiry <= 0 {
-		cfg.HeartbeatExpiry = def.HeartbeatExpiry
-	}
-	if cfg.ReplicationInterval <= 0 {
-		cfg.ReplicationInterval = def.ReplicationInterval
-	}
-	if cfg.MaxReplicationStreams <= 0 {
-		cfg.MaxReplicationStreams = def.MaxReplicationStreams
-	}
-	if cfg.ReplicationTimeout <= 0 {
-		cfg.ReplicationTimeout = def.ReplicationTimeout
 	}
 	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover})
 	if err != nil {
@@ -346,40 +92,10 @@ func New(cfg Config) (*NameNode, error) {
 	}, l, cfg.Logger)
 	ns.blockPoolID = l.Version().BlockPoolID
 	start := time.Now()
-	var replayed int
-	err = l.Load(func(txid uint64, r io.Reader) error {
-		loaded, err := readImage(r)
-		if err != nil {
-			return err
-		}
-		ns.ns = loaded
-		return nil
-	}, func(txid uint64, rec []byte) error {
-		var op namenodepb.EditOp
-		if err := proto.Unmarshal(rec, &op); err != nil {
-			return fmt.Errorf("namenode: edit %d does not decode: %w", txid, err)
-		}
-		replayed++
-		if err := ns.ns.apply(&op); err != nil {
-			return fmt.Errorf("edit %d: %w", txid, err)
-		}
-		return nil
-	})
+	replayed, err := ns.load(l)
 	if err != nil {
 		l.Close()
 		return nil, err
-	}
-	ns.ns.blocks.takeRemoved() // replayed deletions had no replicas yet
-	if _, total := ns.safeBlocks(); total > 0 {
-		ns.startupSafe = true // until DataNodes report the blocks
-	}
-	// Files left open get their writers' leases back, so that they are
-	// recovered after the hard limit if nobody renews them.
-	now := time.Now()
-	for _, n := range ns.ns.byID {
-		if n.uc != nil {
-			ns.leases.add(n.uc.clientName, n.path(), now)
-		}
 	}
 	files, dirs := ns.Counts()
 	cfg.Logger.Info("namenode: namespace loaded", "dir", cfg.NameDir, "files", files, "directories", dirs,
@@ -495,12 +211,7 @@ func (n *NameNode) checkpoint() error {
 	defer n.cpMu.Unlock()
 	start := time.Now()
 	var buf bytes.Buffer
-	n.ns.mu.Lock()
-	txid, err := n.edit.Roll()
-	if err == nil {
-		err = n.ns.ns.writeImage(&buf)
-	}
-	n.ns.mu.Unlock()
+	txid, err := n.ns.imageAtRoll(n.edit.Roll, &buf)
 	if err != nil {
 		return err
 	}
@@ -532,14 +243,48 @@ func (n *NameNode) Close() error {
 		}
 		n.wg.Wait()
 		var errs []error
-		n.ns.mu.RLock()
-		failed := n.ns.failed
-		n.ns.mu.RUnlock()
-		if failed == nil && n.edit.LastTxID() > n.lastCPTx {
+		if n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
 			errs = append(errs, n.checkpoint())
 		}
 		errs = append(errs, n.edit.Close())
 		n.closeErr = errors.Join(errs...)
 	})
 	return n.closeErr
+}
+
+// load replaces ns's namespace with l's newest image and replays the edits
+// logged after it, then sets up what the log does not hold: the startup
+// safe mode (until DataNodes report the blocks) and the leases of files
+// left open, so that they are recovered after the hard limit if nobody
+// renews them. It returns the number of edits replayed.
+func (s *Namesystem) load(l *editlog.Log) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	replayed := 0
+	err := l.Load(func(txid uint64, r io.Reader) error {
+		t, err := namespace.ReadImage(r, s.bm.Blocks())
+		if err != nil {
+			return err
+		}
+		s.tree = t
+		return nil
+	}, func(txid uint64, rec []byte) error {
+		e, err := namespace.DecodeEdit(rec)
+		if err != nil {
+			return fmt.Errorf("namenode: edit %d does not decode: %w", txid, err)
+		}
+		replayed++
+		if err := s.tree.Apply(e); err != nil {
+			return fmt.Errorf("edit %d: %w", txid, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return replayed, err
+	}
+	s.bm.ForgetRemoved() // replayed deletions had no replicas yet
+	s.bm.StartupSafeMode()
+	now := s.now()
+	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
+	return replayed, nil
 }

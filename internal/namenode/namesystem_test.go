@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/stratafs/strata/internal/ipc"
-	"github.com/stratafs/strata/internal/proto/hdfspb"
-	"github.com/stratafs/strata/internal/proto/namenodepb"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 )
 
 // memJournal records appended ops; failSync makes Sync fail.
@@ -38,8 +36,10 @@ func testNS(t *testing.T) (*Namesystem, *memJournal) {
 		maxComponentLength: 255, maxDirItems: 1000, defaultReplication: 3,
 		defaultBlockSize: 128 << 20, minBlockSize: 1 << 20, maxReplication: 512, listLimit: 1000,
 		leaseSoftLimit: time.Minute, leaseHardLimit: 20 * time.Minute,
+		minReplication: 1, heartbeatExpiry: 630 * time.Second, maxReplicationStreams: 2,
+		replicationTimeout: 5 * time.Minute, safeModeThreshold: 0.999, safeModeExtension: 30 * time.Second,
 	}, j, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ns.groups.lookup = func(user string) []string {
+	ns.groups.Lookup = func(user string) []string {
 		switch user {
 		case "admin":
 			return []string{"admin", "supergroup"}
@@ -144,12 +144,12 @@ func TestLeases(t *testing.T) {
 	mustOK(t, ns.RenewLease(as("alice"), "c3"))
 	now = now.Add(15 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.ns.lookup("/d/g"); n == nil || n.uc == nil {
+	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC == nil {
 		t.Fatal("renewed lease was expired")
 	}
 	now = now.Add(10 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.ns.lookup("/d/g"); n == nil || n.uc != nil {
+	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC != nil {
 		t.Fatal("file of an expired lease is still open")
 	}
 }
@@ -184,7 +184,7 @@ func TestRenameRules(t *testing.T) {
 	// The legacy rename moves into an existing directory and reports
 	// failures as false.
 	ok, err := ns.Rename(su, "/a", "/empty", true, false)
-	if !ok || err != nil || ns.ns.lookup("/empty/a/b") == nil {
+	if !ok || err != nil || ns.tree.Lookup("/empty/a/b") == nil {
 		t.Fatalf("legacy rename into dir: %v %v", ok, err)
 	}
 	if ok, err := ns.Rename(su, "/nope", "/x", true, false); ok || err != nil {
@@ -227,19 +227,19 @@ func TestMkdirsErrors(t *testing.T) {
 	wantClass(t, err, ipc.ClassFileAlreadyExists)
 	// Parents made by mkdir -p get u+wx even under a restrictive mask.
 	mustOK(t, ns.Mkdirs(su, "/p/q", 0o444, true))
-	if m := ns.ns.lookup("/p").mode; m != 0o744 {
+	if m := ns.tree.Lookup("/p").Mode; m != 0o744 {
 		t.Errorf("implicit parent mode %o, want 744", m)
 	}
-	if m := ns.ns.lookup("/p/q").mode; m != 0o444 {
+	if m := ns.tree.Lookup("/p/q").Mode; m != 0o444 {
 		t.Errorf("target mode %o, want 444", m)
 	}
 }
 
 func TestSafeModeRefusesChanges(t *testing.T) {
 	ns, _ := testNS(t)
-	_, err := ns.SafeMode(as("bob"), hdfspb.SafeModeActionProto_SAFEMODE_ENTER)
+	_, err := ns.SafeMode(as("bob"), SafeModeEnter)
 	wantClass(t, err, ipc.ClassAccessControl)
-	on, err := ns.SafeMode(as("hdfs"), hdfspb.SafeModeActionProto_SAFEMODE_ENTER)
+	on, err := ns.SafeMode(as("hdfs"), SafeModeEnter)
 	if !on || err != nil {
 		t.Fatal(on, err)
 	}
@@ -247,7 +247,7 @@ func TestSafeModeRefusesChanges(t *testing.T) {
 	if st, err := ns.FileInfo(as("bob"), "/"); err != nil || st == nil {
 		t.Errorf("reads in safe mode: %v", err)
 	}
-	on, _ = ns.SafeMode(as("hdfs"), hdfspb.SafeModeActionProto_SAFEMODE_LEAVE)
+	on, _ = ns.SafeMode(as("hdfs"), SafeModeLeave)
 	if on {
 		t.Fatal("still in safe mode")
 	}
@@ -291,66 +291,49 @@ func TestReplayRebuildsSameTree(t *testing.T) {
 	_, err = ns.SetReplication(su, "/a/f", 5)
 	mustOK(t, err)
 
-	fresh := newNamespace("hdfs", "supergroup")
+	fresh := namespace.New("hdfs", "supergroup", blockmgmt.NewBlockMap())
 	for i, rec := range j.recs {
-		var op namenodepb.EditOp
-		mustOK(t, proto.Unmarshal(rec, &op))
-		if err := fresh.apply(&op); err != nil {
+		if err := fresh.ApplyRecord(rec); err != nil {
 			t.Fatalf("replaying op %d: %v", i, err)
 		}
 	}
-	if got, want := dump(fresh), dump(ns.ns); got != want {
+	if got, want := dump(fresh), dump(ns.tree); got != want {
 		t.Fatalf("replayed tree differs:\n%s\nwant:\n%s", got, want)
 	}
 	var buf strings.Builder
-	mustOK(t, ns.ns.writeImage(&buf))
-	loaded, err := readImage(strings.NewReader(buf.String()))
+	mustOK(t, ns.tree.WriteImage(&buf))
+	loaded, err := namespace.ReadImage(strings.NewReader(buf.String()), blockmgmt.NewBlockMap())
 	mustOK(t, err)
-	if got, want := dump(loaded), dump(ns.ns); got != want {
+	if got, want := dump(loaded), dump(ns.tree); got != want {
 		t.Fatalf("image round trip differs:\n%s\nwant:\n%s", got, want)
 	}
-	if loaded.lastID != ns.ns.lastID || loaded.fileCount != 1 || loaded.dirCount != ns.ns.dirCount {
-		t.Errorf("counters after image load: last %d/%d files %d dirs %d/%d", loaded.lastID, ns.ns.lastID, loaded.fileCount, loaded.dirCount, ns.ns.dirCount)
+	lf, ld := loaded.Counts()
+	_, wd := ns.tree.Counts()
+	if loaded.LastInodeID() != ns.tree.LastInodeID() || lf != 1 || ld != wd {
+		t.Errorf("counters after image load: last %d/%d files %d dirs %d/%d", loaded.LastInodeID(), ns.tree.LastInodeID(), lf, ld, wd)
 	}
 }
 
-func dump(ns *namespace) string {
+func dump(ns *namespace.Tree) string {
 	var b strings.Builder
-	var walk func(n *inode)
-	walk = func(n *inode) {
+	var walk func(n *namespace.Inode)
+	walk = func(n *namespace.Inode) {
 		uc := ""
-		if n.uc != nil {
-			uc = " uc=" + n.uc.clientName
+		if n.UC != nil {
+			uc = " uc=" + n.UC.ClientName
 		}
-		b.WriteString(n.path())
+		b.WriteString(n.Path())
 		b.WriteString(" ")
-		b.WriteString(modeString(n.isDir, n.mode))
-		b.WriteString(" " + n.owner + ":" + n.group)
-		b.WriteString(strings.Join([]string{"", itoa(n.id), itoa(uint64(n.mtime)), itoa(uint64(n.atime)), itoa(uint64(n.replication)), itoa(uint64(n.storagePolicy))}, " "))
+		b.WriteString(namespace.ModeString(n.IsDir, n.Mode))
+		b.WriteString(" " + n.Owner + ":" + n.Group)
+		b.WriteString(strings.Join([]string{"", itoa(n.ID), itoa(uint64(n.Mtime)), itoa(uint64(n.Atime)), itoa(uint64(n.Replication)), itoa(uint64(n.StoragePolicy))}, " "))
 		b.WriteString(uc + "\n")
-		for _, c := range n.children {
+		for _, c := range n.Children {
 			walk(c)
 		}
 	}
-	walk(ns.root)
+	walk(ns.Root)
 	return b.String()
 }
 
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
-
-// FuzzReadImage feeds arbitrary bytes to the image loader: it must return
-// a namespace or an error, never panic.
-func FuzzReadImage(f *testing.F) {
-	ns, _ := testNS(&testing.T{})
-	ns.Mkdirs(as("hdfs"), "/a/b", 0o755, true)
-	var buf strings.Builder
-	ns.ns.writeImage(&buf)
-	f.Add([]byte(buf.String()))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		loaded, err := readImage(strings.NewReader(string(data)))
-		if err == nil && loaded.root == nil {
-			t.Fatal("no error and no root")
-		}
-	})
-}

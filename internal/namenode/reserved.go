@@ -43,17 +43,17 @@ func (s *Namesystem) resolveInodePath(p string) (string, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.ns.byID[id]
+	n := s.tree.Inode(id)
 	if n == nil {
 		return "", ipc.Errorf(ipc.ClassFileNotFound, "File for given inode path does not exist: %s", p)
 	}
 	if tail == ".." {
-		if n.parent == nil {
+		if n.Parent == nil {
 			return "/", nil
 		}
-		return n.parent.path(), nil
+		return n.Parent.Path(), nil
 	}
-	base := n.path()
+	base := n.Path()
 	switch {
 	case tail == "":
 		return base, nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/storage"
 	"github.com/stratafs/strata/internal/webhdfs"
@@ -242,12 +243,16 @@ func (n *NameNode) webRedirectToReplica(ctx context.Context, w http.ResponseWrit
 		if err != nil {
 			return err
 		}
-		if bs := lbs.GetBlocks(); len(bs) > 0 {
-			dn = firstServingHTTP(bs[0].GetLocs())
+		if len(lbs.Blocks) > 0 {
+			var locs []blockmgmt.DatanodeInfo
+			for _, t := range lbs.Blocks[0].Locs {
+				locs = append(locs, t.Node)
+			}
+			dn = firstServingHTTP(datanodeProtos(locs))
 		}
 	}
 	if dn == nil {
-		dn = leastBusy(n.ns.DatanodeReport(hdfspb.DatanodeReportTypeProto_LIVE))
+		dn = leastBusy(datanodeProtos(n.ns.DatanodeReport(blockmgmt.ReportLive)))
 	}
 	return n.webRedirect(w, r, dn)
 }
@@ -303,7 +308,7 @@ func (n *NameNode) webCreate(ctx context.Context, w http.ResponseWriter, r *webh
 	if _, err := r.CreateParams(); err != nil {
 		return err
 	}
-	return n.webRedirect(w, r, leastBusy(n.ns.DatanodeReport(hdfspb.DatanodeReportTypeProto_LIVE)))
+	return n.webRedirect(w, r, leastBusy(datanodeProtos(n.ns.DatanodeReport(blockmgmt.ReportLive))))
 }
 
 func (n *NameNode) webMkdirs(ctx context.Context, w http.ResponseWriter, r *webhdfs.Request) error {

@@ -1,4 +1,4 @@
-package namenode
+package namespace
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 
 	"github.com/stratafs/strata/internal/proto/namenodepb"
 )
@@ -19,9 +21,9 @@ const imageLayoutVersion = 1
 // cannot make the loader allocate without limit.
 const maxImageRecord = 64 << 20
 
-// writeImage writes the namespace as an ImageHeader followed by every
+// WriteImage writes the namespace as an ImageHeader followed by every
 // inode, parents before children, each varint-length-delimited.
-func (ns *namespace) writeImage(w io.Writer) error {
+func (ns *Tree) WriteImage(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var buf []byte
 	put := func(m proto.Message) error {
@@ -37,50 +39,51 @@ func (ns *namespace) writeImage(w io.Writer) error {
 	hdr := &namenodepb.ImageHeader{
 		LayoutVersion: proto.Uint32(imageLayoutVersion),
 		LastInodeId:   proto.Uint64(ns.lastID),
-		LastBlockId:   proto.Uint64(ns.blocks.lastID),
-		GenStamp:      proto.Uint64(ns.blocks.lastGS),
+		LastBlockId:   proto.Uint64(ns.Blocks.LastID()),
+		GenStamp:      proto.Uint64(ns.Blocks.LastGenStamp()),
 		InodeCount:    proto.Uint64(uint64(len(ns.byID))),
 	}
 	if err := put(hdr); err != nil {
 		return err
 	}
-	var walk func(n *inode) error
-	walk = func(n *inode) error {
+	var walk func(n *Inode) error
+	walk = func(n *Inode) error {
 		rec := &namenodepb.Inode{
-			Id: proto.Uint64(n.id), Name: []byte(n.name), IsDir: proto.Bool(n.isDir),
-			Perm:  &namenodepb.PermStatus{Owner: proto.String(n.owner), Group: proto.String(n.group), Mode: proto.Uint32(uint32(n.mode))},
-			Mtime: proto.Int64(n.mtime), Atime: proto.Int64(n.atime),
-			StoragePolicy: proto.Uint32(uint32(n.storagePolicy)),
+			Id: proto.Uint64(n.ID), Name: []byte(n.Name), IsDir: proto.Bool(n.IsDir),
+			Perm:  &namenodepb.PermStatus{Owner: proto.String(n.Owner), Group: proto.String(n.Group), Mode: proto.Uint32(uint32(n.Mode))},
+			Mtime: proto.Int64(n.Mtime), Atime: proto.Int64(n.Atime),
+			StoragePolicy: proto.Uint32(uint32(n.StoragePolicy)),
 		}
-		if n.parent != nil {
-			rec.Parent = proto.Uint64(n.parent.id)
+		if n.Parent != nil {
+			rec.Parent = proto.Uint64(n.Parent.ID)
 		}
-		if !n.isDir {
-			rec.Replication = proto.Uint32(uint32(n.replication))
-			rec.BlockSize = proto.Uint64(n.blockSize)
-			rec.Blocks = blocksProto(n.blocks)
-			if n.uc != nil {
-				rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.uc.clientName), ClientMachine: proto.String(n.uc.clientMachine)}
+		if !n.IsDir {
+			rec.Replication = proto.Uint32(uint32(n.Replication))
+			rec.BlockSize = proto.Uint64(n.BlockSize)
+			rec.Blocks = blocksProto(BlockInfos(n.Blocks))
+			if n.UC != nil {
+				rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.UC.ClientName), ClientMachine: proto.String(n.UC.ClientMachine)}
 			}
 		}
 		if err := put(rec); err != nil {
 			return err
 		}
-		for _, c := range n.children {
+		for _, c := range n.Children {
 			if err := walk(c); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(ns.root); err != nil {
+	if err := walk(ns.Root); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
-// readImage rebuilds a namespace from writeImage's output.
-func readImage(r io.Reader) (*namespace, error) {
+// ReadImage rebuilds a tree from WriteImage's output. Its files' blocks go
+// into blocks, which should be empty.
+func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var buf []byte
 	next := func(m proto.Message) error {
@@ -107,51 +110,51 @@ func readImage(r io.Reader) (*namespace, error) {
 	if hdr.GetLayoutVersion() != imageLayoutVersion {
 		return nil, fmt.Errorf("namenode: image layout version %d not supported (want %d)", hdr.GetLayoutVersion(), imageLayoutVersion)
 	}
-	ns := &namespace{byID: map[uint64]*inode{}, blocks: newBlockMap()}
+	ns := &Tree{byID: map[uint64]*Inode{}, Blocks: blocks}
 	for i := uint64(0); i < hdr.GetInodeCount(); i++ {
 		var rec namenodepb.Inode
 		if err := next(&rec); err != nil {
 			return nil, fmt.Errorf("namenode: image inode %d of %d: %w", i, hdr.GetInodeCount(), err)
 		}
 		n := ns.newInode(rec.GetId(), string(rec.GetName()), rec.GetIsDir(), rec.GetPerm(), rec.GetMtime())
-		n.atime = rec.GetAtime()
-		n.storagePolicy = uint8(rec.GetStoragePolicy())
-		if !n.isDir {
-			n.replication = uint16(rec.GetReplication())
-			n.blockSize = rec.GetBlockSize()
+		n.Atime = rec.GetAtime()
+		n.StoragePolicy = uint8(rec.GetStoragePolicy())
+		if !n.IsDir {
+			n.Replication = uint16(rec.GetReplication())
+			n.BlockSize = rec.GetBlockSize()
 			if uc := rec.GetUc(); uc != nil {
-				n.uc = &underConstruction{clientName: uc.GetClientName(), clientMachine: uc.GetClientMachine()}
+				n.UC = &UnderConstruction{ClientName: uc.GetClientName(), ClientMachine: uc.GetClientMachine()}
 			}
-			ns.blocks.setBlocks(n, rec.GetBlocks(), n.uc == nil)
+			ns.setBlocks(n, blockInfos(rec.GetBlocks()), n.UC == nil)
 		}
 		if i == 0 {
 			if rec.GetId() != rootInodeID || rec.Parent != nil {
 				return nil, errors.New("namenode: image does not start with the root directory")
 			}
-			ns.root = n
+			ns.Root = n
 			continue
 		}
 		parent := ns.byID[rec.GetParent()]
-		if parent == nil || !parent.isDir {
-			return nil, fmt.Errorf("namenode: image inode %d (%q) has a bad parent %d", n.id, n.name, rec.GetParent())
+		if parent == nil || !parent.IsDir {
+			return nil, fmt.Errorf("namenode: image inode %d (%q) has a bad parent %d", n.ID, n.Name, rec.GetParent())
 		}
 		// Siblings are written in name order; lookups rely on it.
-		if k := len(parent.children); k > 0 && parent.children[k-1].name >= n.name {
-			return nil, fmt.Errorf("namenode: image inode %d (%q) is out of order or duplicated in directory %d", n.id, n.name, parent.id)
+		if k := len(parent.Children); k > 0 && parent.Children[k-1].Name >= n.Name {
+			return nil, fmt.Errorf("namenode: image inode %d (%q) is out of order or duplicated in directory %d", n.ID, n.Name, parent.ID)
 		}
-		if n.name == "" {
-			return nil, fmt.Errorf("namenode: image inode %d has an empty name", n.id)
+		if n.Name == "" {
+			return nil, fmt.Errorf("namenode: image inode %d has an empty name", n.ID)
 		}
-		parent.children = append(parent.children, n)
-		n.parent = parent
+		parent.Children = append(parent.Children, n)
+		n.Parent = parent
 	}
-	if ns.root == nil {
+	if ns.Root == nil {
 		return nil, errors.New("namenode: image has no root")
 	}
 	if hdr.GetLastInodeId() > ns.lastID {
 		ns.lastID = hdr.GetLastInodeId()
 	}
-	ns.blocks.note(hdr.GetLastBlockId(), hdr.GetGenStamp())
+	ns.Blocks.Note(hdr.GetLastBlockId(), hdr.GetGenStamp())
 	return ns, nil
 }
 

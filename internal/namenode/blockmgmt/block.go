@@ -1,0 +1,141 @@
+package blockmgmt
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/stratafs/strata/internal/storage"
+)
+
+// Block ids start above 2^30 and generation stamps at 1001, as in HDFS.
+const (
+	FirstBlockID  = 1<<30 + 1
+	FirstGenStamp = 1001
+)
+
+// BlockCollection is what block management needs of the file a block
+// belongs to (Hadoop's BlockCollection). The namespace's inodes implement
+// it; tests use a small fake.
+type BlockCollection interface {
+	// InodeID is the file's inode id.
+	InodeID() uint64
+	// Path is the file's current absolute path, for logs.
+	Path() string
+	// ReplicationFactor is the number of replicas the file asks for.
+	ReplicationFactor() int
+	// EffectivePolicy is the storage policy placing the file's replicas.
+	EffectivePolicy() storage.Policy
+	// IsUnderConstruction reports whether a writer holds the file open.
+	IsUnderConstruction() bool
+	// LastBlock is the file's last block, or nil.
+	LastBlock() *Block
+}
+
+// Block is one block of a file. Its id, generation stamp and length are
+// persistent (edit log, image) and set by the namespace when it applies an
+// edit; where its replicas are is not: DataNodes report it after every
+// NameNode start.
+type Block struct {
+	ID       uint64
+	GenStamp uint64
+	NumBytes int64
+	File     BlockCollection
+
+	// Committed: the writer has reported the final length. Complete: it
+	// has, and enough replicas with that length have been reported.
+	Committed bool
+	Complete  bool
+
+	// Replicas reported by DataNodes, by storage id.
+	Replicas map[string]*Replica
+	// Expected are the pipeline's storages while the block is written.
+	Expected []*Storage
+	// Deleting holds DataNodes told to delete their replica, until they
+	// confirm it: no new copy goes there before.
+	Deleting map[string]time.Time
+}
+
+// NewBlock returns a block of file with no replicas.
+func NewBlock(id uint64, file BlockCollection) *Block {
+	return &Block{ID: id, File: file, Replicas: map[string]*Replica{}}
+}
+
+// String names b as HDFS logs do: blk_<id>_<generation stamp>.
+func (b *Block) String() string { return fmt.Sprintf("blk_%d_%d", b.ID, b.GenStamp) }
+
+// Replica is a copy of a block on one DataNode storage.
+type Replica struct {
+	Storage  *Storage
+	GenStamp uint64
+	NumBytes int64
+	Final    bool // finalized on the DataNode (not being written)
+	Corrupt  bool
+}
+
+// BlockMap is every block of every file, by id, with the last block id
+// and generation stamp handed out. It is not safe for concurrent use.
+type BlockMap struct {
+	m      map[uint64]*Block
+	lastID uint64
+	lastGS uint64
+	// removed collects blocks dropped from files by applied edits, so
+	// their replicas can be deleted on the DataNodes.
+	removed []*Block
+}
+
+// NewBlockMap returns an empty map whose first block id and generation
+// stamp will be FirstBlockID and FirstGenStamp.
+func NewBlockMap() *BlockMap {
+	return &BlockMap{m: map[uint64]*Block{}, lastID: FirstBlockID - 1, lastGS: FirstGenStamp - 1}
+}
+
+// Get returns the block with id, or nil.
+func (bm *BlockMap) Get(id uint64) *Block { return bm.m[id] }
+
+// Put adds b (replacing any block with its id).
+func (bm *BlockMap) Put(b *Block) { bm.m[b.ID] = b }
+
+// Len is the number of blocks.
+func (bm *BlockMap) Len() int { return len(bm.m) }
+
+// IDs returns every block id in ascending order.
+func (bm *BlockMap) IDs() []uint64 {
+	ids := make([]uint64, 0, len(bm.m))
+	for id := range bm.m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// LastID is the highest block id seen; a new block gets one more.
+func (bm *BlockMap) LastID() uint64 { return bm.lastID }
+
+// LastGenStamp is the highest generation stamp seen; a new one is one more.
+func (bm *BlockMap) LastGenStamp() uint64 { return bm.lastGS }
+
+// Note raises the last block id and generation stamp to id and gs.
+func (bm *BlockMap) Note(id, gs uint64) {
+	if id > bm.lastID {
+		bm.lastID = id
+	}
+	if gs > bm.lastGS {
+		bm.lastGS = gs
+	}
+}
+
+// Drop removes b, remembering it for TakeRemoved.
+func (bm *BlockMap) Drop(b *Block) {
+	if bm.m[b.ID] == b {
+		delete(bm.m, b.ID)
+		bm.removed = append(bm.removed, b)
+	}
+}
+
+// TakeRemoved returns and clears the blocks removed since the last call.
+func (bm *BlockMap) TakeRemoved() []*Block {
+	r := bm.removed
+	bm.removed = nil
+	return r
+}

@@ -1,0 +1,280 @@
+package blockmgmt
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/stratafs/strata/internal/storage"
+)
+
+// pendingReplication is a transfer scheduled but not yet reported done.
+type pendingReplication struct {
+	source   *Datanode
+	targets  map[string]bool // DataNode uuids still to report the replica
+	deadline time.Time
+}
+
+func (p *pendingReplication) arrived(uuid string) { delete(p.targets, uuid) }
+func (p *pendingReplication) done() bool          { return len(p.targets) == 0 }
+
+func (m *Manager) finishPending(id uint64) {
+	if p := m.pending[id]; p != nil {
+		if p.source.pendingTransfers > 0 {
+			p.source.pendingTransfers--
+		}
+		delete(m.pending, id)
+	}
+}
+
+// ReplicationStats are the counts fsck, metrics and getFsStats report.
+type ReplicationStats struct {
+	Blocks, UnderReplicated, Corrupt, Missing, PendingReplication, Misplaced int
+}
+
+// CheckHeartbeats declares DataNodes dead whose last heartbeat is older
+// than the expiry at now, and forgets their replicas so that the blocks
+// are copied elsewhere.
+func (m *Manager) CheckHeartbeats(now time.Time) {
+	for _, d := range m.dns.byUUID {
+		if d.Dead || now.Sub(d.LastHeartbeat) <= m.cfg.HeartbeatExpiry {
+			continue
+		}
+		d.Dead = true
+		d.commands = nil
+		d.pendingTransfers = 0
+		m.removeReplicasOf(d)
+		m.log.Warn("namenode: datanode is dead", "datanode", d.String(), "last_heartbeat", d.LastHeartbeat.Format(time.RFC3339))
+	}
+}
+
+// wantedTypes is the storage type each of a file's replicas should have.
+func wantedTypes(b *Block) []storage.Type {
+	return b.File.EffectivePolicy().ChooseTypes(b.File.ReplicationFactor())
+}
+
+// Misplaced returns the good replicas whose storage type the policy does
+// not want (want has one type per wanted replica), and the wanted types
+// that no replica has.
+func Misplaced(good []*Replica, want []storage.Type) (extra []*Replica, missing []storage.Type) {
+	need := map[storage.Type]int{}
+	for _, t := range want {
+		need[t]++
+	}
+	for _, r := range good {
+		if need[r.Storage.Type] > 0 {
+			need[r.Storage.Type]--
+		} else {
+			extra = append(extra, r)
+		}
+	}
+	for _, t := range want {
+		if need[t] > 0 {
+			missing = append(missing, t)
+			need[t]--
+		}
+	}
+	return extra, missing
+}
+
+// Replicate is one pass of the replication monitor at now, over the
+// blocks in id order: it re-schedules copies whose pending deadline
+// passed, schedules copies of under-replicated blocks (from the good
+// replica whose node has the fewest streams, to storages chosen by the
+// file's policy), moves for files whose storage policy asks for it
+// (SatisfyStoragePolicy), and deletes excess and, once a good copy
+// exists, bad replicas. Blocks being written are left alone. It returns
+// (and keeps, for Stats) the counts it saw.
+func (m *Manager) Replicate(now time.Time) ReplicationStats {
+	var st ReplicationStats
+	for id, p := range m.pending {
+		if now.After(p.deadline) {
+			m.log.Warn("namenode: replication timed out; will retry", "block", fmt.Sprintf("blk_%d", id))
+			m.finishPending(id)
+		}
+	}
+	st.PendingReplication = len(m.pending)
+	for _, id := range m.blocks.IDs() {
+		b := m.blocks.Get(id)
+		st.Blocks++
+		if !b.Committed || b.File == nil || b.File.IsUnderConstruction() && b == b.File.LastBlock() {
+			continue // being written (or recovered): not the monitor's
+		}
+		good := GoodReplicas(b)
+		want := b.File.ReplicationFactor()
+		corrupt := 0
+		for _, r := range b.Replicas {
+			if r.Corrupt && !r.Storage.DN.Dead {
+				corrupt++
+			}
+		}
+		if corrupt > 0 {
+			st.Corrupt++
+		}
+		if len(good) == 0 {
+			if b.NumBytes > 0 || corrupt > 0 {
+				st.Missing++
+			}
+			continue
+		}
+		if len(good) < want {
+			st.UnderReplicated++
+		}
+		// Copies that are not good — corrupt, of an older generation, or
+		// of the wrong length — go as soon as a good copy exists: they
+		// hold no data worth keeping and they block their node from
+		// receiving a good replica.
+		for _, r := range SortedReplicas(b) {
+			if r.Final && !r.Storage.DN.Dead && !isGood(b, r) {
+				m.log.Info("namenode: deleting bad replica", "block", b.String(), "datanode", r.Storage.DN.String(),
+					"corrupt", r.Corrupt, "replica_gs", r.GenStamp, "replica_len", r.NumBytes)
+				m.deleteReplica(r, b, now)
+			}
+		}
+		_, inPending := m.pending[id]
+		fileID := b.File.InodeID()
+		extra, missingTypes := Misplaced(good, wantedTypes(b))
+		if m.satisfy[fileID] && len(missingTypes) > 0 {
+			st.Misplaced++
+		}
+		switch {
+		case inPending:
+		case len(good) < want:
+			m.scheduleTransfer(b, good, missingTypes[:min(len(missingTypes), want-len(good))], now)
+		case m.satisfy[fileID] && len(extra) > 0 && len(missingTypes) > 0:
+			// A move: on the same node when it has a volume of the missing
+			// type, else a copy elsewhere (the excess pass then deletes the
+			// misplaced copy).
+			if !m.scheduleLocalMove(b, extra, missingTypes, now) {
+				m.scheduleTransfer(b, good, missingTypes[:1], now)
+			}
+		case len(good) > want:
+			m.removeExcess(b, good, want, now)
+		}
+	}
+	m.replStats = st
+	return st
+}
+
+// Stats returns the counts of the latest Replicate, with the current
+// number of blocks.
+func (m *Manager) Stats() ReplicationStats {
+	st := m.replStats
+	st.Blocks = m.blocks.Len()
+	return st
+}
+
+// Pending is the number of blocks with a copy scheduled.
+func (m *Manager) Pending() int { return len(m.pending) }
+
+// scheduleTransfer asks a DataNode holding a good replica to copy it to
+// new storages of the given types. It skips nodes that already hold a
+// replica, and nodes told to delete one less than ReplicationTimeout ago.
+func (m *Manager) scheduleTransfer(b *Block, good []*Replica, types []storage.Type, now time.Time) {
+	if len(types) == 0 {
+		return
+	}
+	var src *Replica
+	for _, r := range good {
+		if r.Storage.DN.pendingTransfers >= m.cfg.MaxReplicationStreams {
+			continue
+		}
+		if src == nil || r.Storage.DN.pendingTransfers < src.Storage.DN.pendingTransfers {
+			src = r
+		}
+	}
+	if src == nil {
+		return
+	}
+	exclude := map[string]bool{}
+	for _, r := range b.Replicas {
+		exclude[r.Storage.DN.UUID] = true
+	}
+	for uuid, at := range b.Deleting {
+		if now.Sub(at) < m.cfg.ReplicationTimeout {
+			exclude[uuid] = true
+		} else {
+			delete(b.Deleting, uuid)
+		}
+	}
+	targets := m.dns.choose(Placement{Types: types, Policy: b.File.EffectivePolicy(), Exclude: exclude, Need: b.NumBytes})
+	if len(targets) == 0 {
+		return
+	}
+	cmd := Command{Kind: Transfer, Block: BlockRef{ID: b.ID, GenStamp: b.GenStamp, NumBytes: b.NumBytes}}
+	p := &pendingReplication{source: src.Storage.DN, targets: map[string]bool{}, deadline: now.Add(m.cfg.ReplicationTimeout)}
+	for _, t := range targets {
+		cmd.Targets = append(cmd.Targets, Target{Node: t.DN.Info(), StorageType: t.Type, StorageID: t.ID})
+		p.targets[t.DN.UUID] = true
+	}
+	m.queue(src.Storage.DN, cmd)
+	src.Storage.DN.pendingTransfers++
+	m.pending[b.ID] = p
+	m.log.Info("namenode: scheduling replication", "block", b.String(), "from", src.Storage.DN.String(), "to", len(targets), "file", pathOf(b))
+}
+
+// removeExcess deletes replicas beyond the wanted count: first those the
+// storage policy does not want, then those on the storages with the least
+// space remaining.
+func (m *Manager) removeExcess(b *Block, good []*Replica, want int, now time.Time) {
+	// Misplaced lets the first replicas of each wanted type fill the
+	// policy's places; offer them roomiest first, so that the surplus of a
+	// type is the copies with the least space.
+	roomy := append([]*Replica(nil), good...)
+	sort.SliceStable(roomy, func(i, j int) bool { return roomy[i].Storage.Remaining > roomy[j].Storage.Remaining })
+	extra, _ := Misplaced(roomy, wantedTypes(b))
+	isExtra := map[*Replica]bool{}
+	for _, r := range extra {
+		isExtra[r] = true
+	}
+	cands := append([]*Replica(nil), good...)
+	sort.SliceStable(cands, func(i, j int) bool {
+		if isExtra[cands[i]] != isExtra[cands[j]] {
+			return isExtra[cands[i]]
+		}
+		return cands[i].Storage.Remaining < cands[j].Storage.Remaining
+	})
+	for _, r := range cands[:len(good)-want] {
+		m.log.Info("namenode: deleting excess replica", "block", b.String(), "datanode", r.Storage.DN.String(), "type", r.Storage.Type)
+		m.deleteReplica(r, b, now)
+	}
+}
+
+// deleteReplica tells r's DataNode to delete it and forgets it; the node
+// gets no new copy of b until it confirms the deletion.
+func (m *Manager) deleteReplica(r *Replica, b *Block, now time.Time) {
+	m.invalidate(r.Storage, b.ID, r.GenStamp)
+	m.removeReplica(r.Storage, b.ID)
+	if b.Deleting == nil {
+		b.Deleting = map[string]time.Time{}
+	}
+	b.Deleting[r.Storage.DN.UUID] = now
+}
+
+// SatisfyStoragePolicy marks file fileID so that the replication monitor
+// moves replicas whose storage type its policy does not want (the mover's
+// request).
+func (m *Manager) SatisfyStoragePolicy(fileID uint64) { m.satisfy[fileID] = true }
+
+// scheduleLocalMove asks a DataNode holding a misplaced replica to move it
+// to one of its own volumes of a missing type. It reports whether it found
+// one.
+func (m *Manager) scheduleLocalMove(b *Block, extra []*Replica, missing []storage.Type, now time.Time) bool {
+	for _, r := range extra {
+		for _, t := range missing {
+			for _, st := range r.Storage.DN.SortedStorages() {
+				if st.Failed || st.Type != t || st.Remaining-st.scheduled < b.NumBytes {
+					continue
+				}
+				d := r.Storage.DN
+				m.queue(d, Command{Kind: Move, Block: BlockRef{ID: b.ID, GenStamp: b.GenStamp, NumBytes: b.NumBytes}, TargetType: t})
+				st.scheduled += b.NumBytes
+				d.pendingTransfers++
+				m.pending[b.ID] = &pendingReplication{source: d, targets: map[string]bool{d.UUID: true}, deadline: now.Add(m.cfg.ReplicationTimeout)}
+				m.log.Info("namenode: scheduling move", "block", b.String(), "datanode", d.String(), "from", r.Storage.Type, "to", t, "file", pathOf(b))
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,305 @@
+package namenode
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+)
+
+// The configuration keys the NameNode reads. Their defaults live in conf's
+// table of known keys (conf/keys.go) and nowhere else.
+const (
+	keyNameDir            = "dfs.namenode.name.dir"
+	keyRPCAddress         = "dfs.namenode.rpc-address"
+	keyDefaultFS          = "fs.defaultFS"
+	keyHTTPAddress        = "dfs.namenode.http-address"
+	keySuperGroup         = "dfs.permissions.superusergroup"
+	keyPermissions        = "dfs.permissions.enabled"
+	keyReplication        = "dfs.replication"
+	keyMaxReplication     = "dfs.replication.max"
+	keyMinReplication     = "dfs.namenode.replication.min"
+	keyBlockSize          = "dfs.blocksize"
+	keyMinBlockSize       = "dfs.namenode.fs-limits.min-block-size"
+	keyBytesPerChecksum   = "dfs.bytes-per-checksum"
+	keyFileBufferSize     = "io.file.buffer.size"
+	keyMaxComponentLength = "dfs.namenode.fs-limits.max-component-length"
+	keyMaxDirItems        = "dfs.namenode.fs-limits.max-directory-items"
+	keyListLimit          = "dfs.ls.limit"
+	keyMaxDataLength      = "ipc.maximum.data.length"
+	keyCheckpointPeriod   = "dfs.namenode.checkpoint.period"
+	keyCheckpointTxns     = "dfs.namenode.checkpoint.txns"
+	keyHeartbeatInterval  = "dfs.heartbeat.interval"
+	keyHeartbeatRecheck   = "dfs.namenode.heartbeat.recheck-interval"
+	keyReplInterval       = "dfs.namenode.redundancy.interval.seconds"
+	keyReplStreams        = "dfs.namenode.replication.max-streams"
+	keyReplTimeout        = "dfs.namenode.reconstruction.pending.timeout-sec"
+	keySafeModeThreshold  = "dfs.namenode.safemode.threshold-pct"
+	keySafeModeExtension  = "dfs.namenode.safemode.extension"
+)
+
+// Lease limits have no key in Hadoop either (HdfsConstants).
+const (
+	defaultLeaseSoftLimit = time.Minute
+	defaultLeaseHardLimit = 20 * time.Minute
+)
+
+// Config configures a NameNode. DefaultConfig gives the defaults of conf's
+// key table; ConfigFrom reads the keys named on each field. None of the
+// fields can change while the NameNode runs. New and Format call Validate.
+type Config struct {
+	// NameDir is the storage directory for the image and edit log
+	// (dfs.namenode.name.dir; only the first entry is used; a file://
+	// prefix is dropped). DefaultConfig leaves it empty: it must be set.
+	NameDir string
+	// RPCAddr is host:port for client and DataNode RPC
+	// (dfs.namenode.rpc-address, else the authority of an hdfs://
+	// fs.defaultFS; default 127.0.0.1:8020); port 0 picks a free port.
+	RPCAddr string
+	// HTTPAddr is host:port of the web UI, WebHDFS, fsck and /metrics
+	// (dfs.namenode.http-address, default 127.0.0.1:9870); "" disables it.
+	HTTPAddr string
+	// Superuser is the user with every privilege: the user who starts the
+	// NameNode, as in HDFS ($HADOOP_USER_NAME, else the OS user). It has no
+	// key.
+	Superuser string
+	// SuperGroup's members are superusers too
+	// (dfs.permissions.superusergroup, default supergroup).
+	SuperGroup string
+	// Permissions turns permission checking on (dfs.permissions.enabled,
+	// default true).
+	Permissions bool
+	// DefaultReplication applies when a client asks for none
+	// (dfs.replication, default 3); MaxReplication is the largest a file
+	// may have (dfs.replication.max, 512); MinReplication the good replicas
+	// a block needs before its file can be closed
+	// (dfs.namenode.replication.min, 1).
+	DefaultReplication int
+	MaxReplication     int
+	MinReplication     int
+	// DefaultBlockSize in bytes applies when a client asks for none
+	// (dfs.blocksize, default 128 MiB); MinBlockSize is the smallest a
+	// file may have (dfs.namenode.fs-limits.min-block-size, 1 MiB).
+	DefaultBlockSize int64
+	MinBlockSize     int64
+	// BytesPerChecksum and FileBufferSize (bytes) are reported to clients
+	// in the server defaults (dfs.bytes-per-checksum, 512;
+	// io.file.buffer.size, 4096).
+	BytesPerChecksum int
+	FileBufferSize   int
+	// MaxComponentLength is the longest path component in bytes, 0 for no
+	// limit (dfs.namenode.fs-limits.max-component-length, 255);
+	// MaxDirItems the most entries a directory may hold
+	// (dfs.namenode.fs-limits.max-directory-items, 1048576).
+	MaxComponentLength int
+	MaxDirItems        int
+	// ListLimit is the number of entries per getListing page (dfs.ls.limit,
+	// 1000).
+	ListLimit int
+	// CheckpointPeriod and CheckpointTxns decide when an image is saved
+	// (dfs.namenode.checkpoint.period, 1 h; dfs.namenode.checkpoint.txns,
+	// 1000000 uncheckpointed edits); one is also saved on Close.
+	CheckpointPeriod time.Duration
+	CheckpointTxns   uint64
+	// LeaseSoftLimit lets another writer take over a file; past
+	// LeaseHardLimit the NameNode closes it (60 s and 20 min, as HDFS; no
+	// keys).
+	LeaseSoftLimit time.Duration
+	LeaseHardLimit time.Duration
+	// MaxDataLength bounds an RPC frame in bytes (ipc.maximum.data.length,
+	// 128 MiB).
+	MaxDataLength int
+	// HeartbeatInterval is told to DataNodes (dfs.heartbeat.interval, 3 s);
+	// a DataNode is dead after HeartbeatExpiry without one: 2 ×
+	// dfs.namenode.heartbeat.recheck-interval + 10 × dfs.heartbeat.interval
+	// (10.5 min by default), as in HDFS.
+	HeartbeatInterval time.Duration
+	HeartbeatExpiry   time.Duration
+	// ReplicationInterval is how often the replication monitor runs
+	// (dfs.namenode.redundancy.interval.seconds, 3 s).
+	ReplicationInterval time.Duration
+	// MaxReplicationStreams bounds copies scheduled from one DataNode at a
+	// time (dfs.namenode.replication.max-streams, 2); ReplicationTimeout
+	// re-schedules a copy not reported done
+	// (dfs.namenode.reconstruction.pending.timeout-sec, 5 min).
+	MaxReplicationStreams int
+	ReplicationTimeout    time.Duration
+	// SafeModeThreshold is the fraction of blocks that must be reported
+	// before the startup safe mode ends (dfs.namenode.safemode.threshold-pct,
+	// 0.999; <= 0 leaves at once, > 1 never), SafeModeExtension how long it
+	// lasts after that (dfs.namenode.safemode.extension, 30 s).
+	SafeModeThreshold float64
+	SafeModeExtension time.Duration
+	// Recover truncates the in-progress edit log at its first damaged
+	// record instead of refusing to start (Hadoop's namenode -recover).
+	// Records after the damage are lost. No key: a command-line flag.
+	Recover bool
+	// Logger receives the daemon's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults of conf's key table, with the current
+// user as superuser and no storage directory.
+func DefaultConfig() Config {
+	cfg, err := ConfigFrom(conf.New())
+	if err != nil {
+		// conf's tests check that every default parses.
+		panic(fmt.Sprintf("namenode: the default configuration does not parse: %v", err))
+	}
+	cfg.NameDir = ""
+	return cfg
+}
+
+func currentUser() string {
+	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "root"
+}
+
+// ConfigFrom reads a Config from Hadoop configuration keys. Keys not set
+// take conf's defaults; a value that does not parse is an error naming
+// the key.
+func ConfigFrom(c *conf.Configuration) (Config, error) {
+	cfg := Config{Superuser: currentUser(), LeaseSoftLimit: defaultLeaseSoftLimit, LeaseHardLimit: defaultLeaseHardLimit}
+	var errs []error
+	num := func(key string) int {
+		v, err := c.GetInt(key)
+		errs = append(errs, err)
+		return int(v)
+	}
+	size := func(key string) int64 {
+		v, err := c.GetBytes(key)
+		errs = append(errs, err)
+		return v
+	}
+	dur := func(key string, unit time.Duration) time.Duration {
+		d, err := c.GetDuration(key, unit)
+		errs = append(errs, err)
+		return d
+	}
+	dirs := c.GetStrings(keyNameDir)
+	if len(dirs) == 0 {
+		return cfg, fmt.Errorf("namenode: %s is empty", keyNameDir)
+	}
+	cfg.NameDir = strings.TrimPrefix(dirs[0], "file://")
+	cfg.RPCAddr = RPCAddress(c)
+	cfg.HTTPAddr = c.Get(keyHTTPAddress)
+	cfg.SuperGroup = c.Get(keySuperGroup)
+	perm, err := c.GetBool(keyPermissions)
+	errs = append(errs, err)
+	cfg.Permissions = perm
+	cfg.DefaultReplication = num(keyReplication)
+	cfg.MaxReplication = num(keyMaxReplication)
+	cfg.MinReplication = num(keyMinReplication)
+	cfg.DefaultBlockSize = size(keyBlockSize)
+	cfg.MinBlockSize = size(keyMinBlockSize)
+	cfg.BytesPerChecksum = num(keyBytesPerChecksum)
+	cfg.FileBufferSize = num(keyFileBufferSize)
+	cfg.MaxComponentLength = num(keyMaxComponentLength)
+	cfg.MaxDirItems = num(keyMaxDirItems)
+	cfg.ListLimit = num(keyListLimit)
+	cfg.MaxDataLength = num(keyMaxDataLength)
+	cfg.CheckpointPeriod = dur(keyCheckpointPeriod, time.Second)
+	txns, err := c.GetInt(keyCheckpointTxns)
+	errs = append(errs, err)
+	if txns > 0 {
+		cfg.CheckpointTxns = uint64(txns)
+	}
+	cfg.HeartbeatInterval = dur(keyHeartbeatInterval, time.Second)
+	cfg.HeartbeatExpiry = 2*dur(keyHeartbeatRecheck, time.Millisecond) + 10*cfg.HeartbeatInterval
+	cfg.ReplicationInterval = dur(keyReplInterval, time.Second)
+	cfg.MaxReplicationStreams = num(keyReplStreams)
+	cfg.ReplicationTimeout = dur(keyReplTimeout, time.Second)
+	cfg.SafeModeExtension = dur(keySafeModeExtension, time.Millisecond)
+	th, err := c.GetFloat(keySafeModeThreshold)
+	errs = append(errs, err)
+	cfg.SafeModeThreshold = th
+	return cfg, errors.Join(errs...)
+}
+
+// Validate reports the first setting New cannot run with, naming the key
+// that sets it.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("namenode: "+format, args...)
+	}
+	switch {
+	case c.NameDir == "":
+		return bad("no storage directory (%s)", keyNameDir)
+	case c.RPCAddr == "":
+		return bad("no RPC address (%s)", keyRPCAddress)
+	case c.Superuser == "":
+		return bad("no superuser")
+	case c.MaxReplication < 1:
+		return bad("%s must be at least 1, got %d", keyMaxReplication, c.MaxReplication)
+	case c.DefaultReplication < 1 || c.DefaultReplication > c.MaxReplication:
+		return bad("%s must be between 1 and %s (%d), got %d", keyReplication, keyMaxReplication, c.MaxReplication, c.DefaultReplication)
+	case c.MinReplication < 1 || c.MinReplication > c.MaxReplication:
+		return bad("%s must be between 1 and %s (%d), got %d", keyMinReplication, keyMaxReplication, c.MaxReplication, c.MinReplication)
+	case c.BytesPerChecksum < 1:
+		return bad("%s must be at least 1, got %d", keyBytesPerChecksum, c.BytesPerChecksum)
+	case c.MinBlockSize < 0:
+		return bad("%s must not be negative, got %d", keyMinBlockSize, c.MinBlockSize)
+	case c.DefaultBlockSize < 1 || c.DefaultBlockSize < c.MinBlockSize:
+		return bad("%s must be at least 1 and at least %s (%d), got %d", keyBlockSize, keyMinBlockSize, c.MinBlockSize, c.DefaultBlockSize)
+	case c.DefaultBlockSize%int64(c.BytesPerChecksum) != 0:
+		return bad("%s (%d) must be a multiple of %s (%d)", keyBlockSize, c.DefaultBlockSize, keyBytesPerChecksum, c.BytesPerChecksum)
+	case c.FileBufferSize < 1:
+		return bad("%s must be at least 1, got %d", keyFileBufferSize, c.FileBufferSize)
+	case c.MaxComponentLength < 0:
+		return bad("%s must not be negative (0 disables the check), got %d", keyMaxComponentLength, c.MaxComponentLength)
+	case c.MaxDirItems < 1:
+		return bad("%s must be at least 1, got %d", keyMaxDirItems, c.MaxDirItems)
+	case c.ListLimit < 1:
+		return bad("%s must be at least 1, got %d", keyListLimit, c.ListLimit)
+	case c.MaxDataLength < 1:
+		return bad("%s must be at least 1, got %d", keyMaxDataLength, c.MaxDataLength)
+	case c.CheckpointPeriod <= 0:
+		return bad("%s must be positive, got %v", keyCheckpointPeriod, c.CheckpointPeriod)
+	case c.CheckpointTxns < 1:
+		return bad("%s must be at least 1, got %d", keyCheckpointTxns, c.CheckpointTxns)
+	case c.LeaseSoftLimit <= 0 || c.LeaseHardLimit < c.LeaseSoftLimit:
+		return bad("lease limits must be positive with the hard limit at least the soft one, got soft %v hard %v", c.LeaseSoftLimit, c.LeaseHardLimit)
+	case c.HeartbeatInterval <= 0:
+		return bad("%s must be positive, got %v", keyHeartbeatInterval, c.HeartbeatInterval)
+	case c.HeartbeatExpiry <= 0:
+		return bad("the heartbeat expiry (2 × %s + 10 × %s) must be positive, got %v", keyHeartbeatRecheck, keyHeartbeatInterval, c.HeartbeatExpiry)
+	case c.ReplicationInterval <= 0:
+		return bad("%s must be positive, got %v", keyReplInterval, c.ReplicationInterval)
+	case c.MaxReplicationStreams < 1:
+		return bad("%s must be at least 1, got %d", keyReplStreams, c.MaxReplicationStreams)
+	case c.ReplicationTimeout <= 0:
+		return bad("%s must be positive, got %v", keyReplTimeout, c.ReplicationTimeout)
+	case c.SafeModeExtension < 0:
+		return bad("%s must not be negative, got %v", keySafeModeExtension, c.SafeModeExtension)
+	case c.SafeModeThreshold != c.SafeModeThreshold:
+		return bad("%s is not a number", keySafeModeThreshold)
+	}
+	return nil
+}
+
+// RPCAddress is the NameNode's client RPC address from configuration:
+// dfs.namenode.rpc-address if set, else the authority of an hdfs://
+// fs.defaultFS, else dfs.namenode.rpc-address's default.
+func RPCAddress(c *conf.Configuration) string {
+	if c.IsSet(keyRPCAddress) {
+		return c.Get(keyRPCAddress)
+	}
+	if d := c.Get(keyDefaultFS); strings.HasPrefix(d, "hdfs://") {
+		host := strings.TrimSuffix(strings.TrimPrefix(d, "hdfs://"), "/")
+		if !strings.Contains(host, ":") {
+			host += ":8020"
+		}
+		return host
+	}
+	return c.Get(keyRPCAddress)
+}

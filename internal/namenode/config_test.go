@@ -1,0 +1,151 @@
+package namenode
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/conf/conftest"
+)
+
+func baseConf() *conf.Configuration {
+	c := conf.New()
+	c.Set("dfs.namenode.name.dir", "file:///data/nn")
+	return c
+}
+
+func TestConfigDefaults(t *testing.T) {
+	want := DefaultConfig()
+	want.NameDir = "/data/nn"
+	conftest.CheckDefaults(t, ConfigFrom, baseConf, want)
+	if err := want.Validate(); err != nil {
+		t.Errorf("defaults with a storage directory do not validate: %v", err)
+	}
+	// The Hadoop defaults the rest of strata relies on.
+	d := DefaultConfig()
+	if d.NameDir != "" || d.RPCAddr != "127.0.0.1:8020" || d.DefaultReplication != 3 || d.DefaultBlockSize != 128<<20 ||
+		d.HeartbeatExpiry != 630*time.Second || d.SafeModeThreshold != 0.999 || d.Superuser == "" {
+		t.Errorf("DefaultConfig = %+v", d)
+	}
+}
+
+func TestConfigMapping(t *testing.T) {
+	conftest.CheckMapping(t, ConfigFrom, baseConf, map[string]string{
+		"dfs.namenode.name.dir":                           "/other",
+		"dfs.namenode.rpc-address":                        "10.1.1.1:9000",
+		"fs.defaultFS":                                    "hdfs://nn.example:9001",
+		"dfs.namenode.http-address":                       "",
+		"dfs.permissions.superusergroup":                  "admins",
+		"dfs.permissions.enabled":                         "false",
+		"dfs.replication":                                 "2",
+		"dfs.replication.max":                             "10",
+		"dfs.namenode.replication.min":                    "2",
+		"dfs.blocksize":                                   "64m",
+		"dfs.namenode.fs-limits.min-block-size":           "1024",
+		"dfs.bytes-per-checksum":                          "1024",
+		"io.file.buffer.size":                             "65536",
+		"dfs.namenode.fs-limits.max-component-length":     "0",
+		"dfs.namenode.fs-limits.max-directory-items":      "100",
+		"dfs.ls.limit":                                    "10",
+		"ipc.maximum.data.length":                         "1048576",
+		"dfs.namenode.checkpoint.period":                  "60",
+		"dfs.namenode.checkpoint.txns":                    "10",
+		"dfs.heartbeat.interval":                          "1",
+		"dfs.namenode.heartbeat.recheck-interval":         "1000",
+		"dfs.namenode.redundancy.interval.seconds":        "1",
+		"dfs.namenode.replication.max-streams":            "4",
+		"dfs.namenode.reconstruction.pending.timeout-sec": "10",
+		"dfs.namenode.safemode.threshold-pct":             "0.5",
+		"dfs.namenode.safemode.extension":                 "0",
+	})
+}
+
+func TestConfigFromErrors(t *testing.T) {
+	for key, value := range map[string]string{
+		"dfs.replication":                      "three",
+		"dfs.blocksize":                        "big",
+		"dfs.permissions.enabled":              "maybe",
+		"dfs.namenode.safemode.extension":      "soon",
+		"dfs.namenode.safemode.threshold-pct":  "most",
+		"dfs.namenode.replication.max-streams": "",
+	} {
+		c := baseConf()
+		c.Set(key, value)
+		if _, err := ConfigFrom(c); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%q: error %v does not name the key", key, value, err)
+		}
+	}
+	c := baseConf()
+	c.Set("dfs.namenode.name.dir", " , ")
+	if _, err := ConfigFrom(c); err == nil {
+		t.Error("empty dfs.namenode.name.dir accepted")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string // substring of the error; "" for valid
+	}{
+		{"defaults", func(c *Config) {}, ""},
+		{"no storage directory", func(c *Config) { c.NameDir = "" }, "dfs.namenode.name.dir"},
+		{"no RPC address", func(c *Config) { c.RPCAddr = "" }, "dfs.namenode.rpc-address"},
+		{"no superuser", func(c *Config) { c.Superuser = "" }, "superuser"},
+		{"replication 0", func(c *Config) { c.DefaultReplication = 0 }, "dfs.replication must be between 1 and"},
+		{"replication above max", func(c *Config) { c.DefaultReplication = 600 }, "dfs.replication must be between 1 and dfs.replication.max (512), got 600"},
+		{"max replication 0", func(c *Config) { c.MaxReplication = 0 }, "dfs.replication.max must be at least 1, got 0"},
+		{"min replication 0", func(c *Config) { c.MinReplication = 0 }, "dfs.namenode.replication.min"},
+		{"block size 0", func(c *Config) { c.DefaultBlockSize = 0 }, "dfs.blocksize must be at least 1"},
+		{"block size below minimum", func(c *Config) { c.DefaultBlockSize = 512 }, "dfs.namenode.fs-limits.min-block-size"},
+		{"block size not a checksum multiple", func(c *Config) { c.DefaultBlockSize = 2<<20 + 100 }, "multiple of dfs.bytes-per-checksum"},
+		{"bytes per checksum 0", func(c *Config) { c.BytesPerChecksum = 0 }, "dfs.bytes-per-checksum"},
+		{"negative min block size", func(c *Config) { c.MinBlockSize = -1 }, "min-block-size must not be negative"},
+		{"file buffer 0", func(c *Config) { c.FileBufferSize = 0 }, "io.file.buffer.size"},
+		{"component length 0 disables", func(c *Config) { c.MaxComponentLength = 0 }, ""},
+		{"negative component length", func(c *Config) { c.MaxComponentLength = -1 }, "max-component-length"},
+		{"directory items 0", func(c *Config) { c.MaxDirItems = 0 }, "max-directory-items"},
+		{"list limit 0", func(c *Config) { c.ListLimit = 0 }, "dfs.ls.limit"},
+		{"frame limit 0", func(c *Config) { c.MaxDataLength = 0 }, "ipc.maximum.data.length"},
+		{"checkpoint period 0", func(c *Config) { c.CheckpointPeriod = 0 }, "dfs.namenode.checkpoint.period"},
+		{"checkpoint txns 0", func(c *Config) { c.CheckpointTxns = 0 }, "dfs.namenode.checkpoint.txns"},
+		{"hard lease below soft", func(c *Config) { c.LeaseHardLimit = time.Second }, "lease limits"},
+		{"heartbeat 0", func(c *Config) { c.HeartbeatInterval = 0 }, "dfs.heartbeat.interval"},
+		{"expiry 0", func(c *Config) { c.HeartbeatExpiry = 0 }, "heartbeat expiry"},
+		{"replication interval 0", func(c *Config) { c.ReplicationInterval = 0 }, "redundancy.interval"},
+		{"streams 0", func(c *Config) { c.MaxReplicationStreams = 0 }, "max-streams"},
+		{"replication timeout 0", func(c *Config) { c.ReplicationTimeout = 0 }, "pending.timeout-sec"},
+		{"safe mode extension 0 is fine", func(c *Config) { c.SafeModeExtension = 0 }, ""},
+		{"negative safe mode extension", func(c *Config) { c.SafeModeExtension = -time.Second }, "safemode.extension"},
+		{"threshold above 1 is fine", func(c *Config) { c.SafeModeThreshold = 2 }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.NameDir = "/data/nn"
+			tt.change(&c)
+			err := c.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			case err != nil && !strings.HasPrefix(err.Error(), "namenode: "):
+				t.Errorf("error %q lacks the package prefix", err)
+			}
+		})
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	c := DefaultConfig()
+	c.NameDir = t.TempDir()
+	c.DefaultReplication = 0
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "dfs.replication") {
+		t.Fatalf("New with replication 0: %v", err)
+	}
+	if _, err := Format(c, false); err == nil {
+		t.Fatal("Format with replication 0 succeeded")
+	}
+}

@@ -1,0 +1,37 @@
+// Package namenode is the HDFS NameNode daemon: the metadata server that
+// clients ask where data is and DataNodes report to.
+//
+// It is made of three packages:
+//
+//   - namespace: the inode tree, its edits and image, permissions, paths
+//     and leases;
+//   - blockmgmt: replicas, DataNodes, placement, replication, recovery
+//     and safe mode;
+//   - namenode (this package): the daemon. Its Namesystem composes the
+//     two under one lock and enforces the rules that span them (a request
+//     is checked, applied and logged before it is acknowledged); the RPC
+//     adapters (clientrpc.go for ClientProtocol, dnrpc.go for strata's
+//     DataNode protocol) convert protocol messages to and from domain
+//     types; http.go, webhdfs.go and fsck.go serve the web UI, WebHDFS,
+//     fsck and metrics; NameNode runs it all with the edit log
+//     (package editlog) and checkpoints.
+//
+// Lifecycle: New validates the Config, opens the storage directory, loads
+// the newest image and replays the edit log; Start listens; Ready is
+// closed once it serves; Close stops serving, saves a checkpoint when the
+// log grew, and is safe to call twice.
+//
+// Invariants:
+//   - A mutation that returns no error is durable: its edits were applied
+//     and appended under the namesystem lock (so log order is apply order)
+//     and synced before the reply.
+//   - After the journal fails, no further mutation is accepted; reads go
+//     on.
+//   - While in safe mode the namespace is read-only.
+//   - Every path a request names is validated (namespace.CheckPath) and
+//     inode paths (/.reserved/.inodes/<id>) are resolved before the
+//     operation runs.
+//
+// Formats: docs/format/namenode-storage.md (storage directory, edit log
+// and image) and docs/format/datanode-protocol.md.
+package namenode

@@ -1,0 +1,437 @@
+package namespace
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+	"github.com/stratafs/strata/internal/proto/namenodepb"
+)
+
+// Inode ids: the root is 16385 as in HDFS; later inodes count up from it.
+const rootInodeID = 16385
+
+// Inode is a file or directory. Directories keep their children sorted by
+// name (byte order), which is the order of listings.
+type Inode struct {
+	ID       uint64
+	Name     string
+	Parent   *Inode
+	IsDir    bool
+	Children []*Inode // directories only, sorted by name
+
+	Owner, Group string
+	Mode         uint16 // 0o7777
+	Mtime, Atime int64  // ms since the epoch
+
+	// Files only.
+	Replication uint16
+	BlockSize   uint64
+	Blocks      []*blockmgmt.Block
+	UC          *UnderConstruction
+
+	StoragePolicy uint8
+}
+
+// UnderConstruction is the writer of a file being written.
+type UnderConstruction struct {
+	ClientName, ClientMachine string
+}
+
+// Path returns the inode's absolute Path.
+func (n *Inode) Path() string {
+	if n.Parent == nil {
+		return "/"
+	}
+	var parts []string
+	for p := n; p.Parent != nil; p = p.Parent {
+		parts = append(parts, p.Name)
+	}
+	var b strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(parts[i])
+	}
+	return b.String()
+}
+
+// ChildIndex returns the index of name in n.children, or where it would go.
+func (n *Inode) ChildIndex(name string) (int, bool) {
+	i := sort.Search(len(n.Children), func(i int) bool { return n.Children[i].Name >= name })
+	return i, i < len(n.Children) && n.Children[i].Name == name
+}
+
+// Child returns n's child called name, or nil.
+func (n *Inode) Child(name string) *Inode {
+	if i, ok := n.ChildIndex(name); ok {
+		return n.Children[i]
+	}
+	return nil
+}
+
+func (n *Inode) addChild(c *Inode) {
+	i, _ := n.ChildIndex(c.Name)
+	n.Children = append(n.Children, nil)
+	copy(n.Children[i+1:], n.Children[i:])
+	n.Children[i] = c
+	c.Parent = n
+}
+
+func (n *Inode) removeChild(c *Inode) {
+	if i, ok := n.ChildIndex(c.Name); ok && n.Children[i] == c {
+		n.Children = append(n.Children[:i], n.Children[i+1:]...)
+	}
+	c.Parent = nil
+}
+
+// isAncestorOf reports whether n is c or one of c's ancestors.
+func (n *Inode) isAncestorOf(c *Inode) bool {
+	for p := c; p != nil; p = p.Parent {
+		if p == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Tree is the directory tree with its inodes by id, and the map of the
+// blocks its files hold. It is not safe for concurrent use: the caller (the
+// NameNode's Namesystem) serializes access with its lock.
+type Tree struct {
+	// Blocks holds every block of every file. The tree adds and drops
+	// blocks as edits change files; block management owns the rest of
+	// each block's state (replicas).
+	Blocks    *blockmgmt.BlockMap
+	Root      *Inode
+	byID      map[uint64]*Inode
+	lastID    uint64
+	fileCount int64
+	dirCount  int64
+}
+
+// New returns a tree holding only the root directory, owned by superuser
+// and supergroup, whose files keep their blocks in blocks.
+func New(superuser, supergroup string, blocks *blockmgmt.BlockMap) *Tree {
+	root := &Inode{ID: rootInodeID, IsDir: true, Owner: superuser, Group: supergroup, Mode: 0o755}
+	return &Tree{Blocks: blocks, Root: root, byID: map[uint64]*Inode{rootInodeID: root}, lastID: rootInodeID, dirCount: 1}
+}
+
+// Inode returns the inode with id, or nil.
+func (ns *Tree) Inode(id uint64) *Inode { return ns.byID[id] }
+
+// AllocInodeID hands out the next inode id for an edit being built.
+func (ns *Tree) AllocInodeID() uint64 {
+	ns.lastID++
+	return ns.lastID
+}
+
+// LastInodeID is the highest inode id handed out.
+func (ns *Tree) LastInodeID() uint64 { return ns.lastID }
+
+// Counts returns the number of files and directories (the root included).
+func (ns *Tree) Counts() (files, dirs int64) { return ns.fileCount, ns.dirCount }
+
+// OpenFiles calls f for every file under construction, in no order.
+func (ns *Tree) OpenFiles(f func(*Inode)) {
+	for _, n := range ns.byID {
+		if n.UC != nil {
+			f(n)
+		}
+	}
+}
+
+// SplitPath splits an absolute, validated path into components; "/" has none.
+func SplitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// Resolved is the result of walking a path: the inodes of every existing
+// prefix. Inodes[0] is the root; if the whole path exists, the last inode is
+// its target and len(Inodes) == len(Names)+1.
+type Resolved struct {
+	path   string
+	Names  []string
+	Inodes []*Inode
+}
+
+// Exists reports whether the whole path exists.
+func (r *Resolved) Exists() bool { return len(r.Inodes) == len(r.Names)+1 }
+
+// Target is the inode the path names, or nil when it does not exist.
+func (r *Resolved) Target() *Inode {
+	if r.Exists() {
+		return r.Inodes[len(r.Inodes)-1]
+	}
+	return nil
+}
+
+// LastExisting is the deepest existing inode on the path.
+func (r *Resolved) LastExisting() *Inode { return r.Inodes[len(r.Inodes)-1] }
+
+// Parent is the target's Parent directory if it exists (nil for "/").
+func (r *Resolved) Parent() *Inode {
+	if len(r.Names) == 0 {
+		return nil
+	}
+	if len(r.Inodes) >= len(r.Names) {
+		return r.Inodes[len(r.Names)-1]
+	}
+	return nil
+}
+
+// Resolve walks p as far as it exists. A file in the middle of the path
+// stops the walk there (the caller reports ParentNotDirectory).
+func (ns *Tree) Resolve(p string) *Resolved {
+	r := &Resolved{path: p, Names: SplitPath(p), Inodes: []*Inode{ns.Root}}
+	cur := ns.Root
+	for _, name := range r.Names {
+		if !cur.IsDir {
+			break
+		}
+		next := cur.Child(name)
+		if next == nil {
+			break
+		}
+		r.Inodes = append(r.Inodes, next)
+		cur = next
+	}
+	return r
+}
+
+// Lookup returns the inode at p, or nil.
+func (ns *Tree) Lookup(p string) *Inode { return ns.Resolve(p).Target() }
+
+// ErrReplay marks an edit that does not fit the namespace it is replayed
+// on: the log and image disagree, which must stop the NameNode.
+var ErrReplay = errors.New("namenode: edit does not apply to the namespace")
+
+func replayErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrReplay, fmt.Sprintf(format, args...))
+}
+
+func (ns *Tree) newInode(id uint64, name string, dir bool, perm *namenodepb.PermStatus, mtime int64) *Inode {
+	n := &Inode{ID: id, Name: name, IsDir: dir, Owner: perm.GetOwner(), Group: perm.GetGroup(), Mode: uint16(perm.GetMode() & 0o7777), Mtime: mtime}
+	if id > ns.lastID {
+		ns.lastID = id
+	}
+	ns.byID[id] = n
+	if dir {
+		ns.dirCount++
+	} else {
+		ns.fileCount++
+	}
+	return n
+}
+
+// apply applies one edit-log operation. Live mutations build the op after
+// their checks and call apply; replay calls it for each logged op, so both
+// change the tree through the same code.
+func (ns *Tree) Apply(e Edit) error {
+	if e.op == nil {
+		return replayErr("empty edit")
+	}
+	switch o := e.op.Op.(type) {
+	case *namenodepb.EditOp_Mkdir:
+		return ns.applyMkdir(o.Mkdir)
+	case *namenodepb.EditOp_AddFile:
+		return ns.applyAddFile(o.AddFile)
+	case *namenodepb.EditOp_CloseFile:
+		n := ns.Lookup(o.CloseFile.GetPath())
+		if n == nil || n.IsDir {
+			return replayErr("close of missing file %s", o.CloseFile.GetPath())
+		}
+		n.UC = nil
+		n.Mtime = o.CloseFile.GetMtime()
+		n.Atime = o.CloseFile.GetAtime()
+		ns.setBlocks(n, blockInfos(o.CloseFile.GetBlocks()), true)
+		return nil
+	case *namenodepb.EditOp_AddBlock:
+		n := ns.Lookup(o.AddBlock.GetPath())
+		if n == nil || n.IsDir || n.UC == nil {
+			return replayErr("addBlock to %s, which is not being written", o.AddBlock.GetPath())
+		}
+		bs := BlockInfos(n.Blocks)
+		if len(bs) > 0 {
+			bs[len(bs)-1].NumBytes = int64(o.AddBlock.GetPreviousNumBytes())
+		}
+		ns.setBlocks(n, append(bs, blockInfos([]*namenodepb.Block{o.AddBlock.GetBlock()})...), false)
+		return nil
+	case *namenodepb.EditOp_UpdateBlocks:
+		n := ns.Lookup(o.UpdateBlocks.GetPath())
+		if n == nil || n.IsDir {
+			return replayErr("updateBlocks of missing file %s", o.UpdateBlocks.GetPath())
+		}
+		ns.setBlocks(n, blockInfos(o.UpdateBlocks.GetBlocks()), n.UC == nil)
+		if k := len(n.Blocks); k > 0 && o.UpdateBlocks.GetLastCommitted() {
+			n.Blocks[k-1].Committed = true
+		}
+		return nil
+	case *namenodepb.EditOp_SetGenStamp:
+		ns.Blocks.Note(0, o.SetGenStamp.GetGenStamp())
+		return nil
+	case *namenodepb.EditOp_ReopenFile:
+		n := ns.Lookup(o.ReopenFile.GetPath())
+		if n == nil || n.IsDir || n.UC != nil {
+			return replayErr("reopen of %s, which is missing or open", o.ReopenFile.GetPath())
+		}
+		n.UC = &UnderConstruction{ClientName: o.ReopenFile.GetClientName(), ClientMachine: o.ReopenFile.GetClientMachine()}
+		n.Mtime = o.ReopenFile.GetMtime()
+		if k := len(n.Blocks); k > 0 {
+			n.Blocks[k-1].Committed = false
+			n.Blocks[k-1].Complete = false
+		}
+		return nil
+	case *namenodepb.EditOp_Delete:
+		return ns.applyDelete(o.Delete)
+	case *namenodepb.EditOp_Rename:
+		return ns.applyRename(o.Rename)
+	case *namenodepb.EditOp_SetPermission:
+		n := ns.Lookup(o.SetPermission.GetPath())
+		if n == nil {
+			return replayErr("setPermission of missing %s", o.SetPermission.GetPath())
+		}
+		n.Mode = uint16(o.SetPermission.GetMode() & 0o7777)
+		return nil
+	case *namenodepb.EditOp_SetOwner:
+		n := ns.Lookup(o.SetOwner.GetPath())
+		if n == nil {
+			return replayErr("setOwner of missing %s", o.SetOwner.GetPath())
+		}
+		if o.SetOwner.Owner != nil {
+			n.Owner = o.SetOwner.GetOwner()
+		}
+		if o.SetOwner.Group != nil {
+			n.Group = o.SetOwner.GetGroup()
+		}
+		return nil
+	case *namenodepb.EditOp_SetTimes:
+		n := ns.Lookup(o.SetTimes.GetPath())
+		if n == nil {
+			return replayErr("setTimes of missing %s", o.SetTimes.GetPath())
+		}
+		if t := o.SetTimes.GetMtime(); t >= 0 {
+			n.Mtime = t
+		}
+		if t := o.SetTimes.GetAtime(); t >= 0 {
+			n.Atime = t
+		}
+		return nil
+	case *namenodepb.EditOp_SetReplication:
+		n := ns.Lookup(o.SetReplication.GetPath())
+		if n == nil || n.IsDir {
+			return replayErr("setReplication of missing file %s", o.SetReplication.GetPath())
+		}
+		n.Replication = uint16(o.SetReplication.GetReplication())
+		return nil
+	case *namenodepb.EditOp_SetStoragePolicy:
+		n := ns.Lookup(o.SetStoragePolicy.GetPath())
+		if n == nil {
+			return replayErr("setStoragePolicy of missing %s", o.SetStoragePolicy.GetPath())
+		}
+		n.StoragePolicy = uint8(o.SetStoragePolicy.GetPolicy())
+		return nil
+	}
+	return replayErr("unknown edit op %T", e.op.Op)
+}
+
+func (ns *Tree) applyMkdir(o *namenodepb.OpMkdir) error {
+	r := ns.Resolve(o.GetPath())
+	if r.Exists() || len(r.Inodes) != len(r.Names) || !r.LastExisting().IsDir {
+		return replayErr("mkdir %s: parent missing or target exists", o.GetPath())
+	}
+	parent := r.LastExisting()
+	n := ns.newInode(o.GetId(), r.Names[len(r.Names)-1], true, o.GetPerm(), o.GetMtime())
+	parent.addChild(n)
+	parent.Mtime = o.GetMtime()
+	return nil
+}
+
+func (ns *Tree) applyAddFile(o *namenodepb.OpAddFile) error {
+	r := ns.Resolve(o.GetPath())
+	if old := r.Target(); old != nil {
+		if !o.GetOverwrite() || old.IsDir {
+			return replayErr("add %s: exists", o.GetPath())
+		}
+		ns.removeSubtree(old)
+		r = ns.Resolve(o.GetPath())
+	}
+	if len(r.Inodes) != len(r.Names) || !r.LastExisting().IsDir {
+		return replayErr("add %s: parent missing", o.GetPath())
+	}
+	parent := r.LastExisting()
+	n := ns.newInode(o.GetId(), r.Names[len(r.Names)-1], false, o.GetPerm(), o.GetMtime())
+	n.Atime = o.GetMtime()
+	n.Replication = uint16(o.GetReplication())
+	n.BlockSize = o.GetBlockSize()
+	n.StoragePolicy = uint8(o.GetStoragePolicy())
+	n.UC = &UnderConstruction{ClientName: o.GetClientName(), ClientMachine: o.GetClientMachine()}
+	parent.addChild(n)
+	parent.Mtime = o.GetMtime()
+	return nil
+}
+
+// removeSubtree unlinks n and forgets every inode below it.
+func (ns *Tree) removeSubtree(n *Inode) {
+	if n.Parent != nil {
+		n.Parent.removeChild(n)
+	}
+	ns.dropFile(n)
+	var walk func(*Inode)
+	walk = func(x *Inode) {
+		delete(ns.byID, x.ID)
+		if x.IsDir {
+			ns.dirCount--
+			for _, c := range x.Children {
+				walk(c)
+			}
+		} else {
+			ns.fileCount--
+		}
+	}
+	walk(n)
+}
+
+func (ns *Tree) applyDelete(o *namenodepb.OpDelete) error {
+	n := ns.Lookup(o.GetPath())
+	if n == nil || n.Parent == nil {
+		return replayErr("delete of missing %s", o.GetPath())
+	}
+	parent := n.Parent
+	ns.removeSubtree(n)
+	parent.Mtime = o.GetMtime()
+	return nil
+}
+
+func (ns *Tree) applyRename(o *namenodepb.OpRename) error {
+	src := ns.Lookup(o.GetSrc())
+	if src == nil || src.Parent == nil {
+		return replayErr("rename of missing %s", o.GetSrc())
+	}
+	if dst := ns.Lookup(o.GetDst()); dst != nil {
+		if !o.GetOverwrite() {
+			return replayErr("rename %s onto existing %s", o.GetSrc(), o.GetDst())
+		}
+		ns.removeSubtree(dst)
+	}
+	r := ns.Resolve(o.GetDst())
+	if len(r.Inodes) != len(r.Names) || !r.LastExisting().IsDir {
+		return replayErr("rename to %s: parent missing", o.GetDst())
+	}
+	dstParent := r.LastExisting()
+	if src.isAncestorOf(dstParent) {
+		return replayErr("rename %s under itself", o.GetSrc())
+	}
+	srcParent := src.Parent
+	srcParent.removeChild(src)
+	src.Name = r.Names[len(r.Names)-1]
+	dstParent.addChild(src)
+	srcParent.Mtime = o.GetMtime()
+	dstParent.Mtime = o.GetMtime()
+	return nil
+}
