@@ -90,7 +90,7 @@ func isInvalid(err error, substr string) bool {
 
 func newPair(t *testing.T, clk *fakeClock) (*Manager, *Manager) {
 	t.Helper()
-	cfg := Config{BlockPoolID: "BP-1", KeyUpdateInterval: 10 * time.Minute, TokenLifetime: 10 * time.Minute, Now: clk.now, Rand: seeded(1)}
+	cfg := Config{BlockPoolID: "BP-1", Enabled: true, KeyUpdateInterval: 10 * time.Minute, TokenLifetime: 10 * time.Minute, Now: clk.now, Rand: seeded(1)}
 	nn, err := NewMaster(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -209,4 +209,52 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-encoding changed %+v to %+v (%v)", id, again, err)
 		}
 	})
+}
+
+func TestRedirect(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	nn, dn := newPair(t, clk)
+	p, err := nn.MintRedirect("alice", "CREATE", "/user/alice/f", Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dn.CheckRedirect(p, "alice", "CREATE", "/user/alice/f", Write); err != nil {
+		t.Fatalf("a good redirect was refused: %v", err)
+	}
+	for _, tc := range []struct{ user, op, path string }{
+		{"root", "CREATE", "/user/alice/f"},
+		{"alice", "APPEND", "/user/alice/f"},
+		{"alice", "CREATE", "/user/alice/g"},
+	} {
+		if err := dn.CheckRedirect(p, tc.user, tc.op, tc.path, Write); err == nil {
+			t.Errorf("redirect for alice CREATE /user/alice/f accepted for %v", tc)
+		}
+	}
+	if err := dn.CheckRedirect(p, "alice", "CREATE", "/user/alice/f", Read); err == nil {
+		t.Error("a WRITE redirect accepted for READ")
+	}
+	for _, bad := range []string{"", ".", "x.y", p + "x", strings.Repeat("A", 9000)} {
+		if err := dn.CheckRedirect(bad, "alice", "CREATE", "/user/alice/f", Write); err == nil {
+			t.Errorf("malformed redirect %q accepted", bad)
+		}
+	}
+	clk.add(11 * time.Minute)
+	if err := dn.CheckRedirect(p, "alice", "CREATE", "/user/alice/f", Write); err == nil {
+		t.Error("an expired redirect accepted")
+	}
+}
+
+func TestKeysProtoRoundTrip(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	nn, _ := newPair(t, clk)
+	k := nn.ExportKeys()
+	back := KeysFromProto(KeysProto(k))
+	if !back.Current.Expiry.Equal(k.Current.Expiry) || back.Current.ID != k.Current.ID || !bytes.Equal(back.Current.Secret, k.Current.Secret) ||
+		len(back.All) != len(k.All) || back.TokenLifetime != k.TokenLifetime || !back.Enabled {
+		t.Fatalf("round trip: %+v vs %+v", back, k)
+	}
+	tok, _ := nn.Mint("u", 1, []AccessMode{Read}, nil, nil)
+	if got := FromProto(TokenProto(tok)); !bytes.Equal(got.Identifier, tok.Identifier) || !bytes.Equal(got.Password, tok.Password) {
+		t.Fatal("token round trip")
+	}
 }

@@ -34,6 +34,10 @@ type Keys struct {
 type Config struct {
 	// BlockPoolID is the pool tokens are minted for and checked against.
 	BlockPoolID string
+	// Enabled is dfs.block.access.token.enable: a master exports it so
+	// DataNodes know whether to check tokens. (Keys exist either way: the
+	// NameNode also signs its WebHDFS redirects with them.)
+	Enabled bool
 	// KeyUpdateInterval is how often a master makes a new key
 	// (dfs.block.access.key.update.interval, 600 minutes).
 	KeyUpdateInterval time.Duration
@@ -177,7 +181,7 @@ func (m *Manager) ExportKeys() Keys {
 		all = append(all, k)
 	}
 	slices.SortFunc(all, func(a, b Key) int { return int(a.ID) - int(b.ID) })
-	return Keys{Enabled: true, UpdateInterval: m.cfg.KeyUpdateInterval, TokenLifetime: m.cfg.TokenLifetime, Current: m.current, All: all}
+	return Keys{Enabled: m.cfg.Enabled, UpdateInterval: m.cfg.KeyUpdateInterval, TokenLifetime: m.cfg.TokenLifetime, Current: m.current, All: all}
 }
 
 // ImportKeys replaces a worker's keys with the NameNode's.

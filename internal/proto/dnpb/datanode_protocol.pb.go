@@ -333,8 +333,12 @@ type RegisterResponse struct {
 	NamespaceId *uint32                `protobuf:"varint,3,opt,name=namespace_id,json=namespaceId" json:"namespace_id,omitempty"`
 	// The NameNode's heartbeat interval, so DataNodes follow its setting.
 	HeartbeatIntervalMs *uint32 `protobuf:"varint,4,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs" json:"heartbeat_interval_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The NameNode's block keys (docs/format/block-token.md): DataNodes check
+	// block access tokens with them and mint their own for the copies they
+	// make; absent only from a NameNode that has none.
+	BlockKeys     *BlockKeys `protobuf:"bytes,5,opt,name=block_keys,json=blockKeys" json:"block_keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterResponse) Reset() {
@@ -393,6 +397,13 @@ func (x *RegisterResponse) GetHeartbeatIntervalMs() uint32 {
 		return *x.HeartbeatIntervalMs
 	}
 	return 0
+}
+
+func (x *RegisterResponse) GetBlockKeys() *BlockKeys {
+	if x != nil {
+		return x.BlockKeys
+	}
+	return nil
 }
 
 type HeartbeatRequest struct {
@@ -464,8 +475,11 @@ func (x *HeartbeatRequest) GetFailedVolumes() uint32 {
 }
 
 type HeartbeatResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Commands      []*Command             `protobuf:"bytes,1,rep,name=commands" json:"commands,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Commands []*Command             `protobuf:"bytes,1,rep,name=commands" json:"commands,omitempty"`
+	// Set when the NameNode's keys changed since the DataNode's last
+	// heartbeat (a key roll), as Hadoop's KeyUpdateCommand.
+	BlockKeys     *BlockKeys `protobuf:"bytes,2,opt,name=block_keys,json=blockKeys" json:"block_keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -503,6 +517,13 @@ func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
 func (x *HeartbeatResponse) GetCommands() []*Command {
 	if x != nil {
 		return x.Commands
+	}
+	return nil
+}
+
+func (x *HeartbeatResponse) GetBlockKeys() *BlockKeys {
+	if x != nil {
+		return x.BlockKeys
 	}
 	return nil
 }
@@ -1381,6 +1402,145 @@ func (*ReregisterCommand) Descriptor() ([]byte, []int) {
 	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{20}
 }
 
+// BlockKeys is Hadoop's ExportedBlockKeys: whether DataNodes must check
+// block tokens, the key that signs new tokens, and every key that may still
+// verify one.
+type BlockKeys struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Enabled          *bool                  `protobuf:"varint,1,opt,name=enabled" json:"enabled,omitempty"` // dfs.block.access.token.enable
+	UpdateIntervalMs *uint64                `protobuf:"varint,2,opt,name=update_interval_ms,json=updateIntervalMs" json:"update_interval_ms,omitempty"`
+	TokenLifetimeMs  *uint64                `protobuf:"varint,3,opt,name=token_lifetime_ms,json=tokenLifetimeMs" json:"token_lifetime_ms,omitempty"`
+	Current          *BlockKey              `protobuf:"bytes,4,opt,name=current" json:"current,omitempty"`
+	AllKeys          []*BlockKey            `protobuf:"bytes,5,rep,name=all_keys,json=allKeys" json:"all_keys,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *BlockKeys) Reset() {
+	*x = BlockKeys{}
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockKeys) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockKeys) ProtoMessage() {}
+
+func (x *BlockKeys) ProtoReflect() protoreflect.Message {
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockKeys.ProtoReflect.Descriptor instead.
+func (*BlockKeys) Descriptor() ([]byte, []int) {
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BlockKeys) GetEnabled() bool {
+	if x != nil && x.Enabled != nil {
+		return *x.Enabled
+	}
+	return false
+}
+
+func (x *BlockKeys) GetUpdateIntervalMs() uint64 {
+	if x != nil && x.UpdateIntervalMs != nil {
+		return *x.UpdateIntervalMs
+	}
+	return 0
+}
+
+func (x *BlockKeys) GetTokenLifetimeMs() uint64 {
+	if x != nil && x.TokenLifetimeMs != nil {
+		return *x.TokenLifetimeMs
+	}
+	return 0
+}
+
+func (x *BlockKeys) GetCurrent() *BlockKey {
+	if x != nil {
+		return x.Current
+	}
+	return nil
+}
+
+func (x *BlockKeys) GetAllKeys() []*BlockKey {
+	if x != nil {
+		return x.AllKeys
+	}
+	return nil
+}
+
+type BlockKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	KeyId         *int32                 `protobuf:"varint,1,opt,name=key_id,json=keyId" json:"key_id,omitempty"`
+	ExpiryMs      *int64                 `protobuf:"varint,2,opt,name=expiry_ms,json=expiryMs" json:"expiry_ms,omitempty"` // Unix milliseconds
+	Secret        []byte                 `protobuf:"bytes,3,opt,name=secret" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockKey) Reset() {
+	*x = BlockKey{}
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockKey) ProtoMessage() {}
+
+func (x *BlockKey) ProtoReflect() protoreflect.Message {
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockKey.ProtoReflect.Descriptor instead.
+func (*BlockKey) Descriptor() ([]byte, []int) {
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *BlockKey) GetKeyId() int32 {
+	if x != nil && x.KeyId != nil {
+		return *x.KeyId
+	}
+	return 0
+}
+
+func (x *BlockKey) GetExpiryMs() int64 {
+	if x != nil && x.ExpiryMs != nil {
+		return *x.ExpiryMs
+	}
+	return 0
+}
+
+func (x *BlockKey) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
 var File_datanode_datanode_protocol_proto protoreflect.FileDescriptor
 
 const file_datanode_datanode_protocol_proto_rawDesc = "" +
@@ -1406,20 +1566,24 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"\bstorages\x18\a \x03(\v2\x1e.strata.datanode.StorageReportR\bstorages\x12)\n" +
 	"\x10software_version\x18\b \x01(\tR\x0fsoftwareVersion\"T\n" +
 	"\x0fRegisterRequest\x12A\n" +
-	"\fregistration\x18\x01 \x01(\v2\x1d.strata.datanode.RegistrationR\fregistration\"\xac\x01\n" +
+	"\fregistration\x18\x01 \x01(\v2\x1d.strata.datanode.RegistrationR\fregistration\"\xe7\x01\n" +
 	"\x10RegisterResponse\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\"\n" +
 	"\rblock_pool_id\x18\x02 \x01(\tR\vblockPoolId\x12!\n" +
 	"\fnamespace_id\x18\x03 \x01(\rR\vnamespaceId\x122\n" +
-	"\x15heartbeat_interval_ms\x18\x04 \x01(\rR\x13heartbeatIntervalMs\"\xbf\x01\n" +
+	"\x15heartbeat_interval_ms\x18\x04 \x01(\rR\x13heartbeatIntervalMs\x129\n" +
+	"\n" +
+	"block_keys\x18\x05 \x01(\v2\x1a.strata.datanode.BlockKeysR\tblockKeys\"\xbf\x01\n" +
 	"\x10HeartbeatRequest\x12#\n" +
 	"\rdatanode_uuid\x18\x01 \x01(\tR\fdatanodeUuid\x12:\n" +
 	"\bstorages\x18\x02 \x03(\v2\x1e.strata.datanode.StorageReportR\bstorages\x12#\n" +
 	"\rxceiver_count\x18\x03 \x01(\rR\fxceiverCount\x12%\n" +
-	"\x0efailed_volumes\x18\x04 \x01(\rR\rfailedVolumes\"I\n" +
+	"\x0efailed_volumes\x18\x04 \x01(\rR\rfailedVolumes\"\x84\x01\n" +
 	"\x11HeartbeatResponse\x124\n" +
-	"\bcommands\x18\x01 \x03(\v2\x18.strata.datanode.CommandR\bcommands\"\x93\x01\n" +
+	"\bcommands\x18\x01 \x03(\v2\x18.strata.datanode.CommandR\bcommands\x129\n" +
+	"\n" +
+	"block_keys\x18\x02 \x01(\v2\x1a.strata.datanode.BlockKeysR\tblockKeys\"\x93\x01\n" +
 	"\aReplica\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
@@ -1476,7 +1640,17 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"\x12target_storage_ids\x18\x04 \x03(\tR\x10targetStorageIds\"E\n" +
 	"\x11InvalidateCommand\x120\n" +
 	"\x06blocks\x18\x01 \x03(\v2\x18.strata.datanode.ReplicaR\x06blocks\"\x13\n" +
-	"\x11ReregisterCommand*/\n" +
+	"\x11ReregisterCommand\"\xea\x01\n" +
+	"\tBlockKeys\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12,\n" +
+	"\x12update_interval_ms\x18\x02 \x01(\x04R\x10updateIntervalMs\x12*\n" +
+	"\x11token_lifetime_ms\x18\x03 \x01(\x04R\x0ftokenLifetimeMs\x123\n" +
+	"\acurrent\x18\x04 \x01(\v2\x19.strata.datanode.BlockKeyR\acurrent\x124\n" +
+	"\ball_keys\x18\x05 \x03(\v2\x19.strata.datanode.BlockKeyR\aallKeys\"V\n" +
+	"\bBlockKey\x12\x15\n" +
+	"\x06key_id\x18\x01 \x01(\x05R\x05keyId\x12\x1b\n" +
+	"\texpiry_ms\x18\x02 \x01(\x03R\bexpiryMs\x12\x16\n" +
+	"\x06secret\x18\x03 \x01(\fR\x06secret*/\n" +
 	"\fReplicaState\x12\r\n" +
 	"\tFINALIZED\x10\x00\x12\a\n" +
 	"\x03RBW\x10\x01\x12\a\n" +
@@ -1495,7 +1669,7 @@ func file_datanode_datanode_protocol_proto_rawDescGZIP() []byte {
 }
 
 var file_datanode_datanode_protocol_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_datanode_datanode_protocol_proto_goTypes = []any{
 	(ReplicaState)(0),                // 0: strata.datanode.ReplicaState
 	(*StorageReport)(nil),            // 1: strata.datanode.StorageReport
@@ -1519,36 +1693,42 @@ var file_datanode_datanode_protocol_proto_goTypes = []any{
 	(*TransferCommand)(nil),          // 19: strata.datanode.TransferCommand
 	(*InvalidateCommand)(nil),        // 20: strata.datanode.InvalidateCommand
 	(*ReregisterCommand)(nil),        // 21: strata.datanode.ReregisterCommand
-	(*hdfspb.DatanodeInfoProto)(nil), // 22: strata.hadoop.hdfs.DatanodeInfoProto
+	(*BlockKeys)(nil),                // 22: strata.datanode.BlockKeys
+	(*BlockKey)(nil),                 // 23: strata.datanode.BlockKey
+	(*hdfspb.DatanodeInfoProto)(nil), // 24: strata.hadoop.hdfs.DatanodeInfoProto
 }
 var file_datanode_datanode_protocol_proto_depIdxs = []int32{
 	1,  // 0: strata.datanode.Registration.storages:type_name -> strata.datanode.StorageReport
 	2,  // 1: strata.datanode.RegisterRequest.registration:type_name -> strata.datanode.Registration
-	1,  // 2: strata.datanode.HeartbeatRequest.storages:type_name -> strata.datanode.StorageReport
-	16, // 3: strata.datanode.HeartbeatResponse.commands:type_name -> strata.datanode.Command
-	0,  // 4: strata.datanode.Replica.state:type_name -> strata.datanode.ReplicaState
-	7,  // 5: strata.datanode.StorageBlockReport.replicas:type_name -> strata.datanode.Replica
-	8,  // 6: strata.datanode.BlockReportRequest.reports:type_name -> strata.datanode.StorageBlockReport
-	16, // 7: strata.datanode.BlockReportResponse.commands:type_name -> strata.datanode.Command
-	7,  // 8: strata.datanode.StorageReceivedDeleted.received:type_name -> strata.datanode.Replica
-	7,  // 9: strata.datanode.StorageReceivedDeleted.deleted:type_name -> strata.datanode.Replica
-	11, // 10: strata.datanode.ReceivedDeletedRequest.storages:type_name -> strata.datanode.StorageReceivedDeleted
-	7,  // 11: strata.datanode.ReportBadBlocksRequest.replicas:type_name -> strata.datanode.Replica
-	19, // 12: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
-	20, // 13: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
-	21, // 14: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
-	18, // 15: strata.datanode.Command.move:type_name -> strata.datanode.MoveCommand
-	17, // 16: strata.datanode.Command.recover:type_name -> strata.datanode.RecoverCommand
-	7,  // 17: strata.datanode.RecoverCommand.block:type_name -> strata.datanode.Replica
-	7,  // 18: strata.datanode.MoveCommand.block:type_name -> strata.datanode.Replica
-	7,  // 19: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
-	22, // 20: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
-	7,  // 21: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	22, // 2: strata.datanode.RegisterResponse.block_keys:type_name -> strata.datanode.BlockKeys
+	1,  // 3: strata.datanode.HeartbeatRequest.storages:type_name -> strata.datanode.StorageReport
+	16, // 4: strata.datanode.HeartbeatResponse.commands:type_name -> strata.datanode.Command
+	22, // 5: strata.datanode.HeartbeatResponse.block_keys:type_name -> strata.datanode.BlockKeys
+	0,  // 6: strata.datanode.Replica.state:type_name -> strata.datanode.ReplicaState
+	7,  // 7: strata.datanode.StorageBlockReport.replicas:type_name -> strata.datanode.Replica
+	8,  // 8: strata.datanode.BlockReportRequest.reports:type_name -> strata.datanode.StorageBlockReport
+	16, // 9: strata.datanode.BlockReportResponse.commands:type_name -> strata.datanode.Command
+	7,  // 10: strata.datanode.StorageReceivedDeleted.received:type_name -> strata.datanode.Replica
+	7,  // 11: strata.datanode.StorageReceivedDeleted.deleted:type_name -> strata.datanode.Replica
+	11, // 12: strata.datanode.ReceivedDeletedRequest.storages:type_name -> strata.datanode.StorageReceivedDeleted
+	7,  // 13: strata.datanode.ReportBadBlocksRequest.replicas:type_name -> strata.datanode.Replica
+	19, // 14: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
+	20, // 15: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
+	21, // 16: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
+	18, // 17: strata.datanode.Command.move:type_name -> strata.datanode.MoveCommand
+	17, // 18: strata.datanode.Command.recover:type_name -> strata.datanode.RecoverCommand
+	7,  // 19: strata.datanode.RecoverCommand.block:type_name -> strata.datanode.Replica
+	7,  // 20: strata.datanode.MoveCommand.block:type_name -> strata.datanode.Replica
+	7,  // 21: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
+	24, // 22: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	7,  // 23: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
+	23, // 24: strata.datanode.BlockKeys.current:type_name -> strata.datanode.BlockKey
+	23, // 25: strata.datanode.BlockKeys.all_keys:type_name -> strata.datanode.BlockKey
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_datanode_datanode_protocol_proto_init() }
@@ -1569,7 +1749,7 @@ func file_datanode_datanode_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_datanode_datanode_protocol_proto_rawDesc), len(file_datanode_datanode_protocol_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
