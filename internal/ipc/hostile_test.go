@@ -174,3 +174,21 @@ func TestConnectionCap(t *testing.T) {
 	}
 	echo(t, a, "a again")
 }
+
+// A server closed before Serve runs still releases the listener's address.
+func TestCloseBeforeServeReleasesListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(ServerConfig{})
+	s.Close()
+	if err := s.Serve(ln); err == nil {
+		t.Fatal("Serve on a closed server returned nil")
+	}
+	again, err := net.Listen("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("the address is still taken: %v", err)
+	}
+	again.Close()
+}

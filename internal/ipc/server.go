@@ -189,7 +189,10 @@ func (s *Server) Stats() *ServerStats { return &s.stats }
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
+		// Closed before Serve began: the listener is ours to close, or
+		// its address stays taken.
 		s.mu.Unlock()
+		ln.Close()
 		return errors.New("ipc: server closed")
 	}
 	s.ln = ln
