@@ -123,7 +123,7 @@ func TestShuffleNeedsJobToken(t *testing.T) {
 	} {
 		code, body, h := get(tc.job, tc.hash)
 		if code != http.StatusUnauthorized || body != tc.msg || h.Get("X-Strata-Map") != "" || strings.Contains(body, "secret-") {
-			t.Errorf("%s: %d %q (headers %v), want 401 %q and no data", tc.name, code, body, h, tc.msg)
+			t.Errorf("%s: %d, %d bytes %.60q (map header %q), want 401 %q and no data", tc.name, code, len(body), body, h.Get("X-Strata-Map"), tc.msg)
 		}
 	}
 	if code, body, _ := get("", ""); code == http.StatusOK || strings.Contains(body, job) {
