@@ -415,13 +415,14 @@ func (jt *JobTracker) listJobs(ctx context.Context, _ *mrpb.ListJobsRequest) (*m
 }
 
 func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrpb.KillJobResponse, error) {
+	who := jt.identify(ctx) // before the lock: the groups may come from a directory service
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
 	j := jt.jobs[req.GetJobId()]
 	if j == nil {
 		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s", req.GetJobId())
 	}
-	if err := jt.checkAccess(ctx, j, opKillJob); err != nil {
+	if err := jt.checkAccess(who, j, opKillJob); err != nil {
 		return nil, err
 	}
 	if j.committing {
@@ -437,30 +438,40 @@ func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrp
 // Operation names).
 const opKillJob = "KILL_JOB"
 
+// identity is a caller and its groups.
+type identity struct {
+	user   string
+	groups []string
+}
+
+// identify is ctx's caller (no user without one) with its groups (none
+// when ACLs are off: they are not needed).
+func (jt *JobTracker) identify(ctx context.Context) identity {
+	var id identity
+	if c, ok := ipc.CallerFrom(ctx); ok {
+		id.user = c.User
+	}
+	if jt.cfg.ACLsEnabled && id.user != "" {
+		id.groups = jt.cfg.Groups(id.user)
+	}
+	return id
+}
+
 // checkAccess allows op on j to its owner, the JobTracker's user, the
 // administrators (mapreduce.cluster.administrators) and those the job's
 // mapreduce.job.acl-modify-job names — everyone when
 // mapreduce.cluster.acls.enabled is false — and refuses anyone else with
-// Hadoop's AccessControlException. Lock held (Groups may ask the OS).
-func (jt *JobTracker) checkAccess(ctx context.Context, j *job, op string) error {
+// Hadoop's AccessControlException. Lock held.
+func (jt *JobTracker) checkAccess(who identity, j *job, op string) error {
 	if !jt.cfg.ACLsEnabled {
 		return nil
 	}
-	user := ""
-	if c, ok := ipc.CallerFrom(ctx); ok {
-		user = c.User
-	}
-	if user != "" && (user == j.user || user == jt.cfg.User) {
+	if who.user != "" && (who.user == j.user || who.user == jt.cfg.User ||
+		jt.cfg.Admins.Allows(who.user, who.groups) || j.modify.Allows(who.user, who.groups)) {
 		return nil
 	}
-	if user != "" {
-		groups := jt.cfg.Groups(user)
-		if jt.cfg.Admins.Allows(user, groups) || j.modify.Allows(user, groups) {
-			return nil
-		}
-	}
-	jt.log.Warn("jobtracker: access denied", "user", user, "operation", op, "job", j.id, "owner", j.user)
-	return ipc.Errorf(ipc.ClassAccessControl, "User %s cannot perform operation %s on %s", user, op, j.id)
+	jt.log.Warn("jobtracker: access denied", "user", who.user, "operation", op, "job", j.id, "owner", j.user)
+	return ipc.Errorf(ipc.ClassAccessControl, "User %s cannot perform operation %s on %s", who.user, op, j.id)
 }
 
 func callerName(ctx context.Context) string {
