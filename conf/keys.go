@@ -122,7 +122,7 @@ var knownKeys = []Key{
 	{"mapreduce.task.io.sort.mb", "100", "Map-side sort buffer size in MiB."},
 	{"mapreduce.task.timeout", "600000", "Milliseconds a task may go without reporting progress before it is killed; 0 disables."},
 	{"mapreduce.tasktracker.http.address", "0.0.0.0:50060", "TaskTracker HTTP server address (host:port); serves map outputs to the shuffle."},
-	{"mapreduce.tasktracker.taskcontroller", "org.apache.hadoop.mapred.DefaultTaskController", "How a TaskTracker runs attempts: DefaultTaskController runs them as the TaskTracker's own OS user; org.apache.hadoop.mapred.LinuxTaskController, on a TaskTracker running as root, runs each as the job's user (its uid, gid and groups), with its work and log dirs owned by that user."},
+	{"mapreduce.tasktracker.taskcontroller", "org.apache.hadoop.mapred.DefaultTaskController", "How a TaskTracker runs attempts: DefaultTaskController runs them as the TaskTracker's own OS user; org.apache.hadoop.mapred.LinuxTaskController, on a TaskTracker running as root, runs each as the job's user (its uid, gid and groups), with its work and log dirs owned by that user; unknown users and uids below 1000 (Hadoop's min.user.id; root among them) are refused."},
 	{"mapreduce.tasktracker.taskmemorymanager.monitoringinterval", "5000", "Milliseconds between a TaskTracker's checks of its attempts' memory use."},
 	{"mapreduce.terasort.output.replication", "1", "Replication factor of TeraSort's output files."},
 	{"nfs.exports.allowed.hosts", "* rw", "Hosts that may use the NFS gateway: ';'-separated entries of a host (name, address, CIDR block or regular expression) and rw or ro (default ro); the first match decides."},

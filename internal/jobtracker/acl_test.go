@@ -103,3 +103,34 @@ func TestJobOwnership(t *testing.T) {
 		t.Fatalf("with ACLs off: %v", err)
 	}
 }
+
+// TestJobToken: every attempt of a job carries the job's own 64-byte
+// shuffle secret, another job's is different, the cleanup attempt carries
+// none, and the JobTracker forgets it when the job ends.
+func TestJobToken(t *testing.T) {
+	h := newHarness(t)
+	a := h.submit([][]string{nil}, 1, keySlowstart, "1")
+	b := h.submit([][]string{nil}, 0)
+	resp := h.heartbeat(beat{tracker: "tt-a", maps: 2})
+	if len(resp.GetLaunch()) != 2 {
+		t.Fatalf("launched %v", resp.GetLaunch())
+	}
+	tokA, tokB := resp.GetLaunch()[0].GetSpec().GetJobToken(), resp.GetLaunch()[1].GetSpec().GetJobToken()
+	if len(tokA) != 64 || len(tokB) != 64 || string(tokA) == string(tokB) || string(tokA) != string(a.secret) || string(tokB) != string(b.secret) {
+		t.Fatalf("tokens %x / %x", tokA, tokB)
+	}
+	_, ids := launched(resp)
+	resp = h.heartbeat(beat{tracker: "tt-a", reduces: 1, reports: []*mrpb.TaskReport{succeeded(ids[0])}})
+	if l := resp.GetLaunch(); len(l) != 1 || string(l[0].GetSpec().GetJobToken()) != string(tokA) {
+		t.Fatalf("the reduce's launch %v", l)
+	}
+	_, r := launched(resp)
+	resp = h.heartbeat(beat{tracker: "tt-a", maps: 1, reports: []*mrpb.TaskReport{succeeded(r[0])}})
+	if l := resp.GetLaunch(); len(l) != 1 || l[0].GetSpec().GetType() != mrpb.TaskType_JOB_CLEANUP || len(l[0].GetSpec().GetJobToken()) != 0 {
+		t.Fatalf("the cleanup's launch %v", l)
+	}
+	h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(resp.GetLaunch()[0].GetAttemptId())}})
+	if a.state != mrpb.JobState_SUCCEEDED || a.secret != nil {
+		t.Fatalf("job %s, secret kept: %v", a.state, a.secret != nil)
+	}
+}

@@ -486,7 +486,7 @@ func callerName(ctx context.Context) string {
 // queued. Lock held.
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
-	j.committing = false
+	j.committing, j.secret = false, nil // no attempt of it runs again
 	h := jt.history(j)
 	jt.goBackground(func() { jt.writeHistory(h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
@@ -584,7 +584,7 @@ func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
 			jt.retire()
 			return
 		}
-		j.committing = false
+		j.committing, j.secret = false, nil
 		j.state, j.finish = mrpb.JobState_SUCCEEDED, jt.now()
 		h := jt.history(j)
 		jt.goBackground(func() { jt.writeHistory(h) })
