@@ -202,6 +202,11 @@ func (jt *JobTracker) Close() error {
 	jt.closeOnce.Do(func() {
 		close(jt.stop)
 		jt.srv.Close()
+		if jt.ln != nil {
+			// Serve may not have taken the listener yet (a Close right
+			// after Start), and then the server does not close it.
+			jt.ln.Close()
+		}
 		jt.wg.Wait()
 		jt.background.Wait()
 	})
