@@ -97,6 +97,9 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 	for k, v := range spec.GetConf() {
 		c.Set(k, v)
 	}
+	if spec.GetType() == mrpb.TaskType_JOB_CLEANUP {
+		return runJobCleanup(ctx, spec, c)
+	}
 	job, err := NewJob(spec.GetJob(), spec.GetArgs(), c)
 	if err != nil {
 		return nil, err
@@ -131,7 +134,7 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 		}
 	case mrpb.TaskType_REDUCE:
 		cfg := shuffle.DefaultConfig()
-		cfg.JobID, cfg.Reduce, cfg.Name = att.JobID, att.Task, att.ID()
+		cfg.JobID, cfg.Reduce, cfg.Name, cfg.Secret = att.JobID, att.Task, att.ID(), spec.GetJobToken()
 		cfg.Compare, cfg.Codec, cfg.SortFactor, cfg.LocalDirs = job.CompareFunc(), lc.codec, lc.sortFactor, dirs
 		if n, err := job.Conf.GetInt("mapreduce.reduce.shuffle.parallelcopies"); err == nil && n > 0 {
 			cfg.ParallelCopies = int(n)
@@ -171,6 +174,28 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 	addIOCounters(counters, io0)
 	res.Counters = countersProto(counters)
 	return res, nil
+}
+
+// runJobCleanup is a JOB_CLEANUP attempt: it commits the job's output
+// (removes _temporary, writes _SUCCESS) when the spec's cleanup state is
+// SUCCEEDED and aborts it (removes _temporary) otherwise, as the job's
+// user, with the job's settings. It needs no registered job: the
+// TaskTracker runs it with its own program.
+func runJobCleanup(ctx context.Context, spec *mrpb.TaskSpec, c *conf.Configuration) (*mrpb.TaskResult, error) {
+	env := fs.Env{Conf: c, User: spec.GetUser()}.WithDefaults()
+	committer, err := NewCommitter(env, c, spec.GetOutputPath())
+	if err != nil {
+		return nil, err
+	}
+	if spec.GetCleanupState() == mrpb.JobState_SUCCEEDED {
+		err = committer.CommitJob(ctx)
+	} else {
+		err = committer.AbortJob(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &mrpb.TaskResult{}, nil
 }
 
 // shuffleMemory sets a reduce's shuffle memory as Hadoop sizes it: the

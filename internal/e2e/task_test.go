@@ -99,9 +99,12 @@ func TestTaskChildrenAndShuffle(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobID := "job_e2e_0001"
-	base := &mrpb.TaskSpec{Job: proto.String("wordcount"), Args: args, Conf: settings, User: proto.String(env.User), JobId: proto.String(jobID), Reducers: proto.Int32(2)}
+	secret := []byte("the job's shuffle secret")
+	base := &mrpb.TaskSpec{Job: proto.String("wordcount"), Args: args, Conf: settings, User: proto.String(env.User), JobId: proto.String(jobID), Reducers: proto.Int32(2),
+		JobToken: secret}
 
 	srv := shuffle.NewServer(shuffle.ServerConfig{})
+	srv.SetSecret(jobID, secret)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	var locs []*mrpb.MapCompletionEvent

@@ -13,8 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stratafs/strata/conf"
-	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/mapreduce"
 )
@@ -75,73 +74,77 @@ func TestRetireJobs(t *testing.T) {
 }
 
 // TestLoserEndsBeforeJobCommit: when one attempt of a speculated task
-// succeeds, the job's output is committed only once the other attempt has
-// been reported ended, so that the loser cannot write under the output
-// after _temporary is removed; a loser asking to commit is told again to
-// die.
+// succeeds, the job's output is committed (its cleanup task launched) only
+// once the other attempt has been reported ended, so that the loser cannot
+// write under the output after _temporary is removed; a loser asking to
+// commit is told again to die. The JobTracker itself never touches the
+// output directory.
 func TestLoserEndsBeforeJobCommit(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
-	c := conf.New()
-	cm, err := mapreduce.NewCommitter(fs.Env{Conf: c}.WithDefaults(), c, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cm.SetupJob(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	jt := New(Config{})
+	jt := New(Config{HistoryDir: filepath.Join(dir, "history")})
 	const a0, a1 = "attempt_1_0001_r_000000_0", "attempt_1_0001_r_000000_1"
 	tk := &task{index: 0, state: running, running: map[string]string{a0: "tt-a", a1: "tt-b"}}
-	j := &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4,
-		commit: cm, settings: map[string]string{"mapreduce.jobhistory.done-dir": filepath.Join(dir, "history")}}
+	j := &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, reduces: []*task{tk}, counters: mapreduce.NewCounters(), maxRed: 4, maxMap: 4,
+		spec: &mrpb.JobSpec{Job: proto.String("wordcount"), OutputPath: proto.String(out)}, user: "alice"}
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j.id)
-	heartbeat := func(tracker string, commitPending ...string) *mrpb.HeartbeatResponse {
+	heartbeat := func(tracker string, maps int, reports []*mrpb.TaskReport, commitPending ...string) *mrpb.HeartbeatResponse {
 		t.Helper()
-		resp, err := jt.heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: proto.String(tracker), CommitPending: commitPending})
+		resp, err := jt.heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: proto.String(tracker), CommitPending: commitPending,
+			FreeMapSlots: proto.Int32(int32(maps)), Reports: reports})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return resp
 	}
-	heartbeat("tt-a")
-	heartbeat("tt-b")
+	heartbeat("tt-a", 0, nil)
+	heartbeat("tt-b", 0, nil)
 	jt.mu.Lock()
 	jt.report(jt.trackers["tt-a"], &mrpb.TaskReport{AttemptId: proto.String(a0), State: mrpb.TaskReport_SUCCEEDED.Enum()})
 	committing := j.committing
 	jt.mu.Unlock()
-	if committing {
+	if committing || j.cleanup != nil {
 		t.Fatal("the job commits while the losing attempt may still write")
 	}
-	if got := heartbeat("tt-b").GetKillAttempts(); !slices.Equal(got, []string{a1}) {
+	if got := heartbeat("tt-b", 0, nil).GetKillAttempts(); !slices.Equal(got, []string{a1}) {
 		t.Fatalf("loser's tracker told to kill %v", got)
 	}
-	resp := heartbeat("tt-b", a1) // the kill was lost; the loser asks to commit
+	resp := heartbeat("tt-b", 0, nil, a1) // the kill was lost; the loser asks to commit
 	if len(resp.GetCommitAttempts()) != 0 || !slices.Equal(resp.GetKillAttempts(), []string{a1}) {
 		t.Fatalf("loser asking to commit: allowed %v, killed %v", resp.GetCommitAttempts(), resp.GetKillAttempts())
 	}
-	jt.mu.Lock()
-	jt.report(jt.trackers["tt-b"], &mrpb.TaskReport{AttemptId: proto.String(a1), State: mrpb.TaskReport_KILLED.Enum()})
-	committing = j.committing
-	jt.mu.Unlock()
-	if !committing {
-		t.Fatal("the job does not commit once the loser has ended")
+	resp = heartbeat("tt-b", 1, []*mrpb.TaskReport{{AttemptId: proto.String(a1), State: mrpb.TaskReport_KILLED.Enum()}})
+	if !j.committing || len(resp.GetLaunch()) != 1 {
+		t.Fatalf("the job does not commit once the loser has ended: launched %v", resp.GetLaunch())
 	}
-	for {
-		jt.mu.Lock()
-		state := j.state
-		jt.mu.Unlock()
-		if state != mrpb.JobState_RUNNING {
-			if state != mrpb.JobState_SUCCEEDED {
-				t.Fatalf("job %s: %s", state, j.err)
-			}
-			break
+	l := resp.GetLaunch()[0]
+	if s := l.GetSpec(); s.GetType() != mrpb.TaskType_JOB_CLEANUP || s.GetCleanupState() != mrpb.JobState_SUCCEEDED ||
+		s.GetOutputPath() != out || s.GetUser() != "alice" || l.GetAttemptId() != "attempt_1_0001_c_000000_0" {
+		t.Fatalf("cleanup launch %v", l)
+	}
+	// A failed commit is retried, then fails the job, whose output the
+	// next cleanup attempt aborts.
+	for i := 0; i < 4; i++ {
+		if j.state != mrpb.JobState_RUNNING {
+			t.Fatalf("job %s after %d failed commits", j.state, i)
 		}
-		time.Sleep(10 * time.Millisecond)
+		heartbeat("tt-b", 0, []*mrpb.TaskReport{{AttemptId: l.AttemptId, State: mrpb.TaskReport_FAILED.Enum(), Result: &mrpb.TaskResult{Error: proto.String("disk gone")}}})
+		if resp = heartbeat("tt-b", 1, nil); len(resp.GetLaunch()) != 1 {
+			t.Fatalf("cleanup not relaunched after failure %d", i)
+		}
+		l = resp.GetLaunch()[0]
 	}
-	if _, err := os.Stat(filepath.Join(out, mapreduce.SuccessFileName)); err != nil {
-		t.Fatal(err)
+	if j.state != mrpb.JobState_FAILED || j.err != "commit: disk gone" || l.GetSpec().GetCleanupState() != mrpb.JobState_FAILED {
+		t.Fatalf("job %s %q, cleanup %v", j.state, j.err, l.GetSpec().GetCleanupState())
+	}
+	heartbeat("tt-b", 0, []*mrpb.TaskReport{{AttemptId: l.AttemptId, State: mrpb.TaskReport_SUCCEEDED.Enum()}})
+	if !cleanupDone(j) {
+		t.Fatal("abort not done")
+	}
+	jt.Close()
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the JobTracker touched the output directory: %v", err)
 	}
 }
 
@@ -176,8 +179,8 @@ func TestTrackerRestart(t *testing.T) {
 // longer be killed, and the caller is told so.
 func TestKillWhileCommitting(t *testing.T) {
 	jt := New(Config{})
-	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, committing: true}
-	_, err := jt.killJob(context.Background(), &mrpb.JobIDRequest{JobId: proto.String("job_1_0001")})
+	jt.jobs["job_1_0001"] = &job{id: "job_1_0001", state: mrpb.JobState_RUNNING, committing: true, user: "alice"}
+	_, err := jt.killJob(ipc.WithCaller(context.Background(), &ipc.Caller{User: "alice"}), &mrpb.JobIDRequest{JobId: proto.String("job_1_0001")})
 	if err == nil || !strings.Contains(err.Error(), "committing") {
 		t.Fatalf("kill during commit: %v", err)
 	}

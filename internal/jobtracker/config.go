@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
 )
 
 // The keys the JobTracker reads: its own (ConfigFrom) and, per job, from
@@ -24,6 +26,9 @@ const (
 	keySpeculativeLag    = "strata.mapreduce.speculative.lag"
 	keySlowstart         = "mapreduce.job.reduce.slowstart.completedmaps"
 	keyHistoryDir        = "mapreduce.jobhistory.done-dir"
+	keyACLsEnabled       = "mapreduce.cluster.acls.enabled"
+	keyAdmins            = "mapreduce.cluster.administrators"
+	keyACLModifyJob      = "mapreduce.job.acl-modify-job"
 )
 
 // Config configures a JobTracker. Nothing in it changes once the
@@ -47,6 +52,33 @@ type Config struct {
 	// -list (mapreduce.jobtracker.retiredjobs.cache.size; default 1000);
 	// older ones are forgotten, their histories stay on the file system.
 	RetiredJobs int
+	// HistoryDir is where the JobTracker writes each finished job's
+	// history, <HistoryDir>/<job id>.json, on the file system HistoryConf
+	// names, as User (mapreduce.jobhistory.done-dir of the JobTracker's
+	// own configuration, never a job's; default
+	// ${hadoop.tmp.dir}/mapred/history/done; empty: no histories).
+	HistoryDir string
+	// HistoryConf is the JobTracker's own configuration, with which it
+	// opens HistoryDir's file system (no key; nil: the defaults).
+	HistoryConf *conf.Configuration
+	// User is the JobTracker's own user: it writes the histories and is
+	// an administrator of every job (no key; empty: the current user).
+	User string
+	// ACLsEnabled makes killing a job need its owner, an administrator
+	// or a user the job's mapreduce.job.acl-modify-job names
+	// (mapreduce.cluster.acls.enabled; strata's default is true, Hadoop's
+	// false); false lets anyone kill any job, as Hadoop's default does.
+	ACLsEnabled bool
+	// Admins are the cluster's administrators, who may kill any job
+	// (mapreduce.cluster.administrators, Hadoop's ACL format "users
+	// groups"; default " ", nobody but User).
+	Admins ACL
+	// Groups returns a user's groups for the ACLs (no key; nil: the
+	// operating system's, as Hadoop's ShellBasedUnixGroupsMapping).
+	Groups func(user string) []string
+	// IPC configures the RPC server: its limits and timeouts (the ipc.*
+	// keys, ipc.ServerConfigFrom). Its Logger is Logger.
+	IPC ipc.ServerConfig
 	// Logger receives the daemon's log (no key; nil: slog.Default()).
 	Logger *slog.Logger
 	// Clock tells the time for heartbeat expiry, speculation and job
@@ -76,14 +108,17 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 }
 
 func read(c *conf.Configuration) (Config, error) {
-	cfg := Config{Addr: c.Get(keyAddress)}
-	var err1, err2, err3 error
+	cfg := Config{Addr: c.Get(keyAddress), HistoryDir: c.GetTrimmed(keyHistoryDir), HistoryConf: c, User: fs.CurrentUser(),
+		Admins: ParseACL(c.Get(keyAdmins))}
+	var err1, err2, err3, err4, err5 error
+	cfg.ACLsEnabled, err4 = c.GetBool(keyACLsEnabled)
+	cfg.IPC, err5 = ipc.ServerConfigFrom(c)
 	var retired int64
 	cfg.HeartbeatInterval, err1 = c.GetDuration(keyHeartbeatInterval, time.Millisecond)
 	cfg.TrackerExpiry, err2 = c.GetDuration(keyTrackerExpiry, time.Millisecond)
 	retired, err3 = c.GetInt(keyRetiredJobs)
 	cfg.RetiredJobs = int(retired)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return cfg, fmt.Errorf("jobtracker: %w", err)
 	}
 	return cfg, nil

@@ -17,21 +17,40 @@ func base() *conf.Configuration {
 	return c
 }
 
+// configFrom is ConfigFrom without the configuration it keeps for the
+// history's file system (a pointer, different in every call).
+func configFrom(c *conf.Configuration) (Config, error) {
+	cfg, err := ConfigFrom(c)
+	cfg.HistoryConf = nil
+	return cfg, err
+}
+
 func TestConfigDefaults(t *testing.T) {
 	want := DefaultConfig()
-	want.Addr = "127.0.0.1:9001"
-	conftest.CheckDefaults(t, ConfigFrom, base, want)
-	if d := DefaultConfig(); d.HeartbeatInterval != time.Second || d.TrackerExpiry != 10*time.Minute || d.RetiredJobs != 1000 || d.Addr != "local" {
+	want.Addr, want.HistoryConf = "127.0.0.1:9001", nil
+	conftest.CheckDefaults(t, configFrom, base, want)
+	if d := DefaultConfig(); d.HeartbeatInterval != time.Second || d.TrackerExpiry != 10*time.Minute || d.RetiredJobs != 1000 || d.Addr != "local" ||
+		!d.ACLsEnabled || d.Admins.Allows("alice", []string{"supergroup"}) {
 		t.Errorf("DefaultConfig %+v is not Hadoop's", d)
 	}
 }
 
 func TestConfigMapping(t *testing.T) {
-	conftest.CheckMapping(t, ConfigFrom, base, map[string]string{
-		keyAddress:           "10.1.1.1:8021",
-		keyHeartbeatInterval: "300",
-		keyTrackerExpiry:     "60000",
-		keyRetiredJobs:       "5",
+	conftest.CheckMapping(t, configFrom, base, map[string]string{
+		keyAddress:                                  "10.1.1.1:8021",
+		keyHeartbeatInterval:                        "300",
+		keyTrackerExpiry:                            "60000",
+		keyRetiredJobs:                              "5",
+		keyHistoryDir:                               "hdfs://nn:8020/history",
+		keyACLsEnabled:                              "false",
+		keyAdmins:                                   "root admins",
+		"ipc.client.connection.maxidletime":         "5000",
+		"ipc.client.idlethreshold":                  "10",
+		"ipc.maximum.data.length":                   "1048576",
+		"ipc.server.max.connections":                "100",
+		"strata.ipc.server.connection.max-inflight": "8",
+		"strata.ipc.server.handlers.max":            "64",
+		"strata.ipc.server.write.timeout":           "5000",
 	})
 }
 

@@ -4,11 +4,19 @@
 // heartbeats — data-local maps first, into the trackers' free slots —,
 // retries failed attempts up to mapreduce.map/reduce.maxattempts, re-runs
 // the maps whose output was lost with a TaskTracker, speculates on
-// stragglers, arbitrates commits and commits the job. Clients, TaskTrackers
+// stragglers, arbitrates commits and has the job's output committed or
+// aborted by a job cleanup task on a TaskTracker. Clients, TaskTrackers
 // and task children speak to it over Hadoop IPC
 // (strata.JobSubmissionProtocol, strata.InterTrackerProtocol,
 // strata.TaskUmbilicalProtocol; docs/format/mapred-protocol.md), and it
-// writes each finished job's history (History) on the job's file system.
+// writes each finished job's history (History) under its own history dir.
+//
+// Trust: a job is its submitter's (the IPC caller), whatever its spec
+// says; it is killed only by its owner, an administrator or a user of its
+// modify ACL (checkAccess); each job has a shuffle secret (jobtoken) that
+// only its attempts' TaskTrackers get; and the JobTracker never opens a
+// path a job names (no output setup or commit, no history from the job's
+// settings).
 //
 // The state machine is driven only by its inputs — heartbeat requests,
 // submit and kill calls, and the time Config.Clock tells (tracker expiry
@@ -26,6 +34,8 @@
 //     succeeds the others become losers, and the job commits only once no
 //     task has a loser left (reported ended or lost with its tracker);
 //   - only RUNNING jobs change; a job that is committing cannot be killed;
-//   - job commits, aborts and history writes run off the lock, and Close
-//     waits for them.
+//   - a job leaves RUNNING for SUCCEEDED only when its commit cleanup
+//     attempt reports success; a failed or killed job gets an abort
+//     cleanup; a finished job is retired only once its cleanup is done;
+//   - history writes run off the lock, and Close waits for them.
 package jobtracker

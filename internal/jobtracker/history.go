@@ -14,9 +14,10 @@ import (
 )
 
 // History is a finished job's record, written by the JobTracker as
-// <mapreduce.jobhistory.done-dir>/<job id>.json on the job's default file
-// system (docs/format/mapred-protocol.md), so that it outlives the
-// JobTracker.
+// <mapreduce.jobhistory.done-dir>/<job id>.json — its own setting, on its
+// own default file system, as its own user (Config.HistoryDir), never a
+// place a job's configuration names — so that it outlives the JobTracker
+// (docs/format/mapred-protocol.md).
 type History struct {
 	JobID    string                      `json:"jobId"`
 	Name     string                      `json:"name"`
@@ -42,17 +43,9 @@ type TaskHistory struct {
 // maxHistory bounds a history file a reader accepts.
 const maxHistory = 64 << 20
 
-func historyConf(settings map[string]string) *conf.Configuration {
-	c := conf.New()
-	for k, v := range settings {
-		c.Set(k, v)
-	}
-	return c
-}
-
-// historyPath is where a job's history lives under c's done dir.
-func historyPath(c *conf.Configuration, jobID string) string {
-	return strings.TrimSuffix(c.Get(keyHistoryDir), "/") + "/" + jobID + ".json"
+// historyPath is where a job's history lives under the done dir.
+func historyPath(dir, jobID string) string {
+	return strings.TrimSuffix(dir, "/") + "/" + jobID + ".json"
 }
 
 // history snapshots j. Lock held.
@@ -79,15 +72,22 @@ func (jt *JobTracker) history(j *job) *History {
 	return h
 }
 
-// writeHistory stores h as the job's user would see it; a failure is
-// logged, not fatal to anything.
-func (jt *JobTracker) writeHistory(settings map[string]string, h *History) {
+// writeHistory stores h under the JobTracker's history dir, as the
+// JobTracker's user; a failure is logged, not fatal to anything. Without a
+// history dir it does nothing.
+func (jt *JobTracker) writeHistory(h *History) {
+	if jt.cfg.HistoryDir == "" {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := historyConf(settings)
-	p := historyPath(c, h.JobID)
+	c := jt.cfg.HistoryConf
+	if c == nil {
+		c = conf.New()
+	}
+	p := historyPath(jt.cfg.HistoryDir, h.JobID)
 	err := func() error {
-		fsys, fp, err := fs.Resolve(ctx, p, fs.Env{Conf: c, User: h.User})
+		fsys, fp, err := fs.Resolve(ctx, p, fs.Env{Conf: c, User: jt.cfg.User})
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func ReadHistory(ctx context.Context, env fs.Env, jobID string) (*History, error
 	if strings.ContainsAny(jobID, "/\\") || !strings.HasPrefix(jobID, "job_") {
 		return nil, fmt.Errorf("bad job id %q", jobID)
 	}
-	p := historyPath(env.Conf, jobID)
+	p := historyPath(env.Conf.Get(keyHistoryDir), jobID)
 	fsys, fp, err := fs.Resolve(ctx, p, env)
 	if err != nil {
 		return nil, err

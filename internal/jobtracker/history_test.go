@@ -52,12 +52,12 @@ func TestHistoryCompatible(t *testing.T) {
 		t.Fatalf("old history read as %+v", h)
 	}
 
-	jt := New(Config{})
+	jt := New(Config{HistoryDir: dir})
 	j := &job{id: "job_1_0002", name: "sort", user: "bob", state: mrpb.JobState_KILLED, err: "killed by bob", counters: mapreduce.NewCounters(),
-		start: time.Unix(100, 0), finish: time.Unix(200, 0), settings: map[string]string{"mapreduce.jobhistory.done-dir": dir},
+		start: time.Unix(100, 0), finish: time.Unix(200, 0), settings: map[string]string{"mapreduce.jobhistory.done-dir": "/elsewhere"},
 		maps:    []*task{{isMap: true, index: 0, state: done, attempts: 1, tracker: "tt-a"}, {isMap: true, index: 1, state: running, attempts: 2, failures: 1}},
 		reduces: []*task{{index: 0, state: pending}}}
-	jt.writeHistory(j.settings, jt.history(j))
+	jt.writeHistory(jt.history(j)) // in the JobTracker's dir, not the job's
 	h, err = ReadHistory(context.Background(), env, "job_1_0002")
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/conf"
-	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/taskrun"
 	"github.com/stratafs/strata/mapreduce"
@@ -43,10 +43,9 @@ type JobTracker struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
-	// background are job commits, aborts and history writes; Close waits
-	// for them. They are started by RPC handlers and the monitor (which
-	// Close stops first) or by other background work, so none starts once
-	// Close waits.
+	// background are history writes; Close waits for them. They are
+	// started by RPC handlers and the monitor (which Close stops first),
+	// so none starts once Close waits.
 	background sync.WaitGroup
 }
 
@@ -71,7 +70,10 @@ const (
 )
 
 type task struct {
-	isMap    bool
+	isMap bool
+	// cleanup: the job's JOB_CLEANUP task, which commits or aborts its
+	// output on a TaskTracker.
+	cleanup  bool
 	index    int
 	state    taskState
 	attempts int // attempts started
@@ -107,9 +109,20 @@ type job struct {
 	counters *mapreduce.Counters
 	start    time.Time
 	finish   time.Time
-	commit   *mapreduce.Committer
+	// secret is the job's shuffle secret (jobtoken), sent with each of
+	// its attempts to their TaskTrackers.
+	secret []byte
+	// modify are those besides the owner and the administrators who may
+	// kill the job (mapreduce.job.acl-modify-job).
+	modify ACL
+	// cleanup is the job's JOB_CLEANUP task once it has one: when every
+	// task is done (commit: cleanupState SUCCEEDED) or when the job failed
+	// or was killed (abort). It runs on a TaskTracker as the job's user;
+	// the JobTracker itself touches no path the job names.
+	cleanup      *task
+	cleanupState mrpb.JobState
 	// committing: every task is done and the output is being committed
-	// (outside the lock); the job can no longer be killed.
+	// (the cleanup task runs); the job can no longer be killed.
 	committing bool
 	maxMap     int
 	maxRed     int
@@ -136,8 +149,16 @@ func New(cfg Config) *JobTracker {
 	}
 	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
 		stop: make(chan struct{})}
+	if jt.cfg.User == "" {
+		jt.cfg.User = conf.New().Get("user.name")
+	}
+	if jt.cfg.Groups == nil {
+		jt.cfg.Groups = osGroups
+	}
 	jt.started = jt.now().UnixMilli()
-	jt.srv = ipc.NewServer(ipc.ServerConfig{Logger: cfg.Logger})
+	ic := cfg.IPC
+	ic.Logger = cfg.Logger
+	jt.srv = ipc.NewServer(ic)
 	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
 		"submitJob":    ipc.Unary(jt.submitJob),
 		"getJobStatus": ipc.Unary(jt.getJobStatus),
@@ -181,6 +202,11 @@ func (jt *JobTracker) Close() error {
 	jt.closeOnce.Do(func() {
 		close(jt.stop)
 		jt.srv.Close()
+		if jt.ln != nil {
+			// Serve may not have taken the listener yet (a Close right
+			// after Start), and then the server does not close it.
+			jt.ln.Close()
+		}
 		jt.wg.Wait()
 		jt.background.Wait()
 	})
@@ -229,6 +255,16 @@ func (jt *JobTracker) expireTrackers() {
 // held.
 func (jt *JobTracker) trackerLost(name string) {
 	for _, j := range jt.jobs {
+		if c := j.cleanup; c != nil {
+			for att, tr := range c.running {
+				if tr == name {
+					delete(c.running, att)
+				}
+			}
+			if c.state == running && len(c.running) == 0 {
+				c.state = pending
+			}
+		}
 		if j.state != mrpb.JobState_RUNNING {
 			continue
 		}
@@ -261,15 +297,22 @@ func (jt *JobTracker) trackerLost(name string) {
 
 func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest) (*mrpb.SubmitJobResponse, error) {
 	spec := req.GetSpec()
+	// The job is the caller's, whatever the spec says (Hadoop's
+	// JobTracker takes the submitter from the connection too).
+	caller, ok := ipc.CallerFrom(ctx)
+	if !ok || caller.User == "" {
+		return nil, ipc.Errorf(ipc.ClassAccessControl, "job %q: no caller identity", spec.GetJob())
+	}
+	user := caller.User
+	if spec.GetUser() != "" && spec.GetUser() != user {
+		jt.log.Warn("jobtracker: job spec names another user; the job runs as its submitter", "claimed", spec.GetUser(), "user", user)
+	}
+	spec.User = &user
 	c := conf.New()
 	settings := map[string]string{}
 	for _, kv := range spec.GetConf() {
 		c.Set(kv.GetKey(), kv.GetValue())
 		settings[kv.GetKey()] = kv.GetValue()
-	}
-	user := spec.GetUser()
-	if caller, ok := ipc.CallerFrom(ctx); ok && user == "" {
-		user = caller.User
 	}
 	splits := spec.GetSplits()
 	for i, sp := range splits {
@@ -281,11 +324,9 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if spec.GetNumReduces() < 0 || spec.GetNumReduces() > 100000 || spec.GetOutputPath() == "" {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: %d reduces, output %q", spec.GetJob(), spec.GetNumReduces(), spec.GetOutputPath())
 	}
-	env := fs.Env{Conf: c, User: user}.WithDefaults()
-	commit, err := mapreduce.NewCommitter(env, c, spec.GetOutputPath())
-	if err == nil {
-		err = commit.SetupJob(ctx)
-	}
+	// No output setup here: attempts create their work directories, and
+	// the job's cleanup task commits or aborts on a TaskTracker.
+	secret, err := jobtoken.NewSecret(nil)
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassIOException, "%v", err)
 	}
@@ -301,7 +342,8 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	jt.seq++
 	j := &job{
 		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: spec.GetName(), user: user, settings: settings,
-		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: jt.now(), commit: commit,
+		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: jt.now(), secret: secret,
+		modify: ParseACL(c.Get(keyACLModifyJob)),
 		maxMap: maxAttempts(keyMapMaxAttempts), maxRed: maxAttempts(keyReduceMaxAttempts),
 	}
 	j.speculateMaps, _ = c.GetBool(keyMapSpeculative)
@@ -378,11 +420,15 @@ func (jt *JobTracker) listJobs(ctx context.Context, _ *mrpb.ListJobsRequest) (*m
 }
 
 func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrpb.KillJobResponse, error) {
+	who := jt.identify(ctx) // before the lock: the groups may come from a directory service
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
 	j := jt.jobs[req.GetJobId()]
 	if j == nil {
 		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s", req.GetJobId())
+	}
+	if err := jt.checkAccess(who, j, opKillJob); err != nil {
+		return nil, err
 	}
 	if j.committing {
 		return nil, ipc.Errorf(ipc.ClassIOException, "job %s is committing its output and can no longer be killed", j.id)
@@ -393,6 +439,46 @@ func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrp
 	return &mrpb.KillJobResponse{}, nil
 }
 
+// Operations on a job that need the modify-job ACL (Hadoop's
+// Operation names).
+const opKillJob = "KILL_JOB"
+
+// identity is a caller and its groups.
+type identity struct {
+	user   string
+	groups []string
+}
+
+// identify is ctx's caller (no user without one) with its groups (none
+// when ACLs are off: they are not needed).
+func (jt *JobTracker) identify(ctx context.Context) identity {
+	var id identity
+	if c, ok := ipc.CallerFrom(ctx); ok {
+		id.user = c.User
+	}
+	if jt.cfg.ACLsEnabled && id.user != "" {
+		id.groups = jt.cfg.Groups(id.user)
+	}
+	return id
+}
+
+// checkAccess allows op on j to its owner, the JobTracker's user, the
+// administrators (mapreduce.cluster.administrators) and those the job's
+// mapreduce.job.acl-modify-job names — everyone when
+// mapreduce.cluster.acls.enabled is false — and refuses anyone else with
+// Hadoop's AccessControlException. Lock held.
+func (jt *JobTracker) checkAccess(who identity, j *job, op string) error {
+	if !jt.cfg.ACLsEnabled {
+		return nil
+	}
+	if who.user != "" && (who.user == j.user || who.user == jt.cfg.User ||
+		jt.cfg.Admins.Allows(who.user, who.groups) || j.modify.Allows(who.user, who.groups)) {
+		return nil
+	}
+	jt.log.Warn("jobtracker: access denied", "user", who.user, "operation", op, "job", j.id, "owner", j.user)
+	return ipc.Errorf(ipc.ClassAccessControl, "User %s cannot perform operation %s on %s", who.user, op, j.id)
+}
+
 func callerName(ctx context.Context) string {
 	if c, ok := ipc.CallerFrom(ctx); ok {
 		return c.User
@@ -401,11 +487,13 @@ func callerName(ctx context.Context) string {
 }
 
 // endJob finishes a job that did not succeed: its running attempts are
-// killed and its temporary output removed. Lock held.
+// killed and its cleanup task, which removes its temporary output, is
+// queued. Lock held.
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
+	j.committing, j.secret = false, nil // no attempt of it runs again
 	h := jt.history(j)
-	jt.goBackground(func() { jt.writeHistory(j.settings, h) })
+	jt.goBackground(func() { jt.writeHistory(h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		for att, name := range t.running {
 			if tr := jt.trackers[name]; tr != nil {
@@ -416,23 +504,38 @@ func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	for _, tr := range jt.trackers {
 		tr.doneJobs = append(tr.doneJobs, j.id)
 	}
-	jt.goBackground(func() { j.commit.AbortJob(context.Background()) })
+	jt.queueCleanup(j, state)
 	jt.log.Info("jobtracker: job ended", "job", j.id, "state", state, "reason", msg)
 	jt.retire()
 }
 
+// queueCleanup gives j a pending cleanup task that commits (state
+// SUCCEEDED) or aborts its output. Lock held.
+func (jt *JobTracker) queueCleanup(j *job, state mrpb.JobState) {
+	attempts := 0
+	if j.cleanup != nil {
+		attempts = j.cleanup.attempts
+	}
+	j.cleanup = &task{cleanup: true, running: map[string]string{}, attempts: attempts}
+	j.cleanupState = state
+}
+
+// cleanupDone says whether j has no cleanup work left. Lock held.
+func cleanupDone(j *job) bool { return j.cleanup == nil || j.cleanup.state == done }
+
 // retire forgets the oldest finished jobs beyond cfg.RetiredJobs. Lock
 // held.
 func (jt *JobTracker) retire() {
+	retirable := func(j *job) bool { return j.state != mrpb.JobState_RUNNING && cleanupDone(j) }
 	finished := 0
 	for _, id := range jt.order {
-		if jt.jobs[id].state != mrpb.JobState_RUNNING {
+		if retirable(jt.jobs[id]) {
 			finished++
 		}
 	}
 	keep := jt.order[:0]
 	for _, id := range jt.order {
-		if finished > jt.cfg.RetiredJobs && jt.jobs[id].state != mrpb.JobState_RUNNING {
+		if finished > jt.cfg.RetiredJobs && retirable(jt.jobs[id]) {
 			delete(jt.jobs, id)
 			finished--
 			continue
@@ -442,9 +545,8 @@ func (jt *JobTracker) retire() {
 	jt.order = keep
 }
 
-// checkDone commits a job whose tasks are all done, in the background:
-// committing writes to the file system, and heartbeats go on meanwhile.
-// Lock held.
+// checkDone queues the commit of a job whose tasks are all done: its
+// cleanup task, which a TaskTracker runs as the job's user. Lock held.
 func (jt *JobTracker) checkDone(j *job) {
 	if j.state != mrpb.JobState_RUNNING || j.committing {
 		return
@@ -464,23 +566,55 @@ func (jt *JobTracker) checkDone(j *job) {
 		}
 	}
 	j.committing = true
-	jt.goBackground(func() {
-		err := j.commit.CommitJob(context.Background())
-		jt.mu.Lock()
-		defer jt.mu.Unlock()
-		if err != nil {
-			jt.endJob(j, mrpb.JobState_FAILED, "commit: "+err.Error())
+	jt.queueCleanup(j, mrpb.JobState_SUCCEEDED)
+	jt.log.Info("jobtracker: job's tasks done; committing its output", "job", j.id)
+}
+
+// cleanupEnded applies the report of j's cleanup attempt: a commit that
+// succeeded makes the job SUCCEEDED; one that failed mapreduce.map.
+// maxattempts times fails it (and its output is aborted); a failed abort
+// is retried as often, then given up with a warning. Lock held.
+func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
+	t := j.cleanup
+	att := rep.GetAttemptId()
+	if _, ok := t.running[att]; !ok {
+		return
+	}
+	delete(t.running, att)
+	switch rep.GetState() {
+	case mrpb.TaskReport_SUCCEEDED:
+		t.state = done
+		if j.cleanupState != mrpb.JobState_SUCCEEDED {
+			jt.log.Info("jobtracker: job's output aborted", "job", j.id)
+			jt.retire()
 			return
 		}
+		j.committing, j.secret = false, nil
 		j.state, j.finish = mrpb.JobState_SUCCEEDED, jt.now()
 		h := jt.history(j)
-		jt.goBackground(func() { jt.writeHistory(j.settings, h) })
+		jt.goBackground(func() { jt.writeHistory(h) })
 		for _, tr := range jt.trackers {
 			tr.doneJobs = append(tr.doneJobs, j.id)
 		}
 		jt.log.Info("jobtracker: job succeeded", "job", j.id, "elapsed", j.finish.Sub(j.start).Round(time.Millisecond))
 		jt.retire()
-	})
+	case mrpb.TaskReport_FAILED:
+		t.failures++
+		t.lastError = rep.GetResult().GetError()
+		t.state = pending
+		if t.failures < j.maxMap {
+			return
+		}
+		if j.cleanupState == mrpb.JobState_SUCCEEDED {
+			jt.endJob(j, mrpb.JobState_FAILED, "commit: "+t.lastError)
+			return
+		}
+		t.state = done
+		jt.log.Warn("jobtracker: giving up aborting the job's output", "job", j.id, "err", t.lastError)
+		jt.retire()
+	default:
+		t.state = pending
+	}
 }
 
 func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
@@ -529,6 +663,10 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 // report applies one attempt's report. Lock held.
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	j, t := jt.find(rep.GetAttemptId())
+	if t != nil && t.cleanup {
+		jt.cleanupEnded(j, rep)
+		return
+	}
 	if t == nil || j.state != mrpb.JobState_RUNNING {
 		return
 	}
@@ -645,9 +783,15 @@ func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapC
 }
 
 // find returns the running job and task of a running or losing attempt
-// id (the finished jobs kept for -status have nothing to find). Lock held.
+// id, or the job and cleanup task of a cleanup attempt (the finished jobs
+// kept for -status have nothing else to find). Lock held.
 func (jt *JobTracker) find(attempt string) (*job, *task) {
 	for _, j := range jt.jobs {
+		if c := j.cleanup; c != nil {
+			if _, ok := c.running[attempt]; ok {
+				return j, c
+			}
+		}
 		if j.state != mrpb.JobState_RUNNING {
 			continue
 		}
@@ -667,6 +811,23 @@ func (jt *JobTracker) find(attempt string) (*job, *task) {
 // start once the job's slow-start share of its maps is done and fetch the
 // rest as they finish (getMapCompletionEvents). Lock held.
 func (jt *JobTracker) assign(tr *tracker, mapSlots, reduceSlots int, resp *mrpb.HeartbeatResponse) {
+	// Cleanup tasks first, in a map slot if one is free, else a reduce
+	// slot (the TaskTracker counts it the same way).
+	for _, id := range jt.order {
+		j := jt.jobs[id]
+		if j.cleanup == nil || j.cleanup.state != pending {
+			continue
+		}
+		switch {
+		case mapSlots > 0:
+			mapSlots--
+		case reduceSlots > 0:
+			reduceSlots--
+		default:
+			continue
+		}
+		jt.launchCleanup(j, tr, resp)
+	}
 	for _, id := range jt.order {
 		j := jt.jobs[id]
 		if j.state != mrpb.JobState_RUNNING {
@@ -788,7 +949,7 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 	}
 	spec := &mrpb.TaskSpec{Job: j.spec.Job, Args: j.spec.GetArgs(), Conf: j.settings, User: proto.String(j.user),
 		JobId: proto.String(j.id), Type: kind.Enum(), Task: proto.Int32(int32(t.index)), Attempt: proto.Int32(int32(att.Attempt)),
-		Reducers: proto.Int32(int32(len(j.reduces))), Executable: j.spec.Executable}
+		Reducers: proto.Int32(int32(len(j.reduces))), Executable: j.spec.Executable, JobToken: j.secret}
 	if t.isMap {
 		spec.Split = t.split
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)
@@ -808,5 +969,22 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 		t.startedAt = map[string]time.Time{}
 	}
 	t.startedAt[att.ID()] = jt.now()
+	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
+}
+
+// launchCleanup starts an attempt of j's cleanup task on tr: attempt
+// attempt_<job>_c_000000_<n>. It runs the TaskTracker's own program (not
+// a user's shipped one: that may be gone once the job has ended). Lock
+// held.
+func (jt *JobTracker) launchCleanup(j *job, tr *tracker, resp *mrpb.HeartbeatResponse) {
+	t := j.cleanup
+	att := &mapreduce.TaskAttempt{JobID: j.id, Type: 'c', Task: 0, Attempt: t.attempts}
+	t.attempts++
+	t.state = running
+	t.running[att.ID()] = tr.name
+	spec := &mrpb.TaskSpec{Job: j.spec.Job, Conf: j.settings, User: proto.String(j.user), JobId: proto.String(j.id),
+		Type: mrpb.TaskType_JOB_CLEANUP.Enum(), Attempt: proto.Int32(int32(att.Attempt)),
+		OutputPath: j.spec.OutputPath, CleanupState: j.cleanupState.Enum()}
+	jt.log.Info("jobtracker: launching job cleanup", "job", j.id, "attempt", att.ID(), "commit", j.cleanupState == mrpb.JobState_SUCCEEDED, "tracker", tr.name)
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }

@@ -44,6 +44,7 @@ func newHarness(t *testing.T) *harness {
 	cfg.Addr, cfg.Clock = "127.0.0.1:0", clk.now
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir := t.TempDir() // removed after Close has waited for history writes
+	cfg.HistoryDir = filepath.Join(dir, "history")
 	jt := New(cfg)
 	t.Cleanup(func() { jt.Close() })
 	return &harness{t: t, jt: jt, clk: clk, dir: dir}
@@ -64,7 +65,7 @@ func (h *harness) submit(hosts [][]string, reduces int, settings ...string) *job
 		spec.Splits = append(spec.Splits, &mrpb.InputSplit{Path: proto.String(fmt.Sprintf("file:///in/%d", i)),
 			Length: proto.Int64(100), Hosts: hs, Index: proto.Int32(int32(i))})
 	}
-	resp, err := h.jt.submitJob(context.Background(), &mrpb.SubmitJobRequest{Spec: spec})
+	resp, err := h.jt.submitJob(ipc.WithCaller(context.Background(), &ipc.Caller{User: "alice"}), &mrpb.SubmitJobRequest{Spec: spec})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func killed(att string) *mrpb.TaskReport {
 func launched(resp *mrpb.HeartbeatResponse) (tasks, ids []string) {
 	for _, l := range resp.GetLaunch() {
 		s := l.GetSpec()
-		tasks = append(tasks, fmt.Sprintf("%c%d", map[mrpb.TaskType]byte{mrpb.TaskType_MAP: 'm', mrpb.TaskType_REDUCE: 'r'}[s.GetType()], s.GetTask()))
+		tasks = append(tasks, fmt.Sprintf("%c%d", map[mrpb.TaskType]byte{mrpb.TaskType_MAP: 'm', mrpb.TaskType_REDUCE: 'r', mrpb.TaskType_JOB_CLEANUP: 'c'}[s.GetType()], s.GetTask()))
 		ids = append(ids, l.GetAttemptId())
 	}
 	return tasks, ids
@@ -430,8 +431,14 @@ func TestRetries(t *testing.T) {
 				t.Errorf("failures: counter %d, task %d; want %d", n, tk.failures, tc.failures)
 			}
 			if tc.wantState == mrpb.JobState_FAILED {
-				if got, _ := launched(h.heartbeat(beat{tracker: "tt-a", maps: 1, reduces: 1})); len(got) != 0 {
-					t.Errorf("a failed job's tasks launched: %v", got)
+				// Its cleanup task aborts the output; nothing else runs.
+				got, ids := launched(h.heartbeat(beat{tracker: "tt-a", maps: 1, reduces: 1}))
+				if !slices.Equal(got, []string{"c0"}) || ids[0] != attemptID(j, 'c', 0, 0) {
+					t.Errorf("a failed job launched %v %v, want its cleanup alone", got, ids)
+				}
+				h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(ids[0])}})
+				if got, _ := launched(h.heartbeat(beat{tracker: "tt-a", maps: 1, reduces: 1})); len(got) != 0 || !cleanupDone(j) {
+					t.Errorf("after the abort: launched %v, cleanup done %v", got, cleanupDone(j))
 				}
 			}
 		})
@@ -452,8 +459,17 @@ func TestJobLifecycle(t *testing.T) {
 		t.Fatalf("reduce not launched: %v", reds)
 	}
 	h.clk.advance(time.Second)
-	h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(reds[0], one)}})
-	h.jt.background.Wait() // the commit runs off the lock
+	// The commit is the cleanup task's, on a tracker, in the next free
+	// slot; the job is RUNNING until it reports.
+	got, cl := launched(h.heartbeat(beat{tracker: "tt-a", reduces: 1, reports: []*mrpb.TaskReport{succeeded(reds[0], one)}}))
+	if !slices.Equal(got, []string{"c0"}) || j.state != mrpb.JobState_RUNNING || !j.committing {
+		t.Fatalf("after the last reduce: launched %v, job %v committing %v", got, j.state, j.committing)
+	}
+	if _, err := h.jt.killJob(ipc.WithCaller(context.Background(), &ipc.Caller{User: "alice"}), &mrpb.JobIDRequest{JobId: proto.String(j.id)}); err == nil {
+		t.Fatal("a committing job was killed")
+	}
+	doneJobs := h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(cl[0])}}).GetDoneJobs()
+	h.jt.background.Wait() // the history write runs off the lock
 	h.jt.mu.Lock()
 	state, finish := j.state, j.finish
 	h.jt.mu.Unlock()
@@ -464,8 +480,8 @@ func TestJobLifecycle(t *testing.T) {
 	if st.GetState() != mrpb.JobState_SUCCEEDED || st.GetMapsDone() != 2 || st.GetReducesDone() != 1 || st.GetFinishMs()-st.GetStartMs() != 2000 {
 		t.Fatalf("status %v", st)
 	}
-	if done := h.heartbeat(beat{tracker: "tt-a"}).GetDoneJobs(); !slices.Equal(done, []string{j.id}) {
-		t.Fatalf("done jobs %v", done)
+	if !slices.Equal(doneJobs, []string{j.id}) {
+		t.Fatalf("done jobs %v", doneJobs)
 	}
 	names := []string{}
 	for _, c := range st.GetCounters() {

@@ -46,6 +46,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}, ""},
 		{"no job", func(c *Config) { c.JobID = "" }, "no job ID"},
+		{"no secret", func(c *Config) { c.Secret = nil }, "no job token"},
 		{"negative reduce", func(c *Config) { c.Reduce = -1 }, "negative"},
 		{"bad name", func(c *Config) { c.Name = ".." }, "attempt name"},
 		{"copies", func(c *Config) { c.ParallelCopies = 0 }, KeyParallelCopies},
@@ -57,7 +58,7 @@ func TestConfigValidate(t *testing.T) {
 		{"codec", func(c *Config) { c.Codec = "brotli" }, "codec"},
 	} {
 		c := DefaultConfig()
-		c.JobID, c.Name = "job_1", "attempt_r_0"
+		c.JobID, c.Name, c.Secret = "job_1", "attempt_r_0", []byte("s")
 		tc.change(&c)
 		err := c.Validate()
 		switch {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/spill"
 	"github.com/stratafs/strata/internal/vfs"
 )
@@ -115,6 +116,21 @@ func (s *Shuffle) mapURL(loc MapLocation) string {
 	return strings.TrimRight(loc.URL, "/") + Path + "?" + q.Encode()
 }
 
+// signedURL is u as its hash covers it: with the port explicit, as the
+// server sees its own.
+func signedURL(u *url.URL) *url.URL {
+	if u.Port() != "" {
+		return u
+	}
+	c := *u
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	c.Host = net.JoinHostPort(u.Hostname(), port)
+	return &c
+}
+
 // get requests loc's segment and checks the response headers.
 func (s *Shuffle) get(loc MapLocation) (*response, error) {
 	ctx, cancel := context.WithCancelCause(s.ctx)
@@ -135,6 +151,8 @@ func (s *Shuffle) get(loc MapLocation) (*response, error) {
 		return fail(err)
 	}
 	req.Header.Set(HeaderVersion, Version)
+	urlHash := jobtoken.URLHash(s.cfg.Secret, signedURL(req.URL))
+	req.Header.Set(jobtoken.HeaderURLHash, urlHash)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		r, err := fail(err)
@@ -161,6 +179,13 @@ func (s *Shuffle) get(loc MapLocation) (*response, error) {
 		return nil, fmt.Errorf("bad response: "+format, args...)
 	}
 	h := resp.Header
+	// Hadoop's Fetcher.verifyConnection: the reply proves the server
+	// knows the job's secret.
+	if rh := h.Get(jobtoken.HeaderReplyHash); rh == "" {
+		return bad("security validation of TT Map output failed: no %s", jobtoken.HeaderReplyHash)
+	} else if err := jobtoken.VerifyReply(s.cfg.Secret, urlHash, rh); err != nil {
+		return bad("security validation of TT Map output failed: %v", err)
+	}
 	if v := h.Get(HeaderVersion); v != Version {
 		return bad("protocol version %q, want %q", v, Version)
 	}

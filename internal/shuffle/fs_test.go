@@ -24,6 +24,7 @@ func TestServerReadsThroughFS(t *testing.T) {
 	m := job.maps[0]
 	efs := errorfs.Wrap(nil)
 	srv := NewServer(ServerConfig{FS: efs})
+	srv.SetSecret(job.id, job.secret)
 	if err := srv.Add(MapOutputInfo{JobID: job.id, AttemptID: m.attempt, Path: m.out.Path}); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestServerReadsThroughFS(t *testing.T) {
 	}
 	rule := efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: errorfs.Exact(m.out.Path), Err: syscall.EIO})
 	w := httptest.NewRecorder()
-	srv.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+	srv.ServeHTTP(w, signed("GET", target, job.secret))
 	if rule.Hits() == 0 {
 		t.Fatal("the map output was not read through the FS")
 	}
@@ -43,7 +44,7 @@ func TestServerReadsThroughFS(t *testing.T) {
 	}
 	rule.Remove()
 	w = httptest.NewRecorder()
-	srv.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+	srv.ServeHTTP(w, signed("GET", target, job.secret))
 	file, err := os.ReadFile(m.out.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestShuffleLocalDirFull(t *testing.T) {
 	efs := errorfs.Wrap(nil)
 	efs.Inject(errorfs.Rule{Ops: errorfs.OpWrite, Path: errorfs.Under(dir), Err: syscall.ENOSPC})
 	cfg := DefaultConfig()
-	cfg.JobID, cfg.Name, cfg.LocalDirs, cfg.FS = job.id, "attempt_r_0", []string{dir}, efs
+	cfg.JobID, cfg.Name, cfg.LocalDirs, cfg.FS, cfg.Secret = job.id, "attempt_r_0", []string{dir}, efs, job.secret
 	cfg.MemoryBudget = 1 // every segment goes to disk
 	cfg.MemoryLimitPercent, cfg.MergePercent = 0.25, 0.66
 	cfg.Retries = -1

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/spill"
 )
 
@@ -35,9 +36,10 @@ type testMap struct {
 
 // testJob is a job's finished maps.
 type testJob struct {
-	id    string
-	codec spill.Codec
-	maps  []*testMap
+	id     string
+	secret []byte
+	codec  spill.Codec
+	maps   []*testMap
 }
 
 // makeJob runs nMaps map attempts through spill.Collector; count(m, p)
@@ -46,7 +48,7 @@ func makeJob(t testing.TB, codec spill.Codec, nMaps, nParts int, count func(m, p
 	t.Helper()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	job := &testJob{id: fmt.Sprintf("job_test_%04d", seed), codec: codec}
+	job := &testJob{id: fmt.Sprintf("job_test_%04d", seed), codec: codec, secret: []byte(fmt.Sprintf("secret of job %d", seed))}
 	for m := range nMaps {
 		tm := &testMap{attempt: fmt.Sprintf("attempt_test_%04d_m_%06d_0", seed, m), parts: make([][]rec, nParts)}
 		c, err := spill.NewCollector(spill.Config{Partitions: nParts, SortBytes: 1 << 20, Codec: codec,
@@ -143,6 +145,7 @@ func serve(t testing.TB, job *testJob, trackers ...*tracker) []MapLocation {
 	var locs []MapLocation
 	for i, m := range job.maps {
 		tt := trackers[i%len(trackers)]
+		tt.srv.SetSecret(job.id, job.secret)
 		if err := tt.srv.Add(MapOutputInfo{JobID: job.id, AttemptID: m.attempt, Path: m.out.Path, Index: m.out.Index}); err != nil {
 			t.Fatal(err)
 		}
@@ -176,6 +179,7 @@ func (c *counters) get(name string) int64 {
 func testConfig(t testing.TB, job *testJob, r int, cnt *counters) Config {
 	cfg := DefaultConfig()
 	cfg.JobID = job.id
+	cfg.Secret = job.secret
 	cfg.Reduce = r
 	cfg.Codec = job.codec
 	cfg.LocalDirs = []string{t.TempDir(), t.TempDir()}
@@ -235,4 +239,23 @@ func checkClean(t testing.TB, cfg Config) {
 			t.Errorf("%s/%s still exists (%v, %d entries)", d, cfg.Name, err, len(ents))
 		}
 	}
+}
+
+// signed is a request for target (a path and query, or a full URL)
+// signed with secret, as a fetcher sends it.
+func signed(method, target string, secret []byte) *http.Request {
+	req := httptest.NewRequest(method, target, nil)
+	req.Header.Set(jobtoken.HeaderURLHash, jobtoken.URLHash(secret, req.URL))
+	return req
+}
+
+// clientRequest is signed for a real connection to target (a full URL).
+func clientRequest(t testing.TB, target string, secret []byte) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest("GET", target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(jobtoken.HeaderURLHash, jobtoken.URLHash(secret, req.URL))
+	return req
 }

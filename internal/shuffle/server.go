@@ -6,13 +6,16 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/spill"
 	"github.com/stratafs/strata/internal/vfs"
 )
@@ -36,6 +39,12 @@ const (
 	// served, so that a fetcher can check it got what it asked for.
 	HeaderMap    = "X-Strata-Map"
 	HeaderReduce = "X-Strata-Reduce"
+)
+
+// Messages of a refused (401) request: Hadoop's ShuffleHandler's.
+const (
+	MsgNoHash  = "fetcher cannot be authenticated"
+	MsgBadHash = "Verification of the hashed request failed"
 )
 
 // Version is the protocol version this package speaks.
@@ -104,6 +113,13 @@ type ServerStats struct {
 // (docs/format/shuffle.md). Files are opened per request and sent with
 // sendfile where the platform has it.
 //
+// Every request must carry the UrlHash header that job J's secret
+// (SetSecret) signs it with, as Hadoop's SecureShuffleUtils computes it
+// over the server's port, the path and the query; the reply carries
+// ReplyHash. A request without a valid hash — or for a job the server
+// has no secret of, so that nothing tells an unknown job from a known
+// one — gets 401 and no data, before any map output is looked up.
+//
 // All methods are safe for concurrent use. The Server holds no files
 // between requests and has nothing to close; removing a job's files
 // (spill.RemoveOutput) is the caller's job, after RemoveJob.
@@ -114,8 +130,9 @@ type Server struct {
 	retryAfter   string
 	writeTimeout time.Duration
 
-	mu   sync.RWMutex
-	jobs map[string]map[string]*servedOutput // job → attempt → output
+	mu      sync.RWMutex
+	jobs    map[string]map[string]*servedOutput // job → attempt → output
+	secrets map[string][]byte                   // job → shuffle secret
 
 	served, bytes, busy, failed atomic.Int64
 }
@@ -127,7 +144,8 @@ type servedOutput struct {
 
 // NewServer returns a Server with no map outputs.
 func NewServer(cfg ServerConfig) *Server {
-	s := &Server{fs: orDefault(cfg.FS), log: cfg.Logger, jobs: map[string]map[string]*servedOutput{}}
+	s := &Server{fs: orDefault(cfg.FS), log: cfg.Logger, jobs: map[string]map[string]*servedOutput{},
+		secrets: map[string][]byte{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -192,17 +210,69 @@ func (s *Server) Remove(jobID, attemptID string) {
 	}
 }
 
-// RemoveJob forgets every map attempt of a finished job. Requests already
-// being served finish (on Unix a removed file stays readable while open).
+// SetSecret sets the shuffle secret of a job (jobtoken.NewSecret's, from
+// the JobTracker): only requests it signs are served. Setting it again
+// replaces it; RemoveJob forgets it.
+func (s *Server) SetSecret(jobID string, secret []byte) error {
+	if jobID == "" || len(secret) == 0 {
+		return fmt.Errorf("shuffle: a job secret needs a job and a secret (job %q, %d bytes)", jobID, len(secret))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.secrets[jobID] = append([]byte(nil), secret...)
+	return nil
+}
+
+// RemoveJob forgets every map attempt of a finished job and its secret.
+// Requests already being served finish (on Unix a removed file stays
+// readable while open).
 func (s *Server) RemoveJob(jobID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.jobs, jobID)
+	delete(s.secrets, jobID)
 }
 
 // Stats returns the running totals.
 func (s *Server) Stats() ServerStats {
 	return ServerStats{Served: s.served.Load(), Bytes: s.bytes.Load(), Busy: s.busy.Load(), Failed: s.failed.Load()}
+}
+
+func (s *Server) secret(job string) []byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.secrets[job]
+}
+
+// verify checks r's UrlHash against job's secret, as Hadoop's
+// ShuffleHandler.verifyRequest does, and returns the secret. The hash
+// covers the port this server was reached on (its own, not one the
+// client names), the path and the raw query.
+func (s *Server) verify(r *http.Request, job string) ([]byte, string, error) {
+	hash := r.Header.Get(jobtoken.HeaderURLHash)
+	if hash == "" {
+		return nil, "", errors.New(MsgNoHash)
+	}
+	secret := s.secret(job)
+	if secret == nil {
+		return nil, "", errors.New(MsgBadHash)
+	}
+	port := ""
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, p, err := net.SplitHostPort(a.String()); err == nil {
+			port = p
+		}
+	} else if _, p, err := net.SplitHostPort(r.Host); err == nil {
+		port = p // no connection (a handler called directly)
+	}
+	u := &url.URL{Host: net.JoinHostPort("", port), Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
+	if port == "" {
+		u.Host = ""
+	}
+	if err := jobtoken.VerifyURL(secret, u, hash); err != nil {
+		return nil, "", errors.New(MsgBadHash)
+	}
+	return secret, hash, nil
 }
 
 func (s *Server) lookup(job, attempt string) *servedOutput {
@@ -242,6 +312,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	job, attempt, red := q.Get("job"), q.Get("map"), q.Get("reduce")
 	if job == "" || attempt == "" || red == "" {
 		s.refuse(w, r, http.StatusBadRequest, "parameters job, map and reduce are required")
+		return
+	}
+	secret, urlHash, err := s.verify(r, job)
+	if err != nil {
+		// Logged at Warn, as Hadoop's "Shuffle failure"; the body is the
+		// bare message, as Hadoop's sendError.
+		s.failed.Add(1)
+		s.log.Warn("shuffle: refused unauthenticated request", "status", http.StatusUnauthorized, "job", job,
+			"remote", r.RemoteAddr, "reason", err.Error())
+		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
 	reduce, err := strconv.Atoi(red)
@@ -295,6 +375,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set(HeaderPartLength, strconv.FormatInt(e.PartLength, 10))
 	h.Set(HeaderMap, attempt)
 	h.Set(HeaderReduce, strconv.Itoa(reduce))
+	h.Set(jobtoken.HeaderReplyHash, jobtoken.ReplyHash(secret, urlHash))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		s.served.Add(1)

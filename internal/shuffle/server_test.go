@@ -20,6 +20,7 @@ import (
 func TestServer(t *testing.T) {
 	job := makeJob(t, spill.None, 2, 3, mixedCounts, 20)
 	srv := NewServer(ServerConfig{})
+	srv.SetSecret(job.id, job.secret)
 	m := job.maps[0]
 	// Index nil: Add reads file.out.index.
 	if err := srv.Add(MapOutputInfo{JobID: job.id, AttemptID: m.attempt, Path: m.out.Path}); err != nil {
@@ -48,13 +49,13 @@ func TestServer(t *testing.T) {
 		{"bad reduce", "GET", q(job.id, m.attempt, "x"), Version, 400, 0},
 		{"negative reduce", "GET", q(job.id, m.attempt, "-1"), Version, 400, 0},
 		{"reduce out of range", "GET", q(job.id, m.attempt, "3"), Version, 400, 0},
-		{"unknown job", "GET", q("job_other", m.attempt, "0"), Version, 404, 0},
+		{"unknown job", "GET", q("job_other", m.attempt, "0"), Version, 401, 0},
 		{"unknown map", "GET", q(job.id, job.maps[1].attempt, "0"), Version, 404, 0},
 		{"other path", "GET", "/other?job=x", Version, 404, 0},
 		{"post", "POST", q(job.id, m.attempt, "0"), Version, 405, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(tc.method, tc.target, nil)
+			req := signed(tc.method, tc.target, job.secret)
 			if tc.version != "" {
 				req.Header.Set(HeaderVersion, tc.version)
 			}
@@ -92,7 +93,7 @@ func TestServer(t *testing.T) {
 
 	get := func() int {
 		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, httptest.NewRequest("GET", q(job.id, m.attempt, "0"), nil))
+		srv.ServeHTTP(w, signed("GET", q(job.id, m.attempt, "0"), job.secret))
 		return w.Code
 	}
 	// A truncated file is a server error; a missing one is not found.
@@ -100,7 +101,7 @@ func TestServer(t *testing.T) {
 	os.WriteFile(trunc, file[:len(file)-1], 0o644)
 	srv.Add(MapOutputInfo{JobID: job.id, AttemptID: m.attempt, Path: trunc, Index: m.out.Index})
 	w := httptest.NewRecorder()
-	srv.ServeHTTP(w, httptest.NewRequest("GET", q(job.id, m.attempt, "2"), nil))
+	srv.ServeHTTP(w, signed("GET", q(job.id, m.attempt, "2"), job.secret))
 	if w.Code != 500 {
 		t.Errorf("truncated file: status %d", w.Code)
 	}
@@ -118,8 +119,8 @@ func TestServer(t *testing.T) {
 	}
 	srv.Add(MapOutputInfo{JobID: job.id, AttemptID: m.attempt, Path: m.out.Path, Index: m.out.Index})
 	srv.RemoveJob(job.id)
-	if c := get(); c != 404 {
-		t.Errorf("after RemoveJob: status %d", c)
+	if c := get(); c != 401 {
+		t.Errorf("after RemoveJob (the secret gone too): status %d", c)
 	}
 	if st := srv.Stats(); st.Served == 0 || st.Failed == 0 || st.Bytes == 0 {
 		t.Errorf("stats %+v", st)
@@ -149,18 +150,19 @@ func TestServerAddErrors(t *testing.T) {
 func TestServerBusy(t *testing.T) {
 	job := makeJob(t, spill.None, 1, 1, func(m, p int) int { return 10 }, 21)
 	srv := NewServer(ServerConfig{MaxConcurrent: 1, RetryAfter: 1500e6})
+	srv.SetSecret(job.id, job.secret)
 	m := job.maps[0]
 	srv.Add(MapOutputInfo{JobID: job.id, AttemptID: m.attempt, Path: m.out.Path, Index: m.out.Index})
 	target := Path + "?job=" + job.id + "&map=" + m.attempt + "&reduce=0"
 	srv.sem <- struct{}{} // the one slot is taken
 	w := httptest.NewRecorder()
-	srv.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+	srv.ServeHTTP(w, signed("GET", target, job.secret))
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "2" {
 		t.Errorf("status %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
 	}
 	<-srv.sem
 	w = httptest.NewRecorder()
-	srv.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+	srv.ServeHTTP(w, signed("GET", target, job.secret))
 	if w.Code != 200 {
 		t.Errorf("status %d after the slot was freed", w.Code)
 	}
@@ -170,7 +172,7 @@ func TestServerBusy(t *testing.T) {
 	// Over a real connection the body arrives whole (sendfile path).
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	resp, err := http.Get(hs.URL + target)
+	resp, err := http.DefaultClient.Do(clientRequest(t, hs.URL+target, job.secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +190,7 @@ func TestServerBusy(t *testing.T) {
 func TestServerKeepAlive(t *testing.T) {
 	job := makeJob(t, spill.None, 1, 1, func(m, p int) int { return 10 }, 22)
 	srv := NewServer(ServerConfig{WriteTimeout: 50e6})
+	srv.SetSecret(job.id, job.secret)
 	m := job.maps[0]
 	srv.Add(MapOutputInfo{JobID: job.id, AttemptID: m.attempt, Path: m.out.Path, Index: m.out.Index})
 	hs := httptest.NewUnstartedServer(srv)
@@ -204,7 +207,7 @@ func TestServerKeepAlive(t *testing.T) {
 		if i > 0 {
 			time.Sleep(150 * time.Millisecond)
 		}
-		resp, err := hs.Client().Get(target)
+		resp, err := hs.Client().Do(clientRequest(t, target, job.secret))
 		if err != nil {
 			t.Fatal(err)
 		}

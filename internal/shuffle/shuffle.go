@@ -70,6 +70,11 @@ type MapLocation struct {
 type Config struct {
 	// JobID names the job on the servers (required).
 	JobID string
+	// Secret is the job's shuffle secret (internal/jobtoken, the
+	// JobTracker's per-job key; required): every request carries the
+	// UrlHash it signs and every reply must carry a valid ReplyHash, or
+	// the fetch fails.
+	Secret []byte
 	// Reduce is this reduce task's partition (≥ 0).
 	Reduce int
 	// ParallelCopies is how many fetches run at once
@@ -224,6 +229,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.JobID == "":
 		return errors.New("shuffle: no job ID")
+	case len(c.Secret) == 0:
+		return errors.New("shuffle: no job token (the job's shuffle secret)")
 	case c.Reduce < 0:
 		return fmt.Errorf("shuffle: reduce %d is negative", c.Reduce)
 	case c.Name == "" || c.Name == "." || c.Name == ".." || strings.ContainsAny(c.Name, `/\`):

@@ -152,7 +152,7 @@ func TestMemoryStall(t *testing.T) {
 }
 
 func TestZeroMaps(t *testing.T) {
-	job := &testJob{id: "job_none"}
+	job := &testJob{id: "job_none", secret: []byte("s")}
 	cfg := testConfig(t, job, 0, nil)
 	it, err := Fetch(context.Background(), cfg, nil)
 	if err != nil {
@@ -480,9 +480,10 @@ func TestCancel(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	job := &testJob{id: "job_x"}
+	job := &testJob{id: "job_x", secret: []byte("s")}
 	for name, mod := range map[string]func(*Config){
 		"no job":       func(c *Config) { c.JobID = "" },
+		"no secret":    func(c *Config) { c.Secret = nil },
 		"reduce":       func(c *Config) { c.Reduce = -1 },
 		"name":         func(c *Config) { c.Name = "a/b" },
 		"codec":        func(c *Config) { c.Codec = "lzo" },

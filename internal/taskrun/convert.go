@@ -41,10 +41,14 @@ func MapOutput(m *mrpb.MapOutput) spill.Output {
 	return out
 }
 
-// TypeLetter is Hadoop's letter for a task type in attempt ids: m or r.
+// TypeLetter is Hadoop's letter for a task type in attempt ids: m, r or
+// c (job cleanup).
 func TypeLetter(t mrpb.TaskType) byte {
-	if t == mrpb.TaskType_MAP {
+	switch t {
+	case mrpb.TaskType_MAP:
 		return 'm'
+	case mrpb.TaskType_JOB_CLEANUP:
+		return 'c'
 	}
 	return 'r'
 }

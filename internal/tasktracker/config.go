@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/stratafs/strata/conf"
 )
@@ -20,6 +21,21 @@ const (
 	keyMapMemory    = "mapreduce.map.memory.mb"
 	keyReduceMemory = "mapreduce.reduce.memory.mb"
 	keyMemoryEvery  = "mapreduce.tasktracker.taskmemorymanager.monitoringinterval"
+	keyController   = "mapreduce.tasktracker.taskcontroller"
+)
+
+// Task controllers (mapreduce.tasktracker.taskcontroller), Hadoop's class
+// names.
+const (
+	// DefaultTaskController runs attempts as the TaskTracker's own user.
+	DefaultTaskController = "org.apache.hadoop.mapred.DefaultTaskController"
+	// LinuxTaskController runs each attempt as its job's user: the
+	// TaskTracker must run as root; users with an id below MinUserID
+	// (root among them) are refused, as Hadoop's task-controller's
+	// min.user.id default does.
+	LinuxTaskController = "org.apache.hadoop.mapred.LinuxTaskController"
+	// MinUserID is the lowest uid LinuxTaskController runs a task as.
+	MinUserID = 1000
 )
 
 // Config configures a TaskTracker. Nothing in it changes once the
@@ -51,6 +67,11 @@ type Config struct {
 	// User is who the TaskTracker says it is to the JobTracker (no key;
 	// empty: the current user).
 	User string
+	// TaskController says as whom attempts run
+	// (mapreduce.tasktracker.taskcontroller; default
+	// DefaultTaskController, the TaskTracker's own user;
+	// LinuxTaskController: the job's user, which needs root).
+	TaskController string
 	// Logger receives the daemon's log (no key; nil: slog.Default()).
 	Logger *slog.Logger
 }
@@ -77,7 +98,8 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 // read is ConfigFrom without its errors; the slot counts of the table's
 // defaults always parse.
 func read(c *conf.Configuration) Config {
-	cfg := Config{JobTracker: c.Get(keyJobTracker), HTTPAddr: c.Get(keyHTTPAddr), LocalDirs: c.GetStrings(keyLocalDirs)}
+	cfg := Config{JobTracker: c.Get(keyJobTracker), HTTPAddr: c.Get(keyHTTPAddr), LocalDirs: c.GetStrings(keyLocalDirs),
+		TaskController: c.GetTrimmed(keyController)}
 	m, _ := c.GetInt(keyMapSlots)
 	r, _ := c.GetInt(keyReduceSlots)
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
@@ -101,6 +123,15 @@ func (cfg Config) Validate() error {
 			errs = append(errs, fmt.Errorf("tasktracker: %s %q names an empty directory", keyLocalDirs, cfg.LocalDirs))
 			break
 		}
+	}
+	switch cfg.TaskController {
+	case "", DefaultTaskController:
+	case LinuxTaskController:
+		if os.Geteuid() != 0 {
+			errs = append(errs, fmt.Errorf("tasktracker: %s=%s needs the TaskTracker to run as root", keyController, cfg.TaskController))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("tasktracker: %s=%q: use %s or %s", keyController, cfg.TaskController, DefaultTaskController, LinuxTaskController))
 	}
 	if cfg.MapSlots < 1 {
 		errs = append(errs, fmt.Errorf("tasktracker: %s must be at least 1, got %d", keyMapSlots, cfg.MapSlots))

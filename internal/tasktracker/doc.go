@@ -4,7 +4,12 @@
 // it is given as a child process (`strata task`: the attempt's TaskSpec on
 // stdin, its TaskResult on stdout, the pipes of internal/taskrun), so a crashing or
 // runaway job cannot take the daemon down, and serves finished maps'
-// outputs to reducers over HTTP at shuffle.Path.
+// outputs to reducers over HTTP at shuffle.Path — only to requests signed
+// with the job's shuffle secret, which arrives with each launch (TaskSpec
+// job_token) and is forgotten when the job is done. It also runs jobs'
+// cleanup attempts, which commit or abort their output. With the Linux
+// task controller (mapreduce.tasktracker.taskcontroller) and root, each
+// child runs as its job's user (controller.go).
 //
 // Local layout, under each directory of mapreduce.cluster.local.dir:
 //
@@ -20,7 +25,8 @@
 // child's end becomes a report, and a map's output a served one).
 //
 // Invariants, under TaskTracker.mu: free slots of a kind plus the running
-// attempts of that kind equal the configured slots; a report stays in
+// attempts of that kind equal the configured slots (a job cleanup counts
+// as a map when it was launched with a map slot free, else as a reduce); a report stays in
 // every heartbeat until one carrying it is answered, so none is lost to a
 // failed heartbeat (the JobTracker ignores repeats); an attempt is told at
 // most once that it may commit; a map's output is served only after its

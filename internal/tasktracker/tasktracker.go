@@ -115,7 +115,11 @@ func (tt *TaskTracker) Start() error {
 	tt.name = fmt.Sprintf("tracker_%s:%s", tt.cfg.Host, port)
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, tt.shuffle)
-	tt.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+	// A request is a GET's headers; the shuffle server moves the write
+	// deadline on as each 4 MiB of a segment goes out.
+	tt.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: shuffle.DefaultWriteTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(tt.log.Handler(), slog.LevelDebug)}
 	tt.wg.Add(2)
 	go func() { defer tt.wg.Done(); tt.http.Serve(ln) }()
 	go func() { defer tt.wg.Done(); tt.heartbeatLoop(url) }()
@@ -215,13 +219,22 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 			}
 		}
 		tt.shuffle.RemoveJob(job)
-		for _, d := range tt.cfg.LocalDirs {
-			os.RemoveAll(filepath.Join(d, "taskTracker", filepath.Base(job)))
-		}
+		tt.removeJobDirs(job)
 	}
 	for _, l := range resp.GetLaunch() {
+		if tok := l.GetSpec().GetJobToken(); len(tok) > 0 {
+			// The job's shuffle secret: only reduces that know it fetch
+			// the job's map outputs from here.
+			if err := tt.shuffle.SetSecret(l.GetJobId(), tok); err != nil {
+				tt.log.Warn("tasktracker: bad job token", "job", l.GetJobId(), "err", err)
+			}
+		}
 		ctx, cancel := context.WithCancel(tt.ctx)
-		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), isMap: l.GetSpec().GetType() == mrpb.TaskType_MAP, cancel: cancel}
+		typ := l.GetSpec().GetType()
+		// A job cleanup takes a map slot if one is free, else a reduce
+		// slot, as the JobTracker assigned it.
+		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), cancel: cancel,
+			isMap: typ == mrpb.TaskType_MAP || (typ == mrpb.TaskType_JOB_CLEANUP && tt.freeMaps > 0)}
 		if a.isMap {
 			tt.freeMaps--
 		} else {
@@ -233,6 +246,10 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 			defer tt.wg.Done()
 			defer cancel()
 			rep := tt.runAttempt(ctx, a, l.GetSpec())
+			if typ == mrpb.TaskType_JOB_CLEANUP {
+				// The job is over: nothing of it is needed here.
+				tt.removeJobDirs(a.job)
+			}
 			tt.mu.Lock()
 			defer tt.mu.Unlock()
 			delete(tt.running, a.id)
@@ -243,6 +260,13 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 			}
 			tt.reports = append(tt.reports, rep)
 		}()
+	}
+}
+
+// removeJobDirs deletes a job's local data (map outputs, its program).
+func (tt *TaskTracker) removeJobDirs(job string) {
+	for _, d := range tt.cfg.LocalDirs {
+		os.RemoveAll(filepath.Join(d, "taskTracker", filepath.Base(job)))
 	}
 }
 
@@ -258,11 +282,24 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 		return fail(mrpb.TaskReport_FAILED, errors.New("bad task spec from the jobtracker: none"))
 	}
 	spec = proto.CloneOf(spec)
+	if spec.GetType() != mrpb.TaskType_REDUCE {
+		spec.JobToken = nil // only a reduce signs requests
+	}
+	if spec.GetType() == mrpb.TaskType_JOB_CLEANUP {
+		spec.Executable = nil // framework work: this tracker's program
+	}
+	cred, err := tt.credential(spec.GetUser())
+	if err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	job := filepath.Base(a.job)
 	spec.LocalDirs = nil
 	for _, d := range tt.cfg.LocalDirs {
 		ad := filepath.Join(d, "taskTracker", job, filepath.Base(a.id))
 		if err := os.MkdirAll(ad, 0o755); err != nil {
+			return fail(mrpb.TaskReport_FAILED, err)
+		}
+		if err := chown(ad, cred); err != nil {
 			return fail(mrpb.TaskReport_FAILED, err)
 		}
 		spec.LocalDirs = append(spec.LocalDirs, ad)
@@ -278,6 +315,9 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 		return fail(mrpb.TaskReport_FAILED, err)
 	}
 	defer stderr.Close()
+	if err := chown(stderr.Name(), cred); err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	exe := tt.cfg.Executable
 	if spec.GetExecutable() != "" {
 		if exe, err = tt.jobExecutable(ctx, a.job, spec); err != nil {
@@ -315,7 +355,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	}
 	// The child leads its own process group, so that killing the attempt
 	// also kills what it started (a streaming command).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	tt.log.Info("tasktracker: launching attempt", "attempt", a.id)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/conf/conftest"
+	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
 	"github.com/stratafs/strata/internal/spill"
@@ -70,9 +71,12 @@ func newTracker(t *testing.T) (*TaskTracker, *fakeRunner) {
 	return tt, f
 }
 
+// testSecret is every test job's shuffle secret.
+var testSecret = []byte("the job's secret")
+
 func launch(job, att string, kind mrpb.TaskType) *mrpb.LaunchTask {
 	return &mrpb.LaunchTask{AttemptId: proto.String(att), JobId: proto.String(job),
-		Spec: &mrpb.TaskSpec{Job: proto.String("wordcount"), JobId: proto.String(job), Type: kind.Enum()}}
+		Spec: &mrpb.TaskSpec{Job: proto.String("wordcount"), JobId: proto.String(job), Type: kind.Enum(), JobToken: testSecret}}
 }
 
 // waitReports waits until n reports are pending and returns them.
@@ -167,7 +171,9 @@ func TestDoneJob(t *testing.T) {
 // served says whether the shuffle server serves a map output.
 func served(tt *TaskTracker, job, att string) bool {
 	w := httptest.NewRecorder()
-	tt.shuffle.ServeHTTP(w, httptest.NewRequest(http.MethodHead, shuffle.Path+"?job="+job+"&map="+att+"&reduce=0", nil))
+	req := httptest.NewRequest(http.MethodHead, shuffle.Path+"?job="+job+"&map="+att+"&reduce=0", nil)
+	req.Header.Set(jobtoken.HeaderURLHash, jobtoken.URLHash(testSecret, req.URL))
+	tt.shuffle.ServeHTTP(w, req)
 	return w.Code == http.StatusOK
 }
 
@@ -251,6 +257,7 @@ func TestFinish(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tt, _ := newTracker(t)
 			const job, att = "job_1_0001", "attempt_1_0001_m_000000_0"
+			tt.shuffle.SetSecret(job, testSecret) // as the attempt's launch does
 			spec := &mrpb.TaskSpec{LocalDirs: []string{filepath.Join(tt.cfg.LocalDirs[0], "taskTracker", job, att)}}
 			os.MkdirAll(spec.LocalDirs[0], 0o755)
 			tc.ex.stderr = filepath.Join(t.TempDir(), "stderr")
@@ -290,12 +297,21 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigMapping(t *testing.T) {
-	conftest.CheckMapping(t, ConfigFrom, base, map[string]string{
+	// (The Linux task controller needs root, which Validate checks.)
+	from := func(c *conf.Configuration) (Config, error) {
+		cfg, err := ConfigFrom(c)
+		if err != nil && strings.Contains(err.Error(), "needs the TaskTracker to run as root") {
+			err = nil
+		}
+		return cfg, err
+	}
+	conftest.CheckMapping(t, from, base, map[string]string{
 		keyJobTracker:  "10.1.1.1:8021",
 		keyHTTPAddr:    "127.0.0.1:50061",
 		keyLocalDirs:   "/a,/b",
 		keyMapSlots:    "8",
 		keyReduceSlots: "3",
+		keyController:  LinuxTaskController,
 	})
 }
 

@@ -103,13 +103,17 @@ func (JobState) EnumDescriptor() ([]byte, []int) {
 	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{0}
 }
 
-// TaskType is a task's kind (Hadoop's TaskType; strata has no setup or
-// cleanup tasks: the JobTracker and the job client do that work).
+// TaskType is a task's kind, with Hadoop's TaskType numbers. strata has
+// no job setup task (task attempts create their output directories) and
+// no task cleanup task; JOB_CLEANUP commits or aborts the job's output on
+// a TaskTracker, as the job's user, so that the JobTracker touches no
+// path a job names.
 type TaskType int32
 
 const (
-	TaskType_MAP    TaskType = 0
-	TaskType_REDUCE TaskType = 1
+	TaskType_MAP         TaskType = 0
+	TaskType_REDUCE      TaskType = 1
+	TaskType_JOB_CLEANUP TaskType = 3
 )
 
 // Enum value maps for TaskType.
@@ -117,10 +121,12 @@ var (
 	TaskType_name = map[int32]string{
 		0: "MAP",
 		1: "REDUCE",
+		3: "JOB_CLEANUP",
 	}
 	TaskType_value = map[string]int32{
-		"MAP":    0,
-		"REDUCE": 1,
+		"MAP":         0,
+		"REDUCE":      1,
+		"JOB_CLEANUP": 3,
 	}
 )
 
@@ -1353,7 +1359,18 @@ type TaskSpec struct {
 	MapEvents *int32 `protobuf:"varint,14,opt,name=map_events,json=mapEvents" json:"map_events,omitempty"`
 	// executable, if set, is the URI of the program to run the attempt
 	// with (a user's job program, uploaded by its client).
-	Executable    *string `protobuf:"bytes,15,opt,name=executable" json:"executable,omitempty"`
+	Executable *string `protobuf:"bytes,15,opt,name=executable" json:"executable,omitempty"`
+	// job_token is the job's shuffle secret (internal/jobtoken): the
+	// TaskTracker keeps it to check the reduces' map-output requests, and a
+	// reduce signs its requests with it. It reaches the child on its
+	// standard input only, never in a file or a log.
+	JobToken []byte `protobuf:"bytes,16,opt,name=job_token,json=jobToken" json:"job_token,omitempty"`
+	// output_path is the job's output directory, for a JOB_CLEANUP task.
+	OutputPath *string `protobuf:"bytes,17,opt,name=output_path,json=outputPath" json:"output_path,omitempty"`
+	// cleanup_state is what a JOB_CLEANUP task does: SUCCEEDED commits the
+	// job's output (removes _temporary, writes _SUCCESS); FAILED or KILLED
+	// aborts it (removes _temporary).
+	CleanupState  *JobState `protobuf:"varint,18,opt,name=cleanup_state,json=cleanupState,enum=strata.mapred.JobState" json:"cleanup_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1491,6 +1508,27 @@ func (x *TaskSpec) GetExecutable() string {
 		return *x.Executable
 	}
 	return ""
+}
+
+func (x *TaskSpec) GetJobToken() []byte {
+	if x != nil {
+		return x.JobToken
+	}
+	return nil
+}
+
+func (x *TaskSpec) GetOutputPath() string {
+	if x != nil && x.OutputPath != nil {
+		return *x.OutputPath
+	}
+	return ""
+}
+
+func (x *TaskSpec) GetCleanupState() JobState {
+	if x != nil && x.CleanupState != nil {
+		return *x.CleanupState
+	}
+	return JobState_UNKNOWN
 }
 
 type LaunchTask struct {
@@ -1900,7 +1938,7 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\areports\x18\x06 \x03(\v2\x19.strata.mapred.TaskReportR\areports\x12%\n" +
 	"\x0ecommit_pending\x18\a \x03(\tR\rcommitPending\x12\x1d\n" +
 	"\n" +
-	"started_ns\x18\b \x01(\x03R\tstartedNs\"\xa3\x04\n" +
+	"started_ns\x18\b \x01(\x03R\tstartedNs\"\x9f\x05\n" +
 	"\bTaskSpec\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\x125\n" +
@@ -1921,7 +1959,11 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"map_events\x18\x0e \x01(\x05R\tmapEvents\x12\x1e\n" +
 	"\n" +
 	"executable\x18\x0f \x01(\tR\n" +
-	"executable\x1a7\n" +
+	"executable\x12\x1b\n" +
+	"\tjob_token\x18\x10 \x01(\fR\bjobToken\x12\x1f\n" +
+	"\voutput_path\x18\x11 \x01(\tR\n" +
+	"outputPath\x12<\n" +
+	"\rcleanup_state\x18\x12 \x01(\x0e2\x17.strata.mapred.JobStateR\fcleanupState\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"{\n" +
@@ -1958,11 +2000,12 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x06FAILED\x10\x03\x12\b\n" +
 	"\x04PREP\x10\x04\x12\n" +
 	"\n" +
-	"\x06KILLED\x10\x05*\x1f\n" +
+	"\x06KILLED\x10\x05*6\n" +
 	"\bTaskType\x12\a\n" +
 	"\x03MAP\x10\x00\x12\n" +
 	"\n" +
-	"\x06REDUCE\x10\x01B0Z.github.com/stratafs/strata/internal/proto/mrpb"
+	"\x06REDUCE\x10\x01\x12\x0f\n" +
+	"\vJOB_CLEANUP\x10\x03\"\x04\b\x02\x10\x02B0Z.github.com/stratafs/strata/internal/proto/mrpb"
 
 var (
 	file_mapred_mapred_protocol_proto_rawDescOnce sync.Once
@@ -2025,15 +2068,16 @@ var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	1,  // 14: strata.mapred.TaskSpec.type:type_name -> strata.mapred.TaskType
 	4,  // 15: strata.mapred.TaskSpec.split:type_name -> strata.mapred.InputSplit
 	24, // 16: strata.mapred.TaskSpec.maps:type_name -> strata.mapred.MapCompletionEvent
-	20, // 17: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
-	21, // 18: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
-	24, // 19: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
-	0,  // 20: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	0,  // 17: strata.mapred.TaskSpec.cleanup_state:type_name -> strata.mapred.JobState
+	20, // 18: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
+	21, // 19: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
+	24, // 20: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
+	0,  // 21: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_mapred_mapred_protocol_proto_init() }
