@@ -242,6 +242,7 @@ func (n *NameNode) Close() error {
 			cancel()
 		}
 		n.wg.Wait()
+		n.ns.waitSyncs()
 		var errs []error
 		if n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
 			errs = append(errs, n.checkpoint())
