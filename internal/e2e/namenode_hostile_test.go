@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/proto/ipcpb"
@@ -82,23 +83,51 @@ func (c *rawIPC) callFrame(id int32, method string, req proto.Message) []byte {
 // reply reads one reply: its call id and, for an error, its class and
 // message.
 func (c *rawIPC) reply() (id int32, class, msg string, err error) {
+	id, class, msg, _, err = c.replyBody()
+	return id, class, msg, err
+}
+
+// call sends one call and reads its reply into resp; it returns the
+// error class and message of a refused call.
+func (c *rawIPC) call(method string, req, resp proto.Message) (class, msg string) {
+	c.t.Helper()
+	if _, err := c.nc.Write(c.callFrame(1, method, req)); err != nil {
+		c.t.Fatal(err)
+	}
+	_, class, msg, body, err := c.replyBody()
+	if err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+	if class == "" && resp != nil {
+		size, k := protowire.ConsumeVarint(body)
+		if k < 0 || uint64(len(body)-k) < size {
+			c.t.Fatalf("%s: bad response", method)
+		}
+		if err := proto.Unmarshal(body[k:k+int(size)], resp); err != nil {
+			c.t.Fatalf("%s: %v", method, err)
+		}
+	}
+	return class, msg
+}
+
+func (c *rawIPC) replyBody() (id int32, class, msg string, body []byte, err error) {
 	var n [4]byte
 	if _, err := io.ReadFull(c.br, n[:]); err != nil {
-		return 0, "", "", err
+		return 0, "", "", nil, err
 	}
 	buf := make([]byte, binary.BigEndian.Uint32(n[:]))
 	if _, err := io.ReadFull(c.br, buf); err != nil {
-		return 0, "", "", err
+		return 0, "", "", nil, err
 	}
 	size, k := protowire.ConsumeVarint(buf)
 	if k < 0 || uint64(len(buf)-k) < size {
-		return 0, "", "", fmt.Errorf("bad reply frame")
+		return 0, "", "", nil, fmt.Errorf("bad reply frame")
 	}
 	var h ipcpb.RpcResponseHeaderProto
 	if err := proto.Unmarshal(buf[k:k+int(size)], &h); err != nil {
-		return 0, "", "", err
+		return 0, "", "", nil, err
 	}
-	return int32(h.GetCallId()), h.GetExceptionClassName(), h.GetErrorMsg(), nil
+	return int32(h.GetCallId()), h.GetExceptionClassName(), h.GetErrorMsg(), buf[k+int(size):], nil
 }
 
 // reset closes the connection with a TCP RST, as a client that crashes
@@ -190,4 +219,80 @@ func within(t *testing.T, d time.Duration, what string, f func() error) {
 	case <-time.After(d):
 		t.Fatalf("%s did not answer within %v", what, d)
 	}
+}
+
+// TestHugeAdditionalDatanodeCount: getAdditionalDatanode with
+// numAdditionalNodes = 30,000,000 from a client that holds no lease on the
+// file answers at once with an error, and the NameNode keeps answering.
+func TestHugeAdditionalDatanodeCount(t *testing.T) {
+	nn := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1})
+	ctx := ctxT(t)
+	good := nn.Client(nn.Superuser())
+	w, err := good.Create(ctx, "/victim", fs.CreateOptions{Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("some data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	evil := dialRawIPC(t, nn.Addr(), "mallory")
+	var locs hdfspb.GetBlockLocationsResponseProto
+	if class, msg := evil.call("getBlockLocations", &hdfspb.GetBlockLocationsRequestProto{
+		Src: proto.String("/victim"), Offset: proto.Uint64(0), Length: proto.Uint64(1 << 20),
+	}, &locs); class != "" {
+		t.Fatalf("getBlockLocations: %s: %s", class, msg)
+	}
+	if len(locs.GetLocations().GetBlocks()) != 1 {
+		t.Fatalf("want one block, got %v", locs.GetLocations())
+	}
+	blk := locs.GetLocations().GetBlocks()[0].GetB()
+
+	// Other clients keep being answered while the hostile call runs.
+	stop := make(chan struct{})
+	slow := make(chan time.Duration, 1)
+	go func() {
+		var worst time.Duration
+		defer func() { slow <- worst }()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			start := time.Now()
+			if err := good.Mkdirs(ctx, fmt.Sprintf("/busy/%d", i), 0o755); err != nil {
+				t.Error(err)
+				return
+			}
+			worst = max(worst, time.Since(start))
+		}
+	}()
+	start := time.Now()
+	class, msg := evil.call("getAdditionalDatanode", &hdfspb.GetAdditionalDatanodeRequestProto{
+		Src: proto.String("/victim"), Blk: blk, NumAdditionalNodes: proto.Uint32(30_000_000), ClientName: proto.String("DFSClient_mallory"),
+	}, &hdfspb.GetAdditionalDatanodeResponseProto{})
+	took := time.Since(start)
+	close(stop)
+	worst := <-slow
+	if class == "" {
+		t.Fatalf("getAdditionalDatanode with 30,000,000 nodes and no lease succeeded")
+	}
+	t.Logf("refused in %v: %s: %s; slowest concurrent mkdir %v", took, class, msg, worst)
+	if took > 3*time.Second || worst > 3*time.Second {
+		t.Fatalf("the NameNode stalled: the hostile call took %v, a concurrent mkdir %v", took, worst)
+	}
+	// Within Hadoop's bounds but without the lease: LeaseExpiredException.
+	class, msg = evil.call("getAdditionalDatanode", &hdfspb.GetAdditionalDatanodeRequestProto{
+		Src: proto.String("/victim"), Blk: blk, NumAdditionalNodes: proto.Uint32(1), ClientName: proto.String("DFSClient_mallory"),
+	}, &hdfspb.GetAdditionalDatanodeResponseProto{})
+	if !strings.HasSuffix(class, "LeaseExpiredException") {
+		t.Errorf("getAdditionalDatanode without the lease: %s: %s", class, msg)
+	}
+	within(t, 5*time.Second, "ls after the hostile calls", func() error {
+		_, err := good.List(ctx, "/")
+		return err
+	})
 }

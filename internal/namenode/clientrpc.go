@@ -308,7 +308,14 @@ func (c *clientProtocol) recoverLease(ctx context.Context, req *hdfspb.RecoverLe
 	return &hdfspb.RecoverLeaseResponseProto{Result: proto.Bool(ok)}, err
 }
 
+// maxBadReplicasPerCall bounds the replicas one reportBadBlocks call may
+// name (a client reports the replica it failed to read, one at a time).
+const maxBadReplicasPerCall = 1024
+
 func (c *clientProtocol) getBlockLocations(ctx context.Context, req *hdfspb.GetBlockLocationsRequestProto) (*hdfspb.GetBlockLocationsResponseProto, error) {
+	if req.GetOffset() > 1<<62 {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Negative offset or length: offset=%d length=%d", int64(req.GetOffset()), int64(req.GetLength()))
+	}
 	lbs, err := c.ns.BlockLocations(ctx, req.GetSrc(), int64(req.GetOffset()), int64(min(req.GetLength(), 1<<62)), clientMachine(ctx))
 	if err != nil {
 		return nil, err
@@ -325,6 +332,9 @@ func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
 }
 
 func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockRequestProto) (*hdfspb.AddBlockResponseProto, error) {
+	if err := c.ns.checkNodeLists(0, len(req.GetExcludeNodes())); err != nil {
+		return nil, err
+	}
 	lb, err := c.ns.AddBlock(ctx, AddBlockRequest{
 		Path: req.GetSrc(), Client: req.GetClientName(), FileID: req.GetFileId(), Previous: blockInfoPtr(req.GetPrevious()),
 		Exclude: excludeSet(req.GetExcludeNodes()), ClientIP: clientMachine(ctx),
@@ -348,11 +358,17 @@ func (c *clientProtocol) updateBlockForPipeline(ctx context.Context, req *hdfspb
 }
 
 func (c *clientProtocol) updatePipeline(ctx context.Context, req *hdfspb.UpdatePipelineRequestProto) (*hdfspb.UpdatePipelineResponseProto, error) {
+	if err := c.ns.checkNodeLists(max(len(req.GetStorageIDs()), len(req.GetNewNodes())), 0); err != nil {
+		return nil, err
+	}
 	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), blockInfo(req.GetOldBlock()), blockInfo(req.GetNewBlock()), req.GetStorageIDs())
 }
 
 func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.GetAdditionalDatanodeRequestProto) (*hdfspb.GetAdditionalDatanodeResponseProto, error) {
-	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), blockInfo(req.GetBlk()), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
+	if err := c.ns.checkNodeLists(len(req.GetExistingStorageUuids()), len(req.GetExcludes())); err != nil {
+		return nil, err
+	}
+	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), req.GetFileId(), blockInfo(req.GetBlk()), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
 		int(req.GetNumAdditionalNodes()), req.GetClientName(), clientMachine(ctx))
 	if err != nil {
 		return nil, err
@@ -373,6 +389,13 @@ func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProt
 }
 
 func (c *clientProtocol) reportBadBlocks(ctx context.Context, req *hdfspb.ReportBadBlocksRequestProto) (*hdfspb.ReportBadBlocksResponseProto, error) {
+	total := 0
+	for _, lb := range req.GetBlocks() {
+		total += max(len(lb.GetLocs()), 1)
+	}
+	if total > maxBadReplicasPerCall {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "reportBadBlocks names %d replicas, more than the limit of %d", total, maxBadReplicasPerCall)
+	}
 	var bad []blockmgmt.BadReplica
 	for _, lb := range req.GetBlocks() {
 		for i, loc := range lb.GetLocs() {

@@ -41,6 +41,18 @@ func remoteIP(ctx context.Context) string {
 	return ""
 }
 
+// maxStoragesPerDatanode bounds the storages (volumes) one DataNode may
+// register or report; Hadoop has no such limit, real DataNodes have a
+// few dozen at most.
+const maxStoragesPerDatanode = 1024
+
+func checkStorageCount(n int) error {
+	if n > maxStoragesPerDatanode {
+		return ipc.Errorf(ipc.ClassIllegalArgument, "%d storages exceed the limit of %d per DataNode", n, maxStoragesPerDatanode)
+	}
+	return nil
+}
+
 // datanodeOnly refuses DataNode calls from users other than the
 // superuser: DataNodes run as the same user as the NameNode.
 func (p *datanodeProtocol) datanodeOnly(ctx context.Context) error {
@@ -49,6 +61,9 @@ func (p *datanodeProtocol) datanodeOnly(ctx context.Context) error {
 
 func (p *datanodeProtocol) register(ctx context.Context, req *dnpb.RegisterRequest) (*dnpb.RegisterResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkStorageCount(len(req.GetRegistration().GetStorages())); err != nil {
 		return nil, err
 	}
 	if err := p.ns.RegisterDatanode(registration(req.GetRegistration()), remoteIP(ctx)); err != nil {
@@ -65,6 +80,9 @@ func (p *datanodeProtocol) heartbeat(ctx context.Context, req *dnpb.HeartbeatReq
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
+	if err := checkStorageCount(len(req.GetStorages())); err != nil {
+		return nil, err
+	}
 	return &dnpb.HeartbeatResponse{Commands: commandProtos(p.ns.Heartbeat(blockmgmt.Heartbeat{
 		UUID: req.GetDatanodeUuid(), Xceivers: int(req.GetXceiverCount()), Storages: storageReports(req.GetStorages()),
 	}))}, nil
@@ -72,6 +90,9 @@ func (p *datanodeProtocol) heartbeat(ctx context.Context, req *dnpb.HeartbeatReq
 
 func (p *datanodeProtocol) blockReport(ctx context.Context, req *dnpb.BlockReportRequest) (*dnpb.BlockReportResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkStorageCount(len(req.GetReports())); err != nil {
 		return nil, err
 	}
 	reports := make([]blockmgmt.StorageBlockReport, len(req.GetReports()))
@@ -87,6 +108,9 @@ func (p *datanodeProtocol) blockReport(ctx context.Context, req *dnpb.BlockRepor
 
 func (p *datanodeProtocol) receivedDeleted(ctx context.Context, req *dnpb.ReceivedDeletedRequest) (*dnpb.ReceivedDeletedResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkStorageCount(len(req.GetStorages())); err != nil {
 		return nil, err
 	}
 	reports := make([]blockmgmt.StorageReceivedDeleted, len(req.GetStorages()))
