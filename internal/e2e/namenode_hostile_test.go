@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -295,4 +297,95 @@ func TestHugeAdditionalDatanodeCount(t *testing.T) {
 		_, err := good.List(ctx, "/")
 		return err
 	})
+}
+
+// longTree makes a tree whose fsck -files report is about 10 MB: a
+// chain of 30 directories with 250-byte names, each holding 100 empty
+// directories, so that a report cannot fit in the sockets' buffers.
+func longTree(t *testing.T, c *hdfs.Client) {
+	ctx := ctxT(t)
+	var chain []string
+	p := ""
+	for d := 0; d < 30; d++ {
+		p += "/" + fmt.Sprintf("%02d", d) + strings.Repeat("x", 248)
+		chain = append(chain, p)
+	}
+	errs := make(chan error, len(chain))
+	for _, dir := range chain {
+		go func() {
+			for k := 0; k < 100; k++ {
+				if err := c.Mkdirs(ctx, fmt.Sprintf("%s/leaf%03d", dir, k), 0o755); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range chain {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFsckStalledReaderAndPermission: /fsck is for the superuser only
+// (with permissions on), and a superuser's fsck whose reader never reads
+// does not freeze the namespace for everyone else.
+func TestFsckStalledReaderAndPermission(t *testing.T) {
+	nn := newNameNode(t)
+	ctx := ctxT(t)
+	super := nn.Superuser()
+	good := nn.Client(super)
+	if err := good.Mkdirs(ctx, "/private/alice-secret", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	longTree(t, good)
+	web := httpAddr(t, nn)
+	hc := http.Client{Timeout: 10 * time.Second}
+
+	// A non-superuser is refused and sees no path.
+	resp, err := hc.Get("http://" + web + "/fsck?path=/&files=1&blocks=1&locations=1&user.name=bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "Access denied for user bob. Superuser privilege is required") ||
+		strings.Contains(string(body), "alice-secret") || strings.Contains(string(body), "leaf") {
+		t.Fatalf("fsck as bob: %s\n%.500s", resp.Status, body)
+	}
+
+	// A superuser's fsck with a reader that never reads.
+	d := net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	stalled, err := d.Dial("tcp", web)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	fmt.Fprintf(stalled, "GET /fsck?path=/&files=1&user.name=%s HTTP/1.1\r\nHost: %s\r\n\r\n", super, web)
+	time.Sleep(time.Second) // let the report fill the buffers
+
+	within(t, 10*time.Second, "mkdir during a stalled fsck", func() error { return good.Mkdirs(ctx, "/during-fsck", 0o755) })
+	within(t, 10*time.Second, "ls during a stalled fsck", func() error {
+		_, err := good.List(ctx, "/")
+		return err
+	})
+	within(t, 10*time.Second, "/status during a stalled fsck", func() error {
+		resp, err := hc.Get("http://" + web + "/status")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	// The stalled reader did get a report in progress.
+	stalled.SetReadDeadline(time.Now().Add(10 * time.Second))
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(stalled, head)
+	if !strings.Contains(string(head[:n]), "200 OK") || !strings.Contains(string(head[:n]), "FSCK started by "+super) {
+		t.Errorf("the superuser's fsck answered %q", head[:n])
+	}
 }

@@ -24,11 +24,11 @@ func Format(cfg Config, force bool) (editlog.Version, error) {
 	if err := cfg.Validate(); err != nil {
 		return editlog.Version{}, err
 	}
-	v, err := editlog.Format(cfg.NameDir, force)
+	v, err := editlog.FormatFS(cfg.FS, cfg.NameDir, force)
 	if err != nil {
 		return v, err
 	}
-	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger})
+	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, FS: cfg.FS})
 	if err != nil {
 		return v, err
 	}
@@ -76,7 +76,7 @@ func New(cfg Config) (*NameNode, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover})
+	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover, FS: cfg.FS})
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,10 @@ func New(cfg Config) (*NameNode, error) {
 		ready: make(chan struct{}), stop: make(chan struct{}),
 		lastCPTx: l.LastTxID(), lastCPAt: time.Now(),
 	}
-	nn.rpc = ipc.NewServer(ipc.ServerConfig{MaxDataLength: cfg.MaxDataLength, Logger: cfg.Logger})
+	rpcCfg := cfg.IPC
+	rpcCfg.MaxDataLength = cfg.MaxDataLength
+	rpcCfg.Logger = cfg.Logger
+	nn.rpc = ipc.NewServer(rpcCfg)
 	cp := &clientProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(ClientProtocolName, withInodePaths(ns, cp.methods()))
 	dp := &datanodeProtocol{nn: nn, ns: ns}
@@ -130,7 +133,14 @@ func (n *NameNode) Start() error {
 			return fmt.Errorf("namenode: HTTP address %s: %w", n.cfg.HTTPAddr, err)
 		}
 		n.httpLn = hl
-		n.httpSrv = &http.Server{Handler: n.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		n.httpSrv = &http.Server{
+			Handler:           n.httpHandler(),
+			ReadHeaderTimeout: httpHeaderTimeout,
+			ReadTimeout:       httpReadTimeout,
+			WriteTimeout:      httpWriteTimeout,
+			IdleTimeout:       n.cfg.HTTPIdleTimeout,
+			ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
+		}
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()

@@ -120,6 +120,7 @@ func (n *NameNode) webListStatus(ctx context.Context, w http.ResponseWriter, r *
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
+	dw := &deadlineWriter{w: w, rc: http.NewResponseController(w)}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -133,7 +134,7 @@ func (n *NameNode) webListStatus(ctx context.Context, w http.ResponseWriter, r *
 			enc.Encode(&page[i])
 			buf.Truncate(buf.Len() - 1) // Encode's newline
 		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if _, err := dw.Write(buf.Bytes()); err != nil {
 			return nil // the client went away
 		}
 		buf.Reset()
@@ -145,7 +146,7 @@ func (n *NameNode) webListStatus(ctx context.Context, w http.ResponseWriter, r *
 			panic(http.ErrAbortHandler)
 		}
 	}
-	io.WriteString(w, "]}}")
+	io.WriteString(dw, "]}}")
 	return nil
 }
 
