@@ -389,3 +389,69 @@ func TestFsckStalledReaderAndPermission(t *testing.T) {
 		t.Errorf("the superuser's fsck answered %q", head[:n])
 	}
 }
+
+// TestNonSuperuserClusterCalls: a user who cannot read a file cannot have
+// its replicas marked corrupt (and so deleted), and the DataNode reports
+// are the superuser's, as in Hadoop.
+func TestNonSuperuserClusterCalls(t *testing.T) {
+	nn := testcluster.NewProcess(t, testcluster.Config{DataNodes: 2})
+	ctx := ctxT(t)
+	super := nn.Superuser()
+	good := nn.Client(super)
+	w, err := good.Create(ctx, "/private/secret", fs.CreateOptions{Replication: 2, Perm: 0o600, CreateParent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("not for bob"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	admin := dialRawIPC(t, nn.Addr(), super)
+	var locs hdfspb.GetBlockLocationsResponseProto
+	var lb *hdfspb.LocatedBlockProto
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if class, msg := admin.call("getBlockLocations", &hdfspb.GetBlockLocationsRequestProto{
+			Src: proto.String("/private/secret"), Offset: proto.Uint64(0), Length: proto.Uint64(1 << 20),
+		}, &locs); class != "" {
+			t.Fatalf("getBlockLocations: %s: %s", class, msg)
+		}
+		lb = locs.GetLocations().GetBlocks()[0]
+		if len(lb.GetLocs()) == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(lb.GetLocs()) != 2 {
+		t.Fatalf("want 2 replicas, have %d", len(lb.GetLocs()))
+	}
+
+	bob := dialRawIPC(t, nn.Addr(), "bob")
+	class, msg := bob.call("reportBadBlocks", &hdfspb.ReportBadBlocksRequestProto{Blocks: []*hdfspb.LocatedBlockProto{{
+		B: lb.GetB(), Offset: proto.Uint64(0), Locs: lb.GetLocs()[:1], Corrupt: proto.Bool(false), BlockToken: lb.GetBlockToken(),
+	}}}, &hdfspb.ReportBadBlocksResponseProto{})
+	if !strings.HasSuffix(class, "AccessControlException") {
+		t.Fatalf("bob's reportBadBlocks on a file he cannot read: %q %q", class, msg)
+	}
+	for _, c := range []struct {
+		method string
+		req    proto.Message
+	}{
+		{"getDatanodeReport", &hdfspb.GetDatanodeReportRequestProto{Type: hdfspb.DatanodeReportTypeProto_ALL.Enum()}},
+		{"getDatanodeStorageReport", &hdfspb.GetDatanodeStorageReportRequestProto{Type: hdfspb.DatanodeReportTypeProto_ALL.Enum()}},
+	} {
+		class, msg := bob.call(c.method, c.req, nil)
+		if !strings.HasSuffix(class, "AccessControlException") || msg != "Access denied for user bob. Superuser privilege is required" {
+			t.Errorf("%s as bob: %q %q", c.method, class, msg)
+		}
+		if class, msg := admin.call(c.method, c.req, nil); class != "" {
+			t.Errorf("%s as the superuser: %s: %s", c.method, class, msg)
+		}
+	}
+	// Both replicas are still good.
+	if class, msg := admin.call("getBlockLocations", &hdfspb.GetBlockLocationsRequestProto{
+		Src: proto.String("/private/secret"), Offset: proto.Uint64(0), Length: proto.Uint64(1 << 20),
+	}, &locs); class != "" || len(locs.GetLocations().GetBlocks()[0].GetLocs()) != 2 || locs.GetLocations().GetBlocks()[0].GetCorrupt() {
+		t.Fatalf("after bob's report: %s %s %v", class, msg, locs.GetLocations())
+	}
+}

@@ -399,15 +399,14 @@ func (c *clientProtocol) reportBadBlocks(ctx context.Context, req *hdfspb.Report
 	var bad []blockmgmt.BadReplica
 	for _, lb := range req.GetBlocks() {
 		for i, loc := range lb.GetLocs() {
-			br := blockmgmt.BadReplica{BlockID: lb.GetB().GetBlockId(), DatanodeUUID: loc.GetId().GetDatanodeUuid()}
+			br := blockmgmt.BadReplica{BlockID: lb.GetB().GetBlockId(), GenStamp: lb.GetB().GetGenerationStamp(), DatanodeUUID: loc.GetId().GetDatanodeUuid()}
 			if i < len(lb.GetStorageIDs()) {
 				br.StorageID = lb.GetStorageIDs()[i]
 			}
 			bad = append(bad, br)
 		}
 	}
-	c.ns.ReportBadBlocks(bad)
-	return &hdfspb.ReportBadBlocksResponseProto{}, nil
+	return &hdfspb.ReportBadBlocksResponseProto{}, c.ns.ReportBadBlocks(ctx, bad)
 }
 
 func (c *clientProtocol) satisfyStoragePolicy(ctx context.Context, req *hdfspb.SatisfyStoragePolicyRequestProto) (*hdfspb.SatisfyStoragePolicyResponseProto, error) {
@@ -453,7 +452,12 @@ func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveName
 	return &hdfspb.SaveNamespaceResponseProto{Saved: proto.Bool(true)}, nil
 }
 
+// getDatanodeReport and getDatanodeStorageReport are for the superuser,
+// as Hadoop's (checkSuperuserPrivilege).
 func (c *clientProtocol) getDatanodeReport(ctx context.Context, req *hdfspb.GetDatanodeReportRequestProto) (*hdfspb.GetDatanodeReportResponseProto, error) {
+	if err := c.ns.checker(ctx).Superuser(""); err != nil && c.nn.cfg.Permissions {
+		return nil, err
+	}
 	return &hdfspb.GetDatanodeReportResponseProto{Di: datanodeProtos(c.ns.DatanodeReport(reportType(req.GetType())))}, nil
 }
 
@@ -466,6 +470,9 @@ func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto)
 }
 
 func (c *clientProtocol) getDatanodeStorageReport(ctx context.Context, req *hdfspb.GetDatanodeStorageReportRequestProto) (*hdfspb.GetDatanodeStorageReportResponseProto, error) {
+	if err := c.ns.checker(ctx).Superuser(""); err != nil && c.nn.cfg.Permissions {
+		return nil, err
+	}
 	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: storageReportProtos(c.ns.DatanodeStorageReport(reportType(req.GetType())))}, nil
 }
 

@@ -440,9 +440,37 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 }
 
 // ReportBadBlocks marks the replicas a client names corrupt; the
-// replication monitor replaces them from a good copy and then deletes them.
-func (s *Namesystem) ReportBadBlocks(bad []blockmgmt.BadReplica) {
+// replication monitor replaces them from a good copy and then deletes
+// them (Hadoop's ClientProtocol.reportBadBlocks).
+//
+// Hadoop checks nothing here: its clients can only have read a replica
+// with a READ block token, which the NameNode minted after checking read
+// permission. strata asks for that permission directly, so that a client
+// cannot have the replicas of a file it cannot read deleted: the caller
+// needs traverse and read access to the file of every block it names
+// (the superuser passes), else nothing is marked and it gets an
+// AccessControlException. A report about an older generation stamp than
+// the block's is ignored, as is one about a block that no longer exists.
+func (s *Namesystem) ReportBadBlocks(ctx context.Context, bad []blockmgmt.BadReplica) error {
+	pc := s.checker(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	checked := map[uint64]bool{}
+	for _, br := range bad {
+		blk := s.tree.Blocks.Get(br.BlockID)
+		if blk == nil || blk.File == nil || checked[br.BlockID] {
+			continue
+		}
+		file := namespace.FileOf(blk)
+		r := s.tree.Resolve(file.Path())
+		if err := pc.Traverse(r); err != nil {
+			return err
+		}
+		if err := pc.Check(file, namespace.AccessRead); err != nil {
+			return err
+		}
+		checked[br.BlockID] = true
+	}
 	s.bm.ReportBadReplicas(bad)
+	return nil
 }
