@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
@@ -320,7 +321,7 @@ func (c *clientProtocol) getBlockLocations(ctx context.Context, req *hdfspb.GetB
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetBlockLocationsResponseProto{Locations: c.locatedBlocksProto(lbs)}, nil
+	return &hdfspb.GetBlockLocationsResponseProto{Locations: c.locatedBlocksProto(ctx, lbs)}, nil
 }
 
 func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
@@ -342,7 +343,7 @@ func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockReque
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AddBlockResponseProto{Block: c.locatedBlockProto(lb)}, nil
+	return &hdfspb.AddBlockResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Write)}, nil
 }
 
 func (c *clientProtocol) abandonBlock(ctx context.Context, req *hdfspb.AbandonBlockRequestProto) (*hdfspb.AbandonBlockResponseProto, error) {
@@ -354,7 +355,7 @@ func (c *clientProtocol) updateBlockForPipeline(ctx context.Context, req *hdfspb
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: c.locatedBlockProto(lb)}, nil
+	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Write)}, nil
 }
 
 func (c *clientProtocol) updatePipeline(ctx context.Context, req *hdfspb.UpdatePipelineRequestProto) (*hdfspb.UpdatePipelineResponseProto, error) {
@@ -373,7 +374,7 @@ func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: c.locatedBlockProto(lb)}, nil
+	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Copy)}, nil
 }
 
 func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestProto) (*hdfspb.AppendResponseProto, error) {
@@ -381,7 +382,7 @@ func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestPr
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(lb), Stat: fileStatusProto(st, false)}, nil
+	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Write), Stat: fileStatusProto(st, false)}, nil
 }
 
 func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProto) (*hdfspb.FsyncResponseProto, error) {

@@ -73,6 +73,7 @@ func (p *datanodeProtocol) register(ctx context.Context, req *dnpb.RegisterReque
 	return &dnpb.RegisterResponse{
 		ClusterId: proto.String(v.ClusterID), BlockPoolId: proto.String(v.BlockPoolID), NamespaceId: proto.Uint32(v.NamespaceID),
 		HeartbeatIntervalMs: proto.Uint32(uint32(p.nn.cfg.HeartbeatInterval.Milliseconds())),
+		BlockKeys:           p.nn.blockKeysFor(req.GetRegistration().GetDatanodeUuid(), true),
 	}, nil
 }
 
@@ -83,9 +84,24 @@ func (p *datanodeProtocol) heartbeat(ctx context.Context, req *dnpb.HeartbeatReq
 	if err := checkStorageCount(len(req.GetStorages())); err != nil {
 		return nil, err
 	}
-	return &dnpb.HeartbeatResponse{Commands: commandProtos(p.ns.Heartbeat(blockmgmt.Heartbeat{
+	cmds := commandProtos(p.ns.Heartbeat(blockmgmt.Heartbeat{
 		UUID: req.GetDatanodeUuid(), Xceivers: int(req.GetXceiverCount()), Storages: storageReports(req.GetStorages()),
-	}))}, nil
+	}))
+	resp := &dnpb.HeartbeatResponse{Commands: cmds}
+	if !reregister(cmds) {
+		// An unknown DataNode gets its keys when it registers.
+		resp.BlockKeys = p.nn.blockKeysFor(req.GetDatanodeUuid(), false)
+	}
+	return resp, nil
+}
+
+func reregister(cmds []*dnpb.Command) bool {
+	for _, c := range cmds {
+		if c.GetReregister() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *datanodeProtocol) blockReport(ctx context.Context, req *dnpb.BlockReportRequest) (*dnpb.BlockReportResponse, error) {

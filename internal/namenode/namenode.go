@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/editlog"
@@ -48,6 +49,11 @@ type NameNode struct {
 	log  *slog.Logger
 	ns   *Namesystem
 	edit *editlog.Log
+
+	// tokens mints block access tokens and WebHDFS redirect tokens; its
+	// keys go to DataNodes (see keys.go).
+	tokens *blocktoken.Manager
+	keys   keyExports
 
 	rpc     *ipc.Server
 	rpcLn   net.Listener
@@ -100,8 +106,17 @@ func New(cfg Config) (*NameNode, error) {
 	files, dirs := ns.Counts()
 	cfg.Logger.Info("namenode: namespace loaded", "dir", cfg.NameDir, "files", files, "directories", dirs,
 		"edits_replayed", replayed, "last_txid", l.LastTxID(), "took", time.Since(start).Round(time.Millisecond))
+	tokens, err := blocktoken.NewMaster(blocktoken.Config{
+		BlockPoolID: ns.blockPoolID, Enabled: cfg.BlockTokens,
+		KeyUpdateInterval: cfg.BlockKeyUpdateInterval, TokenLifetime: cfg.BlockTokenLifetime,
+		Now: func() time.Time { return ns.now() },
+	})
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("namenode: block keys: %w", err)
+	}
 	nn := &NameNode{
-		cfg: cfg, log: cfg.Logger, ns: ns, edit: l,
+		cfg: cfg, log: cfg.Logger, ns: ns, edit: l, tokens: tokens,
 		ready: make(chan struct{}), stop: make(chan struct{}),
 		lastCPTx: l.LastTxID(), lastCPAt: time.Now(),
 	}
@@ -202,6 +217,7 @@ func (n *NameNode) monitor() {
 			}
 		}
 		n.ns.expireLeases(context.Background())
+		n.rollBlockKeys()
 		n.cpMu.Lock()
 		pending := n.edit.LastTxID() - n.lastCPTx
 		due := pending >= n.cfg.CheckpointTxns || (pending > 0 && time.Since(n.lastCPAt) >= n.cfg.CheckpointPeriod)

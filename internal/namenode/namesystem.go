@@ -119,6 +119,15 @@ func (s *Namesystem) principal(ctx context.Context) *namespace.Principal {
 	return p
 }
 
+// callerName is the caller's user name (the superuser for in-process
+// calls without one).
+func (s *Namesystem) callerName(ctx context.Context) string {
+	if c, ok := ipc.CallerFrom(ctx); ok {
+		return c.User
+	}
+	return s.cfg.superuser
+}
+
 func (s *Namesystem) checker(ctx context.Context) namespace.Checker {
 	return namespace.Checker{P: s.principal(ctx), Enabled: s.cfg.permissions}
 }
