@@ -139,11 +139,11 @@ func (c *rawIPC) reset() {
 	c.nc.Close()
 }
 
-// TestClientResetDoesNotStopWrites: a client that pipelines mkdirs and
+// TestNameNodeClientResetDoesNotStopWrites: a client that pipelines mkdirs and
 // resets its connection while they wait for the edit log's group commit
 // must not stop the NameNode's writes. Every acknowledged mkdir survives a
 // restart.
-func TestClientResetDoesNotStopWrites(t *testing.T) {
+func TestNameNodeClientResetDoesNotStopWrites(t *testing.T) {
 	nn := newNameNode(t)
 	ctx := ctxT(t)
 	good := nn.Client(nn.Superuser())
@@ -223,10 +223,10 @@ func within(t *testing.T, d time.Duration, what string, f func() error) {
 	}
 }
 
-// TestHugeAdditionalDatanodeCount: getAdditionalDatanode with
+// TestNameNodeHugeAdditionalDatanodeCount: getAdditionalDatanode with
 // numAdditionalNodes = 30,000,000 from a client that holds no lease on the
 // file answers at once with an error, and the NameNode keeps answering.
-func TestHugeAdditionalDatanodeCount(t *testing.T) {
+func TestNameNodeHugeAdditionalDatanodeCount(t *testing.T) {
 	nn := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1})
 	ctx := ctxT(t)
 	good := nn.Client(nn.Superuser())
@@ -329,10 +329,10 @@ func longTree(t *testing.T, c *hdfs.Client) {
 	}
 }
 
-// TestFsckStalledReaderAndPermission: /fsck is for the superuser only
+// TestNameNodeFsckStalledReaderAndPermission: /fsck is for the superuser only
 // (with permissions on), and a superuser's fsck whose reader never reads
 // does not freeze the namespace for everyone else.
-func TestFsckStalledReaderAndPermission(t *testing.T) {
+func TestNameNodeFsckStalledReaderAndPermission(t *testing.T) {
 	nn := newNameNode(t)
 	ctx := ctxT(t)
 	super := nn.Superuser()
@@ -390,10 +390,10 @@ func TestFsckStalledReaderAndPermission(t *testing.T) {
 	}
 }
 
-// TestNonSuperuserClusterCalls: a user who cannot read a file cannot have
+// TestNameNodeNonSuperuserClusterCalls: a user who cannot read a file cannot have
 // its replicas marked corrupt (and so deleted), and the DataNode reports
 // are the superuser's, as in Hadoop.
-func TestNonSuperuserClusterCalls(t *testing.T) {
+func TestNameNodeNonSuperuserClusterCalls(t *testing.T) {
 	nn := testcluster.NewProcess(t, testcluster.Config{DataNodes: 2})
 	ctx := ctxT(t)
 	super := nn.Superuser()
