@@ -248,7 +248,7 @@ func (n *NameNode) serveFsck(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	ctx := ipc.WithCaller(r.Context(), &ipc.Caller{User: user, Protocol: "http"})
-	if err := n.ns.checker(ctx).Superuser("fsck"); err != nil && n.cfg.Permissions {
+	if err := n.ns.checker(ctx).Superuser(""); err != nil && n.cfg.Permissions {
 		w.WriteHeader(http.StatusForbidden)
 		fmt.Fprintf(w, "%v\n\nFsck on path '%s' FAILED\n", ipcMessage(err), p)
 		return
