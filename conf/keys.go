@@ -17,6 +17,9 @@ type Key struct {
 // without a unit are read in the unit the Doc names; sizes accept Hadoop's
 // k/m/g/t/p/e suffixes where the Doc says so.
 var knownKeys = []Key{
+	{"dfs.block.access.key.update.interval", "600", "Minutes between two rolls of the NameNode's block access key."},
+	{"dfs.block.access.token.enable", "false", "Whether DataNodes require block access tokens, which the NameNode puts in every located block it returns."},
+	{"dfs.block.access.token.lifetime", "600", "Minutes a block access token is good for."},
 	{"dfs.block.scanner.volume.bytes.per.second", "1048576", "Bytes per second the DataNode block scanner reads when verifying replicas."},
 	{"dfs.blockreport.intervalMsec", "21600000", "Milliseconds between full block reports from a DataNode to the NameNode."},
 	{"dfs.blocksize", "134217728", "Default block size in bytes for new files; size suffixes (k, m, g, t, p, e) allowed, e.g. 128m."},
@@ -63,6 +66,7 @@ var knownKeys = []Key{
 	{"fixedlengthinputformat.record.length", "0", "Record length in bytes for FixedLengthInputFormat (required by it)."},
 	{"fs.defaultFS", "file:///", "Default file system URI; paths without a scheme resolve against it, e.g. hdfs://namenode:8020."},
 	{"fs.permissions.umask-mode", "022", "Umask for new files and directories, octal (022) or symbolic (u=rwx,g=rx,o=rx)."},
+	{"hadoop.http.idle_timeout.ms", "60000", "Milliseconds an HTTP server keeps an idle keep-alive connection open."},
 	{"hadoop.security.authentication", "simple", "Authentication method: simple (the client's user name is trusted) or kerberos."},
 	{"hadoop.tmp.dir", "/tmp/hadoop-${user.name}", "Base directory for temporary files and the default data directories."},
 	{"io.file.buffer.size", "4096", "Buffer size in bytes for sequential file reads and writes."},

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
@@ -308,12 +309,19 @@ func (c *clientProtocol) recoverLease(ctx context.Context, req *hdfspb.RecoverLe
 	return &hdfspb.RecoverLeaseResponseProto{Result: proto.Bool(ok)}, err
 }
 
+// maxBadReplicasPerCall bounds the replicas one reportBadBlocks call may
+// name (a client reports the replica it failed to read, one at a time).
+const maxBadReplicasPerCall = 1024
+
 func (c *clientProtocol) getBlockLocations(ctx context.Context, req *hdfspb.GetBlockLocationsRequestProto) (*hdfspb.GetBlockLocationsResponseProto, error) {
+	if req.GetOffset() > 1<<62 {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Negative offset or length: offset=%d length=%d", int64(req.GetOffset()), int64(req.GetLength()))
+	}
 	lbs, err := c.ns.BlockLocations(ctx, req.GetSrc(), int64(req.GetOffset()), int64(min(req.GetLength(), 1<<62)), clientMachine(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetBlockLocationsResponseProto{Locations: c.locatedBlocksProto(lbs)}, nil
+	return &hdfspb.GetBlockLocationsResponseProto{Locations: c.locatedBlocksProto(ctx, lbs)}, nil
 }
 
 func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
@@ -325,6 +333,9 @@ func excludeSet(nodes []*hdfspb.DatanodeInfoProto) map[string]bool {
 }
 
 func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockRequestProto) (*hdfspb.AddBlockResponseProto, error) {
+	if err := c.ns.checkNodeLists(0, len(req.GetExcludeNodes())); err != nil {
+		return nil, err
+	}
 	lb, err := c.ns.AddBlock(ctx, AddBlockRequest{
 		Path: req.GetSrc(), Client: req.GetClientName(), FileID: req.GetFileId(), Previous: blockInfoPtr(req.GetPrevious()),
 		Exclude: excludeSet(req.GetExcludeNodes()), ClientIP: clientMachine(ctx),
@@ -332,7 +343,7 @@ func (c *clientProtocol) addBlock(ctx context.Context, req *hdfspb.AddBlockReque
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AddBlockResponseProto{Block: c.locatedBlockProto(lb)}, nil
+	return &hdfspb.AddBlockResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Write)}, nil
 }
 
 func (c *clientProtocol) abandonBlock(ctx context.Context, req *hdfspb.AbandonBlockRequestProto) (*hdfspb.AbandonBlockResponseProto, error) {
@@ -344,20 +355,26 @@ func (c *clientProtocol) updateBlockForPipeline(ctx context.Context, req *hdfspb
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: c.locatedBlockProto(lb)}, nil
+	return &hdfspb.UpdateBlockForPipelineResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Write)}, nil
 }
 
 func (c *clientProtocol) updatePipeline(ctx context.Context, req *hdfspb.UpdatePipelineRequestProto) (*hdfspb.UpdatePipelineResponseProto, error) {
+	if err := c.ns.checkNodeLists(max(len(req.GetStorageIDs()), len(req.GetNewNodes())), 0); err != nil {
+		return nil, err
+	}
 	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), blockInfo(req.GetOldBlock()), blockInfo(req.GetNewBlock()), req.GetStorageIDs())
 }
 
 func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.GetAdditionalDatanodeRequestProto) (*hdfspb.GetAdditionalDatanodeResponseProto, error) {
-	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), blockInfo(req.GetBlk()), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
+	if err := c.ns.checkNodeLists(len(req.GetExistingStorageUuids()), len(req.GetExcludes())); err != nil {
+		return nil, err
+	}
+	lb, err := c.ns.AdditionalDatanodes(ctx, req.GetSrc(), req.GetFileId(), blockInfo(req.GetBlk()), req.GetExistingStorageUuids(), excludeSet(req.GetExcludes()),
 		int(req.GetNumAdditionalNodes()), req.GetClientName(), clientMachine(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: c.locatedBlockProto(lb)}, nil
+	return &hdfspb.GetAdditionalDatanodeResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Copy)}, nil
 }
 
 func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestProto) (*hdfspb.AppendResponseProto, error) {
@@ -365,7 +382,7 @@ func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestPr
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(lb), Stat: fileStatusProto(st, false)}, nil
+	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Write), Stat: fileStatusProto(st, false)}, nil
 }
 
 func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProto) (*hdfspb.FsyncResponseProto, error) {
@@ -373,18 +390,24 @@ func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProt
 }
 
 func (c *clientProtocol) reportBadBlocks(ctx context.Context, req *hdfspb.ReportBadBlocksRequestProto) (*hdfspb.ReportBadBlocksResponseProto, error) {
+	total := 0
+	for _, lb := range req.GetBlocks() {
+		total += max(len(lb.GetLocs()), 1)
+	}
+	if total > maxBadReplicasPerCall {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "reportBadBlocks names %d replicas, more than the limit of %d", total, maxBadReplicasPerCall)
+	}
 	var bad []blockmgmt.BadReplica
 	for _, lb := range req.GetBlocks() {
 		for i, loc := range lb.GetLocs() {
-			br := blockmgmt.BadReplica{BlockID: lb.GetB().GetBlockId(), DatanodeUUID: loc.GetId().GetDatanodeUuid()}
+			br := blockmgmt.BadReplica{BlockID: lb.GetB().GetBlockId(), GenStamp: lb.GetB().GetGenerationStamp(), DatanodeUUID: loc.GetId().GetDatanodeUuid()}
 			if i < len(lb.GetStorageIDs()) {
 				br.StorageID = lb.GetStorageIDs()[i]
 			}
 			bad = append(bad, br)
 		}
 	}
-	c.ns.ReportBadBlocks(bad)
-	return &hdfspb.ReportBadBlocksResponseProto{}, nil
+	return &hdfspb.ReportBadBlocksResponseProto{}, c.ns.ReportBadBlocks(ctx, bad)
 }
 
 func (c *clientProtocol) satisfyStoragePolicy(ctx context.Context, req *hdfspb.SatisfyStoragePolicyRequestProto) (*hdfspb.SatisfyStoragePolicyResponseProto, error) {
@@ -430,7 +453,12 @@ func (c *clientProtocol) saveNamespace(ctx context.Context, req *hdfspb.SaveName
 	return &hdfspb.SaveNamespaceResponseProto{Saved: proto.Bool(true)}, nil
 }
 
+// getDatanodeReport and getDatanodeStorageReport are for the superuser,
+// as Hadoop's (checkSuperuserPrivilege).
 func (c *clientProtocol) getDatanodeReport(ctx context.Context, req *hdfspb.GetDatanodeReportRequestProto) (*hdfspb.GetDatanodeReportResponseProto, error) {
+	if err := c.ns.checker(ctx).Superuser(""); err != nil && c.nn.cfg.Permissions {
+		return nil, err
+	}
 	return &hdfspb.GetDatanodeReportResponseProto{Di: datanodeProtos(c.ns.DatanodeReport(reportType(req.GetType())))}, nil
 }
 
@@ -443,6 +471,9 @@ func (c *clientProtocol) msync(ctx context.Context, _ *hdfspb.MsyncRequestProto)
 }
 
 func (c *clientProtocol) getDatanodeStorageReport(ctx context.Context, req *hdfspb.GetDatanodeStorageReportRequestProto) (*hdfspb.GetDatanodeStorageReportResponseProto, error) {
+	if err := c.ns.checker(ctx).Superuser(""); err != nil && c.nn.cfg.Permissions {
+		return nil, err
+	}
 	return &hdfspb.GetDatanodeStorageReportResponseProto{DatanodeStorageReports: storageReportProtos(c.ns.DatanodeStorageReport(reportType(req.GetType())))}, nil
 }
 

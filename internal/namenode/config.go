@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/vfs"
 )
 
 // The configuration keys the NameNode reads. Their defaults live in conf's
@@ -41,6 +43,10 @@ const (
 	keyReplTimeout        = "dfs.namenode.reconstruction.pending.timeout-sec"
 	keySafeModeThreshold  = "dfs.namenode.safemode.threshold-pct"
 	keySafeModeExtension  = "dfs.namenode.safemode.extension"
+	keyHTTPIdleTimeout    = "hadoop.http.idle_timeout.ms"
+	keyBlockTokenEnable   = "dfs.block.access.token.enable"
+	keyBlockKeyInterval   = "dfs.block.access.key.update.interval"
+	keyBlockTokenLifetime = "dfs.block.access.token.lifetime"
 )
 
 // Lease limits have no key in Hadoop either (HdfsConstants).
@@ -135,6 +141,30 @@ type Config struct {
 	// lasts after that (dfs.namenode.safemode.extension, 30 s).
 	SafeModeThreshold float64
 	SafeModeExtension time.Duration
+	// HTTPIdleTimeout closes an idle keep-alive HTTP connection
+	// (hadoop.http.idle_timeout.ms, 60 s). The HTTP server's other
+	// timeouts are fixed (see http.go).
+	HTTPIdleTimeout time.Duration
+	// IPC are the RPC server's limits (ipc.maximum.data.length,
+	// ipc.server.max.connections, ipc.client.connection.maxidletime,
+	// ipc.client.idlethreshold, strata.ipc.server.*; see
+	// ipc.ServerConfigFrom). A zero field takes ipc's default; IPC's
+	// MaxDataLength is MaxDataLength's.
+	IPC ipc.ServerConfig
+	// BlockTokens makes the NameNode put a block access token in every
+	// located block it returns and tell DataNodes to require them
+	// (dfs.block.access.token.enable, default false as in Hadoop). Block
+	// keys exist either way: WebHDFS redirects are always signed.
+	BlockTokens bool
+	// BlockKeyUpdateInterval is how often the block key rolls
+	// (dfs.block.access.key.update.interval, in minutes, default 600);
+	// BlockTokenLifetime how long a token is good for
+	// (dfs.block.access.token.lifetime, in minutes, default 600).
+	BlockKeyUpdateInterval time.Duration
+	BlockTokenLifetime     time.Duration
+	// FS is the file system of the storage directory; nil is the
+	// operating system's. Tests inject faults with vfs/errorfs. No key.
+	FS vfs.FS
 	// Recover truncates the in-progress edit log at its first damaged
 	// record instead of refusing to start (Hadoop's namenode -recover).
 	// Records after the damage are lost. No key: a command-line flag.
@@ -223,6 +253,15 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	th, err := c.GetFloat(keySafeModeThreshold)
 	errs = append(errs, err)
 	cfg.SafeModeThreshold = th
+	cfg.HTTPIdleTimeout = dur(keyHTTPIdleTimeout, time.Millisecond)
+	ipcCfg, err := ipc.ServerConfigFrom(c)
+	errs = append(errs, err)
+	cfg.IPC = ipcCfg
+	bt, err := c.GetBool(keyBlockTokenEnable)
+	errs = append(errs, err)
+	cfg.BlockTokens = bt
+	cfg.BlockKeyUpdateInterval = dur(keyBlockKeyInterval, time.Minute)
+	cfg.BlockTokenLifetime = dur(keyBlockTokenLifetime, time.Minute)
 	return cfg, errors.Join(errs...)
 }
 
@@ -283,6 +322,15 @@ func (c Config) Validate() error {
 		return bad("%s must not be negative, got %v", keySafeModeExtension, c.SafeModeExtension)
 	case c.SafeModeThreshold != c.SafeModeThreshold:
 		return bad("%s is not a number", keySafeModeThreshold)
+	case c.HTTPIdleTimeout < 0:
+		return bad("%s must not be negative, got %v", keyHTTPIdleTimeout, c.HTTPIdleTimeout)
+	case c.BlockKeyUpdateInterval <= 0:
+		return bad("%s must be positive, got %v", keyBlockKeyInterval, c.BlockKeyUpdateInterval)
+	case c.BlockTokenLifetime <= 0:
+		return bad("%s must be positive, got %v", keyBlockTokenLifetime, c.BlockTokenLifetime)
+	}
+	if err := c.IPC.Validate(); err != nil {
+		return fmt.Errorf("namenode: %w", err)
 	}
 	return nil
 }

@@ -58,6 +58,16 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.reconstruction.pending.timeout-sec": "10",
 		"dfs.namenode.safemode.threshold-pct":             "0.5",
 		"dfs.namenode.safemode.extension":                 "0",
+		"hadoop.http.idle_timeout.ms":                     "1000",
+		"ipc.server.max.connections":                      "10",
+		"ipc.client.connection.maxidletime":               "1000",
+		"ipc.client.idlethreshold":                        "10",
+		"strata.ipc.server.handlers.max":                  "16",
+		"strata.ipc.server.connection.max-inflight":       "8",
+		"strata.ipc.server.write.timeout":                 "1000",
+		"dfs.block.access.token.enable":                   "true",
+		"dfs.block.access.key.update.interval":            "10",
+		"dfs.block.access.token.lifetime":                 "10",
 	})
 }
 
@@ -69,6 +79,8 @@ func TestConfigFromErrors(t *testing.T) {
 		"dfs.namenode.safemode.extension":      "soon",
 		"dfs.namenode.safemode.threshold-pct":  "most",
 		"dfs.namenode.replication.max-streams": "",
+		"dfs.block.access.token.enable":        "yes please",
+		"ipc.server.max.connections":           "-1",
 	} {
 		c := baseConf()
 		c.Set(key, value)

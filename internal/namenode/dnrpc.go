@@ -41,6 +41,18 @@ func remoteIP(ctx context.Context) string {
 	return ""
 }
 
+// maxStoragesPerDatanode bounds the storages (volumes) one DataNode may
+// register or report; Hadoop has no such limit, real DataNodes have a
+// few dozen at most.
+const maxStoragesPerDatanode = 1024
+
+func checkStorageCount(n int) error {
+	if n > maxStoragesPerDatanode {
+		return ipc.Errorf(ipc.ClassIllegalArgument, "%d storages exceed the limit of %d per DataNode", n, maxStoragesPerDatanode)
+	}
+	return nil
+}
+
 // datanodeOnly refuses DataNode calls from users other than the
 // superuser: DataNodes run as the same user as the NameNode.
 func (p *datanodeProtocol) datanodeOnly(ctx context.Context) error {
@@ -51,6 +63,9 @@ func (p *datanodeProtocol) register(ctx context.Context, req *dnpb.RegisterReque
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
+	if err := checkStorageCount(len(req.GetRegistration().GetStorages())); err != nil {
+		return nil, err
+	}
 	if err := p.ns.RegisterDatanode(registration(req.GetRegistration()), remoteIP(ctx)); err != nil {
 		return nil, err
 	}
@@ -58,6 +73,7 @@ func (p *datanodeProtocol) register(ctx context.Context, req *dnpb.RegisterReque
 	return &dnpb.RegisterResponse{
 		ClusterId: proto.String(v.ClusterID), BlockPoolId: proto.String(v.BlockPoolID), NamespaceId: proto.Uint32(v.NamespaceID),
 		HeartbeatIntervalMs: proto.Uint32(uint32(p.nn.cfg.HeartbeatInterval.Milliseconds())),
+		BlockKeys:           p.nn.blockKeysFor(req.GetRegistration().GetDatanodeUuid(), true),
 	}, nil
 }
 
@@ -65,13 +81,34 @@ func (p *datanodeProtocol) heartbeat(ctx context.Context, req *dnpb.HeartbeatReq
 	if err := p.datanodeOnly(ctx); err != nil {
 		return nil, err
 	}
-	return &dnpb.HeartbeatResponse{Commands: commandProtos(p.ns.Heartbeat(blockmgmt.Heartbeat{
+	if err := checkStorageCount(len(req.GetStorages())); err != nil {
+		return nil, err
+	}
+	cmds := commandProtos(p.ns.Heartbeat(blockmgmt.Heartbeat{
 		UUID: req.GetDatanodeUuid(), Xceivers: int(req.GetXceiverCount()), Storages: storageReports(req.GetStorages()),
-	}))}, nil
+	}))
+	resp := &dnpb.HeartbeatResponse{Commands: cmds}
+	if !reregister(cmds) {
+		// An unknown DataNode gets its keys when it registers.
+		resp.BlockKeys = p.nn.blockKeysFor(req.GetDatanodeUuid(), false)
+	}
+	return resp, nil
+}
+
+func reregister(cmds []*dnpb.Command) bool {
+	for _, c := range cmds {
+		if c.GetReregister() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *datanodeProtocol) blockReport(ctx context.Context, req *dnpb.BlockReportRequest) (*dnpb.BlockReportResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkStorageCount(len(req.GetReports())); err != nil {
 		return nil, err
 	}
 	reports := make([]blockmgmt.StorageBlockReport, len(req.GetReports()))
@@ -87,6 +124,9 @@ func (p *datanodeProtocol) blockReport(ctx context.Context, req *dnpb.BlockRepor
 
 func (p *datanodeProtocol) receivedDeleted(ctx context.Context, req *dnpb.ReceivedDeletedRequest) (*dnpb.ReceivedDeletedResponse, error) {
 	if err := p.datanodeOnly(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkStorageCount(len(req.GetStorages())); err != nil {
 		return nil, err
 	}
 	reports := make([]blockmgmt.StorageReceivedDeleted, len(req.GetStorages()))

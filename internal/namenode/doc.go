@@ -25,8 +25,20 @@
 //   - A mutation that returns no error is durable: its edits were applied
 //     and appended under the namesystem lock (so log order is apply order)
 //     and synced before the reply.
+//   - A caller that goes away never fails the journal: its applied and
+//     appended edits are synced in the background, and only a real write
+//     or fsync failure stops mutations.
 //   - After the journal fails, no further mutation is accepted; reads go
 //     on.
+//   - Every remotely supplied count, length and list is bounded before
+//     the namesystem lock is taken or anything is allocated for it; no
+//     lock is held while writing to a network peer (fsck streams its
+//     report between holds of the read lock).
+//   - Block keys exist from New on (a blocktoken master); DataNodes get
+//     them at registration and with the first heartbeat after each roll.
+//     With Config.BlockTokens every located block carries a token for the
+//     caller, with Hadoop's mode for the call; WebHDFS redirects are
+//     always signed (keys.go, located.go, webhdfs.go).
 //   - While in safe mode the namespace is read-only.
 //   - Every path a request names is validated (namespace.CheckPath) and
 //     inode paths (/.reserved/.inodes/<id>) are resolved before the

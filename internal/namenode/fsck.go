@@ -1,12 +1,15 @@
 package namenode
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
 )
@@ -24,38 +27,73 @@ type fsckTotals struct {
 	corruptFiles                            int64
 }
 
-// fsck writes Hadoop's fsck report for the tree under p. The namespace
-// lock is held for reading while it walks.
+// fsckChunk is how many inodes fsck examines per hold of the namespace
+// lock; between chunks it releases the lock and writes what it found.
+const fsckChunk = 512
+
+// fsck writes Hadoop's fsck report for the tree under p. It walks the tree
+// in chunks of fsckChunk inodes under the read lock, formatting each
+// chunk's lines into a buffer, and writes the buffer with the lock
+// released, so a client that reads slowly (or not at all) holds up no one
+// else. Each directory's children are taken as they are when it is
+// reached; an inode deleted before its turn is skipped. A write error
+// (the client went away, or timed out) ends the walk.
 func (s *Namesystem) fsck(w io.Writer, p, user, from string, o fsckOptions) bool {
 	start := time.Now()
-	fmt.Fprintf(w, "FSCK started by %s (auth:SIMPLE) from /%s for path %s at %s\n", user, from, p, start.Format("Mon Jan 02 15:04:05 MST 2006"))
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "FSCK started by %s (auth:SIMPLE) from /%s for path %s at %s\n", user, from, p, start.Format("Mon Jan 02 15:04:05 MST 2006"))
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	n := s.tree.Lookup(p)
 	if n == nil {
-		fmt.Fprintf(w, "Cannot find path %s\n\nFSCK ended at %s in %d milliseconds\n\nFsck on path '%s' FAILED\n",
+		s.mu.RUnlock()
+		fmt.Fprintf(&buf, "Cannot find path %s\n\nFSCK ended at %s in %d milliseconds\n\nFsck on path '%s' FAILED\n",
 			p, time.Now().Format("Mon Jan 02 15:04:05 MST 2006"), time.Since(start).Milliseconds(), p)
+		w.Write(buf.Bytes())
 		return false
 	}
 	var t fsckTotals
-	var walk func(*namespace.Inode)
-	walk = func(x *namespace.Inode) {
-		if x.IsDir {
+	if o.files {
+		buf.WriteByte('\n')
+	}
+	stack := []*namespace.Inode{n}
+	for len(stack) > 0 {
+		for i := 0; i < fsckChunk && len(stack) > 0; i++ {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if x != n && s.tree.Inode(x.ID) != x {
+				continue // deleted since its directory was listed
+			}
+			if !x.IsDir {
+				s.fsckFile(&buf, x, o, &t)
+				continue
+			}
 			t.dirs++
 			if o.files {
-				fmt.Fprintf(w, "%s <dir>\n", x.Path())
+				fmt.Fprintf(&buf, "%s <dir>\n", x.Path())
 			}
-			for _, c := range x.Children {
-				walk(c)
+			for j := len(x.Children) - 1; j >= 0; j-- {
+				stack = append(stack, x.Children[j])
 			}
-			return
 		}
-		s.fsckFile(w, x, o, &t)
+		if len(stack) == 0 {
+			break // the summary is made under this hold of the lock
+		}
+		s.mu.RUnlock()
+		_, err := w.Write(buf.Bytes())
+		buf.Reset()
+		if err != nil {
+			return false
+		}
+		s.mu.RLock()
 	}
-	if o.files {
-		fmt.Fprintln(w)
-	}
-	walk(n)
+	healthy := s.fsckSummary(&buf, p, start, &t)
+	s.mu.RUnlock()
+	w.Write(buf.Bytes())
+	return healthy
+}
+
+// fsckSummary writes the report's totals. Lock held.
+func (s *Namesystem) fsckSummary(w io.Writer, p string, start time.Time, t *fsckTotals) bool {
 	healthy := t.missing == 0 && t.corrupt == 0
 	status := "HEALTHY"
 	if !healthy {
@@ -185,7 +223,11 @@ func (s *Namesystem) fsckFile(w io.Writer, x *namespace.Inode, o fsckOptions, t 
 }
 
 // serveFsck is the /fsck endpoint `strata fsck` reads, as Hadoop's
-// NameNode serves it: ?path=/x&files=1&blocks=1&locations=1&ugi=user.
+// NameNode serves it: ?path=/x&files=1&blocks=1&locations=1. The user is
+// user.name (Hadoop's simple authentication), else ugi (which Hadoop's
+// fsck client sends), else dr.who. With permissions enabled only a
+// superuser may run it, as Hadoop's NamenodeFsck requires: anyone else
+// gets 403 with the AccessControlException's message and no path.
 func (n *NameNode) serveFsck(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := q.Get("path")
@@ -193,7 +235,10 @@ func (n *NameNode) serveFsck(w http.ResponseWriter, r *http.Request) {
 		p = "/"
 	}
 	o := fsckOptions{files: q.Get("files") == "1", blocks: q.Get("blocks") == "1", locations: q.Get("locations") == "1"}
-	user := q.Get("ugi")
+	user := q.Get("user.name")
+	if user == "" {
+		user = q.Get("ugi")
+	}
 	if user == "" {
 		user = "dr.who"
 	}
@@ -202,5 +247,38 @@ func (n *NameNode) serveFsck(w http.ResponseWriter, r *http.Request) {
 		from = from[:i]
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	n.ns.fsck(w, p, user, from, o)
+	ctx := ipc.WithCaller(r.Context(), &ipc.Caller{User: user, Protocol: "http"})
+	if err := n.ns.checker(ctx).Superuser(""); err != nil && n.cfg.Permissions {
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, "%v\n\nFsck on path '%s' FAILED\n", ipcMessage(err), p)
+		return
+	}
+	n.ns.fsck(&deadlineWriter{w: w, rc: http.NewResponseController(w)}, p, user, from, o)
+}
+
+// ipcMessage is an IPC error's message without its exception class.
+func ipcMessage(err error) string {
+	var re *ipc.RemoteError
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	return err.Error()
+}
+
+// deadlineWriter gives each write of a streamed response its own
+// httpWriteTimeout, so a long report is not cut by the server's
+// WriteTimeout while a client that stops reading still loses the
+// connection.
+type deadlineWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	d.rc.SetWriteDeadline(time.Now().Add(httpWriteTimeout))
+	n, err := d.w.Write(b)
+	if err == nil {
+		err = d.rc.Flush()
+	}
+	return n, err
 }

@@ -12,6 +12,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// Timeouts of the HTTP server (web UI, /status, /jmx, /metrics, /fsck and
+// WebHDFS). Every request and response is small — WebHDFS's data goes to
+// DataNodes by redirect — except fsck's report and LISTSTATUS, which are
+// streamed and give each write its own httpWriteTimeout. Hadoop's Jetty
+// has only an idle timeout (hadoop.http.idle_timeout.ms, Config's
+// HTTPIdleTimeout); these bound the rest.
+const (
+	httpHeaderTimeout = 10 * time.Second // to send the request's headers
+	httpReadTimeout   = time.Minute      // to send the whole request
+	httpWriteTimeout  = time.Minute      // to read the response (each chunk of a streamed one)
+)
+
 // FsStats is the cluster's capacity as the NameNode knows it from DataNode
 // reports, in bytes.
 type FsStats struct {

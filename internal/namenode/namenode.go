@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/editlog"
@@ -24,11 +25,11 @@ func Format(cfg Config, force bool) (editlog.Version, error) {
 	if err := cfg.Validate(); err != nil {
 		return editlog.Version{}, err
 	}
-	v, err := editlog.Format(cfg.NameDir, force)
+	v, err := editlog.FormatFS(cfg.FS, cfg.NameDir, force)
 	if err != nil {
 		return v, err
 	}
-	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger})
+	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, FS: cfg.FS})
 	if err != nil {
 		return v, err
 	}
@@ -48,6 +49,11 @@ type NameNode struct {
 	log  *slog.Logger
 	ns   *Namesystem
 	edit *editlog.Log
+
+	// tokens mints block access tokens and WebHDFS redirect tokens; its
+	// keys go to DataNodes (see keys.go).
+	tokens *blocktoken.Manager
+	keys   keyExports
 
 	rpc     *ipc.Server
 	rpcLn   net.Listener
@@ -76,7 +82,7 @@ func New(cfg Config) (*NameNode, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover})
+	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover, FS: cfg.FS})
 	if err != nil {
 		return nil, err
 	}
@@ -100,12 +106,24 @@ func New(cfg Config) (*NameNode, error) {
 	files, dirs := ns.Counts()
 	cfg.Logger.Info("namenode: namespace loaded", "dir", cfg.NameDir, "files", files, "directories", dirs,
 		"edits_replayed", replayed, "last_txid", l.LastTxID(), "took", time.Since(start).Round(time.Millisecond))
+	tokens, err := blocktoken.NewMaster(blocktoken.Config{
+		BlockPoolID: ns.blockPoolID, Enabled: cfg.BlockTokens,
+		KeyUpdateInterval: cfg.BlockKeyUpdateInterval, TokenLifetime: cfg.BlockTokenLifetime,
+		Now: func() time.Time { return ns.now() },
+	})
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("namenode: block keys: %w", err)
+	}
 	nn := &NameNode{
-		cfg: cfg, log: cfg.Logger, ns: ns, edit: l,
+		cfg: cfg, log: cfg.Logger, ns: ns, edit: l, tokens: tokens,
 		ready: make(chan struct{}), stop: make(chan struct{}),
 		lastCPTx: l.LastTxID(), lastCPAt: time.Now(),
 	}
-	nn.rpc = ipc.NewServer(ipc.ServerConfig{MaxDataLength: cfg.MaxDataLength, Logger: cfg.Logger})
+	rpcCfg := cfg.IPC
+	rpcCfg.MaxDataLength = cfg.MaxDataLength
+	rpcCfg.Logger = cfg.Logger
+	nn.rpc = ipc.NewServer(rpcCfg)
 	cp := &clientProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(ClientProtocolName, withInodePaths(ns, cp.methods()))
 	dp := &datanodeProtocol{nn: nn, ns: ns}
@@ -130,7 +148,14 @@ func (n *NameNode) Start() error {
 			return fmt.Errorf("namenode: HTTP address %s: %w", n.cfg.HTTPAddr, err)
 		}
 		n.httpLn = hl
-		n.httpSrv = &http.Server{Handler: n.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		n.httpSrv = &http.Server{
+			Handler:           n.httpHandler(),
+			ReadHeaderTimeout: httpHeaderTimeout,
+			ReadTimeout:       httpReadTimeout,
+			WriteTimeout:      httpWriteTimeout,
+			IdleTimeout:       n.cfg.HTTPIdleTimeout,
+			ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
+		}
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
@@ -192,6 +217,7 @@ func (n *NameNode) monitor() {
 			}
 		}
 		n.ns.expireLeases(context.Background())
+		n.rollBlockKeys()
 		n.cpMu.Lock()
 		pending := n.edit.LastTxID() - n.lastCPTx
 		due := pending >= n.cfg.CheckpointTxns || (pending > 0 && time.Since(n.lastCPAt) >= n.cfg.CheckpointPeriod)
@@ -242,6 +268,7 @@ func (n *NameNode) Close() error {
 			cancel()
 		}
 		n.wg.Wait()
+		n.ns.waitSyncs()
 		var errs []error
 		if n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
 			errs = append(errs, n.checkpoint())

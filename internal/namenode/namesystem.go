@@ -2,6 +2,7 @@ package namenode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -75,6 +76,10 @@ type Namesystem struct {
 	blockPoolID string // set once at start, read-only after
 
 	ops atomic.Int64 // mutations logged, for metrics
+
+	// syncs counts the mutations between their append and the end of
+	// their sync, whether their caller still waits or not.
+	syncs sync.WaitGroup
 }
 
 func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
@@ -112,6 +117,15 @@ func (s *Namesystem) principal(ctx context.Context) *namespace.Principal {
 	p.Groups = s.groups.Groups(name)
 	p.Superuser = p.InGroup(s.cfg.supergroup)
 	return p
+}
+
+// callerName is the caller's user name (the superuser for in-process
+// calls without one).
+func (s *Namesystem) callerName(ctx context.Context) string {
+	if c, ok := ipc.CallerFrom(ctx); ok {
+		return c.User
+	}
+	return s.cfg.superuser
 }
 
 func (s *Namesystem) checker(ctx context.Context) namespace.Checker {
@@ -180,18 +194,60 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 		then()
 	}
 	s.bm.InvalidateRemoved()
+	s.syncs.Add(1)
 	s.mu.Unlock()
-	if err := s.journal.Sync(ctx, txid); err != nil {
-		s.mu.Lock()
-		if s.failed == nil {
-			s.failed = err
-		}
-		s.mu.Unlock()
-		s.log.Error("namenode: edit log sync failed; refusing further mutations", "err", err)
-		return ipc.Errorf(ipc.ClassIOException, "edit log sync failed: %v", err)
+	err = s.journal.Sync(ctx, txid)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// The caller went away (its connection closed, or it timed out)
+		// while its edits waited for a group commit. They are applied
+		// and appended, so they must still become durable: that is the
+		// journal's business, not the caller's, and the caller's
+		// cancellation says nothing about the disk. Sync in the
+		// background; only a failure there stops mutations.
+		go func() {
+			defer s.syncs.Done()
+			s.syncOrFail(context.Background(), txid)
+		}()
+		return err
+	}
+	defer s.syncs.Done()
+	if err != nil {
+		s.setFailed(err)
+		return s.journalError(err)
 	}
 	return nil
 }
+
+// syncOrFail waits for the journal to make txid durable and, when it
+// cannot, stops mutations.
+func (s *Namesystem) syncOrFail(ctx context.Context, txid uint64) {
+	if err := s.journal.Sync(ctx, txid); err != nil {
+		s.setFailed(err)
+	}
+}
+
+// setFailed records a journal failure: from now on every mutation is
+// refused with it.
+func (s *Namesystem) setFailed(err error) {
+	s.mu.Lock()
+	first := s.failed == nil
+	if first {
+		s.failed = err
+	}
+	s.mu.Unlock()
+	if first {
+		s.log.Error("namenode: edit log sync failed; refusing further mutations", "err", err)
+	}
+}
+
+// journalError is what a caller whose edits could not be synced is told.
+func (s *Namesystem) journalError(err error) error {
+	return ipc.Errorf(ipc.ClassIOException, "edit log sync failed: %v", err)
+}
+
+// waitSyncs waits for the mutations still syncing, including those whose
+// callers went away. Call it before closing the journal.
+func (s *Namesystem) waitSyncs() { s.syncs.Wait() }
 
 // imageAtRoll calls roll (the edit log's Roll) and writes the image of the
 // namespace as it stands at the roll's transaction id, both under the

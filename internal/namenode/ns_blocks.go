@@ -291,15 +291,54 @@ func (s *Namesystem) UpdatePipeline(ctx context.Context, client string, oldB, ne
 	})
 }
 
-// AdditionalDatanodes picks n more nodes for a pipeline being repaired.
-func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, b namespace.BlockInfo, existing []string, exclude map[string]bool, n int, client, clientIP string) (*LocatedBlock, error) {
+// maxExcludedNodes bounds the DataNodes a client may exclude in one
+// addBlock or getAdditionalDatanode call. Hadoop has no such limit; a
+// real client excludes the nodes that failed it, a few at a time.
+const maxExcludedNodes = 4096
+
+// checkNodeLists bounds the DataNode lists a writer sends before any work
+// is done for them: a pipeline is at most dfs.replication.max nodes long.
+func (s *Namesystem) checkNodeLists(existing, excluded int) error {
+	switch {
+	case existing > s.cfg.maxReplication:
+		return ipc.Errorf(ipc.ClassIllegalArgument, "%d existing pipeline nodes exceed dfs.replication.max (%d)", existing, s.cfg.maxReplication)
+	case excluded > maxExcludedNodes:
+		return ipc.Errorf(ipc.ClassIllegalArgument, "%d excluded nodes exceed the limit of %d", excluded, maxExcludedNodes)
+	}
+	return nil
+}
+
+// AdditionalDatanodes picks n more nodes for a pipeline being repaired
+// (Hadoop's getAdditionalDatanode). As Hadoop's, the caller must hold the
+// file's lease; b must be the file's last block. n is bounded by
+// dfs.replication.max before the lock is taken, and by the live
+// DataNodes not already in the pipeline under it.
+func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, fileID uint64, b namespace.BlockInfo, existing []string, exclude map[string]bool, n int, client, clientIP string) (*LocatedBlock, error) {
+	if n < 0 || n > s.cfg.maxReplication {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "numAdditionalNodes = %d is out of range [0, %d] (dfs.replication.max)", n, s.cfg.maxReplication)
+	}
+	if err := s.checkNodeLists(len(existing), len(exclude)); err != nil {
+		return nil, err
+	}
+	if fileID == 0 {
+		if err := s.checkPath(p); err != nil {
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	blk := s.tree.Blocks.Get(b.ID)
-	if blk == nil || blk.File == nil {
-		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist", b.ID)
+	if s.bm.InSafeMode() {
+		return nil, ipc.Errorf(ipc.ClassSafeMode, "Cannot add datanode; src=%s, blk=blk_%d_%d. Name node is in safe mode.", p, b.ID, b.GenStamp)
 	}
-	file := namespace.FileOf(blk)
+	file, err := s.fileUnderConstruction(p, fileID, client)
+	if err != nil {
+		return nil, err
+	}
+	k := len(file.Blocks)
+	if k == 0 || file.Blocks[k-1].ID != b.ID {
+		return nil, ipc.Errorf(ipc.ClassIOException, "getAdditionalDatanode for %s: blk_%d is not the file's last block", file.Path(), b.ID)
+	}
+	blk := file.Blocks[k-1]
 	var have []*blockmgmt.Storage
 	ex := map[string]bool{}
 	for k := range exclude {
@@ -311,6 +350,7 @@ func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, b namesp
 			ex[st.DN.UUID] = true
 		}
 	}
+	n = min(n, max(len(s.bm.Live())-len(have), 0))
 	pol := file.EffectivePolicy()
 	types := pol.ChooseTypes(len(have) + n)[len(have):]
 	more := s.bm.Choose(blockmgmt.Placement{Types: types, Policy: pol, Exclude: ex, Local: clientIP, Need: int64(file.BlockSize), Creation: true})
@@ -400,9 +440,37 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 }
 
 // ReportBadBlocks marks the replicas a client names corrupt; the
-// replication monitor replaces them from a good copy and then deletes them.
-func (s *Namesystem) ReportBadBlocks(bad []blockmgmt.BadReplica) {
+// replication monitor replaces them from a good copy and then deletes
+// them (Hadoop's ClientProtocol.reportBadBlocks).
+//
+// Hadoop checks nothing here: its clients can only have read a replica
+// with a READ block token, which the NameNode minted after checking read
+// permission. strata asks for that permission directly, so that a client
+// cannot have the replicas of a file it cannot read deleted: the caller
+// needs traverse and read access to the file of every block it names
+// (the superuser passes), else nothing is marked and it gets an
+// AccessControlException. A report about an older generation stamp than
+// the block's is ignored, as is one about a block that no longer exists.
+func (s *Namesystem) ReportBadBlocks(ctx context.Context, bad []blockmgmt.BadReplica) error {
+	pc := s.checker(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	checked := map[uint64]bool{}
+	for _, br := range bad {
+		blk := s.tree.Blocks.Get(br.BlockID)
+		if blk == nil || blk.File == nil || checked[br.BlockID] {
+			continue
+		}
+		file := namespace.FileOf(blk)
+		r := s.tree.Resolve(file.Path())
+		if err := pc.Traverse(r); err != nil {
+			return err
+		}
+		if err := pc.Check(file, namespace.AccessRead); err != nil {
+			return err
+		}
+		checked[br.BlockID] = true
+	}
 	s.bm.ReportBadReplicas(bad)
+	return nil
 }

@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -120,6 +122,7 @@ func (n *NameNode) webListStatus(ctx context.Context, w http.ResponseWriter, r *
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
+	dw := &deadlineWriter{w: w, rc: http.NewResponseController(w)}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -133,7 +136,7 @@ func (n *NameNode) webListStatus(ctx context.Context, w http.ResponseWriter, r *
 			enc.Encode(&page[i])
 			buf.Truncate(buf.Len() - 1) // Encode's newline
 		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if _, err := dw.Write(buf.Bytes()); err != nil {
 			return nil // the client went away
 		}
 		buf.Reset()
@@ -145,7 +148,7 @@ func (n *NameNode) webListStatus(ctx context.Context, w http.ResponseWriter, r *
 			panic(http.ErrAbortHandler)
 		}
 	}
-	io.WriteString(w, "]}}")
+	io.WriteString(dw, "]}}")
 	return nil
 }
 
@@ -292,12 +295,45 @@ func leastBusy(nodes []*hdfspb.DatanodeInfoProto) *hdfspb.DatanodeInfoProto {
 	return best
 }
 
+// redirectModes are the block token modes of the redirected operations.
+var redirectModes = map[string]blocktoken.AccessMode{
+	"OPEN": blocktoken.Read, "GETFILECHECKSUM": blocktoken.Read,
+	"CREATE": blocktoken.Write, "APPEND": blocktoken.Write,
+}
+
+// webRedirect redirects r to dn's HTTP server, signed: the URL carries a
+// redirect token (blocktoken.RedirectParam) for r's user, operation and
+// path, so that the DataNode serves only what the NameNode approved.
 func (n *NameNode) webRedirect(w http.ResponseWriter, r *webhdfs.Request, dn *hdfspb.DatanodeInfoProto) error {
 	if dn == nil {
 		return ipc.Errorf(ipc.ClassIOException, "Failed to find datanode, suggest to check cluster health.")
 	}
 	hostPort := net.JoinHostPort(dn.GetId().GetIpAddr(), strconv.Itoa(int(dn.GetId().GetInfoPort())))
-	return webhdfs.Redirect(w, r, webhdfs.DataNodeURL(hostPort, r, n.RPCAddr()))
+	loc, err := n.signedDataNodeURL(hostPort, r)
+	if err != nil {
+		return err
+	}
+	return webhdfs.Redirect(w, r, loc)
+}
+
+// signedDataNodeURL is webhdfs.DataNodeURL with a redirect token added.
+func (n *NameNode) signedDataNodeURL(hostPort string, r *webhdfs.Request) (string, error) {
+	mode, ok := redirectModes[r.Op]
+	if !ok {
+		return "", ipc.Errorf(ipc.ClassIOException, "%s is not redirected", r.Op)
+	}
+	tok, err := n.tokens.MintRedirect(r.User, r.Op, r.Path, mode)
+	if err != nil {
+		return "", ipc.Errorf(ipc.ClassIOException, "signing the redirect: %v", err)
+	}
+	u, err := url.Parse(webhdfs.DataNodeURL(hostPort, r, n.RPCAddr()))
+	if err != nil {
+		return "", ipc.Errorf(ipc.ClassIOException, "redirect URL: %v", err)
+	}
+	q := u.Query()
+	q.Set(blocktoken.RedirectParam, tok)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // webCreate checks CREATE's parameters, so a bad one fails before any

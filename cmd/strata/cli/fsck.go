@@ -46,6 +46,7 @@ func runFsck(ctx context.Context, env *Env, args []string) int {
 	}
 	q.Set("path", path)
 	q.Set("ugi", fs.CurrentUser())
+	q.Set("user.name", fs.CurrentUser())
 	u := "http://" + env.Conf.Get("dfs.namenode.http-address") + "/fsck?" + q.Encode()
 	fmt.Fprintf(env.Stdout, "Connecting to namenode via %s\n", u)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)

@@ -113,7 +113,10 @@ func (m *Manager) ForgetRemoved() { m.blocks.TakeRemoved() }
 // BadReplica names a replica a client found corrupt: by storage id when
 // it knows it, else by DataNode.
 type BadReplica struct {
-	BlockID      uint64
+	BlockID uint64
+	// GenStamp, when not 0, is the generation stamp the reporter read: a
+	// report about an older generation of the block is ignored.
+	GenStamp     uint64
 	StorageID    string
 	DatanodeUUID string
 }
@@ -123,7 +126,7 @@ type BadReplica struct {
 func (m *Manager) ReportBadReplicas(bad []BadReplica) {
 	for _, br := range bad {
 		b := m.blocks.Get(br.BlockID)
-		if b == nil {
+		if b == nil || br.GenStamp != 0 && br.GenStamp != b.GenStamp {
 			continue
 		}
 		var r *Replica
