@@ -63,7 +63,7 @@ func TestKill9DataNodeDuringWrite(t *testing.T) {
 	}
 	// Once the dead node is detected, every block has 3 replicas again.
 	c.WaitReplicated("/killed", 3, 60*time.Second)
-	out, _, code := c.Run("root", "fsck", "/killed")
+	out, _, code := c.Run(c.Superuser(), "fsck", "/killed")
 	if code != 0 || !bytes.Contains([]byte(out), []byte("is HEALTHY")) {
 		t.Errorf("fsck after recovery (exit %d):\n%s", code, out)
 	}
