@@ -310,3 +310,36 @@ func TestImportsNoMapReduce(t *testing.T) {
 		}
 	}
 }
+
+// With Config.Hosts every HDFS daemon is on a host of its own, advertises
+// that host's address, and Partition/Heal cut and restore the NameNode's
+// link to a DataNode: it is declared dead, then rejoins.
+func TestHostsPartition(t *testing.T) {
+	h := testcluster.NewProcess(t, testcluster.Config{DataNodes: 2, Hosts: true})
+	if !strings.HasPrefix(h.Addr(), h.HostAddr(testcluster.NameNodeHost)+":") {
+		t.Fatalf("NameNode at %s, its host is %s", h.Addr(), h.HostAddr(testcluster.NameNodeHost))
+	}
+	cl := h.Client(h.Superuser())
+	write(t, cl, "/p", data(3000, 3), 2, 1<<20)
+	locs, err := cl.BlockLocations(context.Background(), "/p")
+	if err != nil || len(locs) != 1 {
+		t.Fatalf("locations: %v %v", locs, err)
+	}
+	for i := 0; i < 2; i++ {
+		if want := h.HostAddr(testcluster.DataNodeHost(i)) + ":9866"; h.DataNodeAddr(i) != want {
+			t.Fatalf("datanode %d serves at %s, want %s", i, h.DataNodeAddr(i), want)
+		}
+	}
+	for _, a := range locs[0].Hosts {
+		if h.DataNodeByAddr(a) < 0 {
+			t.Fatalf("block location %s is no DataNode's host address", a)
+		}
+	}
+	h.Partition([]string{testcluster.NameNodeHost}, []string{testcluster.DataNodeHost(1)})
+	h.WaitFor("datanode 1 declared dead", 30*time.Second, func() bool { return h.LiveDataNodes() == 1 })
+	if got, err := read(cl, "/p"); err != nil || !bytes.Equal(got, data(3000, 3)) {
+		t.Fatalf("read during the partition: %v", err)
+	}
+	h.Heal()
+	h.WaitDataNodes(2)
+}
