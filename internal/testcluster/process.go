@@ -482,8 +482,8 @@ func (p *Processes) AddDataNode() int {
 	var spec []string
 	for j, ty := range p.cfg.volumeTypes() {
 		v := volumeDir(p.dir, i, j, ty)
-		if p.cfg.VolumeSize > 0 {
-			p.unmount = append(p.unmount, mountTmpfs(p.t, v, p.cfg.VolumeSize))
+		if p.cfg.VolumeSize != nil && p.cfg.VolumeSize(i, j) > 0 {
+			p.unmount = append(p.unmount, mountTmpfs(p.t, v, p.cfg.VolumeSize(i, j)))
 		}
 		d.vols = append(d.vols, v)
 		spec = append(spec, fmt.Sprintf("[%s]%s", ty, v))

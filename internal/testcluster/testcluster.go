@@ -60,9 +60,10 @@ type Config struct {
 	// tmpfs of that many bytes (process implementation only; needs root):
 	// the edit log's disk can fill up.
 	NameDirSize int64
-	// VolumeSize, if positive, makes every DataNode volume a tmpfs of
-	// that many bytes (process implementation only; needs root).
-	VolumeSize int64
+	// VolumeSize, if set, makes DataNode i's volume v a tmpfs of
+	// VolumeSize(i, v) bytes when that is positive (process
+	// implementation only; needs root): a disk that fills up.
+	VolumeSize func(i, v int) int64
 	// DataNodeConf, if set, gives DataNode i's process more keys, knowing
 	// its volume directories (e.g. strata.media.dirs for one node's
 	// volumes); process implementation only.
@@ -96,7 +97,7 @@ func New(t testing.TB, cfg Config) *Cluster {
 	if cfg.NoHDFS {
 		t.Fatal("testcluster: NoHDFS needs the process implementation (NewProcess)")
 	}
-	if cfg.Hosts || cfg.NameDirSize > 0 || cfg.VolumeSize > 0 || cfg.DataNodeConf != nil {
+	if cfg.Hosts || cfg.NameDirSize > 0 || cfg.VolumeSize != nil || cfg.DataNodeConf != nil {
 		t.Fatal("testcluster: Hosts, NameDirSize, VolumeSize and DataNodeConf need the process implementation (NewProcess)")
 	}
 	if cfg.MapReduce && cfg.Trackers == nil {
