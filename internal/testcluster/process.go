@@ -698,3 +698,11 @@ func (p *Processes) Close() {
 
 // WaitSafeModeOff waits until the NameNode has left safe mode.
 func (p *Processes) WaitSafeModeOff() { p.t.Helper(); waitSafeModeOff(p.t, p) }
+
+// NameNodeHTTPAddr is the NameNode's HTTP address (web UI, /status,
+// /fsck, WebHDFS), "" without HDFS.
+func (p *Processes) NameNodeHTTPAddr() string { return p.http }
+
+// DataNodeHTTPAddr is running DataNode i's HTTP address (/status,
+// WebHDFS), as its last start logged it.
+func (p *Processes) DataNodeHTTPAddr(i int) string { return p.dns[i].http }
