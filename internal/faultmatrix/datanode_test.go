@@ -73,9 +73,10 @@ func TestDataNodeKillMidWrite(t *testing.T) {
 		}
 	}
 	acked, failed := w.count()
-	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed)", acked, mib(w.bytes()), failed)
+	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed%s)", acked, mib(w.bytes()), failed, w.lastFailure())
 	n := w.verify(t, ctx, cl)
 	r.Survived = fmt.Sprintf("%d/%d files read back identical", n, acked)
+	w.checkKnownFailures(t, r)
 }
 
 // A DataNode dies (SIGKILL) while readers and a writer run: reads fail
@@ -131,12 +132,13 @@ func TestDataNodeLossReReplication(t *testing.T) {
 	c.WaitDataNodes(4)
 	r.Recover += fmt.Sprintf(", rejoined %s after restart", since(t1))
 	acked, failed := w.count()
-	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed)", acked, mib(w.bytes()), failed)
+	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed%s)", acked, mib(w.bytes()), failed, w.lastFailure())
 	n := w.verify(t, ctx, cl)
 	r.Survived = fmt.Sprintf("%d/%d files identical; %d reads during the loss: %d errors, %d wrong", n, acked, reads, readErrs, wrong)
 	if wrong > 0 {
 		t.Errorf("%d reads returned wrong data", wrong)
 	}
+	w.checkKnownFailures(t, r)
 }
 
 // One replica of a block is damaged on disk: reads return the right
@@ -195,8 +197,9 @@ func TestReplicaCorruption(t *testing.T) {
 		t.Fatalf("read from the re-replicated copy alone: %d bytes, %v", len(got), err)
 	}
 	acked, failed := w.count()
-	r.Acked = fmt.Sprintf("%d files (%d writes failed)", acked, failed)
+	r.Acked = fmt.Sprintf("%d files (%d writes failed%s)", acked, failed, w.lastFailure())
 	r.Survived = "the block reads back from the new replica alone (other original holder killed)"
+	w.checkKnownFailures(t, r)
 }
 
 // A DataNode volume fails (its directory becomes a file) and the DataNode
@@ -240,9 +243,10 @@ func TestVolumeFailure(t *testing.T) {
 		t.Error("datanode 0 stopped with one failed volume of two (one tolerated)")
 	}
 	acked, failed := w.count()
-	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed)", acked, mib(w.bytes()), failed)
+	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed%s)", acked, mib(w.bytes()), failed, w.lastFailure())
 	n := w.verify(t, ctx, cl)
 	r.Survived = fmt.Sprintf("%d/%d files identical; the DataNode serves on its other volume", n, acked)
+	w.checkKnownFailures(t, r)
 }
 
 // DataNode 0's only volume is a small tmpfs that fills up while files are
@@ -272,13 +276,10 @@ func TestDataNodeDiskFull(t *testing.T) {
 	}
 	acked, failed := w.count()
 	r.Acked = fmt.Sprintf("%d of %d files (%d failed, last error %s)", acked, n, failed, errText(lastErr))
-	bug := ""
-	if failed > 0 && strings.Contains(lastErr.Error(), "it is not being written") {
-		// The full DataNode fails the block at its close; the client's
-		// recovery with the node that finalized it is refused.
-		bug = fmt.Sprintf("pipeline recovery after a full disk refuses the finalized replica: %v", lastErr)
-	} else if failed > 0 {
-		t.Errorf("%d writes failed with two DataNodes of free space: %v", failed, lastErr)
+	for _, err := range w.errs {
+		if !strings.Contains(err.Error(), closeRecoveryBug) {
+			t.Errorf("a write failed with two DataNodes of free space: %v", err)
+		}
 	}
 	used := dirBytes(c.VolumeDir(0, 0))
 	if !c.DataNodeProcess(0).Running() {
@@ -310,9 +311,7 @@ func TestDataNodeDiskFull(t *testing.T) {
 	}
 	r.Recover = since(t0) + " from the delete to a new block on datanode 0"
 	r.Survived = fmt.Sprintf("%d/%d files identical; datanode 0 up with %s used of 2 MiB; it takes blocks again after the delete", verified, acked, mib(used))
-	if bug != "" {
-		knownBug(t, r, "full-disk close recovery", "%s", bug)
-	}
+	w.checkKnownFailures(t, r)
 }
 
 // dirBytes is the bytes of the regular files under dir.

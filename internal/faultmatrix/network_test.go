@@ -49,9 +49,10 @@ func TestPartitionNameNodeFromDataNode(t *testing.T) {
 	c.WaitDataNodes(3)
 	r.Recover = fmt.Sprintf("declared dead after %s, every block at 2 live replicas after %s; rejoined %s after the heal", dead, rerepl, since(t1))
 	acked, failed := w.count()
-	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed)", acked, mib(w.bytes()), failed)
+	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed%s)", acked, mib(w.bytes()), failed, w.lastFailure())
 	n := w.verify(t, ctx, cl)
 	r.Survived = fmt.Sprintf("%d/%d files identical after the heal", n, acked)
+	w.checkKnownFailures(t, r)
 }
 
 // A DataNode's host is cut off from every other host (NameNode, client,

@@ -669,8 +669,8 @@ func (p *Processes) WaitReplicated(path string, n int, timeout time.Duration) {
 }
 
 // Close kills every process still running (TaskTrackers, JobTracker,
-// DataNodes, NameNode) and, if the test failed, logs their output. Safe
-// to call twice.
+// DataNodes, NameNode) and, if the test failed or STRATA_TEST_LOG is set,
+// logs their output. Safe to call twice.
 func (p *Processes) Close() {
 	var all []*Process
 	all = append(all, p.tts...)
@@ -685,7 +685,7 @@ func (p *Processes) Close() {
 	}
 	for _, pr := range all {
 		pr.kill()
-		if p.t.Failed() && pr.log != nil {
+		if (p.t.Failed() || os.Getenv("STRATA_TEST_LOG") != "") && pr.log != nil {
 			p.t.Logf("%s log:\n%s", pr.name, pr.Logs())
 			pr.past, pr.log = nil, nil
 		}
