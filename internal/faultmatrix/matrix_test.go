@@ -83,7 +83,15 @@ func record(t *testing.T, name string) *row {
 }
 
 // since formats the time from t0 for the Recover column.
-func since(t0 time.Time) string { return fmt.Sprintf("%.1f s", time.Since(t0).Seconds()) }
+func since(t0 time.Time) string { return secs(time.Since(t0)) }
+
+// secs formats a duration in seconds, two digits below 10 s.
+func secs(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
 
 // knownBug reports a daemon bug this scenario exposed and that is known
 // (docs/RELIABILITY.md lists it): the test skips naming it, or fails with

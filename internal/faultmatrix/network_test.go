@@ -18,7 +18,7 @@ import (
 // back.
 func TestPartitionNameNodeFromDataNode(t *testing.T) {
 	t.Parallel()
-	r := record(t, "network partition NameNode | DataNode")
+	r := record(t, "network partition: NameNode / one DataNode")
 	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 3, Volumes: disk, Hosts: true})
 	ctx := ctxT(t)
 	cl := client(t, c)

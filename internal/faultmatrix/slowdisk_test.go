@@ -66,7 +66,7 @@ func TestSlowDisk(t *testing.T) {
 	c.StartDataNode(0)
 	c.WaitDataNodes(3)
 	acked, failed := w.count()
-	r.Acked = fmt.Sprintf("%d files (%d failed); write %.1f s through the slow disk vs %.1f s without it", acked, failed, slow.Seconds(), fast.Seconds())
+	r.Acked = fmt.Sprintf("%d files (%d failed); the write took %s through the slow disk, %s without it (repl 2)", acked, failed, secs(slow), secs(fast))
 	n := w.verify(t, ctx, cl)
 	r.Survived = fmt.Sprintf("%d/%d files identical; the device was charged %s written", n, acked, mib(written))
 	r.Recover = "n/a (no failure: slower)"
