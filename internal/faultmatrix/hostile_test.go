@@ -148,6 +148,37 @@ func TestHostileClients(t *testing.T) {
 		r.Survived = "NameNode up; other clients served while the reader stalled"
 	})
 
+	t.Run("xfer never reads", func(t *testing.T) {
+		r := record(t, "readers that never read (DataNode transfer)")
+		const size = 4 << 20
+		if err := writeFile(ctx, cl, "/stall", content("/stall", size), 1, 8<<20); err != nil {
+			t.Fatal(err)
+		}
+		n := 20 * scale()
+		r.Running = fmt.Sprintf("%d readers of a 4 MiB block that read 1 byte and stop; a well-behaved client alongside", n)
+		for i := 0; i < n; i++ {
+			f, err := cl.OpenFile(ctx, "/stall")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			if _, err := f.Read(make([]byte, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t0 := time.Now()
+		if err := serves(ctx, c, cl, "xfer-stalled"); err != nil {
+			t.Fatalf("while %d readers stall: %v", n, err)
+		}
+		got, err := readFile(ctx, cl, "/stall")
+		if err != nil || string(got) != string(content("/stall", size)) {
+			t.Fatalf("a full read of the block the stalled readers hold: %d bytes, %v", len(got), err)
+		}
+		r.Acked = "the well-behaved client's calls"
+		r.Recover = since(t0) + " for the good client's write and reads meanwhile"
+		r.Survived = "DataNode up; the same block and new ones served to others"
+	})
+
 	t.Run("garbage", func(t *testing.T) {
 		r := record(t, "garbage to the NameNode IPC, DataNode transfer and HTTP ports")
 		junk := make([]byte, 64<<10)

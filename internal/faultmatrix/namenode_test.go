@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,25 +16,27 @@ import (
 )
 
 // mutator is one client's stream of mutations: op i makes /m<k>/<i>,
-// writes /f<k>/<i> (i+1 bytes) and renames /r<k>/at-<i> to at-<i+1>.
-// It records the last op whose three calls were all acknowledged and the
-// last it started.
+// writes /f<k>/<i> (i+1 bytes) and renames the chain file /r<k>/at-<j>
+// to at-<i+1>. It records the ops whose three calls were all
+// acknowledged and those it started.
 type mutator struct {
+	mu        sync.Mutex // guards acked and err while run runs
 	k         int
-	acked     int // last fully acknowledged op, -1 for none
-	attempted int
+	acked     []int
+	attempted map[int]bool
+	last      int // the last op started
+	chain     int // the chain file's index after the last acknowledged rename
 	err       error
 }
 
 func (m *mutator) run(ctx context.Context, cl *hdfs.Client, from int, stop <-chan struct{}) {
-	m.acked, m.attempted = from-1, from-1
 	for i := from; ; i++ {
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		m.attempted = i
+		m.attempted[i], m.last = true, i
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := cl.Mkdirs(cctx, fmt.Sprintf("/m%d/%d", m.k, i), 0o755)
 		if err == nil {
@@ -43,20 +44,32 @@ func (m *mutator) run(ctx context.Context, cl *hdfs.Client, from int, stop <-cha
 			err = writeFile(cctx, cl, p, content(p, i+1), 1, 1<<20)
 		}
 		if err == nil {
-			err = cl.Rename(cctx, fmt.Sprintf("/r%d/at-%d", m.k, i), fmt.Sprintf("/r%d/at-%d", m.k, i+1))
+			err = cl.Rename(cctx, fmt.Sprintf("/r%d/at-%d", m.k, m.chain), fmt.Sprintf("/r%d/at-%d", m.k, i+1))
 		}
 		cancel()
+		m.mu.Lock()
 		if err != nil {
 			m.err = err
+			m.mu.Unlock()
 			return
 		}
-		m.acked = i
+		m.chain = i + 1
+		m.acked = append(m.acked, i)
+		m.mu.Unlock()
 	}
 }
 
+// progress is how many ops were acknowledged so far and the error that
+// stopped run, if any.
+func (m *mutator) progress() (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.acked), m.err
+}
+
 // check verifies the namespace after a restart: every acknowledged op's
-// effects are there, nothing beyond the op in flight is, nothing twice.
-func (m *mutator) check(t *testing.T, ctx context.Context, cl *hdfs.Client) (last int) {
+// effects are there, no op that was never started, nothing twice.
+func (m *mutator) check(t *testing.T, ctx context.Context, cl *hdfs.Client) {
 	t.Helper()
 	names := func(dir string) []string {
 		st, err := cl.List(ctx, dir)
@@ -72,19 +85,15 @@ func (m *mutator) check(t *testing.T, ctx context.Context, cl *hdfs.Client) (las
 	seen := map[int]bool{}
 	for _, n := range names(fmt.Sprintf("/m%d", m.k)) {
 		i, err := strconv.Atoi(n)
-		if err != nil || seen[i] || i > m.attempted {
-			t.Errorf("/m%d holds %q: not one mkdir attempted (last attempted %d) or twice", m.k, n, m.attempted)
+		if err != nil || seen[i] || !m.attempted[i] {
+			t.Errorf("/m%d holds %q: not a mkdir this client started, or twice", m.k, n)
 		}
 		seen[i] = true
 	}
-	for i := 0; i <= m.acked; i++ {
+	for _, i := range m.acked {
 		if !seen[i] {
 			t.Errorf("acknowledged mkdir /m%d/%d lost", m.k, i)
 		}
-	}
-	files := names(fmt.Sprintf("/f%d", m.k))
-	sort.Strings(files)
-	for i := 0; i <= m.acked; i++ {
 		p := fmt.Sprintf("/f%d/%d", m.k, i)
 		got, err := readFile(ctx, cl, p)
 		if err != nil || string(got) != string(content(p, i+1)) {
@@ -96,10 +105,10 @@ func (m *mutator) check(t *testing.T, ctx context.Context, cl *hdfs.Client) (las
 		t.Fatalf("/r%d holds %v after the kill, want one file", m.k, chain)
 	}
 	at, _ := strconv.Atoi(strings.TrimPrefix(chain[0], "at-"))
-	if at < m.acked+1 || at > m.attempted+1 {
-		t.Errorf("/r%d/%s: renames acknowledged up to at-%d, attempted up to at-%d", m.k, chain[0], m.acked+1, m.attempted+1)
+	if at != m.chain && at != m.last+1 {
+		t.Errorf("/r%d/%s: the last acknowledged rename made at-%d, the one in flight at-%d", m.k, chain[0], m.chain, m.last+1)
 	}
-	return at - 1
+	m.chain = at
 }
 
 // The NameNode is killed (SIGKILL) while clients make directories,
@@ -116,26 +125,33 @@ func TestNameNodeKillMidMutations(t *testing.T) {
 	ms := make([]*mutator, workers)
 	setup := client(t, c)
 	for k := range ms {
-		ms[k] = &mutator{k: k}
+		ms[k] = &mutator{k: k, attempted: map[int]bool{}, last: -1}
 		if err := writeFile(ctx, setup, fmt.Sprintf("/r%d/at-0", k), nil, 1, 1<<20); err != nil {
 			t.Fatal(err)
 		}
 	}
-	from := make([]int, workers)
 	totalAcked := 0
 	var recovers []string
 	for round := 0; round < rounds(); round++ {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		cls := make([]*hdfs.Client, workers)
+		want := make([]int, workers)
 		for k, m := range ms {
+			want[k] = len(m.acked) + per
 			cls[k] = client(t, c)
 			wg.Add(1)
-			go func() { defer wg.Done(); m.run(ctx, cls[k], from[k], stop) }()
+			from := m.last + 1
+			m.err = nil
+			go func() { defer wg.Done(); m.run(ctx, cls[k], from, stop) }()
 		}
 		c.WaitFor("the clients to get mutations acknowledged", 60*time.Second, func() bool {
-			for _, m := range ms {
-				if m.acked-from[m.k] < per {
+			for k, m := range ms {
+				n, err := m.progress()
+				if err != nil {
+					t.Fatalf("client %d before the kill: %v", k, err)
+				}
+				if n < want[k] {
 					return false
 				}
 			}
@@ -154,8 +170,8 @@ func TestNameNodeKillMidMutations(t *testing.T) {
 		}
 		recovers = append(recovers, since(t0))
 		for k, m := range ms {
-			totalAcked += m.acked - from[k] + 1
-			from[k] = m.check(t, ctx, cl) + 1
+			totalAcked += len(m.acked) - want[k] + per
+			m.check(t, ctx, cl)
 			if m.err == nil {
 				t.Errorf("client %d saw no error from the killed NameNode", k)
 			}
