@@ -134,3 +134,38 @@ func TestPartitionDataNodeMidWrite(t *testing.T) {
 	c.WaitDataNodes(4)
 	r.Survived = "the file reads back identical; the DataNode rejoins after the heal"
 }
+
+// A DataNode's link is shaped to 16 Mbit/s (tc tbf on its veth pair):
+// writes through it slow down and succeed, and once the limit is lifted
+// they are fast again.
+func TestSlowLink(t *testing.T) {
+	t.Parallel()
+	r := record(t, "slow link (tc tbf, 16 Mbit/s to one DataNode)")
+	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 3, Volumes: disk, Hosts: true})
+	ctx := ctxT(t)
+	cl := client(t, c)
+	size := 2 << 20 * scale()
+	r.Running = fmt.Sprintf("%s files (repl 3: every pipeline through the shaped DataNode); NameNode and 3 DataNodes each in its own netns", mib(int64(size)))
+	w := newFiles()
+	c.Shape(testcluster.DataNodeHost(0), 16<<20)
+	t0 := time.Now()
+	if err := w.write(ctx, cl, "/link/0", size, 3, 1<<20); err != nil {
+		t.Fatalf("write through the slow link: %v", err)
+	}
+	slow := time.Since(t0)
+	c.Shape(testcluster.DataNodeHost(0), 0)
+	t1 := time.Now()
+	if err := w.write(ctx, cl, "/link/1", size, 3, 1<<20); err != nil {
+		t.Fatalf("write after the limit was lifted: %v", err)
+	}
+	fast := time.Since(t1)
+	// 16 Mbit/s is 2 MB/s: the file crosses the shaped link at least once.
+	if min := time.Duration(float64(size) / (2 << 20) * float64(time.Second) / 2); slow < min {
+		t.Errorf("the write through a 16 Mbit/s link took %v, less than half of the %v its bytes need", slow, 2*min)
+	}
+	acked, failed := w.count()
+	r.Acked = fmt.Sprintf("%d files (%d failed); the write took %s through the shaped link, %s after", acked, failed, secs(slow), secs(fast))
+	n := w.verify(t, ctx, cl)
+	r.Survived = fmt.Sprintf("%d/%d files identical", n, acked)
+	r.Recover = "n/a (no failure: slower)"
+}

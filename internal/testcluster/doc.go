@@ -78,8 +78,9 @@
 // ones stall, as across a broken link); Heal removes the cuts. The
 // namespaces, veths and bridge are removed at cleanup whatever the test
 // did, and a later run removes what a killed test binary left behind.
-// (The machine's kernel has no tc classifiers and the image no iptables,
-// hence routes; tc tbf works for shaping a veth.)
+// Shape(host, rate) limits a host's link with tc tbf on both ends of its
+// veth pair. (The test machines' kernel has no tc classifiers and no
+// netem and their image no iptables, hence routes for partitions.)
 //
 // Small disks: Config.NameDirSize makes the name directory a tmpfs of
 // that size, Config.VolumeSize chosen DataNode volumes (root); the edit

@@ -300,3 +300,33 @@ func mountTmpfs(t testing.TB, dir string, size int64) func() {
 		}
 	}
 }
+
+// Shape limits a host's link (NameNodeHost or DataNodeHost(i), with
+// Config.Hosts) to bitsPerSecond in each direction with tc tbf on both
+// ends of its veth pair; 0 removes the limit. Heal does not touch it.
+func (p *Processes) Shape(host string, bitsPerSecond int64) {
+	p.t.Helper()
+	if p.net == nil {
+		p.t.Fatal("testcluster: Shape needs Config.Hosts")
+	}
+	h := p.net.host(host)
+	if h.ns == "" {
+		p.t.Fatal("testcluster: Shape: the client host has no link of its own; shape the other end")
+	}
+	for _, end := range []struct{ ns, dev string }{{h.ns, "eth0"}, {"", h.veth}} {
+		args := []string{"qdisc", "del", "dev", end.dev, "root"}
+		if bitsPerSecond > 0 {
+			// A burst of at least one MTU-sized packet per 10 ms tick.
+			burst := max(bitsPerSecond/8/100, 16<<10)
+			args = []string{"qdisc", "replace", "dev", end.dev, "root", "tbf",
+				"rate", fmt.Sprintf("%dbit", bitsPerSecond), "burst", strconv.FormatInt(burst, 10), "latency", "500ms"}
+		}
+		if end.ns != "" {
+			args = append([]string{"-n", end.ns}, args...)
+		}
+		out, err := exec.Command("tc", args...).CombinedOutput()
+		if err != nil && bitsPerSecond > 0 {
+			p.t.Fatalf("testcluster: tc %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+}
