@@ -47,7 +47,11 @@ func TestPartitionNameNodeFromDataNode(t *testing.T) {
 	c.Heal()
 	t1 := time.Now()
 	c.WaitDataNodes(3)
-	r.Recover = fmt.Sprintf("declared dead after %s, every block at 2 live replicas after %s; rejoined %s after the heal", dead, rerepl, since(t1))
+	rejoined := since(t1)
+	// Its replicas count again: the excess copies are removed, every
+	// block back at exactly 2.
+	w.waitAllReplicated(c, 2, 60*time.Second)
+	r.Recover = fmt.Sprintf("declared dead after %s, every block at 2 live replicas after %s; rejoined %s after the heal, excess replicas gone after %s", dead, rerepl, rejoined, since(t1))
 	acked, failed := w.count()
 	r.Acked = fmt.Sprintf("%d files, %s (%d writes failed%s)", acked, mib(w.bytes()), failed, w.lastFailure())
 	n := w.verify(t, ctx, cl)
