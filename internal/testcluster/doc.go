@@ -65,8 +65,29 @@
 // implementation logs every daemon's output when the test failed
 // (STRATA_TEST_LOG=1 sends the in-process daemons' logs to stderr).
 //
-// Each node has a host name (Host) and every daemon its own address, which
-// is where network partitions will attach; today every node is on
-// loopback. Neither implementation is safe for concurrent use of its
-// methods by several goroutines (the daemons themselves are).
+// Each node has a host name (Host) and every daemon its own address. By
+// default every daemon is on loopback. With Config.Hosts (process
+// implementation, root) the NameNode and each DataNode run on a host of
+// their own: a network namespace named strata-<pid>-<id>-<host> with a
+// veth pair into a bridge private to the cluster, a 10.x.y.z/24 address
+// (the NameNode .2, DataNode i .10+i, the test process — ClientHost —
+// the bridge's .1) that the daemon binds and advertises, its own loopback
+// and no other route, so nothing in it reaches beyond the cluster's own
+// addresses. Partition(a, b) cuts every host of a off from every host of
+// b with "unreachable" routes on both sides (new connections fail, open
+// ones stall, as across a broken link); Heal removes the cuts. The
+// namespaces, veths and bridge are removed at cleanup whatever the test
+// did, and a later run removes what a killed test binary left behind.
+// Shape(host, rate) limits a host's link with tc tbf on both ends of its
+// veth pair. (The test machines' kernel has no tc classifiers and no
+// netem and their image no iptables, hence routes for partitions.)
+//
+// Small disks: Config.NameDirSize makes the name directory a tmpfs of
+// that size, Config.VolumeSize chosen DataNode volumes (root); the edit
+// log or a volume can then fill up. Config.DataNodeConf gives one
+// DataNode keys of its own, e.g. an emulated slow medium (strata.media.*)
+// on its volumes.
+//
+// Neither implementation is safe for concurrent use of its methods by
+// several goroutines (the daemons themselves are).
 package testcluster

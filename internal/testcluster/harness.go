@@ -79,8 +79,11 @@ type Harness interface {
 	// whether each failed, counters), as its /status page serves it.
 	DataNodeStatus(i int) datanode.Status
 	// Host is node i's host name: its DataNode's and TaskTracker's
-	// identity. Every node is on loopback today; per-node hosts are where
-	// network partitions will attach.
+	// identity. With Config.Hosts (processes) each node has its own
+	// network namespace and address (DataNodeHost, HostAddr), but the
+	// daemons still take the machine's host name: strata has no key for
+	// an advertised host name (Hadoop's dfs.datanode.hostname,
+	// slave.host.name); they advertise the IP they bind.
 	Host(i int) string
 
 	// JobTrackerAddr is the JobTracker's address, "" without MapReduce.

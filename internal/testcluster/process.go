@@ -31,6 +31,7 @@ type Process struct {
 	t    testing.TB
 	bin  string
 	args []string
+	wrap []string // runs bin in its network namespace (Config.Hosts)
 
 	cmd  *exec.Cmd
 	log  *syncBuffer
@@ -102,7 +103,11 @@ func (p *Process) start() {
 		p.past = append(p.past, p.log.String())
 	}
 	p.log = &syncBuffer{}
-	p.cmd = exec.Command(p.bin, p.args...)
+	if len(p.wrap) > 0 {
+		p.cmd = exec.Command(p.wrap[0], append(append(p.wrap[1:len(p.wrap):len(p.wrap)], p.bin), p.args...)...)
+	} else {
+		p.cmd = exec.Command(p.bin, p.args...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatalf("testcluster: starting %s: %v", p.name, err)
@@ -194,14 +199,18 @@ type Processes struct {
 	jt        *Process
 	jtAddr    string
 	tts       []*Process
+	net       *network // with Config.Hosts
+	unmount   []func() // Config.VolumeSize's tmpfs, after the processes end
 }
 
 type procDataNode struct {
 	p          *Process
 	dir        string
 	vols       []string
-	dataDirs   string // dfs.datanode.data.dir
+	dataDirs   string   // dfs.datanode.data.dir
+	extra      []string // -D options of Config.DataNodeConf
 	xfer, http string
+	httpBind   string // dfs.datanode.http.address
 }
 
 var (
@@ -220,12 +229,26 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 	if cfg.NameNode != nil || cfg.DataNode != nil {
 		t.Fatal("testcluster: Config.NameNode and Config.DataNode apply in process only; use Config.Conf")
 	}
+	if cfg.Hosts && cfg.NoHDFS {
+		t.Fatal("testcluster: Config.Hosts places HDFS daemons; it needs HDFS")
+	}
 	p := &Processes{t: t, cfg: cfg, bin: Binary(t), dir: t.TempDir()}
 	settings := map[string]string{}
 	for k, v := range Settings {
 		settings[k] = v
 	}
-	if !cfg.NoHDFS {
+	if cfg.NameDirSize > 0 {
+		MountTmpfs(t, p.NameDir(), cfg.NameDirSize)
+	}
+	if cfg.Hosts {
+		// Registered before p.Close, so it runs after the processes are
+		// killed.
+		p.net = newNetwork(t)
+		nn := p.net.addHost(NameNodeHost, 2)
+		p.rpc, p.http = nn.ip+":8020", nn.ip+":9870"
+		settings["fs.defaultFS"] = "hdfs://" + p.rpc
+		settings["dfs.namenode.rpc-address"] = p.rpc
+	} else if !cfg.NoHDFS {
 		p.rpc, p.http = freePort(t), freePort(t)
 		settings["fs.defaultFS"] = "hdfs://" + p.rpc
 		settings["dfs.namenode.rpc-address"] = p.rpc
@@ -252,6 +275,9 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 	t.Cleanup(p.Close)
 	if !cfg.NoHDFS {
 		p.nn = p.newProcess("namenode", p.NameNodeArgs("namenode"))
+		if p.net != nil {
+			p.nn.wrap = p.net.wrap(NameNodeHost)
+		}
 		out, err := exec.Command(p.bin, p.NameNodeArgs("namenode", "-format")...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "successfully formatted") {
 			t.Fatalf("testcluster: namenode -format: %v\n%s", err, out)
@@ -452,15 +478,34 @@ func (p *Processes) RestartNameNode() {
 func (p *Processes) AddDataNode() int {
 	p.t.Helper()
 	i := len(p.dns)
-	d := &procDataNode{dir: filepath.Join(p.dir, fmt.Sprintf("dn%d", i)), xfer: "127.0.0.1:0"}
+	d := &procDataNode{dir: filepath.Join(p.dir, fmt.Sprintf("dn%d", i)), xfer: "127.0.0.1:0", httpBind: "127.0.0.1:0"}
 	var spec []string
 	for j, ty := range p.cfg.volumeTypes() {
 		v := volumeDir(p.dir, i, j, ty)
+		if p.cfg.VolumeSize != nil && p.cfg.VolumeSize(i, j) > 0 {
+			p.unmount = append(p.unmount, mountTmpfs(p.t, v, p.cfg.VolumeSize(i, j)))
+		}
 		d.vols = append(d.vols, v)
 		spec = append(spec, fmt.Sprintf("[%s]%s", ty, v))
 	}
 	d.dataDirs = strings.Join(spec, ",")
+	if p.cfg.DataNodeConf != nil {
+		extra := p.cfg.DataNodeConf(i, append([]string(nil), d.vols...))
+		keys := make([]string, 0, len(extra))
+		for k := range extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			d.extra = append(d.extra, "-D", k+"="+extra[k])
+		}
+	}
 	d.p = p.newProcess(fmt.Sprintf("datanode %d", i), nil)
+	if p.net != nil {
+		h := p.net.addHost(DataNodeHost(i), 10+i)
+		d.xfer, d.httpBind = h.ip+":9866", h.ip+":9864"
+		d.p.wrap = p.net.wrap(DataNodeHost(i))
+	}
 	p.dns = append(p.dns, d)
 	p.dnArgs(d)
 	p.StartDataNode(i)
@@ -469,10 +514,11 @@ func (p *Processes) AddDataNode() int {
 
 // dnArgs sets a DataNode's command line for its transfer address.
 func (p *Processes) dnArgs(d *procDataNode) {
-	d.p.args = append(append([]string(nil), p.opts...),
+	args := append(append([]string(nil), p.opts...), d.extra...)
+	d.p.args = append(args,
 		"-D", "dfs.datanode.data.dir="+d.dataDirs,
 		"-D", "dfs.datanode.address="+d.xfer,
-		"-D", "dfs.datanode.http.address=127.0.0.1:0", "datanode")
+		"-D", "dfs.datanode.http.address="+d.httpBind, "datanode")
 }
 
 // NumDataNodes is the number of DataNodes ever added.
@@ -623,8 +669,8 @@ func (p *Processes) WaitReplicated(path string, n int, timeout time.Duration) {
 }
 
 // Close kills every process still running (TaskTrackers, JobTracker,
-// DataNodes, NameNode) and, if the test failed, logs their output. Safe
-// to call twice.
+// DataNodes, NameNode) and, if the test failed or STRATA_TEST_LOG is set,
+// logs their output. Safe to call twice.
 func (p *Processes) Close() {
 	var all []*Process
 	all = append(all, p.tts...)
@@ -639,12 +685,24 @@ func (p *Processes) Close() {
 	}
 	for _, pr := range all {
 		pr.kill()
-		if p.t.Failed() && pr.log != nil {
+		if (p.t.Failed() || os.Getenv("STRATA_TEST_LOG") != "") && pr.log != nil {
 			p.t.Logf("%s log:\n%s", pr.name, pr.Logs())
 			pr.past, pr.log = nil, nil
 		}
 	}
+	for _, u := range p.unmount {
+		u()
+	}
+	p.unmount = nil
 }
 
 // WaitSafeModeOff waits until the NameNode has left safe mode.
 func (p *Processes) WaitSafeModeOff() { p.t.Helper(); waitSafeModeOff(p.t, p) }
+
+// NameNodeHTTPAddr is the NameNode's HTTP address (web UI, /status,
+// /fsck, WebHDFS), "" without HDFS.
+func (p *Processes) NameNodeHTTPAddr() string { return p.http }
+
+// DataNodeHTTPAddr is running DataNode i's HTTP address (/status,
+// WebHDFS), as its last start logged it.
+func (p *Processes) DataNodeHTTPAddr(i int) string { return p.dns[i].http }

@@ -47,6 +47,27 @@ type Config struct {
 	NoHDFS bool
 	// Executable runs TaskTrackers' attempts (default Binary(t)).
 	Executable string
+	// Hosts runs the NameNode and every DataNode on a host of its own: a
+	// network namespace on a bridge private to the cluster, with its own
+	// 10.x.y.z address that it binds and advertises (process
+	// implementation only; needs root and ip netns, else the test is
+	// skipped). The test process, its clients and the MapReduce daemons
+	// are ClientHost, the bridge's address. Partition and Heal cut and
+	// restore links between hosts; everything is removed at cleanup, on
+	// failure too.
+	Hosts bool
+	// NameDirSize, if positive, makes the NameNode's name directory a
+	// tmpfs of that many bytes (process implementation only; needs root):
+	// the edit log's disk can fill up.
+	NameDirSize int64
+	// VolumeSize, if set, makes DataNode i's volume v a tmpfs of
+	// VolumeSize(i, v) bytes when that is positive (process
+	// implementation only; needs root): a disk that fills up.
+	VolumeSize func(i, v int) int64
+	// DataNodeConf, if set, gives DataNode i's process more keys, knowing
+	// its volume directories (e.g. strata.media.dirs for one node's
+	// volumes); process implementation only.
+	DataNodeConf func(i int, volumes []string) map[string]string
 	// Trackers starts the MapReduce daemons in process: with MapReduce,
 	// New needs trackers.Start (package internal/localcluster/trackers).
 	// This package cannot import it: the MapReduce engine's own tests use
@@ -75,6 +96,9 @@ func New(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
 	if cfg.NoHDFS {
 		t.Fatal("testcluster: NoHDFS needs the process implementation (NewProcess)")
+	}
+	if cfg.Hosts || cfg.NameDirSize > 0 || cfg.VolumeSize != nil || cfg.DataNodeConf != nil {
+		t.Fatal("testcluster: Hosts, NameDirSize, VolumeSize and DataNodeConf need the process implementation (NewProcess)")
 	}
 	if cfg.MapReduce && cfg.Trackers == nil {
 		t.Fatal("testcluster: MapReduce in process needs Config.Trackers = trackers.Start (internal/localcluster/trackers)")

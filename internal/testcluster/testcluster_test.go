@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/stratafs/strata/internal/datanode"
 	_ "github.com/stratafs/strata/internal/examples" // registers wordcount
 	"github.com/stratafs/strata/internal/localcluster/trackers"
+	"github.com/stratafs/strata/internal/storage"
 	"github.com/stratafs/strata/internal/testcluster"
 	"github.com/stratafs/strata/mapreduce"
 )
@@ -269,6 +272,11 @@ func TestUnsupportedConfig(t *testing.T) {
 			testcluster.NewProcess(tb, testcluster.Config{DataNode: func(int, *datanode.Config) {}})
 		},
 		"in-process no HDFS": func(tb testing.TB) { testcluster.New(tb, testcluster.Config{NoHDFS: true}) },
+		"in-process hosts":   func(tb testing.TB) { testcluster.New(tb, testcluster.Config{Hosts: true}) },
+		"in-process tmpfs":   func(tb testing.TB) { testcluster.New(tb, testcluster.Config{NameDirSize: 1 << 20}) },
+		"hosts without HDFS": func(tb testing.TB) {
+			testcluster.NewProcess(tb, testcluster.Config{NoHDFS: true, MapReduce: true, Hosts: true})
+		},
 		"in-process MapReduce without trackers": func(tb testing.TB) {
 			testcluster.New(tb, testcluster.Config{DataNodes: 1, MapReduce: true})
 		},
@@ -309,4 +317,82 @@ func TestImportsNoMapReduce(t *testing.T) {
 			t.Fatalf("testcluster depends on %s", dep)
 		}
 	}
+}
+
+// With Config.Hosts every HDFS daemon is on a host of its own, advertises
+// that host's address, and Partition/Heal cut and restore the NameNode's
+// link to a DataNode: it is declared dead, then rejoins.
+func TestHostsPartition(t *testing.T) {
+	h := testcluster.NewProcess(t, testcluster.Config{DataNodes: 2, Hosts: true})
+	if !strings.HasPrefix(h.Addr(), h.HostAddr(testcluster.NameNodeHost)+":") {
+		t.Fatalf("NameNode at %s, its host is %s", h.Addr(), h.HostAddr(testcluster.NameNodeHost))
+	}
+	cl := h.Client(h.Superuser())
+	write(t, cl, "/p", data(3000, 3), 2, 1<<20)
+	locs, err := cl.BlockLocations(context.Background(), "/p")
+	if err != nil || len(locs) != 1 {
+		t.Fatalf("locations: %v %v", locs, err)
+	}
+	for i := 0; i < 2; i++ {
+		if want := h.HostAddr(testcluster.DataNodeHost(i)) + ":9866"; h.DataNodeAddr(i) != want {
+			t.Fatalf("datanode %d serves at %s, want %s", i, h.DataNodeAddr(i), want)
+		}
+	}
+	for _, a := range locs[0].Hosts {
+		if h.DataNodeByAddr(a) < 0 {
+			t.Fatalf("block location %s is no DataNode's host address", a)
+		}
+	}
+	h.Partition([]string{testcluster.NameNodeHost}, []string{testcluster.DataNodeHost(1)})
+	h.WaitFor("datanode 1 declared dead", 30*time.Second, func() bool { return h.LiveDataNodes() == 1 })
+	if got, err := read(cl, "/p"); err != nil || !bytes.Equal(got, data(3000, 3)) {
+		t.Fatalf("read during the partition: %v", err)
+	}
+	h.Heal()
+	h.WaitDataNodes(2)
+}
+
+// Config.NameDirSize and Config.VolumeSize give the name directory and
+// chosen volumes tmpfs disks of those sizes; Config.DataNodeConf gives
+// one DataNode its own keys.
+func TestSmallDisksAndNodeKeys(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("tmpfs mounts need root")
+	}
+	h := testcluster.NewProcess(t, testcluster.Config{DataNodes: 2, Volumes: []storage.Type{storage.Disk},
+		NameDirSize: 8 << 20,
+		VolumeSize: func(i, v int) int64 {
+			if i == 1 {
+				return 4 << 20
+			}
+			return 0
+		},
+		DataNodeConf: func(i int, vols []string) map[string]string {
+			return map[string]string{"dfs.datanode.du.reserved": fmt.Sprint(1000 + i)}
+		}})
+	size := func(dir string) (int64, bool) {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		return int64(st.Blocks) * int64(st.Bsize), st.Type == 0x01021994 // TMPFS_MAGIC
+	}
+	for _, c := range []struct {
+		dir  string
+		size int64
+		tmp  bool
+	}{{h.NameDir(), 8 << 20, true}, {h.VolumeDir(1, 0), 4 << 20, true}, {h.VolumeDir(0, 0), 0, false}} {
+		n, tmp := size(c.dir)
+		if tmp != c.tmp || c.tmp && n != c.size {
+			t.Errorf("%s: tmpfs %v of %d bytes, want tmpfs %v of %d", c.dir, tmp, n, c.tmp, c.size)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if args := strings.Join(h.DataNodeProcess(i).Args(), " "); !strings.Contains(args, fmt.Sprintf("dfs.datanode.du.reserved=%d", 1000+i)) {
+			t.Errorf("datanode %d runs without its own key: %s", i, args)
+		}
+	}
+	cl := h.Client(h.Superuser())
+	write(t, cl, "/small", data(5000, 9), 2, 1<<20)
+	h.WaitReplicated("/small", 2, 30*time.Second)
 }
