@@ -1,0 +1,23 @@
+package datanode
+
+import (
+	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/proto/dnpb"
+)
+
+// ImportKeys gives d block keys as a NameNode's registration would.
+func ImportKeys(d *DataNode, p *dnpb.BlockKeys) error { return d.importKeys(d.pool(), p) }
+
+// RedirectToken mints a WebHDFS redirect token with d's current block key
+// (as its NameNode would), or "" while d holds no keys.
+func RedirectToken(d *DataNode, user, op, path string, mode blocktoken.AccessMode) string {
+	pt := d.tokens.Load()
+	if pt == nil {
+		return ""
+	}
+	tok, err := pt.mgr.MintRedirect(user, op, path, mode)
+	if err != nil {
+		panic(err)
+	}
+	return tok
+}
