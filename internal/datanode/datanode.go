@@ -47,6 +47,9 @@ type DataNode struct {
 	// hands keys over; registeredOnce is set at the first registration.
 	tokens         atomic.Pointer[poolTokens]
 	registeredOnce atomic.Bool
+	// onTokenRefused, if set, runs when an op's token is refused, before
+	// the refusal is sent (a test's fault point).
+	onTokenRefused atomic.Pointer[func()]
 
 	closeOnce sync.Once
 	closeErr  error

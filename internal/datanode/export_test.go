@@ -21,3 +21,7 @@ func RedirectToken(d *DataNode, user, op, path string, mode blocktoken.AccessMod
 	}
 	return tok
 }
+
+// OnTokenRefused makes f run whenever d refuses an op's token, before the
+// refusal is sent.
+func OnTokenRefused(d *DataNode, f func()) { d.onTokenRefused.Store(&f) }

@@ -88,6 +88,9 @@ func (d *DataNode) checkAccess(w io.Writer, c net.Conn, op datatransfer.Op, eb *
 	if mode == blocktoken.Write {
 		resp.FirstBadLink = proto.String(d.XferAddr())
 	}
+	if f := d.onTokenRefused.Load(); f != nil {
+		(*f)()
+	}
 	datatransfer.WriteResponse(w, resp)
 	d.stats.TokenRefusals.Add(1)
 	d.log.Warn("datanode: block token verification failed", "op", op.String(), "remote", remoteOf(c), "block", eb.GetBlockId(), "message", ite.Msg)
