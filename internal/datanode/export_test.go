@@ -1,8 +1,11 @@
 package datanode
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/proto/dnpb"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
 // ImportKeys gives d block keys as a NameNode's registration would.
@@ -25,3 +28,17 @@ func RedirectToken(d *DataNode, user, op, path string, mode blocktoken.AccessMod
 // OnTokenRefused makes f run whenever d refuses an op's token, before the
 // refusal is sent.
 func OnTokenRefused(d *DataNode, f func()) { d.onTokenRefused.Store(&f) }
+
+// MintToken mints a token for blockID with d's current key, as d's
+// NameNode would (Hadoop's empty token while d checks none).
+func MintToken(d *DataNode, user string, blockID uint64, modes ...blocktoken.AccessMode) *hdfspb.TokenProto {
+	pt := d.tokens.Load()
+	if pt == nil || !pt.enabled {
+		return &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}
+	}
+	t, err := pt.mgr.Mint(user, int64(blockID), modes, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	return blocktoken.TokenProto(t)
+}

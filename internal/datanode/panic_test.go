@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/datatransfer"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -71,7 +72,7 @@ func TestPanicOnConnectionIsRecovered(t *testing.T) {
 			t.Fatal(err)
 		}
 		conn.SetDeadline(time.Now().Add(30 * time.Second))
-		op := &hdfspb.OpReadBlockProto{Header: &hdfspb.ClientOperationHeaderProto{BaseHeader: &hdfspb.BaseHeaderProto{Block: blk, Token: noToken}, ClientName: proto.String("x")},
+		op := &hdfspb.OpReadBlockProto{Header: &hdfspb.ClientOperationHeaderProto{BaseHeader: &hdfspb.BaseHeaderProto{Block: blk, Token: datanode.MintToken(dn, "x", locs[0].BlockID, blocktoken.Read)}, ClientName: proto.String("x")},
 			Offset: proto.Uint64(0), Len: proto.Uint64(uint64(len(data)))}
 		if err := datatransfer.WriteRequest(conn, datatransfer.OpReadBlock, op); err != nil {
 			t.Fatal(err)

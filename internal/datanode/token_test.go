@@ -43,8 +43,6 @@ func rawOp(t *testing.T, addr string, op datatransfer.Op, msg proto.Message) *hd
 	return resp
 }
 
-func tokenProto(t blocktoken.Token) *hdfspb.TokenProto { return blocktoken.TokenProto(t) }
-
 var noToken = &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}
 
 func wantRefused(t *testing.T, what string, resp *hdfspb.BlockOpResponseProto, msg string) {
@@ -82,28 +80,27 @@ func TestBlockTokensChecked(t *testing.T) {
 	other := 1 - src
 	dn := c.DataNode(src)
 	pool := dn.Status().Pool
-	master, err := blocktoken.NewMaster(blocktoken.Config{BlockPoolID: pool, Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.DataNode(0).BlockTokensEnabled() {
-		t.Fatal("tokens on before any keys were imported")
-	}
-	for i := 0; i < 2; i++ {
-		if err := datanode.ImportKeys(c.DataNode(i), blocktoken.KeysProto(master.ExportKeys())); err != nil {
+	// The cluster's NameNode may have turned tokens on itself; if not,
+	// the DataNodes get enabled keys of the test's own making.
+	imported := false
+	if !dn.BlockTokensEnabled() {
+		master, err := blocktoken.NewMaster(blocktoken.Config{BlockPoolID: pool, Enabled: true})
+		if err != nil {
 			t.Fatal(err)
 		}
+		for i := 0; i < 2; i++ {
+			if err := datanode.ImportKeys(c.DataNode(i), blocktoken.KeysProto(master.ExportKeys())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		imported = true
 	}
 	if !dn.BlockTokensEnabled() || !dn.Status().BlockTokens {
 		t.Fatal("imported enabled keys, but the DataNode does not check tokens")
 	}
 	blk := &hdfspb.ExtendedBlockProto{PoolId: proto.String(pool), BlockId: proto.Uint64(locs[0].BlockID), GenerationStamp: proto.Uint64(locs[0].GenStamp), NumBytes: proto.Uint64(uint64(len(data)))}
 	mint := func(modes ...blocktoken.AccessMode) *hdfspb.TokenProto {
-		tok, err := master.Mint("alice", int64(locs[0].BlockID), modes, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tokenProto(tok)
+		return datanode.MintToken(dn, "alice", locs[0].BlockID, modes...)
 	}
 	addr := c.DataNodeAddr(src)
 	read := func(tok *hdfspb.TokenProto) *hdfspb.OpReadBlockProto {
@@ -115,8 +112,8 @@ func TestBlockTokensChecked(t *testing.T) {
 	// block; then a READ token reads the data.
 	wantRefused(t, "READ_BLOCK without a token", rawOp(t, addr, datatransfer.OpReadBlock, read(noToken)), "Block token")
 	wantRefused(t, "READ_BLOCK with a WRITE token", rawOp(t, addr, datatransfer.OpReadBlock, read(mint(blocktoken.Write))), "doesn't have READ permission")
-	otherBlk, _ := master.Mint("alice", int64(locs[0].BlockID)+1, []blocktoken.AccessMode{blocktoken.Read}, nil, nil)
-	wantRefused(t, "READ_BLOCK with another block's token", rawOp(t, addr, datatransfer.OpReadBlock, read(tokenProto(otherBlk))), "doesn't apply to block")
+	otherBlk := datanode.MintToken(dn, "alice", locs[0].BlockID+1, blocktoken.Read)
+	wantRefused(t, "READ_BLOCK with another block's token", rawOp(t, addr, datatransfer.OpReadBlock, read(otherBlk)), "doesn't apply to block")
 	forged := mint(blocktoken.Read)
 	forged.Password = bytes.Repeat([]byte{1}, len(forged.Password))
 	wantRefused(t, "READ_BLOCK with a forged password", rawOp(t, addr, datatransfer.OpReadBlock, read(forged)), "correct token password")
@@ -225,17 +222,19 @@ func TestBlockTokensChecked(t *testing.T) {
 	// another path or user, refused; the NameNode's token works. The
 	// redirect token is needed with DataTransferProtocol tokens off too
 	// (off here, as the NameNode of this test issues none to its client).
-	off, err := blocktoken.NewMaster(blocktoken.Config{BlockPoolID: pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		if err := datanode.ImportKeys(c.DataNode(i), blocktoken.KeysProto(off.ExportKeys())); err != nil {
+	if imported {
+		off, err := blocktoken.NewMaster(blocktoken.Config{BlockPoolID: pool})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if dn.BlockTokensEnabled() {
-		t.Fatal("keys with enabled=false left tokens on")
+		for i := 0; i < 2; i++ {
+			if err := datanode.ImportKeys(c.DataNode(i), blocktoken.KeysProto(off.ExportKeys())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if dn.BlockTokensEnabled() {
+			t.Fatal("keys with enabled=false left tokens on")
+		}
 	}
 	web := "http://" + dn.HTTPAddr() + "/webhdfs/v1"
 	put := func(path, user, tok string) (int, string) {
