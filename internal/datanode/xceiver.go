@@ -262,24 +262,29 @@ func (d *DataNode) writeBlock(up *peerConn, br *bufio.Reader, m *hdfspb.OpWriteB
 		return err
 	}
 	ok = true
-	err = d.receivePackets(up, br, w, b, mirror, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
+	packets, err := d.receivePackets(up, br, w, b, mirror, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
 	if err != nil {
-		d.dropUnfinished(w, stage)
+		d.dropUnfinished(w, stage, packets, err)
 	}
 	return err
 }
 
 // dropUnfinished disposes of the replica of a write that failed before
-// its end. A copy one DataNode was sending another (TRANSFER_*) is
-// temporary and goes, as Hadoop's BlockReceiver.cleanupBlock does; so does
-// a new replica that received no byte (a client that gave up at once, or
-// a peer that sent a header and nothing). A client's replica with data
-// stays RBW for pipeline or lease recovery. A finalized replica is left
-// alone.
-func (d *DataNode) dropUnfinished(w *fsdataset.ReplicaWriter, stage hdfspb.OpWriteBlockProto_BlockConstructionStage) {
+// its end, after packets packets (heartbeats included) arrived. A copy
+// one DataNode was sending another (TRANSFER_*) is temporary and goes, as
+// Hadoop's BlockReceiver.cleanupBlock does; so does a new replica whose
+// writer went silent past the socket timeout without sending a single
+// packet (a live client sends at least heartbeats; a peer that sends a
+// header and nothing is not writing). Any other replica of a client's
+// write, empty or not, stays RBW for pipeline or lease recovery: a client
+// whose pipeline broke right after setup recovers the empty replicas. A
+// finalized replica is left alone.
+func (d *DataNode) dropUnfinished(w *fsdataset.ReplicaWriter, stage hdfspb.OpWriteBlockProto_BlockConstructionStage, packets int, cause error) {
+	var ne net.Error
+	silent := packets == 0 && w.BytesWritten() == 0 && errors.As(cause, &ne) && ne.Timeout()
 	switch {
 	case stage == hdfspb.OpWriteBlockProto_TRANSFER_RBW, stage == hdfspb.OpWriteBlockProto_TRANSFER_FINALIZED,
-		stage == hdfspb.OpWriteBlockProto_PIPELINE_SETUP_CREATE && w.BytesWritten() == 0:
+		stage == hdfspb.OpWriteBlockProto_PIPELINE_SETUP_CREATE && silent:
 		if err := w.Abort(); err != nil {
 			d.log.Warn("datanode: removing the replica of a failed write", "block", w.Info().Block.String(), "err", err)
 		}
@@ -301,7 +306,7 @@ type ackItem struct {
 // acknowledges packets in order once the mirror has acknowledged them.
 // The replica is finalized before the last packet is acknowledged, so an
 // acknowledged block is durable on every node of the pipeline.
-func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.ReplicaWriter, b fsdataset.Block, mirror net.Conn, mirrorR *bufio.Reader, finalize bool) error {
+func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.ReplicaWriter, b fsdataset.Block, mirror net.Conn, mirrorR *bufio.Reader, finalize bool) (packets int, err error) {
 	acks := make(chan ackItem, 256)
 	respDone := make(chan error, 1)
 	go func() {
@@ -328,6 +333,7 @@ func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.R
 			recvErr = fmt.Errorf("receiving %s: %w", b, err)
 			break
 		}
+		packets++
 		if mirrorOK {
 			if _, err := mirror.Write(pkt.Raw); err != nil {
 				d.log.Warn("datanode: mirror write failed", "block", b.String(), "err", err)
@@ -374,9 +380,9 @@ func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.R
 	close(acks)
 	respErr := <-respDone
 	if recvErr != nil {
-		return recvErr
+		return packets, recvErr
 	}
-	return respErr
+	return packets, respErr
 }
 
 // writePacket stores a packet's data at its offset. Bytes the replica
