@@ -25,6 +25,7 @@ const (
 	keyScanBytesPerSecond = "dfs.block.scanner.volume.bytes.per.second"
 	keyKeepalive          = "dfs.datanode.socket.reuse.keepalive"
 	keySocketTimeout      = "dfs.client.socket-timeout"
+	keyBlockTokens        = "dfs.block.access.token.enable"
 	keyWriteTimeout       = "dfs.datanode.socket.write.timeout"
 )
 
@@ -127,6 +128,13 @@ type Config struct {
 	// (dfs.datanode.socket.write.timeout, in ms; default 480 s). 0 means
 	// the default.
 	SocketWriteTimeout time.Duration
+	// BlockTokens is this DataNode's dfs.block.access.token.enable
+	// (default false). Whether tokens are checked is the NameNode's
+	// decision, carried by the block keys it hands over at registration;
+	// with BlockTokens set the DataNode refuses every op until it has
+	// those keys, so it serves nothing unchecked while its NameNode is
+	// out of reach.
+	BlockTokens bool
 	// FS is the file system the volumes live on (no key); nil means the
 	// process's, media.Default(): the OS, with emulated media where
 	// strata.media.dirs says. Tests inject faults here (vfs/errorfs).
@@ -180,6 +188,8 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.SocketTimeout, e = c.GetDuration(keySocketTimeout, time.Millisecond)
 	add(e)
 	cfg.SocketWriteTimeout, e = c.GetDuration(keyWriteTimeout, time.Millisecond)
+	add(e)
+	cfg.BlockTokens, e = c.GetBool(keyBlockTokens)
 	add(e)
 	n, e := c.GetInt(keyMaxTransfer)
 	cfg.MaxTransferThreads = int(n)

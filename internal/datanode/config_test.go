@@ -48,6 +48,7 @@ func TestConfigMapping(t *testing.T) {
 		keyKeepalive:                    "100",
 		keySocketTimeout:                "1500",
 		keyWriteTimeout:                 "2500",
+		keyBlockTokens:                  "true",
 	})
 }
 

@@ -56,6 +56,9 @@ func (d *DataNode) importKeys(pool string, p *dnpb.BlockKeys) error {
 	}
 	if cur == nil || cur.enabled != keys.Enabled || cur.pool != pool {
 		d.log.Info("datanode: block keys imported", "pool", pool, "blockTokens", keys.Enabled, "currentKey", keys.Current.ID)
+		if keys.Enabled != d.cfg.BlockTokens {
+			d.log.Warn("datanode: the NameNode's dfs.block.access.token.enable differs from this DataNode's; following the NameNode's", "namenode", keys.Enabled, "datanode", d.cfg.BlockTokens)
+		}
 	}
 	d.tokens.Store(&poolTokens{pool: pool, mgr: mgr, enabled: keys.Enabled})
 	return nil
@@ -73,12 +76,16 @@ func (d *DataNode) BlockTokensEnabled() bool {
 // this node as the first bad link, as Hadoop's), logged, and returned.
 func (d *DataNode) checkAccess(w io.Writer, c net.Conn, op datatransfer.Op, eb *hdfspb.ExtendedBlockProto, tok *hdfspb.TokenProto, mode blocktoken.AccessMode) error {
 	pt := d.tokens.Load()
-	if pt == nil || !pt.enabled {
+	var err error
+	switch {
+	case pt == nil && d.cfg.BlockTokens && !d.registeredOnce.Load():
+		err = &blocktoken.InvalidTokenError{Msg: "Block token cannot be verified yet: the DataNode has no block keys from its NameNode"}
+	case pt == nil || !pt.enabled:
 		return nil
-	}
-	_, err := pt.mgr.Check(blocktoken.FromProto(tok), int64(eb.GetBlockId()), mode)
-	if err == nil {
-		return nil
+	default:
+		if _, err = pt.mgr.Check(blocktoken.FromProto(tok), int64(eb.GetBlockId()), mode); err == nil {
+			return nil
+		}
 	}
 	var ite *blocktoken.InvalidTokenError
 	if !errors.As(err, &ite) {
