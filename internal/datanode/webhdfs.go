@@ -148,7 +148,6 @@ func (d *DataNode) webOpen(ctx context.Context, c *hdfs.Client, w http.ResponseW
 	iw := idleWriter{w, http.NewResponseController(w)}
 	iw.rc.SetWriteDeadline(time.Now().Add(idleTimeout))
 	w.WriteHeader(http.StatusOK)
-	iw = idleWriter{w, http.NewResponseController(w)}
 	if copied, err := io.CopyBuffer(iw, io.LimitReader(f, n), make([]byte, copyBuffer)); err != nil || copied < n {
 		// The status is sent: cut the response short so the reader sees
 		// less than Content-Length rather than silently short data.
