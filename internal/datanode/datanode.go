@@ -47,9 +47,9 @@ type DataNode struct {
 	// hands keys over; registeredOnce is set at the first registration.
 	tokens         atomic.Pointer[poolTokens]
 	registeredOnce atomic.Bool
-	// onTokenRefused, if set, runs when an op's token is refused, before
-	// the refusal is sent (a test's fault point).
-	onTokenRefused atomic.Pointer[func()]
+	// refuseNextToken makes the next token check refuse, whatever the
+	// token (a test's fault point: a token that expired in flight).
+	refuseNextToken atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error

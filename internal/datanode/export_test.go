@@ -25,9 +25,8 @@ func RedirectToken(d *DataNode, user, op, path string, mode blocktoken.AccessMod
 	return tok
 }
 
-// OnTokenRefused makes f run whenever d refuses an op's token, before the
-// refusal is sent.
-func OnTokenRefused(d *DataNode, f func()) { d.onTokenRefused.Store(&f) }
+// RefuseNextToken makes d refuse the next op's token, whatever it is.
+func RefuseNextToken(d *DataNode) { d.refuseNextToken.Store(true) }
 
 // MintToken mints a token for blockID with d's current key, as d's
 // NameNode would (Hadoop's empty token while d checks none).

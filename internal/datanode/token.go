@@ -78,6 +78,8 @@ func (d *DataNode) checkAccess(w io.Writer, c net.Conn, op datatransfer.Op, eb *
 	pt := d.tokens.Load()
 	var err error
 	switch {
+	case d.refuseNextToken.CompareAndSwap(true, false):
+		err = &blocktoken.InvalidTokenError{Msg: "Block token refused by an injected fault"}
 	case pt == nil && d.cfg.BlockTokens && !d.registeredOnce.Load():
 		err = &blocktoken.InvalidTokenError{Msg: "Block token cannot be verified yet: the DataNode has no block keys from its NameNode"}
 	case pt == nil || !pt.enabled:
@@ -94,9 +96,6 @@ func (d *DataNode) checkAccess(w io.Writer, c net.Conn, op datatransfer.Op, eb *
 	resp := &hdfspb.BlockOpResponseProto{Status: hdfspb.Status_ERROR_ACCESS_TOKEN.Enum(), Message: proto.String(ite.Msg)}
 	if mode == blocktoken.Write {
 		resp.FirstBadLink = proto.String(d.XferAddr())
-	}
-	if f := d.onTokenRefused.Load(); f != nil {
-		(*f)()
 	}
 	datatransfer.WriteResponse(w, resp)
 	d.stats.TokenRefusals.Add(1)

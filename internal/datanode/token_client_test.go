@@ -10,7 +10,6 @@ import (
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
-	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/testcluster"
 )
@@ -19,8 +18,8 @@ import (
 // refuses its block token (as after a token expired), asks the NameNode
 // again rather than giving up on the DataNode — a write abandons the block
 // and gets a new one, FileChecksum and short-circuit reads fetch new
-// locations. The DataNode here refuses once: the refusal turns its
-// checks off, standing in for the fresh token the NameNode would give.
+// locations. The DataNode here refuses one op's token, as if it had
+// expired in flight.
 func TestClientRetriesRefusedToken(t *testing.T) {
 	sockDir, err := os.MkdirTemp("", "tok")
 	if err != nil {
@@ -30,21 +29,7 @@ func TestClientRetriesRefusedToken(t *testing.T) {
 	pattern := filepath.Join(sockDir, "dn_PORT.sock")
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1, DataNode: func(i int, dc *datanode.Config) { dc.DomainSocketPath = pattern }})
 	dn := c.DataNode(0)
-	pool := dn.Status().Pool
-	refuseOnce := func() {
-		t.Helper()
-		on, err := blocktoken.NewMaster(blocktoken.Config{BlockPoolID: pool, Enabled: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		off, _ := blocktoken.NewMaster(blocktoken.Config{BlockPoolID: pool})
-		if err := datanode.ImportKeys(dn, blocktoken.KeysProto(on.ExportKeys())); err != nil {
-			t.Fatal(err)
-		}
-		datanode.OnTokenRefused(dn, func() {
-			datanode.ImportKeys(dn, blocktoken.KeysProto(off.ExportKeys()))
-		})
-	}
+	refuseOnce := func() { datanode.RefuseNextToken(dn) }
 	ctx := context.Background()
 	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), ShortCircuitSocket: pattern})
 	if err != nil {
