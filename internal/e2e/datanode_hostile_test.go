@@ -110,6 +110,7 @@ func writeAndRead(t *testing.T, cl *hdfs.Client, p string, data []byte) {
 // complete, and the idle writes leave no rbw file behind.
 func TestDataNodeIdleTransfersTimeOut(t *testing.T) {
 	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: map[string]string{
+		"dfs.block.access.token.enable":     "false", // the raw ops below carry no token
 		"dfs.datanode.max.transfer.threads": "4",
 		"dfs.client.socket-timeout":         "1500",
 		"dfs.datanode.socket.write.timeout": "1500",
@@ -213,9 +214,9 @@ func tokenCluster(t *testing.T) (c *testcluster.Processes, pool string, loc hdfs
 // dataNodeHTTP is DataNode i's HTTP address, from its start-up log line.
 func dataNodeHTTP(t *testing.T, c *testcluster.Processes, i int) string {
 	t.Helper()
-	m := regexp.MustCompile(`datanode: serving .*http=(\S+)`).FindStringSubmatch(c.DataNodeProcess(i).Log())
+	m := regexp.MustCompile(`datanode: serving.*http=(\S+)`).FindStringSubmatch(c.DataNodeProcess(i).Log())
 	if m == nil {
-		t.Fatalf("no HTTP address in DataNode %d's log", i)
+		t.Fatalf("no HTTP address in DataNode %d's log:\n%s", i, c.DataNodeProcess(i).Logs())
 	}
 	return m[1]
 }
@@ -336,5 +337,36 @@ func TestDataNodeWebHDFSNeedsRedirectToken(t *testing.T) {
 	}
 	if _, err := c.Client(c.Superuser()).Stat(context.Background(), "/tmp/byroot"); err == nil {
 		t.Error("the refused CREATE made the file")
+	}
+	// Through the NameNode, whose redirect carries its token, CREATE works.
+	var nnHTTP string
+	for _, a := range c.ClientArgs() {
+		if v, ok := strings.CutPrefix(a, "dfs.namenode.http-address="); ok {
+			nnHTTP = v
+		}
+	}
+	if nnHTTP == "" {
+		t.Fatalf("no NameNode HTTP address in %q", c.ClientArgs())
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ = http.NewRequest("PUT", "http://"+nnHTTP+"/webhdfs/v1/tmp/viann?"+url.Values{"op": {"CREATE"}, "user.name": {c.Superuser()}}.Encode(), nil)
+	resp, err = noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusTemporaryRedirect || loc == "" {
+		t.Fatalf("NameNode CREATE: %d, Location %q", resp.StatusCode, loc)
+	}
+	req, _ = http.NewRequest("PUT", loc, strings.NewReader("via the NameNode"))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("DataNode CREATE with the NameNode's redirect: %d %s", resp.StatusCode, body)
 	}
 }
