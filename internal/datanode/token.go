@@ -29,7 +29,12 @@ import (
 // A refused op is answered ERROR_ACCESS_TOKEN with the token error's
 // message (Hadoop's clients raise InvalidBlockTokenException) before the
 // DataNode touches a replica or dials a target. The copies the DataNode
-// makes itself carry a WRITE token it mints with the current key.
+// makes itself (TransferCommand re-replication, TRANSFER_BLOCK) carry a
+// WRITE token it mints with the current key, as Hadoop's DataTransfer
+// does. A MoveCommand moves a replica between this DataNode's own volumes
+// (Hadoop's mover would send REPLACE_BLOCK with a REPLACE/COPY token), so
+// no token is involved. Client tokens travel unchanged down a write
+// pipeline.
 
 // poolTokens is the token state of one block pool.
 type poolTokens struct {

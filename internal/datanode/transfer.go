@@ -107,6 +107,13 @@ func (d *DataNode) sendReplica(ctx context.Context, b fsdataset.Block, targets [
 	ackErr := make(chan error, 1)
 	nPackets := (length + datatransfer.PacketDataSize - 1) / datatransfer.PacketDataSize
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				d.stats.Panics.Add(1)
+				d.log.Error("datanode: panic reading a copy's acks", "block", b.String(), "panic", fmt.Sprint(r))
+				ackErr <- fmt.Errorf("reading acks: panic: %v", r)
+			}
+		}()
 		for i := int64(0); i <= nPackets; i++ {
 			a, err := datatransfer.ReadAck(br)
 			if err != nil {
