@@ -179,7 +179,7 @@ func TestDataNodeIdleTransfersTimeOut(t *testing.T) {
 func tokenCluster(t *testing.T) (c *testcluster.Processes, pool string, loc hdfs.BlockLocation, data []byte) {
 	c = testcluster.NewProcess(t, testcluster.Config{DataNodes: 2, Conf: map[string]string{"dfs.block.access.token.enable": "true"}})
 	st := c.DataNodeStatus(0)
-	for deadline := time.Now().Add(3 * time.Second); !st.BlockKeys && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Second); !st.BlockKeys && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 		st = c.DataNodeStatus(0)
 	}
