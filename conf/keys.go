@@ -18,7 +18,7 @@ type Key struct {
 // k/m/g/t/p/e suffixes where the Doc says so.
 var knownKeys = []Key{
 	{"dfs.block.access.key.update.interval", "600", "Minutes between two rolls of the NameNode's block access key."},
-	{"dfs.block.access.token.enable", "false", "Whether DataNodes require block access tokens, which the NameNode puts in every located block it returns."},
+	{"dfs.block.access.token.enable", "false", "Whether the NameNode puts block access tokens in every located block it returns and DataNodes check them on every data-transfer op."},
 	{"dfs.block.access.token.lifetime", "600", "Minutes a block access token is good for."},
 	{"dfs.block.scanner.volume.bytes.per.second", "1048576", "Bytes per second the DataNode block scanner reads when verifying replicas."},
 	{"dfs.blockreport.intervalMsec", "21600000", "Milliseconds between full block reports from a DataNode to the NameNode."},
@@ -27,6 +27,7 @@ var knownKeys = []Key{
 	{"dfs.checksum.type", "CRC32C", "Checksum algorithm for block data: NULL, CRC32 or CRC32C."},
 	{"dfs.client.block.write.replace-datanode-on-failure.enable", "true", "Whether a writing client replaces a failed DataNode in its pipeline with a new one."},
 	{"dfs.client.read.shortcircuit", "false", "Whether a client on a DataNode's host reads block files directly instead of over TCP."},
+	{"dfs.client.socket-timeout", "60000", "Milliseconds a data-transfer peer may stay silent while an op, a packet, an ack or a checksum is awaited (client and DataNode reads)."},
 	{"dfs.datanode.address", "127.0.0.1:9866", "DataNode data-transfer server address (host:port); strata's default binds loopback (Hadoop: 0.0.0.0:9866): name the address other hosts reach, or 0.0.0.0, to serve them."},
 	{"dfs.datanode.available-space-volume-choosing-policy.balanced-space-preference-fraction", "0.75", "With the available-space volume choosing policy, the share of new replicas that go to the emptier volumes when the volumes are unbalanced."},
 	{"dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold", "10737418240", "With the available-space volume choosing policy, bytes of free space by which volumes may differ and still count as balanced."},
@@ -39,6 +40,7 @@ var knownKeys = []Key{
 	{"dfs.datanode.max.transfer.threads", "4096", "Maximum concurrent data-transfer connections a DataNode serves."},
 	{"dfs.datanode.scan.period.hours", "504", "Hours between two verifications of every replica by the block scanner; negative disables it."},
 	{"dfs.datanode.socket.reuse.keepalive", "4000", "Milliseconds an idle DataTransferProtocol connection waits for the next op."},
+	{"dfs.datanode.socket.write.timeout", "480000", "Milliseconds one write to a data-transfer peer may block before the DataNode gives up on the connection."},
 	{"dfs.domain.socket.path", "", "UNIX domain socket shared by DataNode and clients for short-circuit reads; empty disables it."},
 	{"dfs.heartbeat.interval", "3", "Seconds between DataNode heartbeats to the NameNode."},
 	{"dfs.ls.limit", "1000", "Maximum entries the NameNode returns in one getListing page."},

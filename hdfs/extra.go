@@ -2,6 +2,7 @@ package hdfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -87,9 +88,13 @@ func (c *Client) FileChecksum(ctx context.Context, p string) (fs.FileChecksum, e
 	var md5s [][]byte
 	var firstCRCs int64 // the first block's CRC count, which names the algorithm
 	bpc := 512
-	for _, lb := range lbs.GetBlocks() {
+	refetched := false
+	blocks := lbs.GetBlocks()
+	for i := 0; i < len(blocks); i++ {
+		lb := blocks[i]
 		var last error
 		done := false
+		tokenRefused := false
 		for _, loc := range lb.GetLocs() {
 			d := net.Dialer{Timeout: 10 * time.Second}
 			conn, err := d.DialContext(ctx, "tcp", dnAddr(loc))
@@ -101,6 +106,10 @@ func (c *Client) FileChecksum(ctx context.Context, p string) (fs.FileChecksum, e
 			conn.Close()
 			if err != nil {
 				last = err
+				if errors.Is(err, datatransfer.ErrAccessToken) && !refetched {
+					tokenRefused = true
+					break
+				}
 				continue
 			}
 			md5s = append(md5s, resp.GetBlockChecksum())
@@ -110,6 +119,20 @@ func (c *Client) FileChecksum(ctx context.Context, p string) (fs.FileChecksum, e
 			bpc = int(resp.GetBytesPerCrc())
 			done = true
 			break
+		}
+		if tokenRefused {
+			// The token expired or its key rolled away: new locations
+			// bring new tokens (once, as Hadoop's FileChecksumHelper).
+			refetched = true
+			lbs, err := c.blockLocations(ctx, p)
+			if err != nil {
+				return fs.FileChecksum{}, err
+			}
+			if blocks = lbs.GetBlocks(); i >= len(blocks) {
+				return fs.FileChecksum{}, &os.PathError{Op: "checksum", Path: p, Err: fmt.Errorf("the file changed while its checksum was computed")}
+			}
+			i--
+			continue
 		}
 		if !done {
 			return fs.FileChecksum{}, &os.PathError{Op: "checksum", Path: p, Err: fmt.Errorf("no DataNode could checksum blk_%d: %v", lb.GetB().GetBlockId(), last)}

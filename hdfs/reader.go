@@ -102,8 +102,21 @@ rounds:
 			if r.dead[uuid] {
 				continue
 			}
-			if lr, err := r.c.openLocal(loc, lb, inBlock, end-off); err == nil {
+			lr, err := r.c.openLocal(loc, lb, inBlock, end-off)
+			if err == nil {
 				return lr, lb, loc, nil
+			}
+			if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRefreshed {
+				// As below: the short-circuit request needs a valid
+				// READ token as well.
+				tokenRefreshed = true
+				lbs, lerr := r.c.blockLocations(ctx, r.path)
+				if lerr != nil {
+					return nil, nil, nil, lerr
+				}
+				r.blocks = lbs.GetBlocks()
+				attempt--
+				continue rounds
 			}
 			d := net.Dialer{Timeout: 10 * time.Second}
 			conn, err := d.DialContext(ctx, "tcp", dnAddr(loc))

@@ -92,7 +92,7 @@ func (c *Client) openLocal(loc *hdfspb.DatanodeInfoProto, lb *hdfspb.LocatedBloc
 	}
 	if resp.GetStatus() != hdfspb.Status_SUCCESS {
 		closeRights(oob[:oobn])
-		return nil, fmt.Errorf("short-circuit refused: %s", resp.GetMessage())
+		return nil, &datatransfer.ResponseError{Op: datatransfer.OpRequestShortCircuitFds, Status: resp.GetStatus(), Message: resp.GetMessage()}
 	}
 	files, err := parseRights(oob[:oobn])
 	if err != nil {

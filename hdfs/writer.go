@@ -130,7 +130,13 @@ func (c *Client) Append(ctx context.Context, p string) (*FileWriter, error) {
 		w.blk = lb
 		w.nodes, w.storageIDs, w.storageTypes = lb.GetLocs(), lb.GetStorageIDs(), lb.GetStorageTypes()
 		w.inBlock = int64(lb.GetB().GetNumBytes())
-		if err := w.reopenPipeline(hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND, nil); err != nil {
+		err := w.reopenPipeline(hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND, nil)
+		if errors.Is(err, datatransfer.ErrAccessToken) {
+			// A DataNode refused the token (it expired, or its key
+			// rolled away): updateBlockForPipeline hands out a new one.
+			err = w.reopenPipeline(hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND, nil)
+		}
+		if err != nil {
 			w.abandonWrite()
 			return nil, pathErr("append", p, err)
 		}
@@ -202,8 +208,12 @@ func (w *FileWriter) fail(err error) error {
 
 // startBlock allocates the next block and connects its pipeline, asking
 // for other DataNodes when one cannot be reached (dfs.client.block.write.retries: 3).
+// A block token a DataNode refuses (InvalidBlockTokenException in
+// Hadoop's client) abandons the block too, and the next addBlock brings a
+// new token; the node is not excluded for it, and that is tried once.
 func (w *FileWriter) startBlock() error {
 	var lastErr error
+	tokenRetried := false
 	for attempt := 0; attempt < 4; attempt++ {
 		var excl []*hdfspb.DatanodeInfoProto
 		for _, d := range w.exclude {
@@ -224,12 +234,17 @@ func (w *FileWriter) startBlock() error {
 		}
 		lastErr = err
 		// Give the block back and exclude the node that failed.
-		var pe *datatransfer.PipelineError
-		bad := 0
-		if errors.As(err, &pe) && pe.BadIndex >= 0 && pe.BadIndex < len(w.nodes) {
-			bad = pe.BadIndex
+		if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRetried {
+			tokenRetried = true
+			attempt--
+		} else {
+			var pe *datatransfer.PipelineError
+			bad := 0
+			if errors.As(err, &pe) && pe.BadIndex >= 0 && pe.BadIndex < len(w.nodes) {
+				bad = pe.BadIndex
+			}
+			w.exclude[w.nodes[bad].GetId().GetDatanodeUuid()] = w.nodes[bad]
 		}
-		w.exclude[w.nodes[bad].GetId().GetDatanodeUuid()] = w.nodes[bad]
 		ab := &hdfspb.AbandonBlockRequestProto{B: lb.GetB(), Src: proto.String(w.path), Holder: proto.String(w.c.name), FileId: proto.Uint64(w.fileID)}
 		if err := w.c.call(w.ctx, "abandonBlock", ab, &hdfspb.AbandonBlockResponseProto{}); err != nil {
 			return wrapErr(err)
@@ -294,12 +309,23 @@ func (w *FileWriter) connect(cfg datatransfer.WriteBlockConfig, resend []byte) e
 // recover rebuilds the pipeline after cause without the node that
 // failed: a new generation stamp, the remaining nodes told to keep what was
 // acknowledged, the rest sent again, the NameNode told of the new pipeline.
-// A node that fails while the pipeline is rebuilt is dropped too.
+// A node that fails while the pipeline is rebuilt is dropped too, unless
+// it refused the block token: each try gets a new token from
+// updateBlockForPipeline, and a refused one is retried once with the same
+// nodes.
 func (w *FileWriter) recover(cause error) error {
 	off, data := w.bw.Unacked()
 	w.bw.Abort()
 	w.bw = nil
+	tokenRetried := false
 	for tries := 0; tries < 6; tries++ {
+		if tries > 0 && errors.Is(cause, datatransfer.ErrAccessToken) && !tokenRetried {
+			tokenRetried = true
+			if cause = w.reopenPipeline(hdfspb.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY, &recoverState{off: off, data: data}); cause == nil {
+				return nil
+			}
+			continue
+		}
 		bad := 0
 		var pe *datatransfer.PipelineError
 		if errors.As(cause, &pe) && pe.BadIndex >= 0 && pe.BadIndex < len(w.nodes) {
@@ -353,6 +379,11 @@ func (w *FileWriter) reopenPipeline(stage hdfspb.OpWriteBlockProto_BlockConstruc
 	newGS := ub.GetBlock().GetB().GetGenerationStamp()
 	nb := proto.Clone(old).(*hdfspb.ExtendedBlockProto)
 	nb.GenerationStamp = proto.Uint64(newGS)
+	// The new generation stamp comes with a new token, as in Hadoop's
+	// DataStreamer; keep the old one only if the NameNode sent none.
+	if tok := ub.GetBlock().GetBlockToken(); tok != nil {
+		w.blk.BlockToken = tok
+	}
 	// As Hadoop's DataStreamer: the header names the block with its old
 	// generation stamp; the new one travels as latestGenerationStamp.
 	err := w.connect(datatransfer.WriteBlockConfig{

@@ -102,6 +102,10 @@ func (a *nnActor) register(ctx context.Context) error {
 		return err
 	}
 	d.setPool(resp.GetBlockPoolId(), resp.GetClusterId())
+	if err := d.importKeys(resp.GetBlockPoolId(), resp.GetBlockKeys()); err != nil {
+		d.log.Warn("datanode: block keys from registration", "err", err)
+	}
+	d.registeredOnce.Store(true)
 	if ms := resp.GetHeartbeatIntervalMs(); ms > 0 && d.cfg.HeartbeatInterval <= 0 {
 		d.heartbeat = time.Duration(ms) * time.Millisecond
 	}
@@ -149,6 +153,9 @@ func (a *nnActor) heartbeat(ctx context.Context) error {
 	var resp dnpb.HeartbeatResponse
 	if err := a.nn.Call(ctx, "heartbeat", req, &resp); err != nil {
 		return err
+	}
+	if err := a.dn.importKeys(a.dn.pool(), resp.GetBlockKeys()); err != nil {
+		a.dn.log.Warn("datanode: block keys from heartbeat", "err", err)
 	}
 	a.handle(ctx, resp.GetCommands())
 	return nil
@@ -201,6 +208,7 @@ func (a *nnActor) handle(ctx context.Context, cmds []*dnpb.Command) {
 			a.dn.wg.Add(1)
 			go func() {
 				defer a.dn.wg.Done()
+				defer a.dn.recoverPanic("transfer command", nil)
 				if err := a.dn.transfer(a.dn.ctx, t); err != nil {
 					a.dn.log.Warn("datanode: transfer failed", "block", t.GetBlock().GetBlockId(), "err", err)
 				}
@@ -211,6 +219,7 @@ func (a *nnActor) handle(ctx context.Context, cmds []*dnpb.Command) {
 			a.dn.wg.Add(1)
 			go func() {
 				defer a.dn.wg.Done()
+				defer a.dn.recoverPanic("move command", nil)
 				info, err := a.dn.data.MoveReplica(b, storage.Type(m.GetTargetStorageType()))
 				if err != nil {
 					a.dn.log.Warn("datanode: move failed", "block", b.String(), "err", err)
@@ -223,6 +232,7 @@ func (a *nnActor) handle(ctx context.Context, cmds []*dnpb.Command) {
 			a.dn.wg.Add(1)
 			go func() {
 				defer a.dn.wg.Done()
+				defer a.dn.recoverPanic("recover command", nil)
 				if err := a.dn.recoverReplica(rc); err != nil {
 					a.dn.log.Warn("datanode: replica recovery failed", "block", rc.GetBlock().GetBlockId(), "err", err)
 				}

@@ -24,6 +24,9 @@ const (
 	keyScanPeriod         = "dfs.datanode.scan.period.hours"
 	keyScanBytesPerSecond = "dfs.block.scanner.volume.bytes.per.second"
 	keyKeepalive          = "dfs.datanode.socket.reuse.keepalive"
+	keySocketTimeout      = "dfs.client.socket-timeout"
+	keyBlockTokens        = "dfs.block.access.token.enable"
+	keyWriteTimeout       = "dfs.datanode.socket.write.timeout"
 )
 
 // defaultHeartbeat is the heartbeat of a Config whose HeartbeatInterval
@@ -114,6 +117,24 @@ type Config struct {
 	// waits for its next op (dfs.datanode.socket.reuse.keepalive, in ms;
 	// default 4 s). 0 means the default.
 	SocketKeepalive time.Duration
+	// SocketTimeout bounds every wait for a peer on a DataTransferProtocol
+	// connection: the first op, each packet of a write, each ack from the
+	// next node of a pipeline, a reader's final status
+	// (dfs.client.socket-timeout, in ms; default 60 s, as Hadoop's
+	// DataNode uses it). A peer silent that long loses its connection and
+	// the transfer slot it held. 0 means the default.
+	SocketTimeout time.Duration
+	// SocketWriteTimeout bounds each write to a DataTransferProtocol peer
+	// (dfs.datanode.socket.write.timeout, in ms; default 480 s). 0 means
+	// the default.
+	SocketWriteTimeout time.Duration
+	// BlockTokens is this DataNode's dfs.block.access.token.enable
+	// (default false). Whether tokens are checked is the NameNode's
+	// decision, carried by the block keys it hands over at registration;
+	// with BlockTokens set the DataNode refuses every op until it has
+	// those keys, so it serves nothing unchecked while its NameNode is
+	// out of reach.
+	BlockTokens bool
 	// FS is the file system the volumes live on (no key); nil means the
 	// process's, media.Default(): the OS, with emulated media where
 	// strata.media.dirs says. Tests inject faults here (vfs/errorfs).
@@ -164,6 +185,12 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	add(e)
 	cfg.SocketKeepalive, e = c.GetDuration(keyKeepalive, time.Millisecond)
 	add(e)
+	cfg.SocketTimeout, e = c.GetDuration(keySocketTimeout, time.Millisecond)
+	add(e)
+	cfg.SocketWriteTimeout, e = c.GetDuration(keyWriteTimeout, time.Millisecond)
+	add(e)
+	cfg.BlockTokens, e = c.GetBool(keyBlockTokens)
+	add(e)
 	n, e := c.GetInt(keyMaxTransfer)
 	cfg.MaxTransferThreads = int(n)
 	add(e)
@@ -182,7 +209,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 // Config) set from DefaultConfig, and a nil Logger made slog.Default().
 func (c Config) withDefaults() Config {
 	if c.BlockReportInterval == 0 || c.MaxTransferThreads == 0 || c.ScanPeriod == 0 || c.ScanBytesPerSecond == 0 ||
-		c.SocketKeepalive == 0 || c.VolumeChoosing == "" || c.AvailableSpaceThreshold == 0 || c.AvailableSpacePreference == 0 ||
+		c.SocketKeepalive == 0 || c.SocketTimeout == 0 || c.SocketWriteTimeout == 0 || c.VolumeChoosing == "" || c.AvailableSpaceThreshold == 0 || c.AvailableSpacePreference == 0 ||
 		c.Hostname == "" || c.User == "" {
 		d := DefaultConfig()
 		fill(&c.BlockReportInterval, d.BlockReportInterval)
@@ -190,6 +217,8 @@ func (c Config) withDefaults() Config {
 		fill(&c.ScanPeriod, d.ScanPeriod)
 		fill(&c.ScanBytesPerSecond, d.ScanBytesPerSecond)
 		fill(&c.SocketKeepalive, d.SocketKeepalive)
+		fill(&c.SocketTimeout, d.SocketTimeout)
+		fill(&c.SocketWriteTimeout, d.SocketWriteTimeout)
 		fill(&c.VolumeChoosing, d.VolumeChoosing)
 		fill(&c.AvailableSpaceThreshold, d.AvailableSpaceThreshold)
 		fill(&c.AvailableSpacePreference, d.AvailableSpacePreference)
@@ -236,6 +265,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("datanode: %s must be positive, got %d", keyScanBytesPerSecond, c.ScanBytesPerSecond)
 	case c.SocketKeepalive < 0:
 		return fmt.Errorf("datanode: %s must not be negative, got %v", keyKeepalive, c.SocketKeepalive)
+	case c.SocketTimeout < 0:
+		return fmt.Errorf("datanode: %s must be positive, got %v", keySocketTimeout, c.SocketTimeout)
+	case c.SocketWriteTimeout < 0:
+		return fmt.Errorf("datanode: %s must be positive, got %v", keyWriteTimeout, c.SocketWriteTimeout)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 	// Spot-check that the table's values arrive with their units.
 	d := DefaultConfig()
 	if d.HeartbeatInterval != 3*time.Second || d.BlockReportInterval != 6*time.Hour || d.MaxTransferThreads != 4096 ||
-		d.SocketKeepalive != 4*time.Second || d.ScanPeriod != 504*time.Hour || d.ScanBytesPerSecond != 1<<20 ||
+		d.SocketKeepalive != 4*time.Second || d.SocketTimeout != 60*time.Second || d.SocketWriteTimeout != 480*time.Second || d.ScanPeriod != 504*time.Hour || d.ScanBytesPerSecond != 1<<20 ||
 		d.VolumeChoosing != fsdataset.RoundRobin || d.XferAddr != "127.0.0.1:9866" || d.HTTPAddr != "127.0.0.1:9864" {
 		t.Fatalf("DefaultConfig = %+v", d)
 	}
@@ -46,6 +46,9 @@ func TestConfigMapping(t *testing.T) {
 		keyScanPeriod:                   "-1",
 		keyScanBytesPerSecond:           "2m",
 		keyKeepalive:                    "100",
+		keySocketTimeout:                "1500",
+		keyWriteTimeout:                 "2500",
+		keyBlockTokens:                  "true",
 	})
 }
 
@@ -88,6 +91,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative scan rate", func(c *Config) { c.ScanBytesPerSecond = -1 }, keyScanBytesPerSecond},
 		{"scanner off", func(c *Config) { c.ScanPeriod = -1 }, ""},
 		{"negative keepalive", func(c *Config) { c.SocketKeepalive = -1 }, keyKeepalive},
+		{"negative socket timeout", func(c *Config) { c.SocketTimeout = -1 }, keySocketTimeout},
+		{"negative write timeout", func(c *Config) { c.SocketWriteTimeout = -1 }, keyWriteTimeout},
 	} {
 		c := base()
 		tc.change(&c)

@@ -43,6 +43,14 @@ type DataNode struct {
 	connsMu sync.Mutex
 	conns   map[net.Conn]struct{}
 
+	// tokens is the block pool's token state, nil until the NameNode
+	// hands keys over; registeredOnce is set at the first registration.
+	tokens         atomic.Pointer[poolTokens]
+	registeredOnce atomic.Bool
+	// refuseNextToken makes the next token check refuse, whatever the
+	// token (a test's fault point: a token that expired in flight).
+	refuseNextToken atomic.Bool
+
 	closeOnce sync.Once
 	closeErr  error
 	ready     chan struct{}
@@ -53,6 +61,9 @@ type DataNode struct {
 // Stats are the DataNode's counters.
 type Stats struct {
 	BytesWritten, BytesRead, BlocksWritten, BlocksRead, BlocksReplicated, ChecksumErrors, ShortCircuitReads atomic.Int64
+	// TokenRefusals counts ops and WebHDFS requests refused for their
+	// block or redirect token; Panics counts recovered panics.
+	TokenRefusals, Panics atomic.Int64
 }
 
 // New validates cfg (after giving its zero fields their defaults, see
@@ -106,7 +117,12 @@ func (d *DataNode) Start() error {
 			return fmt.Errorf("datanode: HTTP address %s: %w", d.cfg.HTTPAddr, err)
 		}
 		d.httpLn = hl
-		d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		// Whole-request bounds for the small handlers; WebHDFS streams
+		// extend them chunk by chunk (idleTimeout), so a transfer of any
+		// size runs while it moves and fails once it stalls.
+		d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout: idleTimeout, WriteTimeout: idleTimeout, IdleTimeout: idleTimeout,
+			ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()

@@ -60,7 +60,7 @@ func FuzzTransferConn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
 		done := make(chan struct{})
-		go func() { dn.serveConn(server); server.Close(); close(done) }()
+		go func() { dn.serveConn(newPeerConn(server, 2*time.Second, 2*time.Second)); server.Close(); close(done) }()
 		go io.Copy(io.Discard, client)
 		client.SetWriteDeadline(time.Now().Add(2 * time.Second))
 		client.Write(data)

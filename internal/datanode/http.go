@@ -23,6 +23,15 @@ type Status struct {
 	Checksums int64                  `json:"checksumErrors"`
 	// ShortCircuit counts replicas handed to local readers.
 	ShortCircuit int64 `json:"shortCircuitReads"`
+	// BlockTokens tells whether block access tokens are checked (the
+	// NameNode's keys said enabled); BlockKeys whether the NameNode handed
+	// keys over at all.
+	BlockTokens bool `json:"blockTokens"`
+	BlockKeys   bool `json:"blockKeys"`
+	// TokenRefusals counts refused block and redirect tokens; Panics the
+	// panics recovered while serving peers.
+	TokenRefusals int64 `json:"tokenRefusals"`
+	Panics        int64 `json:"panics"`
 }
 
 // Status reports the DataNode's state.
@@ -32,6 +41,8 @@ func (d *DataNode) Status() Status {
 		Xceivers: d.xceivers.Load(), Volumes: d.data.Volumes(),
 		Written: d.stats.BytesWritten.Load(), Read: d.stats.BytesRead.Load(), Checksums: d.stats.ChecksumErrors.Load(),
 		ShortCircuit: d.stats.ShortCircuitReads.Load(),
+		BlockTokens:  d.BlockTokensEnabled(), BlockKeys: d.tokens.Load() != nil,
+		TokenRefusals: d.stats.TokenRefusals.Load(), Panics: d.stats.Panics.Load(),
 	}
 }
 
@@ -52,6 +63,8 @@ func (d *DataNode) httpHandler() http.Handler {
 	counter("blocks_written_total", "Replicas finalized after a write.", func() float64 { return float64(d.stats.BlocksWritten.Load()) })
 	counter("blocks_replicated_total", "Replicas copied to other DataNodes on the NameNode's command.", func() float64 { return float64(d.stats.BlocksReplicated.Load()) })
 	counter("checksum_errors_total", "Checksum mismatches seen in received or stored data.", func() float64 { return float64(d.stats.ChecksumErrors.Load()) })
+	counter("block_token_refusals_total", "Operations refused for a missing or invalid block or redirect token.", func() float64 { return float64(d.stats.TokenRefusals.Load()) })
+	counter("panics_total", "Panics recovered while serving a connection or a NameNode command.", func() float64 { return float64(d.stats.Panics.Load()) })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "datanode", Name: "xceivers", Help: "DataTransferProtocol operations in progress."},
 		func() float64 { return float64(d.xceivers.Load()) }))
 	vol := prometheus.NewDesc("strata_datanode_volume_bytes", "Volume capacity, used and remaining bytes.", []string{"storage_id", "type", "kind"}, nil)

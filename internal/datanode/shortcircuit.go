@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/datatransfer"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
@@ -52,8 +54,11 @@ func (d *DataNode) listenDomainSocket() error {
 }
 
 // requestShortCircuitFds serves op 87 on a Unix socket.
-func (d *DataNode) requestShortCircuitFds(c net.Conn, m *hdfspb.OpRequestShortCircuitAccessProto) error {
-	uc, ok := c.(*net.UnixConn)
+func (d *DataNode) requestShortCircuitFds(c *peerConn, m *hdfspb.OpRequestShortCircuitAccessProto) error {
+	if err := d.checkAccess(c, c, datatransfer.OpRequestShortCircuitFds, m.GetHeader().GetBlock(), m.GetHeader().GetToken(), blocktoken.Read); err != nil {
+		return err
+	}
+	uc, ok := c.Conn.(*net.UnixConn)
 	if !ok {
 		return datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_UNSUPPORTED, "short-circuit access needs the DataNode's Unix domain socket"))
 	}
@@ -74,6 +79,7 @@ func (d *DataNode) requestShortCircuitFds(c net.Conn, m *hdfspb.OpRequestShortCi
 		return err
 	}
 	rights := syscall.UnixRights(int(df.Fd()), int(mf.Fd()))
+	uc.SetWriteDeadline(time.Now().Add(d.cfg.SocketWriteTimeout))
 	n, oobn, err := uc.WriteMsgUnix(buf.b, rights, nil)
 	if err == nil && (n != len(buf.b) || oobn != len(rights)) {
 		err = errors.New("short write of the file descriptors")

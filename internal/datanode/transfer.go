@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/datatransfer"
 	"github.com/stratafs/strata/internal/proto/dnpb"
@@ -51,9 +52,19 @@ func (d *DataNode) sendReplica(ctx context.Context, b fsdataset.Block, targets [
 	}
 	pool := d.pool()
 	eb := &hdfspb.ExtendedBlockProto{PoolId: proto.String(pool), BlockId: proto.Uint64(b.ID), GenerationStamp: proto.Uint64(r.Info().GenStamp), NumBytes: proto.Uint64(uint64(length))}
+	// The copy carries a WRITE token of the DataNode's own minting, for
+	// the targets' storages, as Hadoop's DataTransfer does.
+	typeNames := make([]string, len(types))
+	for i, ty := range types {
+		typeNames[i] = ty.String()
+	}
+	token, err := d.mintToken(b.ID, blocktoken.Write, typeNames, ids)
+	if err != nil {
+		return fmt.Errorf("%s: minting a block token for the copy: %w", b, err)
+	}
 	op := &hdfspb.OpWriteBlockProto{
 		Header: &hdfspb.ClientOperationHeaderProto{
-			BaseHeader: &hdfspb.BaseHeaderProto{Block: eb, Token: &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}},
+			BaseHeader: &hdfspb.BaseHeaderProto{Block: eb, Token: token},
 			ClientName: proto.String(""),
 		},
 		Targets: targets[1:], Stage: stage.Enum(), PipelineSize: proto.Uint32(uint32(len(targets))),
@@ -71,12 +82,15 @@ func (d *DataNode) sendReplica(ctx context.Context, b fsdataset.Block, targets [
 	id := targets[0].GetId()
 	addr := net.JoinHostPort(id.GetIpAddr(), fmt.Sprint(id.GetXferPort()))
 	dl := net.Dialer{Timeout: 10 * time.Second}
-	c, err := dl.DialContext(ctx, "tcp", addr)
+	raw, err := dl.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}
+	ext := time.Duration(len(targets)) * 5 * time.Second // Hadoop's per-target extension
+	c := newPeerConn(raw, d.cfg.SocketTimeout+ext, d.cfg.SocketWriteTimeout+ext)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Minute))
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	defer stop()
 	br := bufio.NewReader(c)
 	if err := datatransfer.WriteRequest(c, datatransfer.OpWriteBlock, op); err != nil {
 		return err
@@ -93,6 +107,13 @@ func (d *DataNode) sendReplica(ctx context.Context, b fsdataset.Block, targets [
 	ackErr := make(chan error, 1)
 	nPackets := (length + datatransfer.PacketDataSize - 1) / datatransfer.PacketDataSize
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				d.stats.Panics.Add(1)
+				d.log.Error("datanode: panic reading a copy's acks", "block", b.String(), "panic", fmt.Sprint(r))
+				ackErr <- fmt.Errorf("reading acks: panic: %v", r)
+			}
+		}()
 		for i := int64(0); i <= nPackets; i++ {
 			a, err := datatransfer.ReadAck(br)
 			if err != nil {
@@ -163,8 +184,13 @@ func (d *DataNode) reportBad(b fsdataset.Block, why error) {
 
 // transferBlockOp serves TRANSFER_BLOCK: a writing client asks this node
 // to copy its replica to new pipeline nodes.
-func (d *DataNode) transferBlockOp(c net.Conn, m *hdfspb.OpTransferBlockProto) error {
-	b := blockOf(m.GetHeader().GetBaseHeader().GetBlock())
+func (d *DataNode) transferBlockOp(c *peerConn, m *hdfspb.OpTransferBlockProto) error {
+	base := m.GetHeader().GetBaseHeader()
+	// COPY, as Hadoop's: without it no target is dialled.
+	if err := d.checkAccess(c, c, datatransfer.OpTransferBlock, base.GetBlock(), base.GetToken(), blocktoken.Copy); err != nil {
+		return err
+	}
+	b := blockOf(base.GetBlock())
 	stage := hdfspb.OpWriteBlockProto_TRANSFER_FINALIZED
 	if info, ok := d.data.Get(b.ID); ok && info.State != fsdataset.Finalized {
 		stage = hdfspb.OpWriteBlockProto_TRANSFER_RBW
@@ -177,7 +203,10 @@ func (d *DataNode) transferBlockOp(c net.Conn, m *hdfspb.OpTransferBlockProto) e
 }
 
 // copyBlock serves COPY_BLOCK: send the whole replica, as a read.
-func (d *DataNode) copyBlock(c net.Conn, m *hdfspb.OpCopyBlockProto) error {
+func (d *DataNode) copyBlock(c *peerConn, m *hdfspb.OpCopyBlockProto) error {
+	if err := d.checkAccess(c, c, datatransfer.OpCopyBlock, m.GetHeader().GetBlock(), m.GetHeader().GetToken(), blocktoken.Copy); err != nil {
+		return err
+	}
 	b := blockOf(m.GetHeader().GetBlock())
 	r, err := d.data.OpenForRead(b)
 	if err != nil {

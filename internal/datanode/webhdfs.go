@@ -13,6 +13,8 @@ import (
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/webhdfs"
 )
 
@@ -23,6 +25,17 @@ import (
 // client always talks to this DataNode's own NameNode; the
 // namenoderpcaddress parameter the NameNode adds is accepted for Hadoop
 // compatibility and not dialled.
+//
+// Every operation needs the NameNode's signature on the redirect that
+// brought the client here (blocktoken.RedirectParam, strata.token): a
+// token for the request's user.name, operation and path, checked with the
+// block keys the NameNode handed over. So the DataNode's WebHDFS acts only
+// for requests the NameNode approved, and cannot be used to reach a
+// NameNode the caller could not reach itself. A request without a valid
+// one is answered 403 with Hadoop's SecretManager$InvalidToken
+// RemoteException. (A NameNode that hands over no block keys at all signs
+// no redirects; its DataNodes then serve redirected requests unsigned, as
+// before block keys existed.)
 
 type webDNOp func(d *DataNode, ctx context.Context, c *hdfs.Client, w http.ResponseWriter, hr *http.Request, r *webhdfs.Request) error
 
@@ -70,8 +83,25 @@ func (d *DataNode) webhdfs() http.Handler {
 	return webhdfs.Handler(ops)
 }
 
-// webRun runs op with a client acting as the request's user.
+// classInvalidToken is the exception a refused redirect token is
+// reported as, Hadoop's.
+const classInvalidToken = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+
+// webRun runs op with a client acting as the request's user, once the
+// redirect token is verified.
 func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r *webhdfs.Request) error {
+	// An error reply comes after the operation, however long it took.
+	rc := http.NewResponseController(w)
+	defer rc.SetWriteDeadline(time.Now().Add(idleTimeout))
+	mode := blocktoken.Read
+	if r.Op == "CREATE" || r.Op == "APPEND" {
+		mode = blocktoken.Write
+	}
+	if err := d.checkRedirect(r.String(blocktoken.RedirectParam), r.User, r.Op, r.Path, mode); err != nil {
+		d.stats.TokenRefusals.Add(1)
+		d.log.Warn("webhdfs: redirect token refused", "op", r.Op, "path", r.Path, "user", r.User, "remote", hr.RemoteAddr, "err", err)
+		return ipc.Errorf(classInvalidToken, "%s", err.Error())
+	}
 	// With short-circuit reads configured, OPEN reads local replicas
 	// straight from their files, as a local HDFS client would.
 	c, err := hdfs.New(hdfs.Options{Addr: d.cfg.NameNodeAddr, User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath})
@@ -115,8 +145,9 @@ func (d *DataNode) webOpen(ctx context.Context, c *hdfs.Client, w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
-	w.WriteHeader(http.StatusOK)
 	iw := idleWriter{w, http.NewResponseController(w)}
+	iw.rc.SetWriteDeadline(time.Now().Add(idleTimeout))
+	w.WriteHeader(http.StatusOK)
 	if copied, err := io.CopyBuffer(iw, io.LimitReader(f, n), make([]byte, copyBuffer)); err != nil || copied < n {
 		// The status is sent: cut the response short so the reader sees
 		// less than Content-Length rather than silently short data.
@@ -135,6 +166,7 @@ func (d *DataNode) webChecksum(ctx context.Context, c *hdfs.Client, w http.Respo
 	if err != nil {
 		return err
 	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(idleTimeout))
 	webhdfs.WriteJSON(w, http.StatusOK, map[string]webhdfs.FileChecksum{"FileChecksum": fc})
 	return nil
 }
@@ -186,6 +218,7 @@ func (d *DataNode) webCreate(ctx context.Context, c *hdfs.Client, w http.Respons
 	if err := fw.Close(); err != nil {
 		return err
 	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(idleTimeout))
 	// The file's URI, escaped as Java's java.net.URI writes it.
 	w.Header().Set("Location", (&url.URL{Scheme: "hdfs", Host: d.cfg.NameNodeAddr, Path: r.Path}).String())
 	webhdfs.WriteEmpty(w, http.StatusCreated)
@@ -227,6 +260,7 @@ func (d *DataNode) webAppend(ctx context.Context, c *hdfs.Client, w http.Respons
 	if err := fw.Close(); err != nil {
 		return err
 	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(idleTimeout))
 	webhdfs.WriteEmpty(w, http.StatusOK)
 	return nil
 }

@@ -10,12 +10,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -44,6 +47,30 @@ func rawRequest(t *testing.T, addr, head string, body []byte) (*http.Response, [
 	return resp, b
 }
 
+// signed adds to target (a /webhdfs/v1 request URI) the redirect token
+// the NameNode would have given it, when the DataNode holds block keys.
+func signed(dn *datanode.DataNode, target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	q := u.Query()
+	op := strings.ToUpper(q.Get("op"))
+	mode := blocktoken.Read
+	if op == "CREATE" || op == "APPEND" {
+		mode = blocktoken.Write
+	}
+	p := strings.TrimPrefix(u.Path, "/webhdfs/v1")
+	if len(p) > 1 {
+		p = strings.TrimSuffix(p, "/")
+	}
+	tok := datanode.RedirectToken(dn, q.Get("user.name"), op, p, mode)
+	if tok == "" {
+		return target
+	}
+	return target + "&" + blocktoken.RedirectParam + "=" + tok
+}
+
 func remoteException(t *testing.T, body []byte) map[string]string {
 	t.Helper()
 	var m map[string]map[string]string
@@ -62,7 +89,7 @@ func TestWebHDFSBrokenBody(t *testing.T) {
 	cl := c.Client(su)
 	ctx := context.Background()
 
-	head := fmt.Sprintf("PUT /webhdfs/v1/t/partial?op=CREATE&user.name=%s HTTP/1.1\r\nHost: %s\r\nContent-Length: 3000000\r\n\r\n", su, dn)
+	head := fmt.Sprintf("PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 3000000\r\n\r\n", signed(c.DataNode(0), "/webhdfs/v1/t/partial?op=CREATE&user.name="+su), dn)
 	resp, body := rawRequest(t, dn, head, bytes.Repeat([]byte("x"), 1500000))
 	if e := remoteException(t, body); resp.StatusCode != 403 || e["javaClassName"] != "java.io.IOException" || !strings.Contains(e["message"], "request body") {
 		t.Errorf("short CREATE body: %d %s", resp.StatusCode, body)
@@ -81,7 +108,7 @@ func TestWebHDFSBrokenBody(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	head = fmt.Sprintf("POST /webhdfs/v1/t/appended?op=APPEND&user.name=%s HTTP/1.1\r\nHost: %s\r\nContent-Length: 3000000\r\n\r\n", su, dn)
+	head = fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 3000000\r\n\r\n", signed(c.DataNode(0), "/webhdfs/v1/t/appended?op=APPEND&user.name="+su), dn)
 	resp, body = rawRequest(t, dn, head, bytes.Repeat([]byte("y"), 1200000))
 	if resp.StatusCode != 403 {
 		t.Errorf("short APPEND body: %d %s", resp.StatusCode, body)
@@ -97,7 +124,7 @@ func TestWebHDFSBrokenBody(t *testing.T) {
 	}
 
 	// A complete request on the same DataNode still works.
-	head = fmt.Sprintf("PUT /webhdfs/v1/t/whole?op=CREATE&user.name=%s HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\n\r\n", su, dn)
+	head = fmt.Sprintf("PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\n\r\n", signed(c.DataNode(0), "/webhdfs/v1/t/whole?op=CREATE&user.name="+su), dn)
 	if resp, body := rawRequest(t, dn, head, []byte("hello")); resp.StatusCode != 201 {
 		t.Errorf("CREATE after broken ones: %d %s", resp.StatusCode, body)
 	}
@@ -107,7 +134,6 @@ func TestWebHDFSBrokenBody(t *testing.T) {
 func TestWebHDFSDataNodeErrors(t *testing.T) {
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1})
 	su := c.Superuser()
-	base := "http://" + c.DataNode(0).HTTPAddr() + "/webhdfs/v1"
 	w, err := c.Client(su).Create(context.Background(), "/f", fs.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +160,7 @@ func TestWebHDFSDataNodeErrors(t *testing.T) {
 		{"PUT", "/f?op=CREATE", 403, "FileAlreadyExistsException"},
 		{"POST", "/missing?op=APPEND", 404, "FileNotFoundException"},
 	} {
-		req, _ := http.NewRequest(tc.method, base+tc.query+"&user.name="+su, nil)
+		req, _ := http.NewRequest(tc.method, "http://"+c.DataNode(0).HTTPAddr()+signed(c.DataNode(0), "/webhdfs/v1"+tc.query+"&user.name="+su), nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +172,7 @@ func TestWebHDFSDataNodeErrors(t *testing.T) {
 		}
 	}
 	// CREATE's Location is the file's hdfs:// URI, escaped.
-	req, _ := http.NewRequest("PUT", base+"/a%20b%3F?op=CREATE&user.name="+su, strings.NewReader("x"))
+	req, _ := http.NewRequest("PUT", "http://"+c.DataNode(0).HTTPAddr()+signed(c.DataNode(0), "/webhdfs/v1/a%20b%3F?op=CREATE&user.name="+su), strings.NewReader("x"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +183,7 @@ func TestWebHDFSDataNodeErrors(t *testing.T) {
 	}
 	// offset == length reads nothing, length caps the range.
 	for q, want := range map[string]string{"offset=10": "", "offset=3&length=4": "3456", "length=100": "0123456789"} {
-		resp, err := http.Get(base + "/f?op=OPEN&user.name=" + su + "&" + q)
+		resp, err := http.Get("http://" + c.DataNode(0).HTTPAddr() + signed(c.DataNode(0), "/webhdfs/v1/f?op=OPEN&user.name="+su+"&"+q))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/datatransfer"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -47,15 +49,30 @@ func (d *DataNode) acceptLoop(ln net.Listener) {
 				d.connsMu.Unlock()
 				c.Close()
 			}()
-			d.serveConn(c)
+			defer d.recoverPanic("DataTransferProtocol connection", c)
+			d.serveConn(newPeerConn(c, d.cfg.SocketTimeout, d.cfg.SocketWriteTimeout))
 		}()
 	}
 }
 
+// recoverPanic, deferred by a goroutine serving a peer or a NameNode
+// command, turns a panic into a logged error: the goroutine ends (its
+// connection is closed by the caller's deferred cleanup) and the DataNode
+// goes on serving everyone else.
+func (d *DataNode) recoverPanic(what string, c net.Conn) {
+	if r := recover(); r != nil {
+		d.stats.Panics.Add(1)
+		d.log.Error("datanode: panic recovered; the DataNode continues", "in", what, "remote", remoteOf(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	}
+}
+
 // serveConn runs ops on one connection until the peer closes it or it
-// stays idle past the keepalive.
-func (d *DataNode) serveConn(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
+// stays idle past the keepalive. The first op must come within
+// SocketTimeout, later ones within SocketKeepalive; while an op runs, every
+// read from the peer waits at most SocketTimeout and every write blocks at
+// most SocketWriteTimeout, so a silent peer cannot keep its transfer slot.
+func (d *DataNode) serveConn(c *peerConn) {
+	if tc, ok := c.Conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
 	br := bufio.NewReaderSize(c, 64<<10)
@@ -63,9 +80,9 @@ func (d *DataNode) serveConn(c net.Conn) {
 	for {
 		wait := d.cfg.SocketKeepalive
 		if first {
-			wait = 60 * time.Second
+			wait = d.cfg.SocketTimeout
 		}
-		c.SetReadDeadline(time.Now().Add(wait))
+		c.setReadTimeout(wait)
 		op, body, err := datatransfer.ReadRequest(br)
 		if err != nil {
 			if !first || errors.Is(err, io.EOF) {
@@ -76,17 +93,14 @@ func (d *DataNode) serveConn(c net.Conn) {
 			return
 		}
 		first = false
-		c.SetReadDeadline(time.Time{})
+		c.setReadTimeout(d.cfg.SocketTimeout)
 		select {
 		case d.slots <- struct{}{}:
 		default:
 			datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, fmt.Sprintf("Xceiver count %d exceeds the limit of concurrent xceivers: %d", d.xceivers.Load()+1, d.cfg.MaxTransferThreads)))
 			return
 		}
-		d.xceivers.Add(1)
-		keep, err := d.runOp(c, br, op, body)
-		d.xceivers.Add(-1)
-		<-d.slots
+		keep, err := d.runOpInSlot(c, br, op, body)
 		if err != nil {
 			d.log.Debug("datanode: op failed", "op", op, "remote", c.RemoteAddr(), "err", err)
 		}
@@ -96,13 +110,24 @@ func (d *DataNode) serveConn(c net.Conn) {
 	}
 }
 
+// runOpInSlot runs one op holding the transfer slot serveConn took; the
+// slot is given back however the op ends, a panic included.
+func (d *DataNode) runOpInSlot(c *peerConn, br *bufio.Reader, op datatransfer.Op, body []byte) (bool, error) {
+	d.xceivers.Add(1)
+	defer func() {
+		d.xceivers.Add(-1)
+		<-d.slots
+	}()
+	return d.runOp(c, br, op, body)
+}
+
 func errResponse(st hdfspb.Status, msg string) *hdfspb.BlockOpResponseProto {
 	return &hdfspb.BlockOpResponseProto{Status: st.Enum(), Message: proto.String(msg)}
 }
 
 // runOp dispatches one op; keep reports whether the connection may carry
 // another.
-func (d *DataNode) runOp(c net.Conn, br *bufio.Reader, op datatransfer.Op, body []byte) (keep bool, err error) {
+func (d *DataNode) runOp(c *peerConn, br *bufio.Reader, op datatransfer.Op, body []byte) (keep bool, err error) {
 	msg := op.NewMessage()
 	if msg == nil {
 		datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("unsupported operation %v", op)))
@@ -125,6 +150,12 @@ func (d *DataNode) runOp(c net.Conn, br *bufio.Reader, op datatransfer.Op, body 
 		return false, d.copyBlock(c, m)
 	case *hdfspb.OpRequestShortCircuitAccessProto:
 		return true, d.requestShortCircuitFds(c, m)
+	case *hdfspb.OpReplaceBlockProto:
+		// Not served (strata moves replicas between its own volumes
+		// locally), but refused for its token first, as Hadoop checks.
+		if err := d.checkAccess(c, c, op, m.GetHeader().GetBlock(), m.GetHeader().GetToken(), blocktoken.Replace); err != nil {
+			return false, err
+		}
 	}
 	datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("unsupported operation %v", op)))
 	return false, fmt.Errorf("unsupported op %v", op)
@@ -136,8 +167,14 @@ func blockOf(eb *hdfspb.ExtendedBlockProto) fsdataset.Block {
 
 // writeBlock receives a block from a client (or another DataNode) and,
 // if more targets follow, forwards it down the pipeline.
-func (d *DataNode) writeBlock(up net.Conn, br *bufio.Reader, m *hdfspb.OpWriteBlockProto) error {
-	b := blockOf(m.GetHeader().GetBaseHeader().GetBlock())
+func (d *DataNode) writeBlock(up *peerConn, br *bufio.Reader, m *hdfspb.OpWriteBlockProto) error {
+	base := m.GetHeader().GetBaseHeader()
+	// Every stage needs WRITE, recovery and close-recovery included: before
+	// a replica is touched and before any target is dialled.
+	if err := d.checkAccess(up, up, datatransfer.OpWriteBlock, base.GetBlock(), base.GetToken(), blocktoken.Write); err != nil {
+		return err
+	}
+	b := blockOf(base.GetBlock())
 	stage := m.GetStage()
 	newGS := m.GetLatestGenerationStamp()
 	if newGS == 0 {
@@ -189,13 +226,16 @@ func (d *DataNode) writeBlock(up net.Conn, br *bufio.Reader, m *hdfspb.OpWriteBl
 	if len(targets) > 0 {
 		next := targets[0].GetId()
 		addr := net.JoinHostPort(next.GetIpAddr(), fmt.Sprint(next.GetXferPort()))
-		fwd := datatransfer.MirrorWriteOp(m)
-		mc, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		fwd := datatransfer.MirrorWriteOp(m) // the client's token goes along
+		raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
 		if err == nil {
+			// Hadoop's DataXceiver gives the mirror 5 s more per
+			// downstream node, to read and to write.
+			ext := time.Duration(len(targets)) * 5 * time.Second
+			mc := newPeerConn(raw, d.cfg.SocketTimeout+ext, d.cfg.SocketWriteTimeout+ext)
 			mirror = mc
 			defer mc.Close()
 			mirrorR = bufio.NewReaderSize(mc, 16<<10)
-			mc.SetDeadline(time.Now().Add(30 * time.Second))
 			err = datatransfer.WriteRequest(mc, datatransfer.OpWriteBlock, fwd)
 			if err == nil {
 				var resp *hdfspb.BlockOpResponseProto
@@ -210,7 +250,6 @@ func (d *DataNode) writeBlock(up net.Conn, br *bufio.Reader, m *hdfspb.OpWriteBl
 					return reply(resp.GetStatus(), resp.GetMessage(), bad)
 				}
 			}
-			mc.SetDeadline(time.Time{})
 		}
 		if err != nil {
 			d.log.Warn("datanode: connecting pipeline mirror", "mirror", addr, "block", b.String(), "err", err)
@@ -223,7 +262,35 @@ func (d *DataNode) writeBlock(up net.Conn, br *bufio.Reader, m *hdfspb.OpWriteBl
 		return err
 	}
 	ok = true
-	return d.receivePackets(up, br, w, b, mirror, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
+	packets, err := d.receivePackets(up, br, w, b, mirror, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
+	if err != nil {
+		d.dropUnfinished(w, stage, packets, err)
+	}
+	return err
+}
+
+// dropUnfinished disposes of the replica of a write that failed before
+// its end, after packets packets (heartbeats included) arrived. A copy
+// one DataNode was sending another (TRANSFER_*) is temporary and goes, as
+// Hadoop's BlockReceiver.cleanupBlock does; so does a new replica whose
+// writer went silent past the socket timeout without sending a single
+// packet (a live client sends at least heartbeats; a peer that sends a
+// header and nothing is not writing). Any other replica of a client's
+// write, empty or not, stays RBW for pipeline or lease recovery: a client
+// whose pipeline broke right after setup recovers the empty replicas. A
+// finalized replica is left alone.
+func (d *DataNode) dropUnfinished(w *fsdataset.ReplicaWriter, stage hdfspb.OpWriteBlockProto_BlockConstructionStage, packets int, cause error) {
+	var ne net.Error
+	silent := packets == 0 && w.BytesWritten() == 0 && errors.As(cause, &ne) && ne.Timeout()
+	switch {
+	case stage == hdfspb.OpWriteBlockProto_TRANSFER_RBW, stage == hdfspb.OpWriteBlockProto_TRANSFER_FINALIZED,
+		stage == hdfspb.OpWriteBlockProto_PIPELINE_SETUP_CREATE && silent:
+		if err := w.Abort(); err != nil {
+			d.log.Warn("datanode: removing the replica of a failed write", "block", w.Info().Block.String(), "err", err)
+		}
+	default:
+		w.Close()
+	}
 }
 
 // ackItem is a packet waiting to be acknowledged upstream.
@@ -239,10 +306,23 @@ type ackItem struct {
 // acknowledges packets in order once the mirror has acknowledged them.
 // The replica is finalized before the last packet is acknowledged, so an
 // acknowledged block is durable on every node of the pipeline.
-func (d *DataNode) receivePackets(up net.Conn, br *bufio.Reader, w *fsdataset.ReplicaWriter, b fsdataset.Block, mirror net.Conn, mirrorR *bufio.Reader, finalize bool) error {
+func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.ReplicaWriter, b fsdataset.Block, mirror net.Conn, mirrorR *bufio.Reader, finalize bool) (packets int, err error) {
 	acks := make(chan ackItem, 256)
 	respDone := make(chan error, 1)
-	go func() { respDone <- d.respond(up, w, acks, mirrorR, finalize) }()
+	go func() {
+		// A panic here must not take the daemon down: it fails the write.
+		defer func() {
+			if r := recover(); r != nil {
+				d.stats.Panics.Add(1)
+				d.log.Error("datanode: panic in the pipeline responder; failing the write", "block", b.String(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				up.Close()
+				for range acks {
+				}
+				respDone <- fmt.Errorf("pipeline responder for %s: panic: %v", b, r)
+			}
+		}()
+		respDone <- d.respond(up, w, acks, mirrorR, finalize)
+	}()
 
 	pr := datatransfer.NewPacketReader(br, 0)
 	mirrorOK := mirror != nil
@@ -253,6 +333,7 @@ func (d *DataNode) receivePackets(up net.Conn, br *bufio.Reader, w *fsdataset.Re
 			recvErr = fmt.Errorf("receiving %s: %w", b, err)
 			break
 		}
+		packets++
 		if mirrorOK {
 			if _, err := mirror.Write(pkt.Raw); err != nil {
 				d.log.Warn("datanode: mirror write failed", "block", b.String(), "err", err)
@@ -299,9 +380,9 @@ func (d *DataNode) receivePackets(up net.Conn, br *bufio.Reader, w *fsdataset.Re
 	close(acks)
 	respErr := <-respDone
 	if recvErr != nil {
-		return recvErr
+		return packets, recvErr
 	}
-	return respErr
+	return packets, respErr
 }
 
 // writePacket stores a packet's data at its offset. Bytes the replica
@@ -334,7 +415,7 @@ func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Pack
 
 // respond acknowledges packets upstream in order, each after the mirror's
 // ack for it; the last packet's ack follows the replica's finalization.
-func (d *DataNode) respond(up net.Conn, w *fsdataset.ReplicaWriter, acks <-chan ackItem, mirrorR *bufio.Reader, finalize bool) error {
+func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan ackItem, mirrorR *bufio.Reader, finalize bool) error {
 	mirrorOK := mirrorR != nil
 	var firstErr error
 	for item := range acks {
@@ -390,7 +471,10 @@ func (d *DataNode) respond(up net.Conn, w *fsdataset.ReplicaWriter, acks <-chan 
 
 // blockChecksum answers BLOCK_CHECKSUM: MD5 of the replica's CRCs over
 // the requested length.
-func (d *DataNode) blockChecksum(c net.Conn, m *hdfspb.OpBlockChecksumProto) error {
+func (d *DataNode) blockChecksum(c *peerConn, m *hdfspb.OpBlockChecksumProto) error {
+	if err := d.checkAccess(c, c, datatransfer.OpBlockChecksum, m.GetHeader().GetBlock(), m.GetHeader().GetToken(), blocktoken.Read); err != nil {
+		return err
+	}
 	b := blockOf(m.GetHeader().GetBlock())
 	r, err := d.data.OpenForRead(b)
 	if err != nil {
@@ -436,16 +520,18 @@ func (s replicaSource) DataFile() (*os.File, int64) { return s.r.DataFile(), 0 }
 
 // readBlock serves READ_BLOCK. A bad replica found on disk while sending
 // is reported to the NameNode.
-func (d *DataNode) readBlock(c net.Conn, br *bufio.Reader, m *hdfspb.OpReadBlockProto) (bool, error) {
-	b := blockOf(m.GetHeader().GetBaseHeader().GetBlock())
+func (d *DataNode) readBlock(c *peerConn, br *bufio.Reader, m *hdfspb.OpReadBlockProto) (bool, error) {
+	base := m.GetHeader().GetBaseHeader()
+	if err := d.checkAccess(c, c, datatransfer.OpReadBlock, base.GetBlock(), base.GetToken(), blocktoken.Read); err != nil {
+		return false, err
+	}
+	b := blockOf(base.GetBlock())
 	r, err := d.data.OpenForRead(b)
 	if err != nil {
 		datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, fmt.Sprintf("Replica not found for %s: %v", b, err)))
 		return false, err
 	}
 	defer r.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Minute))
-	defer c.SetDeadline(time.Time{})
 	err = datatransfer.ServeReadBlock(c, br, m, replicaSource{r}, r.Length())
 	if err != nil {
 		return false, err

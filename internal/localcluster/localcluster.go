@@ -207,6 +207,10 @@ func (c *Cluster) ClientConf(base *conf.Configuration) *conf.Configuration {
 	return out
 }
 
+// KeyBlockTokens is dfs.block.access.token.enable, which Start sets to
+// true unless the configuration sets it.
+const KeyBlockTokens = "dfs.block.access.token.enable"
+
 // Start formats the name directory if it is new and starts the NameNode,
 // the DataNodes and, with Config.MapReduce, the trackers. On error,
 // whatever started is stopped.
@@ -230,6 +234,12 @@ func Start(cfg Config) (cl *Cluster, err error) {
 	}
 	if !c.IsSet("dfs.namenode.name.dir") {
 		c.Set("dfs.namenode.name.dir", filepath.Join(cfg.Dir, "name"))
+	}
+	if !c.IsSet(KeyBlockTokens) {
+		// Block access tokens on, as a cluster should run: its DataNodes
+		// serve no op without the NameNode's token. A configuration may
+		// still turn them off.
+		c.Set(KeyBlockTokens, "true")
 	}
 	nc, err := namenode.ConfigFrom(c)
 	if err != nil {

@@ -1,0 +1,61 @@
+package datanode
+
+import (
+	"io"
+	"net"
+	"time"
+)
+
+// peerConn is a DataTransferProtocol connection on which no read waits
+// longer than its read timeout and no write blocks longer than its write
+// timeout: each Read and Write sets its own deadline, so a peer that stops
+// sending (or stops reading) mid-transfer fails the transfer and frees its
+// transfer slot, while a slow but moving one is unaffected (Hadoop's
+// socket timeouts, dfs.client.socket-timeout and
+// dfs.datanode.socket.write.timeout, work the same way).
+//
+// Reads happen on one goroutine and writes on at most one other, as the
+// op handlers use a connection; setReadTimeout belongs to the reading
+// goroutine.
+type peerConn struct {
+	net.Conn
+	rt, wt time.Duration
+}
+
+func newPeerConn(c net.Conn, rt, wt time.Duration) *peerConn {
+	if pc, ok := c.(*peerConn); ok {
+		c = pc.Conn
+	}
+	return &peerConn{Conn: c, rt: rt, wt: wt}
+}
+
+// setReadTimeout changes the read timeout of later Reads.
+func (c *peerConn) setReadTimeout(d time.Duration) { c.rt = d }
+
+func (c *peerConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(c.rt))
+	return c.Conn.Read(p)
+}
+
+func (c *peerConn) Write(p []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.wt))
+	return c.Conn.Write(p)
+}
+
+// ReadFrom keeps sendfile(2) for block data (datatransfer.SendBlock hands
+// each packet's data to ReadFrom): the write deadline covers one packet.
+func (c *peerConn) ReadFrom(r io.Reader) (int64, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.wt))
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// CloseWrite half-closes the connection when it can.
+func (c *peerConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
