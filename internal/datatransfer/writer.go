@@ -356,6 +356,12 @@ func (w *BlockWriter) readAcks() {
 		w.cond.Broadcast()
 		w.mu.Unlock()
 		last := p.last
+		// The ack proves the DataNode has the bytes, but not (to the race
+		// detector, or to a writer descheduled inside Write) that send's
+		// conn.Write has returned: wait for the write lock, which send
+		// holds across the write, before the buffer goes back to the pool.
+		w.wmu.Lock()
+		w.wmu.Unlock()
 		w.release(p)
 		if last {
 			return

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/spill"
@@ -71,6 +72,12 @@ func TestServerAuth(t *testing.T) {
 	}
 	if err := jobtoken.VerifyReply(job.secret, req.Header.Get(jobtoken.HeaderURLHash), resp.Header.Get(jobtoken.HeaderReplyHash)); err != nil {
 		t.Errorf("reply hash: %v", err)
+	}
+	// The server counts a send after its last byte is written, which can
+	// be after the client has read it.
+	deadline := time.Now().Add(10 * time.Second)
+	for st := srv.Stats(); st.Served != 1 && time.Now().Before(deadline); st = srv.Stats() {
+		time.Sleep(10 * time.Millisecond)
 	}
 	if st := srv.Stats(); st.Failed != 5 || st.Served != 1 {
 		t.Errorf("stats %+v", st)
