@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/datatransfer"
@@ -174,5 +177,62 @@ func TestPipelineCloseRecovery(t *testing.T) {
 	n++
 	if err := recoverClose(newGS+2, addrs[2]); !errors.As(err, &pe) || pe.BadIndex != 0 || pe.Status != hdfspb.Status_ERROR {
 		t.Fatalf("close recovery of a short replica: %v, want ERROR at node 0", err)
+	}
+}
+
+// A pipeline node that fails after every data packet was acknowledged
+// fails the last packet: the first node has then finalized its replica
+// and refuses a streaming recovery. The client recovers in the close
+// stage instead (PIPELINE_CLOSE_RECOVERY, forwarded by the first node to
+// the third, whose replica is still RBW, with three), and the file
+// completes on the remaining nodes with the new generation stamp.
+func TestWriterRecoversInCloseStage(t *testing.T) {
+	for _, repl := range []int{2, 3} {
+		t.Run(fmt.Sprintf("replication %d", repl), func(t *testing.T) { writerRecoversInCloseStage(t, repl) })
+	}
+}
+
+func writerRecoversInCloseStage(t *testing.T, repl int) {
+	c := testcluster.New(t, testcluster.Config{DataNodes: repl})
+	cl := c.Client(c.Superuser())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const p = "/closestage"
+	data := bytes.Repeat([]byte("close stage "), 5000)
+	fw, err := cl.CreateFile(ctx, p, fs.CreateOptions{Replication: repl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	locs, err := cl.BlockLocations(ctx, p)
+	if err != nil || len(locs) != 1 || len(locs[0].Hosts) != repl {
+		t.Fatalf("locations %v: %v", locs, err)
+	}
+	c.StopDataNode(c.DataNodeByAddr(locs[0].Hosts[1]))
+	if err := fw.Close(); err != nil {
+		t.Fatalf("Close after the second node failed: %v", err)
+	}
+	for i, h := range locs[0].Hosts {
+		if i == 1 {
+			continue
+		}
+		ri, ok := c.DataNode(c.DataNodeByAddr(h)).Dataset().Get(locs[0].BlockID)
+		if !ok || ri.State != fsdataset.Finalized || ri.GenStamp <= locs[0].GenStamp || ri.NumBytes != int64(len(data)) {
+			t.Errorf("node %d's replica %+v (found %v), want FINALIZED with a generation stamp after %d", i, ri, ok, locs[0].GenStamp)
+		}
+	}
+	r, err := cl.Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes: %v", len(got), err)
 	}
 }
