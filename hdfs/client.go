@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -39,6 +40,18 @@ type Options struct {
 	// transfer port (dfs.domain.socket.path, used when
 	// dfs.client.read.shortcircuit is true).
 	ShortCircuitSocket string
+	// SocketTimeout is dfs.client.socket-timeout: a write pipeline waits
+	// for each ack at most this long plus 5 s per pipeline node, then
+	// takes the pipeline for failed and recovers it (Hadoop's
+	// DataStreamer); an idle writer sends a heartbeat every half of it.
+	// 0 means 60 s; negative means no timeout (the value 0 in the
+	// configuration, as in Hadoop).
+	SocketTimeout time.Duration
+	// SocketWriteTimeout is dfs.datanode.socket.write.timeout as the
+	// client uses it: one write to a pipeline's first DataNode may block
+	// this long plus 5 s per pipeline node. 0 means 480 s; negative means
+	// no timeout.
+	SocketWriteTimeout time.Duration
 }
 
 // Client is an HDFS client. It is safe for concurrent use.
@@ -95,8 +108,33 @@ func init() {
 		if on, _ := env.Conf.GetBool("dfs.client.read.shortcircuit"); on {
 			opts.ShortCircuitSocket = env.Conf.Get("dfs.domain.socket.path")
 		}
+		var err error
+		if opts.SocketTimeout, err = socketTimeout(env.Conf, "dfs.client.socket-timeout"); err != nil {
+			return nil, err
+		}
+		if opts.SocketWriteTimeout, err = socketTimeout(env.Conf, "dfs.datanode.socket.write.timeout"); err != nil {
+			return nil, err
+		}
 		return New(opts)
 	})
+}
+
+// socketTimeout reads a socket timeout key (milliseconds without a unit):
+// unset is 0 (the default), a configured 0 is "no timeout" (negative).
+func socketTimeout(c *conf.Configuration, key string) (time.Duration, error) {
+	if c.Get(key) == "" {
+		return 0, nil
+	}
+	d, err := c.GetDuration(key, time.Millisecond)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("hdfs: %w", err)
+	case d < 0:
+		return 0, fmt.Errorf("hdfs: %s must not be negative, got %v", key, d)
+	case d == 0:
+		return -1, nil
+	}
+	return d, nil
 }
 
 // Call makes a raw ClientProtocol call; for tools that need a method this

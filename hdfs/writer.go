@@ -187,7 +187,7 @@ func (w *FileWriter) write(p []byte) (int, error) {
 		w.inBlock += int64(n)
 		written += n
 		if err != nil {
-			if err := w.recover(err); err != nil {
+			if err := w.recover(err, false); err != nil {
 				return written, w.fail(err)
 			}
 			continue
@@ -271,7 +271,8 @@ func (w *FileWriter) addBlock(req *hdfspb.AddBlockRequestProto, resp *hdfspb.Add
 
 // connect opens a BlockWriter to the current pipeline (w.nodes) with cfg's
 // stage and offsets, then writes resend (data not acknowledged before a
-// recovery).
+// recovery). A PIPELINE_CLOSE_RECOVERY only asks the nodes to finish the
+// block: no BlockWriter follows (w.bw stays nil).
 func (w *FileWriter) connect(cfg datatransfer.WriteBlockConfig, resend []byte) error {
 	if len(w.nodes) == 0 {
 		return errors.New("no DataNodes in the pipeline")
@@ -287,10 +288,15 @@ func (w *FileWriter) connect(cfg datatransfer.WriteBlockConfig, resend []byte) e
 		cfg.TargetStorageIDs = w.storageIDs[1:]
 	}
 	cfg.Targets = w.nodes[1:]
+	cfg.SocketTimeout = w.c.opts.SocketTimeout
+	cfg.SocketWriteTimeout = w.c.opts.SocketWriteTimeout
 	d := net.Dialer{Timeout: 10 * time.Second}
 	conn, err := d.DialContext(w.ctx, "tcp", dnAddr(w.nodes[0]))
 	if err != nil {
 		return &datatransfer.PipelineError{BadIndex: 0, Status: hdfspb.Status_ERROR, Seqno: -1, Err: err}
+	}
+	if cfg.Stage != nil && *cfg.Stage == hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY {
+		return datatransfer.CloseRecovery(w.ctx, conn, cfg)
 	}
 	bw, err := datatransfer.NewBlockWriter(w.ctx, conn, cfg)
 	if err != nil {
@@ -313,15 +319,26 @@ func (w *FileWriter) connect(cfg datatransfer.WriteBlockConfig, resend []byte) e
 // it refused the block token: each try gets a new token from
 // updateBlockForPipeline, and a refused one is retried once with the same
 // nodes.
-func (w *FileWriter) recover(cause error) error {
+//
+// With closing (the failure came from the BlockWriter's Close and it had
+// nothing unacknowledged: every node had acknowledged the whole block, and
+// some may have finalized it) the pipeline is recovered in the close stage
+// instead, as Hadoop's DataStreamer does: PIPELINE_CLOSE_RECOVERY gives the
+// remaining nodes' replicas the new generation stamp and finalizes them,
+// no data is sent, and w.bw stays nil: the block is done.
+func (w *FileWriter) recover(cause error, closing bool) error {
 	off, data := w.bw.Unacked()
 	w.bw.Abort()
 	w.bw = nil
+	stage := hdfspb.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY
+	if closing && len(data) == 0 {
+		stage = hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY
+	}
 	tokenRetried := false
 	for tries := 0; tries < 6; tries++ {
 		if tries > 0 && errors.Is(cause, datatransfer.ErrAccessToken) && !tokenRetried {
 			tokenRetried = true
-			if cause = w.reopenPipeline(hdfspb.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY, &recoverState{off: off, data: data}); cause == nil {
+			if cause = w.reopenPipeline(stage, &recoverState{off: off, data: data}); cause == nil {
 				return nil
 			}
 			continue
@@ -339,7 +356,7 @@ func (w *FileWriter) recover(cause error) error {
 		if len(w.nodes) == 0 {
 			return fmt.Errorf("all DataNodes of the pipeline for blk_%d are bad; the last was %s: %w", w.blk.GetB().GetBlockId(), dnAddr(badNode), cause)
 		}
-		err := w.reopenPipeline(hdfspb.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY, &recoverState{off: off, data: data})
+		err := w.reopenPipeline(stage, &recoverState{off: off, data: data})
 		if err == nil {
 			return nil
 		}
@@ -399,8 +416,10 @@ func (w *FileWriter) reopenPipeline(stage hdfspb.OpWriteBlockProto_BlockConstruc
 	}
 	up := &hdfspb.UpdatePipelineRequestProto{ClientName: proto.String(w.c.name), OldBlock: old, NewBlock: nb, NewNodes: ids, StorageIDs: w.storageIDs}
 	if err := w.c.call(w.ctx, "updatePipeline", up, &hdfspb.UpdatePipelineResponseProto{}); err != nil {
-		w.bw.Abort()
-		w.bw = nil
+		if w.bw != nil {
+			w.bw.Abort()
+			w.bw = nil
+		}
 		return wrapErr(err)
 	}
 	w.blk.B = nb
@@ -410,12 +429,14 @@ func (w *FileWriter) reopenPipeline(stage hdfspb.OpWriteBlockProto_BlockConstruc
 // endBlock finishes the current block (waiting for every ack) and
 // remembers it as the previous block for the next addBlock.
 func (w *FileWriter) endBlock() error {
-	for {
+	for w.bw != nil {
 		err := w.bw.Close()
 		if err == nil {
 			break
 		}
-		if err := w.recover(err); err != nil {
+		// A close recovery finishes the block (w.bw is then nil); a
+		// streaming one resends and the new writer is closed again.
+		if err := w.recover(err, true); err != nil {
 			return err
 		}
 	}
@@ -460,7 +481,7 @@ func (w *FileWriter) flush(sync bool) error {
 		if err == nil {
 			return nil
 		}
-		if err := w.recover(err); err != nil {
+		if err := w.recover(err, false); err != nil {
 			return w.fail(err)
 		}
 	}

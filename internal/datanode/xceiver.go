@@ -201,10 +201,7 @@ func (d *DataNode) writeBlock(up *peerConn, br *bufio.Reader, m *hdfspb.OpWriteB
 			w, err = d.data.Append(b, newGS)
 		}
 	case hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY:
-		err = d.data.UpdateFinalizedGenStamp(b, newGS)
-		if err == nil {
-			return reply(hdfspb.Status_SUCCESS, "", "")
-		}
+		return d.recoverClose(m, b, newGS, reply)
 	default:
 		err = fmt.Errorf("unsupported pipeline stage %v", stage)
 	}
@@ -220,53 +217,106 @@ func (d *DataNode) writeBlock(up *peerConn, br *bufio.Reader, m *hdfspb.OpWriteB
 	}()
 
 	// Connect the rest of the pipeline.
-	targets := m.GetTargets()
-	var mirror net.Conn
+	var mirror *peerConn
 	var mirrorR *bufio.Reader
-	if len(targets) > 0 {
-		next := targets[0].GetId()
-		addr := net.JoinHostPort(next.GetIpAddr(), fmt.Sprint(next.GetXferPort()))
-		fwd := datatransfer.MirrorWriteOp(m) // the client's token goes along
-		raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
-		if err == nil {
-			// Hadoop's DataXceiver gives the mirror 5 s more per
-			// downstream node, to read and to write.
-			ext := time.Duration(len(targets)) * 5 * time.Second
-			mc := newPeerConn(raw, d.cfg.SocketTimeout+ext, d.cfg.SocketWriteTimeout+ext)
-			mirror = mc
-			defer mc.Close()
-			mirrorR = bufio.NewReaderSize(mc, 16<<10)
-			err = datatransfer.WriteRequest(mc, datatransfer.OpWriteBlock, fwd)
-			if err == nil {
-				var resp *hdfspb.BlockOpResponseProto
-				resp, err = datatransfer.ReadResponse(mirrorR)
-				if err == nil && resp.GetStatus() != hdfspb.Status_SUCCESS {
-					bad := resp.GetFirstBadLink()
-					if bad == "" {
-						bad = addr
-					}
-					w.Abort()
-					ok = true
-					return reply(resp.GetStatus(), resp.GetMessage(), bad)
-				}
-			}
-		}
-		if err != nil {
-			d.log.Warn("datanode: connecting pipeline mirror", "mirror", addr, "block", b.String(), "err", err)
+	if len(m.GetTargets()) > 0 {
+		mc, mr, st, msg, bad := d.connectMirror(m, b)
+		if st != hdfspb.Status_SUCCESS {
 			w.Abort()
 			ok = true
-			return reply(hdfspb.Status_ERROR, fmt.Sprintf("connecting to %s: %v", addr, err), addr)
+			return reply(st, msg, bad)
 		}
+		mirror, mirrorR = mc, mr
+		defer mc.Close()
 	}
 	if err := reply(hdfspb.Status_SUCCESS, "", ""); err != nil {
 		return err
 	}
 	ok = true
-	packets, err := d.receivePackets(up, br, w, b, mirror, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
+	var mirrorConn net.Conn
+	if mirror != nil {
+		mirrorConn = mirror
+	}
+	packets, err := d.receivePackets(up, br, w, b, mirrorConn, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
 	if err != nil {
 		d.dropUnfinished(w, stage, packets, err)
 	}
 	return err
+}
+
+// connectMirror dials the next DataNode of m's pipeline and forwards the
+// op (the client's token goes along), then reads its connect reply. On
+// success it returns the connection and a reader on it, with status
+// SUCCESS; otherwise the connection is closed and the status, message and
+// firstBadLink (the mirror's own, else the mirror) are for the upstream
+// reply.
+func (d *DataNode) connectMirror(m *hdfspb.OpWriteBlockProto, b fsdataset.Block) (*peerConn, *bufio.Reader, hdfspb.Status, string, string) {
+	targets := m.GetTargets()
+	next := targets[0].GetId()
+	addr := net.JoinHostPort(next.GetIpAddr(), fmt.Sprint(next.GetXferPort()))
+	fwd := datatransfer.MirrorWriteOp(m)
+	raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err == nil {
+		// Hadoop's DataXceiver gives the mirror 5 s more per downstream
+		// node, to read and to write.
+		ext := time.Duration(len(targets)) * 5 * time.Second
+		mc := newPeerConn(raw, d.cfg.SocketTimeout+ext, d.cfg.SocketWriteTimeout+ext)
+		mr := bufio.NewReaderSize(mc, 16<<10)
+		err = datatransfer.WriteRequest(mc, datatransfer.OpWriteBlock, fwd)
+		if err == nil {
+			var resp *hdfspb.BlockOpResponseProto
+			resp, err = datatransfer.ReadResponse(mr)
+			if err == nil && resp.GetStatus() == hdfspb.Status_SUCCESS {
+				return mc, mr, hdfspb.Status_SUCCESS, "", ""
+			}
+			if err == nil {
+				mc.Close()
+				bad := resp.GetFirstBadLink()
+				if bad == "" {
+					bad = addr
+				}
+				return nil, nil, resp.GetStatus(), resp.GetMessage(), bad
+			}
+		}
+		mc.Close()
+	}
+	d.log.Warn("datanode: connecting pipeline mirror", "mirror", addr, "block", b.String(), "stage", m.GetStage(), "err", err)
+	return nil, nil, hdfspb.Status_ERROR, fmt.Sprintf("connecting to %s: %v", addr, err), addr
+}
+
+// recoverClose serves PIPELINE_CLOSE_RECOVERY, as Hadoop's DataXceiver
+// with recoverClose: after a failure in the close stage the client asks
+// the remaining nodes to finish the block it had entirely acknowledged.
+// The local replica (FINALIZED, or RBW with the minBytesRcvd bytes the
+// client expects; its writer, if still running, is stopped) gets the new
+// generation stamp and is finalized; the NameNode is told it was received
+// (an incremental block report, as after a finalized write); then the op
+// goes on to the rest of the pipeline, and the reply upstream is the
+// mirror's status (firstBadLink naming the failed node). No packets
+// follow. A replica that cannot be recovered is refused with ERROR and an
+// empty firstBadLink: this node is the bad one.
+func (d *DataNode) recoverClose(m *hdfspb.OpWriteBlockProto, b fsdataset.Block, newGS uint64, reply func(hdfspb.Status, string, string) error) error {
+	want := b
+	want.NumBytes = int64(m.GetMinBytesRcvd())
+	if err := d.data.UpdateFinalizedGenStamp(want, newGS); err != nil {
+		d.log.Warn("datanode: close recovery refused", "block", b.String(), "newGS", newGS, "minBytesRcvd", want.NumBytes, "err", err)
+		return reply(hdfspb.Status_ERROR, err.Error(), "")
+	}
+	d.stats.BlocksWritten.Add(1)
+	d.log.Info("datanode: close recovery", "block", b.String(), "newGS", newGS, "bytes", want.NumBytes)
+	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	if err := d.actor.sendIncremental(ctx); err != nil {
+		d.log.Debug("datanode: incremental report after close recovery", "err", err)
+	}
+	cancel()
+	if len(m.GetTargets()) > 0 {
+		mc, _, st, msg, bad := d.connectMirror(m, b)
+		if st != hdfspb.Status_SUCCESS {
+			return reply(st, msg, bad)
+		}
+		mc.Close()
+	}
+	return reply(hdfspb.Status_SUCCESS, "", "")
 }
 
 // dropUnfinished disposes of the replica of a write that failed before

@@ -47,6 +47,8 @@ type fakeDN struct {
 	packets    []PacketHeader // data packets received, in order
 	heartbeats int
 	readAtUsed atomic.Int64
+	// closeRecoveries are the PIPELINE_CLOSE_RECOVERY ops received.
+	closeRecoveries []*hdfspb.OpWriteBlockProto
 }
 
 func newFakeDN(t testing.TB) *fakeDN {
@@ -153,6 +155,12 @@ func (dn *fakeDN) write(c net.Conn, r *bufio.Reader, o *hdfspb.OpWriteBlockProto
 		return
 	}
 	id := o.GetHeader().GetBaseHeader().GetBlock().GetBlockId()
+	if o.GetStage() == hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY {
+		dn.mu.Lock()
+		dn.closeRecoveries = append(dn.closeRecoveries, o)
+		dn.mu.Unlock()
+		return // no packets follow
+	}
 	nodes := dn.replies
 	if nodes == 0 {
 		nodes = int(o.GetPipelineSize())

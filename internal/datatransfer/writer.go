@@ -3,10 +3,12 @@ package datatransfer
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -22,6 +24,18 @@ const (
 	// DefaultHeartbeatInterval is half of Hadoop's default socket timeout
 	// (60 s), after which an idle writer sends a heartbeat packet.
 	DefaultHeartbeatInterval = 30 * time.Second
+	// DefaultSocketTimeout is Hadoop's dfs.client.socket-timeout default
+	// (60 s), the base of a writer's ack read timeout.
+	DefaultSocketTimeout = 60 * time.Second
+	// DefaultSocketWriteTimeout is Hadoop's
+	// dfs.datanode.socket.write.timeout default (480 s), the base of a
+	// writer's packet write timeout.
+	DefaultSocketWriteTimeout = 480 * time.Second
+	// TimeoutExtension is added to both timeouts per pipeline node, as
+	// Hadoop's HdfsConstants.READ_TIMEOUT_EXTENSION and
+	// WRITE_TIMEOUT_EXTENSION (5 s each): a node further down reports a
+	// silent mirror before the client gives up on the first node.
+	TimeoutExtension = 5 * time.Second
 	// ackGrace bounds the wait for the DataNode's explanation (an error
 	// ack) after a write to it failed.
 	ackGrace = 5 * time.Second
@@ -68,9 +82,25 @@ type WriteBlockConfig struct {
 	// blocks when it is reached. 0 means DefaultMaxInFlight.
 	MaxInFlight int
 	// HeartbeatInterval is how long the connection may be idle before the
-	// writer sends a heartbeat packet; 0 means DefaultHeartbeatInterval,
-	// negative disables heartbeats.
+	// writer sends a heartbeat packet; 0 means half of SocketTimeout
+	// (DefaultHeartbeatInterval when that is the default), negative
+	// disables heartbeats.
 	HeartbeatInterval time.Duration
+	// SocketTimeout is dfs.client.socket-timeout: the connect reply and
+	// each ack must arrive within SocketTimeout plus TimeoutExtension per
+	// pipeline node (a rolling deadline, renewed for every ack; an idle
+	// writer's heartbeats are acknowledged too), as in Hadoop's
+	// DataStreamer. Past it the pipeline has failed at node 0 (Hadoop
+	// blames the first node when no ack says otherwise; a DataNode whose
+	// mirror went silent reports the mirror first, its own timeout being
+	// shorter by 5 s a node). 0 means DefaultSocketTimeout; negative
+	// disables the timeout (the context still bounds the writer).
+	SocketTimeout time.Duration
+	// SocketWriteTimeout is dfs.datanode.socket.write.timeout as the
+	// client uses it: one write to the first DataNode may block at most
+	// SocketWriteTimeout plus TimeoutExtension per pipeline node. 0 means
+	// DefaultSocketWriteTimeout; negative disables it.
+	SocketWriteTimeout time.Duration
 	// SyncOnClose sets syncBlock on the last packet (CreateFlag.SYNC_BLOCK).
 	SyncOnClose bool
 }
@@ -131,6 +161,7 @@ type BlockWriter struct {
 	r    *bufio.Reader
 	ctx  context.Context
 	stop func() bool
+	dl   *deadlines
 
 	bpc         int
 	packetSize  int
@@ -200,17 +231,23 @@ func NewBlockWriter(ctx context.Context, conn net.Conn, cfg WriteBlockConfig) (*
 	w.prefixRoom = packetLengthsLen + maxEncodedHeaderLen + (w.packetSize/w.bpc+1)*ChecksumSize
 	w.cond = sync.NewCond(&w.mu)
 	w.stop = bindContext(ctx, conn)
+	w.dl = newDeadlines(ctx, conn, cfg)
 
-	if err := w.connect(cfg); err != nil {
+	r, err := writeBlockOp(conn, w.dl, cfg)
+	if err != nil {
 		w.stop()
 		conn.Close()
-		return nil, err
+		return nil, ctxError(ctx, err)
 	}
+	w.r = r
 	w.lastSend = time.Now()
 	go w.readAcks()
 	interval := cfg.HeartbeatInterval
 	if interval == 0 {
 		interval = DefaultHeartbeatInterval
+		if cfg.SocketTimeout > 0 {
+			interval = cfg.SocketTimeout / 2
+		}
 	}
 	if interval > 0 {
 		go w.heartbeats(interval)
@@ -218,7 +255,29 @@ func NewBlockWriter(ctx context.Context, conn net.Conn, cfg WriteBlockConfig) (*
 	return w, nil
 }
 
-func (w *BlockWriter) connect(cfg WriteBlockConfig) error {
+// CloseRecovery sends WRITE_BLOCK with stage PIPELINE_CLOSE_RECOVERY over
+// conn and reads the reply: the pipeline's DataNodes give their complete
+// replica of cfg.Block (cfg.MinBytesRcvd bytes, every one acknowledged)
+// the generation stamp cfg.LatestGenerationStamp and finalize it, and no
+// data follows (Hadoop's DataStreamer after a failure in the close stage,
+// once every packet was acknowledged). A refusal is a *PipelineError
+// whose BadIndex comes from the reply's firstBadLink. cfg.Stage is
+// ignored. It closes conn.
+func CloseRecovery(ctx context.Context, conn net.Conn, cfg WriteBlockConfig) error {
+	defer conn.Close()
+	if cfg.Block == nil {
+		return fmt.Errorf("datatransfer: bad close recovery config (no block)")
+	}
+	stop := bindContext(ctx, conn)
+	defer stop()
+	cfg.Stage = hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY.Enum()
+	_, err := writeBlockOp(conn, newDeadlines(ctx, conn, cfg), cfg)
+	return ctxError(ctx, err)
+}
+
+// writeBlockOp sends WRITE_BLOCK for cfg and reads the connect reply; a
+// broken connection or a refusal is a *PipelineError.
+func writeBlockOp(conn net.Conn, dl *deadlines, cfg WriteBlockConfig) (*bufio.Reader, error) {
 	token := cfg.Token
 	if token == nil {
 		token = emptyToken()
@@ -257,16 +316,21 @@ func (w *BlockWriter) connect(cfg WriteBlockConfig) error {
 	if cfg.StorageID != "" {
 		op.StorageId = proto.String(cfg.StorageID)
 	}
-	if err := WriteRequest(w.conn, OpWriteBlock, op); err != nil {
-		return w.connError(err)
+	nodeErr := func(err error) error {
+		return &PipelineError{BadIndex: 0, Status: hdfspb.Status_ERROR, Seqno: -1, Err: err}
 	}
-	w.r = bufio.NewReaderSize(w.conn, 4096)
-	resp, err := ReadResponse(w.r)
+	dl.write()
+	if err := WriteRequest(conn, OpWriteBlock, op); err != nil {
+		return nil, nodeErr(dl.explain(err, false))
+	}
+	r := bufio.NewReaderSize(conn, 4096)
+	dl.read()
+	resp, err := ReadResponse(r)
 	if err != nil {
-		return w.connError(err)
+		return nil, nodeErr(dl.explain(err, true))
 	}
 	if resp.GetStatus() != hdfspb.Status_SUCCESS {
-		return &PipelineError{
+		return nil, &PipelineError{
 			BadIndex:     badIndex(resp.GetFirstBadLink(), cfg.Targets),
 			Status:       resp.GetStatus(),
 			Message:      resp.GetMessage(),
@@ -274,7 +338,106 @@ func (w *BlockWriter) connect(cfg WriteBlockConfig) error {
 			Seqno:        -1,
 		}
 	}
-	return nil
+	return r, nil
+}
+
+// timeoutExtension is TimeoutExtension; tests shorten it.
+var timeoutExtension = TimeoutExtension
+
+// deadlines keeps a writer's connection within its timeouts: read and
+// write set a deadline before each ack read and each packet write, never
+// later than the context's deadline or a cap set by limitRead, and never
+// undoing a cancellation.
+type deadlines struct {
+	conn    net.Conn
+	ctx     context.Context
+	rt, wt  time.Duration // 0: none
+	readCap atomic.Int64  // unix nanoseconds; 0: none
+	broken  atomic.Bool   // writes are interrupted for good
+}
+
+func newDeadlines(ctx context.Context, conn net.Conn, cfg WriteBlockConfig) *deadlines {
+	nodes := 1 + len(cfg.Targets)
+	ext := time.Duration(nodes) * timeoutExtension
+	d := &deadlines{conn: conn, ctx: ctx}
+	switch {
+	case cfg.SocketTimeout == 0:
+		d.rt = DefaultSocketTimeout + ext
+	case cfg.SocketTimeout > 0:
+		d.rt = cfg.SocketTimeout + ext
+	}
+	switch {
+	case cfg.SocketWriteTimeout == 0:
+		d.wt = DefaultSocketWriteTimeout + ext
+	case cfg.SocketWriteTimeout > 0:
+		d.wt = cfg.SocketWriteTimeout + ext
+	}
+	return d
+}
+
+func (d *deadlines) at(timeout time.Duration, capNanos int64) time.Time {
+	var t time.Time
+	if timeout > 0 {
+		t = time.Now().Add(timeout)
+	}
+	if cd, ok := d.ctx.Deadline(); ok && (t.IsZero() || cd.Before(t)) {
+		t = cd
+	}
+	if capNanos != 0 {
+		if c := time.Unix(0, capNanos); t.IsZero() || c.Before(t) {
+			t = c
+		}
+	}
+	return t
+}
+
+// read renews the read deadline before waiting for a reply or an ack.
+func (d *deadlines) read() {
+	if d.rt == 0 && d.readCap.Load() == 0 {
+		return // the context's deadline (set by bindContext) stays
+	}
+	d.conn.SetReadDeadline(d.at(d.rt, d.readCap.Load()))
+	if d.ctx.Err() != nil {
+		d.conn.SetReadDeadline(pastDeadline)
+	}
+}
+
+// write renews the write deadline before a write to the connection.
+func (d *deadlines) write() {
+	if d.wt != 0 {
+		d.conn.SetWriteDeadline(d.at(d.wt, 0))
+	}
+	if d.ctx.Err() != nil || d.broken.Load() {
+		d.conn.SetWriteDeadline(pastDeadline)
+	}
+}
+
+// interruptWrites fails pending and later writes at once.
+func (d *deadlines) interruptWrites() {
+	d.broken.Store(true)
+	d.conn.SetWriteDeadline(pastDeadline)
+}
+
+// limitRead caps every later read deadline at t and applies it now.
+func (d *deadlines) limitRead(t time.Time) {
+	d.readCap.Store(t.UnixNano())
+	d.read()
+}
+
+// explain names the timeout in err if err is one of ours, in Hadoop's
+// SocketTimeoutException wording.
+func (d *deadlines) explain(err error, reading bool) error {
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || d.ctx.Err() != nil {
+		return err
+	}
+	if reading && d.rt > 0 {
+		return fmt.Errorf("%d millis timeout while waiting for channel to be ready for read: %w", d.rt.Milliseconds(), err)
+	}
+	if !reading && d.wt > 0 {
+		return fmt.Errorf("%d millis timeout while waiting for channel to be ready for write: %w", d.wt.Milliseconds(), err)
+	}
+	return err
 }
 
 // badIndex maps a reply's firstBadLink (a transfer address, ip:port) to a
@@ -326,13 +489,14 @@ func (w *BlockWriter) failed() error {
 func (w *BlockWriter) readAcks() {
 	defer close(w.ackDone)
 	for {
+		w.dl.read()
 		ack, err := ReadAck(w.r)
 		if err != nil {
-			w.fail(w.connError(fmt.Errorf("read ack: %w", noEOF(err))))
+			w.failAcks(w.connError(fmt.Errorf("read ack: %w", w.dl.explain(noEOF(err), true))))
 			return
 		}
 		if bad := ack.FirstBad(); bad >= 0 {
-			w.fail(&PipelineError{BadIndex: bad, Status: ack.Replies[bad], Seqno: ack.Seqno})
+			w.failAcks(&PipelineError{BadIndex: bad, Status: ack.Replies[bad], Seqno: ack.Seqno})
 			return
 		}
 		if ack.Seqno == HeartbeatSeqno {
@@ -345,7 +509,7 @@ func (w *BlockWriter) readAcks() {
 				want = w.queue[0].seqno
 			}
 			w.mu.Unlock()
-			w.fail(&PipelineError{BadIndex: 0, Status: hdfspb.Status_ERROR, Seqno: ack.Seqno,
+			w.failAcks(&PipelineError{BadIndex: 0, Status: hdfspb.Status_ERROR, Seqno: ack.Seqno,
 				Err: fmt.Errorf("%w: ack for seqno %d, expected %d", ErrProtocol, ack.Seqno, want)})
 			return
 		}
@@ -369,11 +533,19 @@ func (w *BlockWriter) readAcks() {
 	}
 }
 
+// failAcks records the ack reader's failure and interrupts a packet write
+// blocked on the failed pipeline (a silent first node stops reading, and
+// the write would otherwise wait out its own timeout).
+func (w *BlockWriter) failAcks(err error) {
+	w.fail(err)
+	w.dl.interruptWrites()
+}
+
 // heartbeats sends a heartbeat packet whenever the connection has been
 // idle for interval.
 func (w *BlockWriter) heartbeats(interval time.Duration) {
 	hb := appendPacketPrefix(nil, PacketHeader{Seqno: HeartbeatSeqno}, 0)
-	t := time.NewTicker(min(interval, time.Second))
+	t := time.NewTicker(min(interval/2, time.Second))
 	defer t.Stop()
 	for {
 		select {
@@ -386,6 +558,7 @@ func (w *BlockWriter) heartbeats(interval time.Duration) {
 		}
 		w.wmu.Lock()
 		if time.Since(w.lastSend) >= interval {
+			w.dl.write()
 			if _, err := w.conn.Write(hb); err != nil {
 				w.wmu.Unlock()
 				return // the ack reader or the next send reports it
@@ -481,11 +654,12 @@ func (w *BlockWriter) send(p *outPacket) error {
 
 	wire := w.encode(p)
 	w.wmu.Lock()
+	w.dl.write()
 	_, err := w.conn.Write(wire)
 	w.lastSend = time.Now()
 	w.wmu.Unlock()
 	if err != nil {
-		return w.writeFailed(err)
+		return w.writeFailed(w.dl.explain(err, false))
 	}
 	return nil
 }
@@ -512,7 +686,7 @@ func (w *BlockWriter) writeFailed(err error) error {
 		if cd, ok := w.ctx.Deadline(); ok && cd.Before(d) {
 			d = cd
 		}
-		w.conn.SetReadDeadline(d)
+		w.dl.limitRead(d)
 		<-w.ackDone
 	}
 	w.fail(w.connError(fmt.Errorf("write packet: %w", err)))
@@ -562,9 +736,14 @@ func (w *BlockWriter) Flush(sync bool) error {
 	return w.waitAcked()
 }
 
-// Close sends the buffered bytes and the empty last packet, waits for all
-// acks and closes the connection. It returns the pipeline's failure, if
-// any; calling it again returns the same result.
+// Close sends the buffered bytes, waits until the whole pipeline has
+// acknowledged every data packet, then sends the empty last packet, waits
+// for its ack and closes the connection (Hadoop's DataStreamer waits for
+// all acks before PIPELINE_CLOSE the same way). A failure in the close
+// stage therefore leaves nothing in Unacked: every remaining node has the
+// whole block, and a PIPELINE_CLOSE_RECOVERY (CloseRecovery) finishes it.
+// It returns the pipeline's failure, if any; calling it again returns the
+// same result.
 func (w *BlockWriter) Close() error {
 	if w.closed {
 		return w.closeErr
@@ -583,6 +762,9 @@ func (w *BlockWriter) finish() error {
 		if err := w.send(w.cur); err != nil {
 			return err
 		}
+	}
+	if err := w.waitAcked(); err != nil {
+		return err
 	}
 	last := w.emptyPacket()
 	last.last, last.sync = true, w.syncOnClose

@@ -310,14 +310,14 @@ func (w *files) lastFailure() string {
 	return ": " + errText(w.lastErr)
 }
 
-// closeRecoveryBug is how the DataNode refuses the client's pipeline
-// recovery of a replica it already finalized: the client recovers with
-// PIPELINE_SETUP_STREAMING_RECOVERY where Hadoop's uses
-// PIPELINE_CLOSE_RECOVERY once the last packet is out.
+// closeRecoveryBug is how a DataNode refuses a streaming pipeline
+// recovery of a replica it already finalized: a client that recovers a
+// close-stage failure that way (Hadoop's uses PIPELINE_CLOSE_RECOVERY
+// once every packet is acknowledged, as strata's does) fails the write.
 const closeRecoveryBug = "it is not being written"
 
-// checkKnownFailures ends a scenario whose workload met a known bug: a
-// write that failed although enough DataNodes were live. Called last,
+// checkKnownFailures ends a scenario whose workload met a fixed bug again:
+// a write that failed although enough DataNodes were live. Called last,
 // after every other check.
 func (w *files) checkKnownFailures(t *testing.T, r *row) {
 	t.Helper()
@@ -332,7 +332,8 @@ func (w *files) checkKnownFailures(t *testing.T, r *row) {
 	}
 	w.mu.Unlock()
 	if n > 0 {
-		knownBug(t, r, "close-stage pipeline recovery",
-			"%d write(s) failed although live DataNodes held the block: the client recovers a pipeline whose last packet was sent with PIPELINE_SETUP_STREAMING_RECOVERY, which a DataNode that finalized the replica refuses (Hadoop uses PIPELINE_CLOSE_RECOVERY): %v", n, last)
+		r.Survived = "close-stage pipeline recovery refused"
+		t.Fatalf(
+			"%d write(s) failed although live DataNodes held the block: a close-stage pipeline failure was recovered with PIPELINE_SETUP_STREAMING_RECOVERY, which a DataNode that finalized the replica refuses (it takes PIPELINE_CLOSE_RECOVERY): %v", n, last)
 	}
 }
