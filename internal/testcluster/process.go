@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -313,15 +314,21 @@ func (p *Processes) newProcess(name string, args []string) *Process {
 }
 
 // freePort returns a loopback address with a port that was free a moment
-// ago.
+// ago. It picks below Linux's ephemeral range (32768-60999), at random:
+// a port the kernel handed out for ":0" would be handed out again to the
+// many outgoing connections and listeners of parallel tests before the
+// daemon binds it, and two daemons then collide.
 func freePort(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("testcluster: no free port in 20000-31999")
+	return ""
 }
 
 // Binary is the strata binary the daemons run.
