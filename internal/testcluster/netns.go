@@ -22,8 +22,24 @@ const (
 	ClientHost   = "client"
 )
 
-// DataNodeHost is the network host name of DataNode i with Config.Hosts.
+// DataNodeHost is the network host name of DataNode i with Config.Hosts:
+// node i, where TaskTracker i runs too.
 func DataNodeHost(i int) string { return fmt.Sprintf("dn%d", i) }
+
+// JobTrackerHost is the network host of the JobTracker with Config.Hosts
+// and Config.MapReduce.
+const JobTrackerHost = "jt"
+
+// TaskTrackerHost is the network host of TaskTracker i with Config.Hosts
+// in a cluster of dataNodes DataNodes: DataNodeHost(i), the node it
+// shares with DataNode i, or "tt<i>", a host of its own, for trackers
+// beyond the DataNodes.
+func TaskTrackerHost(i, dataNodes int) string {
+	if i < dataNodes {
+		return DataNodeHost(i)
+	}
+	return fmt.Sprintf("tt%d", i)
+}
 
 // netHost is one network namespace ("host") on the cluster's bridge.
 type netHost struct {
