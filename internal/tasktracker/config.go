@@ -52,7 +52,9 @@ type Config struct {
 	// (mapreduce.tasktracker.http.address; default 127.0.0.1:50060).
 	HTTPAddr string
 	// Host is the host the tracker advertises: its name
-	// tracker_<Host>:<shuffle port>, the host of its shuffle URL and what
+	// tracker_<Host>:<shuffle port>, the host of its shuffle URL (unless
+	// the shuffle server is bound to a specific address, which the URL
+	// then names) and what
 	// the JobTracker matches against input split hosts for data-local maps
 	// (slave.host.name; empty: DNSInterface's address, else the shuffle
 	// server's bound address if specific, else the local address of the

@@ -112,7 +112,13 @@ func (tt *TaskTracker) Start() error {
 		return err
 	}
 	tt.cfg.Host = host
-	url := "http://" + net.JoinHostPort(host, port)
+	// The shuffle URL names the address the server listens on when that
+	// is specific (nothing else reaches it), else the advertised host.
+	urlHost := host
+	if ip := net.ParseIP(bound); ip != nil && !ip.IsUnspecified() {
+		urlHost = bound
+	}
+	url := "http://" + net.JoinHostPort(urlHost, port)
 	tt.name = fmt.Sprintf("tracker_%s:%s", host, port)
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, tt.shuffle)
