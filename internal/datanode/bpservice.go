@@ -92,8 +92,12 @@ func (a *nnActor) storageReports() []*dnpb.StorageReport {
 
 func (a *nnActor) register(ctx context.Context) error {
 	d := a.dn
+	hostname, err := d.hostname()
+	if err != nil {
+		return err
+	}
 	reg := &dnpb.Registration{
-		DatanodeUuid: proto.String(d.data.DatanodeUUID()), Hostname: proto.String(d.cfg.Hostname), IpAddr: proto.String(d.advertisedIP()),
+		DatanodeUuid: proto.String(d.data.DatanodeUUID()), Hostname: proto.String(hostname), IpAddr: proto.String(d.advertisedIP()),
 		XferPort: proto.Uint32(uint32(d.xferPort())), InfoPort: proto.Uint32(uint32(d.httpPort())), IpcPort: proto.Uint32(uint32(d.ipcPort())),
 		Storages: a.storageReports(), SoftwareVersion: proto.String("strata"),
 	}

@@ -27,6 +27,9 @@ const (
 	keySocketTimeout      = "dfs.client.socket-timeout"
 	keyBlockTokens        = "dfs.block.access.token.enable"
 	keyWriteTimeout       = "dfs.datanode.socket.write.timeout"
+	keyHostname           = "dfs.datanode.hostname"
+	keySlaveHostName      = "slave.host.name"
+	keyDNSInterface       = "dfs.datanode.dns.interface"
 )
 
 // defaultHeartbeat is the heartbeat of a Config whose HeartbeatInterval
@@ -56,11 +59,20 @@ type Config struct {
 	// HTTPAddr is the web, metrics and WebHDFS address, host:port
 	// (dfs.datanode.http.address, default 127.0.0.1:9864); "" disables it.
 	HTTPAddr string
-	// Hostname is the host name the NameNode gives clients (no key; ""
-	// means os.Hostname()). AdvertisedIP is the IP it gives them (no key;
-	// "" makes the NameNode use the address it sees).
+	// Hostname is the host name the DataNode reports to the NameNode,
+	// which gives it to clients (dfs.datanode.hostname, else
+	// slave.host.name as Hadoop's deprecation of it; "" means
+	// DNSInterface's address, else the transfer address if bound to a
+	// specific one, else the local address of the interface that reaches
+	// the NameNode, else os.Hostname()). AdvertisedIP is the IP it gives
+	// them (no key; "" is the bound transfer address if specific, else
+	// the NameNode uses the address it sees).
 	Hostname     string
 	AdvertisedIP string
+	// DNSInterface is the network interface whose first address is
+	// Hostname when Hostname is empty (dfs.datanode.dns.interface;
+	// default "default": none).
+	DNSInterface string
 	// User is the user the DataNode acts as towards the NameNode, the
 	// NameNode's superuser (no key; "" means $HADOOP_USER_NAME, else
 	// $USER, else root).
@@ -170,7 +182,10 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 		NameNodeAddr: nameNodeAddr, XferAddr: c.Get(keyAddress), HTTPAddr: c.Get(keyHTTPAddress),
 		DomainSocketPath: c.Get(keyDomainSocket), User: currentUser(),
 	}
-	cfg.Hostname, _ = os.Hostname()
+	cfg.Hostname, cfg.DNSInterface = c.GetTrimmed(keyHostname), c.GetTrimmed(keyDNSInterface)
+	if cfg.Hostname == "" {
+		cfg.Hostname = c.GetTrimmed(keySlaveHostName)
+	}
 	ds, err := fsdataset.ConfigFrom(c)
 	if err != nil {
 		errs = append(errs, err)
@@ -210,7 +225,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 func (c Config) withDefaults() Config {
 	if c.BlockReportInterval == 0 || c.MaxTransferThreads == 0 || c.ScanPeriod == 0 || c.ScanBytesPerSecond == 0 ||
 		c.SocketKeepalive == 0 || c.SocketTimeout == 0 || c.SocketWriteTimeout == 0 || c.VolumeChoosing == "" || c.AvailableSpaceThreshold == 0 || c.AvailableSpacePreference == 0 ||
-		c.Hostname == "" || c.User == "" {
+		c.User == "" {
 		d := DefaultConfig()
 		fill(&c.BlockReportInterval, d.BlockReportInterval)
 		fill(&c.MaxTransferThreads, d.MaxTransferThreads)
@@ -222,7 +237,6 @@ func (c Config) withDefaults() Config {
 		fill(&c.VolumeChoosing, d.VolumeChoosing)
 		fill(&c.AvailableSpaceThreshold, d.AvailableSpaceThreshold)
 		fill(&c.AvailableSpacePreference, d.AvailableSpacePreference)
-		fill(&c.Hostname, d.Hostname)
 		fill(&c.User, d.User)
 	}
 	if c.Logger == nil {

@@ -49,6 +49,9 @@ func TestConfigMapping(t *testing.T) {
 		keySocketTimeout:                "1500",
 		keyWriteTimeout:                 "2500",
 		keyBlockTokens:                  "true",
+		keyHostname:                     "dn3.example",
+		keySlaveHostName:                "node3.example",
+		keyDNSInterface:                 "eth0",
 	})
 }
 

@@ -624,10 +624,21 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	if name == "" {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "heartbeat without a tracker name")
 	}
+	var remote string
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Remote != nil {
+		if h, _, err := net.SplitHostPort(c.Remote.String()); err == nil {
+			remote = h
+		}
+	}
 	tr := jt.trackers[name]
 	if tr != nil && tr.started != req.GetStartedNs() {
 		// The same host:port, a new process: its attempts and map outputs
-		// died with the old one.
+		// died with the old one. From another address it is more likely
+		// a second tracker advertising the same name.
+		if tr.ip != "" && remote != "" && tr.ip != remote {
+			jt.log.Warn("jobtracker: tasktrackers at two addresses report the same name; set slave.host.name on each (or bind mapreduce.tasktracker.http.address to its own address)",
+				"tracker", name, "was", tr.ip, "now", remote)
+		}
 		jt.log.Warn("jobtracker: tasktracker restarted", "tracker", name)
 		delete(jt.trackers, name)
 		jt.trackerLost(name)
@@ -639,10 +650,8 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		jt.log.Info("jobtracker: tasktracker joined", "tracker", name, "host", req.GetHost())
 	}
 	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), jt.now()
-	if c, ok := ipc.CallerFrom(ctx); ok && c.Remote != nil {
-		if h, _, err := net.SplitHostPort(c.Remote.String()); err == nil {
-			tr.ip = h
-		}
+	if remote != "" {
+		tr.ip = remote
 	}
 	for _, rep := range req.GetReports() {
 		jt.report(tr, rep)

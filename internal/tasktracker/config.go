@@ -22,6 +22,8 @@ const (
 	keyReduceMemory = "mapreduce.reduce.memory.mb"
 	keyMemoryEvery  = "mapreduce.tasktracker.taskmemorymanager.monitoringinterval"
 	keyController   = "mapreduce.tasktracker.taskcontroller"
+	keyHostName     = "slave.host.name"
+	keyDNSInterface = "mapred.tasktracker.dns.interface"
 )
 
 // Task controllers (mapreduce.tasktracker.taskcontroller), Hadoop's class
@@ -49,10 +51,19 @@ type Config struct {
 	// HTTPAddr is where map outputs are served, host:port
 	// (mapreduce.tasktracker.http.address; default 127.0.0.1:50060).
 	HTTPAddr string
-	// Host is the name the JobTracker matches against input split hosts
-	// for data-local maps and that names the tracker (no key; empty: the
-	// machine's host name).
+	// Host is the host the tracker advertises: its name
+	// tracker_<Host>:<shuffle port>, the host of its shuffle URL (unless
+	// the shuffle server is bound to a specific address, which the URL
+	// then names) and what
+	// the JobTracker matches against input split hosts for data-local maps
+	// (slave.host.name; empty: DNSInterface's address, else the shuffle
+	// server's bound address if specific, else the local address of the
+	// interface that reaches the JobTracker, else the machine's host name).
 	Host string
+	// DNSInterface is the network interface whose first address is Host
+	// when Host is empty (mapred.tasktracker.dns.interface; default
+	// "default": none).
+	DNSInterface string
 	// LocalDirs hold intermediate data, at least one
 	// (mapreduce.cluster.local.dir; default ${hadoop.tmp.dir}/mapred/local).
 	LocalDirs []string
@@ -99,7 +110,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 // defaults always parse.
 func read(c *conf.Configuration) Config {
 	cfg := Config{JobTracker: c.Get(keyJobTracker), HTTPAddr: c.Get(keyHTTPAddr), LocalDirs: c.GetStrings(keyLocalDirs),
-		TaskController: c.GetTrimmed(keyController)}
+		TaskController: c.GetTrimmed(keyController), Host: c.GetTrimmed(keyHostName), DNSInterface: c.GetTrimmed(keyDNSInterface)}
 	m, _ := c.GetInt(keyMapSlots)
 	r, _ := c.GetInt(keyReduceSlots)
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)

@@ -80,9 +80,6 @@ func New(cfg Config) (*TaskTracker, error) {
 		}
 		cfg.Executable = exe
 	}
-	if cfg.Host == "" {
-		cfg.Host, _ = os.Hostname()
-	}
 	if cfg.User == "" {
 		cfg.User = fs.CurrentUser()
 	}
@@ -107,12 +104,22 @@ func (tt *TaskTracker) Start() error {
 		return fmt.Errorf("tasktracker: %w", err)
 	}
 	tt.ln = ln
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = tt.cfg.Host
+	bound, port, _ := net.SplitHostPort(ln.Addr().String())
+	host, err := advertisedHost(tt.cfg.Host, tt.cfg.DNSInterface, bound, interfaceAddr,
+		func() string { return localAddrTo(tt.cfg.JobTracker) })
+	if err != nil {
+		ln.Close()
+		return err
 	}
-	url := "http://" + net.JoinHostPort(host, port)
-	tt.name = fmt.Sprintf("tracker_%s:%s", tt.cfg.Host, port)
+	tt.cfg.Host = host
+	// The shuffle URL names the address the server listens on when that
+	// is specific (nothing else reaches it), else the advertised host.
+	urlHost := host
+	if ip := net.ParseIP(bound); ip != nil && !ip.IsUnspecified() {
+		urlHost = bound
+	}
+	url := "http://" + net.JoinHostPort(urlHost, port)
+	tt.name = fmt.Sprintf("tracker_%s:%s", host, port)
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, tt.shuffle)
 	// A request is a GET's headers; the shuffle server moves the write

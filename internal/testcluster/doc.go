@@ -67,11 +67,12 @@
 //
 // Each node has a host name (Host) and every daemon its own address. By
 // default every daemon is on loopback. With Config.Hosts (process
-// implementation, root) the NameNode and each DataNode run on a host of
-// their own: a network namespace named strata-<pid>-<id>-<host> with a
-// veth pair into a bridge private to the cluster, a 10.x.y.z/24 address
-// (the NameNode .2, DataNode i .10+i, the test process — ClientHost —
-// the bridge's .1) that the daemon binds and advertises, its own loopback
+// implementation, root) the NameNode, the JobTracker and each node (DataNode
+// i and TaskTracker i) run on a host of their own: a network namespace
+// named strata-<pid>-<id>-<host> with a veth pair into a bridge private to
+// the cluster, a 10.x.y.z/24 address (the NameNode .2, the JobTracker .3,
+// node i .10+i, the test process — ClientHost — the bridge's .1) that the
+// daemons advertise, its own loopback
 // and no other route, so nothing in it reaches beyond the cluster's own
 // addresses. Partition(a, b) cuts every host of a off from every host of
 // b with "unreachable" routes on both sides (new connections fail, open

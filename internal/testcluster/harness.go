@@ -78,12 +78,11 @@ type Harness interface {
 	// DataNodeStatus is running DataNode i's own report (volumes and
 	// whether each failed, counters), as its /status page serves it.
 	DataNodeStatus(i int) datanode.Status
-	// Host is node i's host name: its DataNode's and TaskTracker's
-	// identity. With Config.Hosts (processes) each node has its own
-	// network namespace and address (DataNodeHost, HostAddr), but the
-	// daemons still take the machine's host name: strata has no key for
-	// an advertised host name (Hadoop's dfs.datanode.hostname,
-	// slave.host.name); they advertise the IP they bind.
+	// Host is node i's host as its DataNode and TaskTracker advertise it:
+	// their identity. In process a name of the harness's; as processes
+	// the address they advertise (dfs.datanode.hostname, slave.host.name
+	// unset): 127.0.0.1, or with Config.Hosts node i's own address
+	// (HostAddr(DataNodeHost(i))).
 	Host(i int) string
 
 	// JobTrackerAddr is the JobTracker's address, "" without MapReduce.

@@ -14,16 +14,32 @@ import (
 )
 
 // Host names of the network hosts of a cluster with Config.Hosts, as
-// Partition takes them: the NameNode's host, the test process's (the root
-// network namespace, where clients and MapReduce daemons run) and
-// DataNode i's, DataNodeHost(i).
+// Partition takes them: the NameNode's host and the test process's (the
+// root network namespace, where clients run); see also DataNodeHost,
+// JobTrackerHost and TaskTrackerHost.
 const (
 	NameNodeHost = "nn"
 	ClientHost   = "client"
 )
 
-// DataNodeHost is the network host name of DataNode i with Config.Hosts.
+// DataNodeHost is the network host name of DataNode i with Config.Hosts:
+// node i, where TaskTracker i runs too.
 func DataNodeHost(i int) string { return fmt.Sprintf("dn%d", i) }
+
+// JobTrackerHost is the network host of the JobTracker with Config.Hosts
+// and Config.MapReduce.
+const JobTrackerHost = "jt"
+
+// TaskTrackerHost is the network host of TaskTracker i with Config.Hosts
+// in a cluster of dataNodes DataNodes: DataNodeHost(i), the node it
+// shares with DataNode i, or "tt<i>", a host of its own, for trackers
+// beyond the DataNodes.
+func TaskTrackerHost(i, dataNodes int) string {
+	if i < dataNodes {
+		return DataNodeHost(i)
+	}
+	return fmt.Sprintf("tt%d", i)
+}
 
 // netHost is one network namespace ("host") on the cluster's bridge.
 type netHost struct {
@@ -238,8 +254,9 @@ func (n *network) close() {
 
 // Partition cuts every host of a off from every host of b (both
 // directions), with Config.Hosts: host names are NameNodeHost,
-// DataNodeHost(i) and ClientHost (this test process, its clients and the
-// MapReduce daemons). Hosts within a group, and hosts in neither, still
+// DataNodeHost(i) (also TaskTracker i's), JobTrackerHost,
+// TaskTrackerHost(i, n) and ClientHost (this test process and its
+// clients). Hosts within a group, and hosts in neither, still
 // reach each other. New connections across the cut fail at once ("no
 // route to host"); established ones stall until their peers' timeouts.
 // Heal undoes every Partition.
@@ -265,7 +282,8 @@ func (p *Processes) Heal() {
 }
 
 // HostAddr is the IP address of a network host (NameNodeHost,
-// DataNodeHost(i), ClientHost) with Config.Hosts, "" without.
+// DataNodeHost(i), JobTrackerHost, TaskTrackerHost(i, n), ClientHost)
+// with Config.Hosts, "" without.
 func (p *Processes) HostAddr(host string) string {
 	if p.net == nil || p.net.hosts[host] == nil {
 		return ""
@@ -301,7 +319,7 @@ func mountTmpfs(t testing.TB, dir string, size int64) func() {
 	}
 }
 
-// Shape limits a host's link (NameNodeHost or DataNodeHost(i), with
+// Shape limits a host's link (any host but ClientHost, with
 // Config.Hosts) to bitsPerSecond in each direction with tc tbf on both
 // ends of its veth pair; 0 removes the limit. Heal does not touch it.
 func (p *Processes) Shape(host string, bitsPerSecond int64) {

@@ -256,6 +256,9 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 	}
 	if cfg.MapReduce {
 		p.jtAddr = freePort(t)
+		if p.net != nil {
+			p.jtAddr = p.net.addHost(JobTrackerHost, 3).ip + ":8021"
+		}
 		for k, v := range MapReduceSettings {
 			settings[k] = v
 		}
@@ -293,6 +296,9 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 	}
 	if cfg.MapReduce {
 		p.jt = p.newProcess("jobtracker", append(append([]string(nil), p.opts...), "jobtracker"))
+		if p.net != nil {
+			p.jt.wrap = p.net.wrap(JobTrackerHost)
+		}
 		p.StartJobTracker()
 		n := cfg.TaskTrackers
 		if n == 0 {
@@ -300,9 +306,25 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 		}
 		for i := 0; i < n; i++ {
 			local := filepath.Join(p.dir, fmt.Sprintf("dn%d", i), "mapred-local")
-			args := append(append([]string(nil), p.opts...), "-D", "mapreduce.tasktracker.http.address=127.0.0.1:0",
+			httpAddr := "127.0.0.1:0"
+			if p.net != nil {
+				// Hadoop's default: every port on the host's own (wildcard)
+				// address; the tracker advertises its namespace's address.
+				httpAddr = "0.0.0.0:50060"
+			}
+			args := append(append([]string(nil), p.opts...), "-D", "mapreduce.tasktracker.http.address="+httpAddr,
 				"-D", "mapreduce.cluster.local.dir="+local, "tasktracker")
-			p.tts = append(p.tts, p.newProcess(fmt.Sprintf("tasktracker %d", i), args))
+			tt := p.newProcess(fmt.Sprintf("tasktracker %d", i), args)
+			if p.net != nil {
+				h := TaskTrackerHost(i, cfg.DataNodes)
+				octet := 10 + i
+				if i >= cfg.DataNodes {
+					octet = 100 + i
+				}
+				p.net.addHost(h, octet)
+				tt.wrap = p.net.wrap(h)
+			}
+			p.tts = append(p.tts, tt)
 			p.StartTaskTracker(i)
 		}
 	}
@@ -587,11 +609,14 @@ func (p *Processes) DataNodeStatus(i int) datanode.Status {
 	return st
 }
 
-// Host is the host every process runs on, as the DataNodes name
-// themselves (the machine's host name).
+// Host is node i's host as its DataNode and TaskTracker advertise it:
+// with Config.Hosts its address (HostAddr(DataNodeHost(i))), else the
+// address they bind, 127.0.0.1.
 func (p *Processes) Host(i int) string {
-	h, _ := os.Hostname()
-	return h
+	if a := p.HostAddr(DataNodeHost(i)); a != "" {
+		return a
+	}
+	return "127.0.0.1"
 }
 
 // JobTrackerAddr is the JobTracker's address, "" without MapReduce.

@@ -47,14 +47,16 @@ type Config struct {
 	NoHDFS bool
 	// Executable runs TaskTrackers' attempts (default Binary(t)).
 	Executable string
-	// Hosts runs the NameNode and every DataNode on a host of its own: a
-	// network namespace on a bridge private to the cluster, with its own
-	// 10.x.y.z address that it binds and advertises (process
-	// implementation only; needs root and ip netns, else the test is
-	// skipped). The test process, its clients and the MapReduce daemons
-	// are ClientHost, the bridge's address. Partition and Heal cut and
-	// restore links between hosts; everything is removed at cleanup, on
-	// failure too.
+	// Hosts runs every node on a host of its own: a network namespace on
+	// a bridge private to the cluster, with its own 10.x.y.z address that
+	// its daemons advertise (process implementation only; needs root and
+	// ip netns, else the test is skipped): the NameNode (NameNodeHost),
+	// the JobTracker (JobTrackerHost) and node i, DataNode i and
+	// TaskTracker i (DataNodeHost(i); TaskTrackerHost). HDFS daemons bind
+	// their host's address, TaskTrackers 0.0.0.0:50060. The test process
+	// and its clients are ClientHost, the bridge's address. Partition and
+	// Heal cut and restore links between hosts; everything is removed at
+	// cleanup, on failure too.
 	Hosts bool
 	// NameDirSize, if positive, makes the NameNode's name directory a
 	// tmpfs of that many bytes (process implementation only; needs root):
