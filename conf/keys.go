@@ -131,6 +131,7 @@ var knownKeys = []Key{
 	{"mapreduce.task.io.sort.mb", "100", "Map-side sort buffer size in MiB."},
 	{"mapreduce.task.timeout", "600000", "Milliseconds a task may go without reporting progress before it is killed; 0 disables."},
 	{"mapreduce.tasktracker.http.address", "127.0.0.1:50060", "TaskTracker HTTP server address (host:port); serves map outputs to the shuffle. strata's default binds loopback (Hadoop: 0.0.0.0:50060)."},
+	{"mapreduce.tasktracker.outofband.heartbeat", "true", "Whether a TaskTracker heartbeats as soon as an attempt ends or asks to commit, instead of at the next interval (strata's default; Hadoop's is false)."},
 	{"mapreduce.tasktracker.taskcontroller", "org.apache.hadoop.mapred.DefaultTaskController", "How a TaskTracker runs attempts: DefaultTaskController runs them as the TaskTracker's own OS user; org.apache.hadoop.mapred.LinuxTaskController, on a TaskTracker running as root, runs each as the job's user (its uid, gid and groups), with its work and log dirs owned by that user; unknown users and uids below 1000 (Hadoop's min.user.id; root among them) are refused."},
 	{"mapreduce.tasktracker.taskmemorymanager.monitoringinterval", "5000", "Milliseconds between a TaskTracker's checks of its attempts' memory use."},
 	{"mapreduce.terasort.output.replication", "1", "Replication factor of TeraSort's output files."},

@@ -24,6 +24,7 @@ const (
 	keyController   = "mapreduce.tasktracker.taskcontroller"
 	keyHostName     = "slave.host.name"
 	keyDNSInterface = "mapred.tasktracker.dns.interface"
+	keyOutOfBand    = "mapreduce.tasktracker.outofband.heartbeat"
 )
 
 // Task controllers (mapreduce.tasktracker.taskcontroller), Hadoop's class
@@ -83,6 +84,12 @@ type Config struct {
 	// DefaultTaskController, the TaskTracker's own user;
 	// LinuxTaskController: the job's user, which needs root).
 	TaskController string
+	// OutOfBandHeartbeat sends a heartbeat as soon as an attempt ends or
+	// asks to commit, instead of at the next interval, so the JobTracker
+	// hears of it (and hands out the next task) without waiting
+	// (mapreduce.tasktracker.outofband.heartbeat; strata's default true,
+	// Hadoop's false).
+	OutOfBandHeartbeat bool
 	// Logger receives the daemon's log (no key; nil: slog.Default()).
 	Logger *slog.Logger
 }
@@ -99,7 +106,9 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg := read(c)
 	m, err1 := c.GetInt(keyMapSlots)
 	r, err2 := c.GetInt(keyReduceSlots)
-	if err := errors.Join(err1, err2); err != nil {
+	oob, err3 := c.GetBool(keyOutOfBand)
+	cfg.OutOfBandHeartbeat = oob
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return cfg, fmt.Errorf("tasktracker: %w", err)
 	}
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
@@ -114,6 +123,7 @@ func read(c *conf.Configuration) Config {
 	m, _ := c.GetInt(keyMapSlots)
 	r, _ := c.GetInt(keyReduceSlots)
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
+	cfg.OutOfBandHeartbeat, _ = c.GetBool(keyOutOfBand)
 	return cfg
 }
 

@@ -46,6 +46,7 @@ type TaskTracker struct {
 	reports    []*mrpb.TaskReport // ended attempts not yet acknowledged
 	freeMaps   int
 	freeReduce int
+	oob        chan struct{} // a heartbeat is wanted now (Config.OutOfBandHeartbeat)
 	// runAttempt runs one attempt to its end: run, or a fake in tests.
 	runAttempt func(ctx context.Context, a *attempt, spec *mrpb.TaskSpec) *mrpb.TaskReport
 
@@ -88,7 +89,7 @@ func New(cfg Config) (*TaskTracker, error) {
 			return nil, fmt.Errorf("tasktracker: local dir: %w", err)
 		}
 	}
-	tt := &TaskTracker{cfg: cfg, log: cfg.Logger, running: map[string]*attempt{},
+	tt := &TaskTracker{cfg: cfg, log: cfg.Logger, running: map[string]*attempt{}, oob: make(chan struct{}, 1),
 		freeMaps: cfg.MapSlots, freeReduce: cfg.ReduceSlots}
 	tt.runAttempt = tt.run
 	tt.shuffle = shuffle.NewServer(shuffle.ServerConfig{Logger: cfg.Logger})
@@ -174,7 +175,20 @@ func (tt *TaskTracker) heartbeatLoop(url string) {
 		case <-tt.ctx.Done():
 			return
 		case <-time.After(interval):
+		case <-tt.oob:
 		}
+	}
+}
+
+// heartbeatSoon asks for a heartbeat now rather than at the next
+// interval; requests made before it is sent coalesce into one.
+func (tt *TaskTracker) heartbeatSoon() {
+	if !tt.cfg.OutOfBandHeartbeat {
+		return
+	}
+	select {
+	case tt.oob <- struct{}{}:
+	default:
 	}
 }
 
@@ -266,6 +280,7 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 				tt.freeReduce++
 			}
 			tt.reports = append(tt.reports, rep)
+			tt.heartbeatSoon()
 		}()
 	}
 }
@@ -384,6 +399,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 			if bytes.IndexByte(b[:n], taskrun.CommitRequest) >= 0 {
 				tt.mu.Lock()
 				a.commitPending = true
+				tt.heartbeatSoon()
 				tt.mu.Unlock()
 			}
 			select {

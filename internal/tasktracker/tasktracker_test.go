@@ -314,6 +314,7 @@ func TestConfigMapping(t *testing.T) {
 		keyController:   LinuxTaskController,
 		keyHostName:     "node3.example",
 		keyDNSInterface: "eth0",
+		keyOutOfBand:    "false",
 	})
 }
 
@@ -352,5 +353,21 @@ func TestConfigValidate(t *testing.T) {
 	c.Set(keyMapSlots, "0")
 	if _, err := ConfigFrom(c); err == nil || !strings.Contains(err.Error(), "map.tasks.maximum must be at least 1") {
 		t.Fatalf("ConfigFrom with no map slots: %v", err)
+	}
+}
+
+// TestOutOfBandHeartbeat: an ended attempt asks for a heartbeat at once
+// when out-of-band heartbeats are on (requests coalesce), never when off.
+func TestOutOfBandHeartbeat(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		tt := &TaskTracker{cfg: Config{OutOfBandHeartbeat: on}, oob: make(chan struct{}, 1)}
+		tt.heartbeatSoon()
+		tt.heartbeatSoon()
+		if got, want := len(tt.oob), map[bool]int{true: 1, false: 0}[on]; got != want {
+			t.Errorf("out-of-band %v: %d heartbeats asked for, want %d", on, got, want)
+		}
+	}
+	if !DefaultConfig().OutOfBandHeartbeat {
+		t.Error("out-of-band heartbeats are off by default")
 	}
 }
