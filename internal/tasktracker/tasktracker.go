@@ -25,6 +25,7 @@ import (
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtracker"
+	"github.com/stratafs/strata/internal/netaddr"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
 	"github.com/stratafs/strata/internal/taskrun"
@@ -106,8 +107,8 @@ func (tt *TaskTracker) Start() error {
 	}
 	tt.ln = ln
 	bound, port, _ := net.SplitHostPort(ln.Addr().String())
-	host, err := advertisedHost(tt.cfg.Host, tt.cfg.DNSInterface, bound, interfaceAddr,
-		func() string { return localAddrTo(tt.cfg.JobTracker) })
+	host, err := advertisedHost(tt.cfg.Host, tt.cfg.DNSInterface, bound, netaddr.InterfaceAddr,
+		func() string { return netaddr.LocalAddrTo(tt.cfg.JobTracker) })
 	if err != nil {
 		ln.Close()
 		return err
