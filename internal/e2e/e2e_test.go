@@ -5,11 +5,9 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,22 +15,7 @@ import (
 )
 
 // syncBuffer collects a command's output while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testcluster.SyncBuffer
 
 func TestMain(m *testing.M) { os.Exit(testcluster.RunMain(m)) }
 

@@ -35,24 +35,26 @@ type Process struct {
 	wrap []string // runs bin in its network namespace (Config.Hosts)
 
 	cmd  *exec.Cmd
-	log  *syncBuffer
+	log  *SyncBuffer
 	done chan struct{}
 	err  error // the exit status, once done is closed
 	past []string
 }
 
-type syncBuffer struct {
+// SyncBuffer collects a command's output while it runs; safe for the
+// command's writes and the test's reads at once.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -103,7 +105,7 @@ func (p *Process) start() {
 	if p.log != nil {
 		p.past = append(p.past, p.log.String())
 	}
-	p.log = &syncBuffer{}
+	p.log = &SyncBuffer{}
 	if len(p.wrap) > 0 {
 		p.cmd = exec.Command(p.wrap[0], append(append(p.wrap[1:len(p.wrap):len(p.wrap)], p.bin), p.args...)...)
 	} else {
