@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -17,17 +16,6 @@ import (
 )
 
 func init() { taskrun.SetRunner(runTask) }
-
-// TaskMain runs the attempt whose TaskSpec is on in and writes its
-// TaskResult on out, as a TaskTracker's child does; it returns the exit
-// status.
-//
-// Deprecated: the child protocol is internal (internal/taskrun.Main, which
-// mapreduce.Main calls for `<program> task`); this remains for test
-// binaries that act as task children and goes once they call taskrun.Main.
-func TaskMain(ctx context.Context, in io.Reader, out io.Writer) int {
-	return taskrun.Main(ctx, in, out)
-}
 
 // commitGate is an attempt's canCommit hook: the child link's, for the
 // attempts that write job output (reduces, and maps of map-only jobs). A

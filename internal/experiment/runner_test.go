@@ -14,7 +14,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/media"
-	"github.com/stratafs/strata/mapreduce"
+	"github.com/stratafs/strata/internal/taskrun"
 )
 
 // TestMain makes the test binary a task runner too: the embedded
@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == "task" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := mapreduce.TaskMain(ctx, os.Stdin, os.Stdout)
+		code := taskrun.Main(ctx, os.Stdin, os.Stdout)
 		stop()
 		os.Exit(code)
 	}
