@@ -172,12 +172,7 @@ func DefaultConfig() Config {
 // nameNodeAddr. Fields without a key take DefaultConfig's values. Bad
 // values are reported together; the Config is not validated (New does).
 func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("datanode: %w", err))
-		}
-	}
+	r := conf.NewReader(c, "datanode")
 	cfg := Config{
 		NameNodeAddr: nameNodeAddr, XferAddr: c.Get(keyAddress), HTTPAddr: c.Get(keyHTTPAddress),
 		DomainSocketPath: c.Get(keyDomainSocket), User: currentUser(),
@@ -187,37 +182,24 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 		cfg.Hostname = c.GetTrimmed(keySlaveHostName)
 	}
 	ds, err := fsdataset.ConfigFrom(c)
-	if err != nil {
-		errs = append(errs, err)
-	}
+	r.AddAs(err)
 	cfg.Volumes, cfg.FailedVolumesTolerated, cfg.VolumeChoosing = ds.Volumes, ds.FailedVolumesTolerated, ds.Choosing
 	cfg.AvailableSpaceThreshold, cfg.AvailableSpacePreference = ds.AvailableSpaceThreshold, ds.AvailableSpacePreference
 	cfg.Reserved, cfg.DirectIO = ds.Reserved, ds.DirectIO
-	var e error
-	cfg.HeartbeatInterval, e = c.GetDuration(keyHeartbeat, time.Second)
-	add(e)
-	cfg.BlockReportInterval, e = c.GetDuration(keyBlockReport, time.Millisecond)
-	add(e)
-	cfg.SocketKeepalive, e = c.GetDuration(keyKeepalive, time.Millisecond)
-	add(e)
-	cfg.SocketTimeout, e = c.GetDuration(keySocketTimeout, time.Millisecond)
-	add(e)
-	cfg.SocketWriteTimeout, e = c.GetDuration(keyWriteTimeout, time.Millisecond)
-	add(e)
-	cfg.BlockTokens, e = c.GetBool(keyBlockTokens)
-	add(e)
-	n, e := c.GetInt(keyMaxTransfer)
-	cfg.MaxTransferThreads = int(n)
-	add(e)
-	n, e = c.GetInt(keyScanPeriod)
-	cfg.ScanPeriod = time.Duration(n) * time.Hour
-	if n < 0 {
+	cfg.HeartbeatInterval = r.Duration(keyHeartbeat, time.Second)
+	cfg.BlockReportInterval = r.Duration(keyBlockReport, time.Millisecond)
+	cfg.SocketKeepalive = r.Duration(keyKeepalive, time.Millisecond)
+	cfg.SocketTimeout = r.Duration(keySocketTimeout, time.Millisecond)
+	cfg.SocketWriteTimeout = r.Duration(keyWriteTimeout, time.Millisecond)
+	cfg.BlockTokens = r.Bool(keyBlockTokens)
+	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))
+	if hours := r.Int(keyScanPeriod); hours < 0 {
 		cfg.ScanPeriod = -1
+	} else {
+		cfg.ScanPeriod = time.Duration(hours) * time.Hour
 	}
-	add(e)
-	cfg.ScanBytesPerSecond, e = c.GetBytes(keyScanBytesPerSecond)
-	add(e)
-	return cfg, errors.Join(errs...)
+	cfg.ScanBytesPerSecond = r.Bytes(keyScanBytesPerSecond)
+	return cfg, r.Err()
 }
 
 // withDefaults returns c with its "0 means the default" fields (see

@@ -15,35 +15,19 @@ import (
 // it, as Hadoop's), ipc.client.idlethreshold and
 // strata.ipc.server.write.timeout. The Logger is left for the caller.
 func ServerConfigFrom(c *conf.Configuration) (ServerConfig, error) {
-	var cfg ServerConfig
-	var errs []error
-	num := func(key string, dst *int) {
-		v, err := c.GetInt(key)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		*dst = int(v)
+	r := conf.NewReader(c, "")
+	num := func(key string) int { return int(r.Int(key)) }
+	cfg := ServerConfig{
+		MaxDataLength:   num("ipc.maximum.data.length"),
+		MaxInFlight:     num("strata.ipc.server.handlers.max"),
+		MaxConnInFlight: num("strata.ipc.server.connection.max-inflight"),
+		MaxConnections:  num("ipc.server.max.connections"),
+		IdleThreshold:   num("ipc.client.idlethreshold"),
+		IdleTimeout:     2 * r.Duration("ipc.client.connection.maxidletime", time.Millisecond),
+		WriteTimeout:    r.Duration("strata.ipc.server.write.timeout", time.Millisecond),
+		HeaderTimeout:   DefaultHeaderTimeout,
 	}
-	dur := func(key string, dst *time.Duration) {
-		d, err := c.GetDuration(key, time.Millisecond)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		*dst = d
-	}
-	num("ipc.maximum.data.length", &cfg.MaxDataLength)
-	num("strata.ipc.server.handlers.max", &cfg.MaxInFlight)
-	num("strata.ipc.server.connection.max-inflight", &cfg.MaxConnInFlight)
-	num("ipc.server.max.connections", &cfg.MaxConnections)
-	num("ipc.client.idlethreshold", &cfg.IdleThreshold)
-	var idle time.Duration
-	dur("ipc.client.connection.maxidletime", &idle)
-	cfg.IdleTimeout = 2 * idle
-	dur("strata.ipc.server.write.timeout", &cfg.WriteTimeout)
-	cfg.HeaderTimeout = DefaultHeaderTimeout
-	if err := errors.Join(errs...); err != nil {
+	if err := r.Err(); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.Validate()

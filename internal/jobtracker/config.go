@@ -108,20 +108,17 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 }
 
 func read(c *conf.Configuration) (Config, error) {
+	r := conf.NewReader(c, "jobtracker")
 	cfg := Config{Addr: c.Get(keyAddress), HistoryDir: c.GetTrimmed(keyHistoryDir), HistoryConf: c, User: fs.CurrentUser(),
 		Admins: ParseACL(c.Get(keyAdmins))}
-	var err1, err2, err3, err4, err5 error
-	cfg.ACLsEnabled, err4 = c.GetBool(keyACLsEnabled)
-	cfg.IPC, err5 = ipc.ServerConfigFrom(c)
-	var retired int64
-	cfg.HeartbeatInterval, err1 = c.GetDuration(keyHeartbeatInterval, time.Millisecond)
-	cfg.TrackerExpiry, err2 = c.GetDuration(keyTrackerExpiry, time.Millisecond)
-	retired, err3 = c.GetInt(keyRetiredJobs)
-	cfg.RetiredJobs = int(retired)
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
-		return cfg, fmt.Errorf("jobtracker: %w", err)
-	}
-	return cfg, nil
+	cfg.ACLsEnabled = r.Bool(keyACLsEnabled)
+	ipcCfg, err := ipc.ServerConfigFrom(c)
+	r.Add(err)
+	cfg.IPC = ipcCfg
+	cfg.HeartbeatInterval = r.Duration(keyHeartbeatInterval, time.Millisecond)
+	cfg.TrackerExpiry = r.Duration(keyTrackerExpiry, time.Millisecond)
+	cfg.RetiredJobs = int(r.Int(keyRetiredJobs))
+	return cfg, r.Err()
 }
 
 // Validate says what is wrong with cfg, if anything, naming the key.

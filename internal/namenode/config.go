@@ -1,7 +1,6 @@
 package namenode
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -200,22 +199,8 @@ func currentUser() string {
 // the key.
 func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg := Config{Superuser: currentUser(), LeaseSoftLimit: defaultLeaseSoftLimit, LeaseHardLimit: defaultLeaseHardLimit}
-	var errs []error
-	num := func(key string) int {
-		v, err := c.GetInt(key)
-		errs = append(errs, err)
-		return int(v)
-	}
-	size := func(key string) int64 {
-		v, err := c.GetBytes(key)
-		errs = append(errs, err)
-		return v
-	}
-	dur := func(key string, unit time.Duration) time.Duration {
-		d, err := c.GetDuration(key, unit)
-		errs = append(errs, err)
-		return d
-	}
+	r := conf.NewReader(c, "")
+	num := func(key string) int { return int(r.Int(key)) }
 	dirs := c.GetStrings(keyNameDir)
 	if len(dirs) == 0 {
 		return cfg, fmt.Errorf("namenode: %s is empty", keyNameDir)
@@ -224,45 +209,37 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.RPCAddr = RPCAddress(c)
 	cfg.HTTPAddr = c.Get(keyHTTPAddress)
 	cfg.SuperGroup = c.Get(keySuperGroup)
-	perm, err := c.GetBool(keyPermissions)
-	errs = append(errs, err)
-	cfg.Permissions = perm
+	cfg.Permissions = r.Bool(keyPermissions)
 	cfg.DefaultReplication = num(keyReplication)
 	cfg.MaxReplication = num(keyMaxReplication)
 	cfg.MinReplication = num(keyMinReplication)
-	cfg.DefaultBlockSize = size(keyBlockSize)
-	cfg.MinBlockSize = size(keyMinBlockSize)
+	cfg.DefaultBlockSize = r.Bytes(keyBlockSize)
+	cfg.MinBlockSize = r.Bytes(keyMinBlockSize)
 	cfg.BytesPerChecksum = num(keyBytesPerChecksum)
 	cfg.FileBufferSize = num(keyFileBufferSize)
 	cfg.MaxComponentLength = num(keyMaxComponentLength)
 	cfg.MaxDirItems = num(keyMaxDirItems)
 	cfg.ListLimit = num(keyListLimit)
 	cfg.MaxDataLength = num(keyMaxDataLength)
-	cfg.CheckpointPeriod = dur(keyCheckpointPeriod, time.Second)
-	txns, err := c.GetInt(keyCheckpointTxns)
-	errs = append(errs, err)
-	if txns > 0 {
+	cfg.CheckpointPeriod = r.Duration(keyCheckpointPeriod, time.Second)
+	if txns := r.Int(keyCheckpointTxns); txns > 0 {
 		cfg.CheckpointTxns = uint64(txns)
 	}
-	cfg.HeartbeatInterval = dur(keyHeartbeatInterval, time.Second)
-	cfg.HeartbeatExpiry = 2*dur(keyHeartbeatRecheck, time.Millisecond) + 10*cfg.HeartbeatInterval
-	cfg.ReplicationInterval = dur(keyReplInterval, time.Second)
+	cfg.HeartbeatInterval = r.Duration(keyHeartbeatInterval, time.Second)
+	cfg.HeartbeatExpiry = 2*r.Duration(keyHeartbeatRecheck, time.Millisecond) + 10*cfg.HeartbeatInterval
+	cfg.ReplicationInterval = r.Duration(keyReplInterval, time.Second)
 	cfg.MaxReplicationStreams = num(keyReplStreams)
-	cfg.ReplicationTimeout = dur(keyReplTimeout, time.Second)
-	cfg.SafeModeExtension = dur(keySafeModeExtension, time.Millisecond)
-	th, err := c.GetFloat(keySafeModeThreshold)
-	errs = append(errs, err)
-	cfg.SafeModeThreshold = th
-	cfg.HTTPIdleTimeout = dur(keyHTTPIdleTimeout, time.Millisecond)
+	cfg.ReplicationTimeout = r.Duration(keyReplTimeout, time.Second)
+	cfg.SafeModeExtension = r.Duration(keySafeModeExtension, time.Millisecond)
+	cfg.SafeModeThreshold = r.Float(keySafeModeThreshold)
+	cfg.HTTPIdleTimeout = r.Duration(keyHTTPIdleTimeout, time.Millisecond)
 	ipcCfg, err := ipc.ServerConfigFrom(c)
-	errs = append(errs, err)
+	r.AddAs(err)
 	cfg.IPC = ipcCfg
-	bt, err := c.GetBool(keyBlockTokenEnable)
-	errs = append(errs, err)
-	cfg.BlockTokens = bt
-	cfg.BlockKeyUpdateInterval = dur(keyBlockKeyInterval, time.Minute)
-	cfg.BlockTokenLifetime = dur(keyBlockTokenLifetime, time.Minute)
-	return cfg, errors.Join(errs...)
+	cfg.BlockTokens = r.Bool(keyBlockTokenEnable)
+	cfg.BlockKeyUpdateInterval = r.Duration(keyBlockKeyInterval, time.Minute)
+	cfg.BlockTokenLifetime = r.Duration(keyBlockTokenLifetime, time.Minute)
+	return cfg, r.Err()
 }
 
 // Validate reports the first setting New cannot run with, naming the key

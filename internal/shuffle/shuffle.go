@@ -179,32 +179,18 @@ const (
 // the retry settings take their Default constants. Bad values are
 // reported together; the Config is not validated (New does).
 func ConfigFrom(c *conf.Configuration) (Config, error) {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("shuffle: %w", err))
-		}
-	}
+	r := conf.NewReader(c, "shuffle")
 	cfg := Config{MemoryBudget: DefaultMemoryBudget, Retries: DefaultRetries, RetryBackoff: DefaultRetryBackoff, MaxBackoff: DefaultMaxBackoff}
-	n, err := c.GetInt(KeyParallelCopies)
-	cfg.ParallelCopies = int(n)
-	add(err)
-	cfg.MemoryLimitPercent, err = c.GetFloat(KeyMemoryLimitPercent)
-	add(err)
-	cfg.MergePercent, err = c.GetFloat(KeyMergePercent)
-	add(err)
-	n, err = c.GetInt(KeySortFactor)
-	cfg.SortFactor = int(n)
-	add(err)
-	cfg.ConnectTimeout, err = c.GetDuration(KeyConnectTimeout, time.Millisecond)
-	add(err)
-	cfg.ReadTimeout, err = c.GetDuration(KeyReadTimeout, time.Millisecond)
-	add(err)
-	cfg.Codec, err = spill.CodecFrom(c)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return cfg, errors.Join(errs...)
+	cfg.ParallelCopies = int(r.Int(KeyParallelCopies))
+	cfg.MemoryLimitPercent = r.Float(KeyMemoryLimitPercent)
+	cfg.MergePercent = r.Float(KeyMergePercent)
+	cfg.SortFactor = int(r.Int(KeySortFactor))
+	cfg.ConnectTimeout = r.Duration(KeyConnectTimeout, time.Millisecond)
+	cfg.ReadTimeout = r.Duration(KeyReadTimeout, time.Millisecond)
+	codec, err := spill.CodecFrom(c)
+	r.AddAs(err)
+	cfg.Codec = codec
+	return cfg, r.Err()
 }
 
 // withDefaults returns c with its "0 means" fields given DefaultConfig's

@@ -126,26 +126,15 @@ const (
 // and the functions. Bad values are reported together; the Config is not
 // validated (NewCollector does).
 func ConfigFrom(c *conf.Configuration) (Config, error) {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("spill: %w", err))
-		}
-	}
+	r := conf.NewReader(c, "spill")
 	cfg := Config{Partitions: 1}
-	mb, err := c.GetInt(KeySortMB)
-	add(err)
-	cfg.SortBytes = mb << 20
-	cfg.SpillPercent, err = c.GetFloat(KeySpillPercent)
-	add(err)
-	f, err := c.GetInt(KeySortFactor)
-	add(err)
-	cfg.SortFactor = int(f)
-	cfg.Codec, err = CodecFrom(c)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return cfg, errors.Join(errs...)
+	cfg.SortBytes = r.Int(KeySortMB) << 20
+	cfg.SpillPercent = r.Float(KeySpillPercent)
+	cfg.SortFactor = int(r.Int(KeySortFactor))
+	codec, err := CodecFrom(c)
+	r.AddAs(err)
+	cfg.Codec = codec
+	return cfg, r.Err()
 }
 
 // CodecFrom returns the map-output codec of a job: None unless

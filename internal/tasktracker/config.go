@@ -104,14 +104,12 @@ func DefaultConfig() Config {
 // ConfigFrom reads a TaskTracker's settings and validates them.
 func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg := read(c)
-	m, err1 := c.GetInt(keyMapSlots)
-	r, err2 := c.GetInt(keyReduceSlots)
-	oob, err3 := c.GetBool(keyOutOfBand)
-	cfg.OutOfBandHeartbeat = oob
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return cfg, fmt.Errorf("tasktracker: %w", err)
+	r := conf.NewReader(c, "tasktracker")
+	cfg.MapSlots, cfg.ReduceSlots = int(r.Int(keyMapSlots)), int(r.Int(keyReduceSlots))
+	cfg.OutOfBandHeartbeat = r.Bool(keyOutOfBand)
+	if err := r.Err(); err != nil {
+		return cfg, err
 	}
-	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
 	return cfg, cfg.Validate()
 }
 

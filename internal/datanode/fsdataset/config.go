@@ -166,34 +166,20 @@ func DefaultConfig(vols []VolumeConfig) Config {
 // defaults from conf's table). Bad values are reported together; the
 // Config is not validated (Open does).
 func ConfigFrom(c *conf.Configuration) (Config, error) {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("fsdataset: %w", err))
-		}
-	}
+	r := conf.NewReader(c, "fsdataset")
 	cfg := Config{BytesPerChecksum: DefaultBytesPerChecksum}
 	vols, err := ParseDataDirs(c.Get(KeyDataDir))
-	if err != nil {
-		errs = append(errs, err)
-	}
+	r.AddAs(err)
 	cfg.Volumes = vols
-	n, err := c.GetInt(KeyFailedTolerated)
-	cfg.FailedVolumesTolerated = int(n)
-	add(err)
-	cfg.Choosing, err = ParseChoosingPolicy(c.Get(KeyChoosingPolicy))
-	if err != nil {
-		errs = append(errs, err)
-	}
-	cfg.AvailableSpaceThreshold, err = c.GetBytes(KeyBalancedThreshold)
-	add(err)
-	cfg.AvailableSpacePreference, err = c.GetFloat(KeyBalancedPreference)
-	add(err)
-	cfg.Reserved, err = c.GetBytes(KeyReserved)
-	add(err)
-	cfg.DirectIO, err = c.GetBool(KeyDirectIO)
-	add(err)
-	return cfg, errors.Join(errs...)
+	cfg.FailedVolumesTolerated = int(r.Int(KeyFailedTolerated))
+	choosing, err := ParseChoosingPolicy(c.Get(KeyChoosingPolicy))
+	r.AddAs(err)
+	cfg.Choosing = choosing
+	cfg.AvailableSpaceThreshold = r.Bytes(KeyBalancedThreshold)
+	cfg.AvailableSpacePreference = r.Float(KeyBalancedPreference)
+	cfg.Reserved = r.Bytes(KeyReserved)
+	cfg.DirectIO = r.Bool(KeyDirectIO)
+	return cfg, r.Err()
 }
 
 // ParseChoosingPolicy reads a dfs.datanode.fsdataset.volume.choosing.policy
