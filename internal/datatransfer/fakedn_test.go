@@ -141,6 +141,12 @@ func (dn *fakeDN) serve(c net.Conn) {
 }
 
 func (dn *fakeDN) write(c net.Conn, r *bufio.Reader, o *hdfspb.OpWriteBlockProto) {
+	if o.GetStage() == hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY && dn.connectStatus == hdfspb.Status_SUCCESS {
+		// Recorded before the reply, which the client may read first.
+		dn.mu.Lock()
+		dn.closeRecoveries = append(dn.closeRecoveries, o)
+		dn.mu.Unlock()
+	}
 	if dn.connectStatus != hdfspb.Status_SUCCESS {
 		WriteResponse(c, &hdfspb.BlockOpResponseProto{
 			Status:       dn.connectStatus.Enum(),
@@ -156,9 +162,6 @@ func (dn *fakeDN) write(c net.Conn, r *bufio.Reader, o *hdfspb.OpWriteBlockProto
 	}
 	id := o.GetHeader().GetBaseHeader().GetBlock().GetBlockId()
 	if o.GetStage() == hdfspb.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY {
-		dn.mu.Lock()
-		dn.closeRecoveries = append(dn.closeRecoveries, o)
-		dn.mu.Unlock()
 		return // no packets follow
 	}
 	nodes := dn.replies
