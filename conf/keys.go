@@ -44,6 +44,7 @@ var knownKeys = []Key{
 	{"dfs.datanode.socket.reuse.keepalive", "4000", "Milliseconds an idle DataTransferProtocol connection waits for the next op."},
 	{"dfs.datanode.socket.write.timeout", "480000", "Milliseconds one write to a data-transfer peer may block before the DataNode gives up on the connection; a writing client allows this plus 5000 per pipeline node (0: no timeout for the client)."},
 	{"dfs.domain.socket.path", "", "UNIX domain socket shared by DataNode and clients for short-circuit reads; empty disables it."},
+	{"dfs.ha.namenode.id", "", "This NameNode's id within its nameservice (dfs.ha.namenodes.<ns>); unset: the member whose RPC address is local."},
 	{"dfs.heartbeat.interval", "3", "Seconds between DataNode heartbeats to the NameNode."},
 	{"dfs.ls.limit", "1000", "Maximum entries the NameNode returns in one getListing page."},
 	{"dfs.namenode.checkpoint.period", "3600", "Seconds between namespace checkpoints (fsimage plus edits)."},
@@ -62,6 +63,7 @@ var knownKeys = []Key{
 	{"dfs.namenode.rpc-address", "127.0.0.1:8020", "NameNode RPC address (host:port); strata's default (Hadoop derives it from fs.defaultFS)."},
 	{"dfs.namenode.safemode.extension", "30000", "Milliseconds the NameNode stays in safe mode after the threshold is reached."},
 	{"dfs.namenode.safemode.threshold-pct", "0.999f", "Fraction of blocks that must be minimally replicated to leave safe mode; <= 0 leaves at once, > 1 stays."},
+	{"dfs.nameservices", "", "Comma-separated HA nameservice ids; each has dfs.ha.namenodes.<ns> and dfs.namenode.rpc-address.<ns>.<nn> (and http-address), and hdfs://<ns> names it."},
 	{"dfs.permissions.enabled", "true", "Whether HDFS checks permissions."},
 	{"dfs.permissions.superusergroup", "supergroup", "Group whose members are HDFS superusers."},
 	{"dfs.replication", "3", "Default replication factor of new files."},
@@ -207,6 +209,14 @@ var freePrefixes = []string{
 	// Hadoop's proxy-user keys embed a user name:
 	// hadoop.proxyuser.<user>.hosts and hadoop.proxyuser.<user>.groups.
 	"hadoop.proxyuser.",
+	// Hadoop's HA keys embed the nameservice and NameNode ids:
+	// dfs.ha.namenodes.<ns>, dfs.namenode.rpc-address.<ns>.<nn>,
+	// dfs.namenode.http-address.<ns>.<nn> and
+	// dfs.client.failover.proxy.provider.<ns> (internal/nameservice).
+	"dfs.ha.namenodes.",
+	"dfs.namenode.rpc-address.",
+	"dfs.namenode.http-address.",
+	"dfs.client.failover.proxy.provider.",
 }
 
 // userNameKey is resolvable in ${...} expansion (as Hadoop's Java system

@@ -71,6 +71,10 @@ type NameNode struct {
 	lastCPTx    uint64
 	lastCPAt    time.Time
 	checkpoints int
+
+	// ha is the Raft group's member when a nameservice is configured
+	// (ha.go); nil for a single NameNode.
+	ha *haNode
 }
 
 // New validates cfg, opens the storage directory, loads the newest image
@@ -314,4 +318,32 @@ func (s *Namesystem) load(l *editlog.Log) (int, error) {
 	now := s.now()
 	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
 	return replayed, nil
+}
+
+// HAState is a NameNode's HA service state, Hadoop's HAServiceState.
+type HAState int
+
+const (
+	HAActive HAState = iota
+	HAStandby
+	HAInitializing
+)
+
+func (s HAState) String() string {
+	switch s {
+	case HAActive:
+		return "active"
+	case HAStandby:
+		return "standby"
+	}
+	return "initializing"
+}
+
+// ServiceState is the NameNode's HA state: always active without a
+// nameservice; with one, active while it leads the Raft group.
+func (n *NameNode) ServiceState() HAState {
+	if n.ha == nil {
+		return HAActive
+	}
+	return n.ha.serviceState()
 }
