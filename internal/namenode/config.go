@@ -144,6 +144,9 @@ type Config struct {
 	// (hadoop.http.idle_timeout.ms, 60 s). The HTTP server's other
 	// timeouts are fixed (see http.go).
 	HTTPIdleTimeout time.Duration
+	// HA is the nameservice this NameNode is a member of (ha_config.go);
+	// nil for a single NameNode.
+	HA *HAConfig
 	// IPC are the RPC server's limits (ipc.maximum.data.length,
 	// ipc.server.max.connections, ipc.client.connection.maxidletime,
 	// ipc.client.idlethreshold, strata.ipc.server.*; see
@@ -239,6 +242,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.BlockTokens = r.Bool(keyBlockTokenEnable)
 	cfg.BlockKeyUpdateInterval = r.Duration(keyBlockKeyInterval, time.Minute)
 	cfg.BlockTokenLifetime = r.Duration(keyBlockTokenLifetime, time.Minute)
+	haConfigFrom(c, r, &cfg)
 	return cfg, r.Err()
 }
 
@@ -308,6 +312,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.IPC.Validate(); err != nil {
 		return fmt.Errorf("namenode: %w", err)
+	}
+	if c.HA != nil {
+		return c.HA.validate()
 	}
 	return nil
 }

@@ -31,7 +31,17 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigMapping(t *testing.T) {
-	conftest.CheckMapping(t, ConfigFrom, baseConf, map[string]string{
+	// ns1 is described but not listed in dfs.nameservices: listing it
+	// (the mapped value below) makes this NameNode its member nn1.
+	base := func() *conf.Configuration {
+		c := baseConf()
+		c.Set("dfs.ha.namenodes.ns1", "nn1")
+		c.Set("dfs.namenode.rpc-address.ns1.nn1", "127.0.0.1:8020")
+		c.Set("dfs.ha.namenode.id", "nn1")
+		return c
+	}
+	conftest.CheckMapping(t, ConfigFrom, base, map[string]string{
+		"dfs.nameservices":                                "ns1",
 		"dfs.namenode.name.dir":                           "/other",
 		"dfs.namenode.rpc-address":                        "10.1.1.1:9000",
 		"fs.defaultFS":                                    "hdfs://nn.example:9001",
@@ -159,5 +169,36 @@ func TestNewValidates(t *testing.T) {
 	}
 	if _, err := Format(c, false); err == nil {
 		t.Fatal("Format with replication 0 succeeded")
+	}
+}
+
+func TestHAConfigFrom(t *testing.T) {
+	c := baseConf()
+	c.Set("dfs.nameservices", "ns1")
+	c.Set("dfs.ha.namenodes.ns1", "nn1,nn2,nn3")
+	for i, a := range []string{"10.0.0.1:8020", "10.0.0.2:8020", "10.0.0.3:8020"} {
+		id := "nn" + string(rune('1'+i))
+		c.Set("dfs.namenode.rpc-address.ns1."+id, a)
+		c.Set("dfs.namenode.http-address.ns1."+id, strings.Replace(a, "8020", "9870", 1))
+	}
+	c.Set("dfs.ha.namenode.id", "nn2")
+	c.Set("strata.ha.raft.heartbeat.timeout.ms", "2000")
+	cfg, err := ConfigFrom(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HA == nil || cfg.HA.ID != "nn2" || len(cfg.HA.Members) != 3 || cfg.RPCAddr != "10.0.0.2:8020" || cfg.HTTPAddr != "10.0.0.2:9870" ||
+		cfg.HA.HeartbeatTimeout != 2*time.Second || cfg.HA.ElectionTimeout != time.Second || cfg.HA.LeaderLeaseTimeout != 500*time.Millisecond {
+		t.Fatalf("HA config = %+v (rpc %s http %s)", cfg.HA, cfg.RPCAddr, cfg.HTTPAddr)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.Set("strata.ha.raft.leader-lease.timeout.ms", "3000")
+	if cfg, err = ConfigFrom(c); err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "leader-lease") {
+		t.Fatalf("a lease longer than the heartbeat timeout was accepted: %v", err)
 	}
 }

@@ -65,6 +65,8 @@ type Status struct {
 	EditRecords    uint64    `json:"editLogRecords"`
 	RPCCalls       int64     `json:"rpcCalls"`
 	RPCConnections int64     `json:"rpcConnections"`
+	// HA is the member's view of its Raft group; nil without a nameservice.
+	HA *HAStats `json:"ha,omitempty"`
 	FsStats
 }
 
@@ -76,11 +78,17 @@ func (n *NameNode) Status() Status {
 	n.cpMu.Lock()
 	cps := n.checkpoints
 	n.cpMu.Unlock()
+	var ha *HAStats
+	lastTx := n.edit.LastTxID()
+	if n.ha != nil {
+		st := n.ha.stats()
+		ha, lastTx = &st, st.AppliedTxID
+	}
 	return Status{
-		RPCAddress: n.RPCAddr(), HTTPAddress: n.HTTPAddr(), Started: n.started,
+		HA: ha, RPCAddress: n.RPCAddr(), HTTPAddress: n.HTTPAddr(), Started: n.started,
 		ClusterID: v.ClusterID, NamespaceID: v.NamespaceID, NameDir: n.cfg.NameDir,
 		SafeMode: n.ns.InSafeMode(), Files: files, Directories: dirs,
-		LastTxID: n.edit.LastTxID(), Checkpoints: cps, EditSyncs: es.Syncs, EditRecords: es.Records,
+		LastTxID: lastTx, Checkpoints: cps, EditSyncs: es.Syncs, EditRecords: es.Records,
 		RPCCalls: n.rpc.Stats().Calls.Load(), RPCConnections: n.rpc.Stats().Connections.Load(),
 		FsStats: n.fsStats(),
 	}
@@ -95,6 +103,8 @@ var statusPage = template.Must(template.New("status").Parse(`<!DOCTYPE html>
 <tr><th>Started</th><td>{{.Started.Format "2006-01-02 15:04:05 MST"}}</td></tr>
 <tr><th>Cluster ID</th><td>{{.ClusterID}}</td></tr>
 <tr><th>Storage directory</th><td>{{.NameDir}}</td></tr>
+{{with .HA}}<tr><th>HA</th><td>{{.State}} member {{.ID}} of {{.Nameservice}}; leader {{.Leader}}, term {{.Term}}, commit index {{.CommitIndex}}, applied index {{.AppliedIndex}}, txid {{.AppliedTxID}} applied / {{.CommittedTxID}} committed, last contact {{.LastContact}}</td></tr>
+<tr><th>Members</th><td>{{range .Members}}{{.ID}} ({{.Addr}}, {{.Suffrage}}) {{end}}</td></tr>{{end}}
 <tr><th>Safe mode</th><td>{{if .SafeMode}}ON{{else}}off{{end}}</td></tr>
 <tr><th>Files and directories</th><td>{{.Files}} files, {{.Directories}} directories</td></tr>
 <tr><th>Last transaction id</th><td>{{.LastTxID}}</td></tr>
@@ -120,6 +130,7 @@ func (n *NameNode) httpHandler() http.Handler {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /fsck", n.serveFsck)
+	mux.HandleFunc("GET "+versionPath, n.serveVersion)
 	mux.Handle("/webhdfs/v1/", n.webhdfs())
 	return mux
 }
@@ -182,6 +193,13 @@ func (n *NameNode) registry() *prometheus.Registry {
 	counter("rpc_connections_total", "RPC connections accepted.", func() float64 { return float64(n.rpc.Stats().Connections.Load()) })
 	counter("rpc_rejected_total", "RPC connections closed for a protocol violation.", func() float64 { return float64(n.rpc.Stats().Rejected.Load()) })
 	gauge("goroutines", "Goroutines in the process.", func() float64 { return float64(runtime.NumGoroutine()) })
+	if n.ha != nil {
+		gauge("ha_state", "HA state: 0 initializing, 1 active, 2 standby (Hadoop's HAServiceStateProto).", func() float64 { return float64(haStateProto(n.ServiceState())) })
+		gauge("ha_term", "Raft term this member is in.", func() float64 { return float64(n.ha.stats().Term) })
+		gauge("ha_commit_index", "Raft commit index this member knows.", func() float64 { return float64(n.ha.stats().CommitIndex) })
+		gauge("ha_applied_txid", "Transaction id of the last edit in this member's namespace.", func() float64 { a, _ := n.ns.txids(); return float64(a) })
+		gauge("ha_committed_txid", "Transaction id of the last edit this member knows committed.", func() float64 { _, c := n.ns.txids(); return float64(c) })
+	}
 	return reg
 }
 

@@ -38,7 +38,13 @@ func Format(cfg Config, force bool) (editlog.Version, error) {
 		return v, err
 	}
 	ns := namespace.New(cfg.Superuser, cfg.SuperGroup, blockmgmt.NewBlockMap())
-	return v, l.SaveImage(l.LastTxID(), ns.WriteImage)
+	if err := l.SaveImage(l.LastTxID(), ns.WriteImage); err != nil {
+		return v, err
+	}
+	if cfg.HA != nil {
+		return v, formatRaft(cfg, force)
+	}
+	return v, nil
 }
 
 // NameNode is the HDFS NameNode daemon: the namespace behind a Hadoop IPC
@@ -101,15 +107,23 @@ func New(cfg Config) (*NameNode, error) {
 		safeModeThreshold: cfg.SafeModeThreshold, safeModeExtension: cfg.SafeModeExtension,
 	}, l, cfg.Logger)
 	ns.blockPoolID = l.Version().BlockPoolID
-	start := time.Now()
-	replayed, err := ns.load(l)
-	if err != nil {
-		l.Close()
-		return nil, err
+	if cfg.HA == nil {
+		start := time.Now()
+		replayed, err := ns.load(l)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		files, dirs := ns.Counts()
+		cfg.Logger.Info("namenode: namespace loaded", "dir", cfg.NameDir, "files", files, "directories", dirs,
+			"edits_replayed", replayed, "last_txid", l.LastTxID(), "took", time.Since(start).Round(time.Millisecond))
+	} else {
+		// The Raft log is the edit log: Start opens the member, which
+		// restores the newest snapshot and applies the committed entries.
+		// Until it wins an election the NameNode is a standby.
+		ns.standby = true
+		ns.bm.StartupSafeMode()
 	}
-	files, dirs := ns.Counts()
-	cfg.Logger.Info("namenode: namespace loaded", "dir", cfg.NameDir, "files", files, "directories", dirs,
-		"edits_replayed", replayed, "last_txid", l.LastTxID(), "took", time.Since(start).Round(time.Millisecond))
 	tokens, err := blocktoken.NewMaster(blocktoken.Config{
 		BlockPoolID: ns.blockPoolID, Enabled: cfg.BlockTokens,
 		KeyUpdateInterval: cfg.BlockKeyUpdateInterval, TokenLifetime: cfg.BlockTokenLifetime,
@@ -124,12 +138,21 @@ func New(cfg Config) (*NameNode, error) {
 		ready: make(chan struct{}), stop: make(chan struct{}),
 		lastCPTx: l.LastTxID(), lastCPAt: time.Now(),
 	}
+	if cfg.HA != nil {
+		nn.ha = newHANode(nn, *cfg.HA)
+		ns.ha = nn.ha
+		ns.journal = nn.ha.journal
+	}
 	rpcCfg := cfg.IPC
 	rpcCfg.MaxDataLength = cfg.MaxDataLength
 	rpcCfg.Logger = cfg.Logger
 	nn.rpc = ipc.NewServer(rpcCfg)
 	cp := &clientProtocol{nn: nn, ns: ns}
-	nn.rpc.Register(ClientProtocolName, withInodePaths(ns, cp.methods()))
+	nn.rpc.Register(ClientProtocolName, nn.withHA(withInodePaths(ns, cp.methods())))
+	if nn.ha != nil {
+		nn.rpc.Register(HAServiceProtocolName, nn.ha.methods())
+		nn.rpc.Register(RaftAdminProtocolName, nn.ha.adminMethods())
+	}
 	dp := &datanodeProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(DatanodeProtocolName, dp.methods())
 	return nn, nil
@@ -143,6 +166,11 @@ func (n *NameNode) Start() error {
 	ln, err := net.Listen("tcp", n.cfg.RPCAddr)
 	if err != nil {
 		return fmt.Errorf("namenode: RPC address %s: %w", n.cfg.RPCAddr, err)
+	}
+	if n.ha != nil {
+		if ln, err = n.ha.start(ln); err != nil {
+			return fmt.Errorf("namenode: starting the Raft member: %w", err)
+		}
 	}
 	n.rpcLn = ln
 	if n.cfg.HTTPAddr != "" {
@@ -215,13 +243,19 @@ func (n *NameNode) monitor() {
 		case <-n.stop:
 			return
 		case now := <-t.C:
-			if now.Sub(lastRepl) >= n.cfg.ReplicationInterval {
+			if now.Sub(lastRepl) >= n.cfg.ReplicationInterval && n.ServiceState() == HAActive {
 				n.ns.blockMonitor(now)
 				lastRepl = now
 			}
 		}
-		n.ns.expireLeases(context.Background())
 		n.rollBlockKeys()
+		if n.ServiceState() != HAActive {
+			continue
+		}
+		n.ns.expireLeases(context.Background())
+		if n.ha != nil {
+			continue // checkpoints are Raft snapshots
+		}
 		n.cpMu.Lock()
 		pending := n.edit.LastTxID() - n.lastCPTx
 		due := pending >= n.cfg.CheckpointTxns || (pending > 0 && time.Since(n.lastCPAt) >= n.cfg.CheckpointPeriod)
@@ -271,10 +305,14 @@ func (n *NameNode) Close() error {
 			n.httpSrv.Shutdown(ctx)
 			cancel()
 		}
+		var errs []error
+		if n.ha != nil && n.ha.node != nil {
+			errs = append(errs, n.ha.node.Close())
+			n.ha.mux.Close()
+		}
 		n.wg.Wait()
 		n.ns.waitSyncs()
-		var errs []error
-		if n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
+		if n.ha == nil && n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
 			errs = append(errs, n.checkpoint())
 		}
 		errs = append(errs, n.edit.Close())

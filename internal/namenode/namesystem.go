@@ -80,6 +80,19 @@ type Namesystem struct {
 	// syncs counts the mutations between their append and the end of
 	// their sync, whether their caller still waits or not.
 	syncs sync.WaitGroup
+
+	// HA (ha.go), guarded by mu. applied is the txid of the last edit in
+	// the namespace, committed the last one known committed by the Raft
+	// group (equal without HA, and on a standby); epoch marks this
+	// activation's proposals; standby refuses mutations; dirty asks for a
+	// rebuild from the committed log; rebuilds counts them.
+	ha        *haNode
+	applied   uint64
+	committed uint64
+	epoch     uint64
+	standby   bool
+	dirty     bool
+	rebuilds  int
 }
 
 func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
@@ -93,14 +106,19 @@ func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
 		journal: j,
 		leases:  namespace.NewLeaseManager(),
 	}
-	// The Manager reads the Namesystem's clock, so that replacing it (in
-	// tests) moves both.
-	s.bm = blockmgmt.New(blockmgmt.Config{
+	s.bm = s.newBlockManager(blocks)
+	return s
+}
+
+// newBlockManager returns block management for blocks. The Manager reads
+// the Namesystem's clock, so that replacing it (in tests) moves both.
+func (s *Namesystem) newBlockManager(blocks *blockmgmt.BlockMap) *blockmgmt.Manager {
+	cfg := s.cfg
+	return blockmgmt.New(blockmgmt.Config{
 		MinReplication: cfg.minReplication, HeartbeatExpiry: cfg.heartbeatExpiry,
 		MaxReplicationStreams: cfg.maxReplicationStreams, ReplicationTimeout: cfg.replicationTimeout,
 		SafeModeThreshold: cfg.safeModeThreshold, SafeModeExtension: cfg.safeModeExtension,
-	}, blocks, blockmgmt.Options{Logger: logger, Now: func() time.Time { return s.now() }})
-	return s
+	}, blocks, blockmgmt.Options{Logger: s.log, Now: func() time.Time { return s.now() }})
 }
 
 func (s *Namesystem) principal(ctx context.Context) *namespace.Principal {
@@ -149,6 +167,10 @@ func (s *Namesystem) mutate(ctx context.Context, f func() ([]namespace.Edit, err
 // lock after its ops are applied (to set in-memory state on new objects).
 func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit, func(), error)) error {
 	s.mu.Lock()
+	if s.standby {
+		s.mu.Unlock()
+		return standbyError("WRITE")
+	}
 	if s.failed != nil {
 		s.mu.Unlock()
 		return ipc.Errorf(ipc.ClassIOException, "NameNode edit log failed: %v", s.failed)
@@ -181,7 +203,13 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 			s.log.Error("namenode: applying a checked edit failed", "err", err)
 			return ipc.Errorf(ipc.ClassIOException, "internal error: %v", err)
 		}
-		if txid, err = s.journal.Append(rec); err != nil {
+		if txid, err = s.journal.Append(rec); errors.Is(err, errNotActive) {
+			// Applied but not logged (cannot happen while mu orders role
+			// changes; kept safe): rebuild before this state is used.
+			s.dirty = true
+			s.mu.Unlock()
+			return standbyError("WRITE")
+		} else if err != nil {
 			// Applied in memory but not logged: stop accepting changes.
 			s.failed = err
 			s.mu.Unlock()
@@ -189,6 +217,7 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 			return ipc.Errorf(ipc.ClassIOException, "edit log append failed: %v", err)
 		}
 	}
+	s.applied = txid
 	s.ops.Add(int64(len(ops)))
 	if then != nil {
 		then()
@@ -211,6 +240,11 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 		return err
 	}
 	defer s.syncs.Done()
+	if errors.Is(err, errNotActive) {
+		// Not a journal failure: leadership moved while the edit was in
+		// flight. The client retries on the new active.
+		return standbyError("WRITE")
+	}
 	if err != nil {
 		s.setFailed(err)
 		return s.journalError(err)
@@ -221,7 +255,7 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 // syncOrFail waits for the journal to make txid durable and, when it
 // cannot, stops mutations.
 func (s *Namesystem) syncOrFail(ctx context.Context, txid uint64) {
-	if err := s.journal.Sync(ctx, txid); err != nil {
+	if err := s.journal.Sync(ctx, txid); err != nil && !errors.Is(err, errNotActive) {
 		s.setFailed(err)
 	}
 }

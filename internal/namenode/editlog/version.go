@@ -225,6 +225,17 @@ func Format(dir string, force bool) (Version, error) { return FormatFS(nil, dir,
 
 // FormatFS is Format on fsys (nil means vfs.Default).
 func FormatFS(fsys vfs.FS, dir string, force bool) (Version, error) {
+	return formatVersion(fsys, dir, force, nil)
+}
+
+// FormatAs is FormatFS with a given identity instead of a new one: an HA
+// standby's storage takes its nameservice's namespace, cluster and block
+// pool ids (`namenode -bootstrapStandby`).
+func FormatAs(fsys vfs.FS, dir string, force bool, v Version) (Version, error) {
+	return formatVersion(fsys, dir, force, &v)
+}
+
+func formatVersion(fsys vfs.FS, dir string, force bool, given *Version) (Version, error) {
 	fsys = vfs.Or(fsys)
 	if dir == "" {
 		return Version{}, errors.New("editlog: Format: empty directory name")
@@ -254,6 +265,9 @@ func FormatFS(fsys vfs.FS, dir string, force bool) (Version, error) {
 	v, err := newVersion()
 	if err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)
+	}
+	if given != nil {
+		v = *given
 	}
 	if err := writeImage(fsys, cur, 0, nil); err != nil {
 		return Version{}, fmt.Errorf("editlog: format: %w", err)

@@ -1,0 +1,338 @@
+package namenode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/editlog"
+	"github.com/stratafs/strata/internal/namenode/quorum"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/proto/namenodepb"
+)
+
+// Protocol names served by a member of an HA nameservice.
+const (
+	// HAServiceProtocolName is Hadoop's: haadmin -getServiceState,
+	// -checkHealth, -transitionToActive/-transitionToStandby.
+	HAServiceProtocolName = "org.apache.hadoop.ha.HAServiceProtocol"
+	// RaftAdminProtocolName is strata's: leadership transfer and
+	// membership changes (haadmin -failover, -addNameNode, -removeNameNode).
+	RaftAdminProtocolName = "org.stratafs.namenode.RaftAdminProtocol"
+)
+
+// withHA makes ClientProtocol a member's: a standby refuses every call
+// with StandbyException (clients fail over on it), and a reply on the
+// active waits until everything the call could have seen is committed,
+// so that no client reads an edit that a failover could still lose.
+func (n *NameNode) withHA(methods map[string]ipc.Method) map[string]ipc.Method {
+	if n.ha == nil {
+		return methods
+	}
+	out := make(map[string]ipc.Method, len(methods))
+	for name, m := range methods {
+		category := "WRITE"
+		if strings.HasPrefix(name, "get") || strings.HasPrefix(name, "list") || strings.HasPrefix(name, "is") {
+			category = "READ"
+		}
+		out[name] = m.Around(func(ctx context.Context, req proto.Message, next func(context.Context, proto.Message) (proto.Message, error)) (proto.Message, error) {
+			if n.ServiceState() != HAActive {
+				return nil, standbyError(category)
+			}
+			resp, err := next(ctx, req)
+			seen := n.ns.appliedTxID()
+			if werr := n.ha.journal.waitCommitted(ctx, seen); werr != nil {
+				if errors.Is(werr, errNotActive) {
+					return nil, standbyError(category)
+				}
+				return nil, werr
+			}
+			return resp, err
+		})
+	}
+	return out
+}
+
+func haStateProto(s HAState) hdfspb.HAServiceStateProto {
+	switch s {
+	case HAActive:
+		return hdfspb.HAServiceStateProto_ACTIVE
+	case HAStandby:
+		return hdfspb.HAServiceStateProto_STANDBY
+	}
+	return hdfspb.HAServiceStateProto_INITIALIZING
+}
+
+// methods is HAServiceProtocol. transitionToActive asks the current
+// active to hand leadership to this member; transitionToStandby hands it
+// to another member. Both need the superuser.
+func (h *haNode) methods() map[string]ipc.Method {
+	return map[string]ipc.Method{
+		"getServiceStatus": ipc.Unary(func(ctx context.Context, _ *hdfspb.GetServiceStatusRequestProto) (*hdfspb.GetServiceStatusResponseProto, error) {
+			st := h.serviceState()
+			resp := &hdfspb.GetServiceStatusResponseProto{State: haStateProto(st).Enum()}
+			if st == HAStandby {
+				resp.ReadyToBecomeActive = proto.Bool(true)
+			}
+			return resp, nil
+		}),
+		"monitorHealth": ipc.Unary(func(ctx context.Context, _ *hdfspb.MonitorHealthRequestProto) (*hdfspb.MonitorHealthResponseProto, error) {
+			if err := h.health(); err != nil {
+				return nil, ipc.Errorf("org.apache.hadoop.ha.HealthCheckFailedException", "%v", err)
+			}
+			return &hdfspb.MonitorHealthResponseProto{}, nil
+		}),
+		"transitionToActive": ipc.Unary(func(ctx context.Context, _ *hdfspb.TransitionToActiveRequestProto) (*hdfspb.TransitionToActiveResponseProto, error) {
+			if err := h.ns.checker(ctx).Superuser("transitionToActive"); err != nil {
+				return nil, err
+			}
+			return &hdfspb.TransitionToActiveResponseProto{}, h.transferTo(ctx, h.cfg.ID)
+		}),
+		"transitionToStandby": ipc.Unary(func(ctx context.Context, _ *hdfspb.TransitionToStandbyRequestProto) (*hdfspb.TransitionToStandbyResponseProto, error) {
+			if err := h.ns.checker(ctx).Superuser("transitionToStandby"); err != nil {
+				return nil, err
+			}
+			if h.serviceState() != HAActive {
+				return &hdfspb.TransitionToStandbyResponseProto{}, nil
+			}
+			return &hdfspb.TransitionToStandbyResponseProto{}, h.transferTo(ctx, "")
+		}),
+	}
+}
+
+// adminMethods is RaftAdminProtocol.
+func (h *haNode) adminMethods() map[string]ipc.Method {
+	return map[string]ipc.Method{
+		"transferLeadership": ipc.Unary(func(ctx context.Context, req *namenodepb.TransferLeadershipRequest) (*namenodepb.TransferLeadershipResponse, error) {
+			if err := h.ns.checker(ctx).Superuser("transferLeadership"); err != nil {
+				return nil, err
+			}
+			return &namenodepb.TransferLeadershipResponse{}, h.transferTo(ctx, req.GetTarget())
+		}),
+		"addMember": ipc.Unary(func(ctx context.Context, req *namenodepb.AddMemberRequest) (*namenodepb.AddMemberResponse, error) {
+			if err := h.ns.checker(ctx).Superuser("addMember"); err != nil {
+				return nil, err
+			}
+			if req.GetId() == "" || req.GetRpcAddress() == "" {
+				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "addMember needs an id and an RPC address")
+			}
+			if err := h.leaderOnly(); err != nil {
+				return nil, err
+			}
+			f := h.node.Raft.AddVoter(raft.ServerID(req.GetId()), raft.ServerAddress(req.GetRpcAddress()), 0, 30*time.Second)
+			return &namenodepb.AddMemberResponse{}, raftErr(f.Error())
+		}),
+		"removeMember": ipc.Unary(func(ctx context.Context, req *namenodepb.RemoveMemberRequest) (*namenodepb.RemoveMemberResponse, error) {
+			if err := h.ns.checker(ctx).Superuser("removeMember"); err != nil {
+				return nil, err
+			}
+			if err := h.leaderOnly(); err != nil {
+				return nil, err
+			}
+			f := h.node.Raft.RemoveServer(raft.ServerID(req.GetId()), 0, 30*time.Second)
+			return &namenodepb.RemoveMemberResponse{}, raftErr(f.Error())
+		}),
+		"getGroup": ipc.Unary(func(ctx context.Context, _ *namenodepb.GroupRequest) (*namenodepb.GroupResponse, error) {
+			st := h.stats()
+			resp := &namenodepb.GroupResponse{Leader: proto.String(st.Leader), Term: proto.Uint64(st.Term), CommitIndex: proto.Uint64(st.CommitIndex)}
+			for _, m := range st.Members {
+				resp.Members = append(resp.Members, &namenodepb.GroupMember{Id: proto.String(m.ID), RpcAddress: proto.String(m.Addr), Suffrage: proto.String(m.Suffrage)})
+			}
+			return resp, nil
+		}),
+	}
+}
+
+func raftErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+		return standbyError("WRITE")
+	}
+	return ipc.Errorf(ipc.ClassIOException, "%v", err)
+}
+
+func (h *haNode) leaderOnly() error {
+	if h.node.Raft.State() != raft.Leader {
+		return standbyError("WRITE")
+	}
+	return nil
+}
+
+// health is what -checkHealth reports: the member runs, knows a leader
+// and, when active, its journal works.
+func (h *haNode) health() error {
+	if err := h.ns.journalFailed(); err != nil {
+		return err
+	}
+	if addr, _ := h.node.Raft.LeaderWithID(); addr == "" {
+		return errors.New("no active NameNode known to this member")
+	}
+	return nil
+}
+
+// transferTo makes target (a member id; "" for any) the active. Called on
+// any member: a non-leader forwards the request to the leader.
+func (h *haNode) transferTo(ctx context.Context, target string) error {
+	if h.node.Raft.State() == raft.Leader {
+		if target == h.cfg.ID {
+			return nil
+		}
+		var f raft.Future
+		if target == "" {
+			f = h.node.Raft.LeadershipTransfer()
+		} else {
+			m, ok := h.member(target)
+			if !ok {
+				return ipc.Errorf(ipc.ClassIllegalArgument, "no NameNode %q in nameservice %s", target, h.cfg.Nameservice)
+			}
+			f = h.node.Raft.LeadershipTransferToServer(raft.ServerID(m.ID), raft.ServerAddress(m.RPCAddr))
+		}
+		if err := f.Error(); err != nil {
+			return ipc.Errorf(ipc.ClassIOException, "leadership transfer: %v", err)
+		}
+		return nil
+	}
+	addr, id := h.node.Raft.LeaderWithID()
+	if addr == "" {
+		return ipc.Errorf(ipc.ClassIOException, "no active NameNode to take over from")
+	}
+	c := ipc.NewClient(ipc.ClientConfig{Addr: string(addr), User: h.nn.cfg.Superuser, Protocol: RaftAdminProtocolName, DialTimeout: 5 * time.Second})
+	defer c.Close()
+	if target == "" {
+		target = h.cfg.ID
+	}
+	h.log.Info("namenode: asking the active to hand over", "active", id, "target", target)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return c.Call(ctx, "transferLeadership", &namenodepb.TransferLeadershipRequest{Target: proto.String(target)}, &namenodepb.TransferLeadershipResponse{})
+}
+
+func (h *haNode) member(id string) (m struct{ ID, RPCAddr string }, ok bool) {
+	for _, x := range h.cfg.Members {
+		if x.ID == id {
+			return struct{ ID, RPCAddr string }{x.ID, x.RPCAddr}, true
+		}
+	}
+	if f := h.node.Raft.GetConfiguration(); f.Error() == nil {
+		for _, s := range f.Configuration().Servers {
+			if string(s.ID) == id {
+				return struct{ ID, RPCAddr string }{id, string(s.Address)}, true
+			}
+		}
+	}
+	return m, false
+}
+
+// formatRaft starts a new group in cfg's storage: `namenode -format` on
+// the first member of a nameservice.
+func formatRaft(cfg Config, force bool) error {
+	q := quorumConfig(cfg, cfg.Logger)
+	has, err := quorum.HasState(q)
+	if err != nil {
+		return err
+	}
+	if has {
+		if !force {
+			return fmt.Errorf("namenode: %s already holds Raft state; format with -force to wipe it", q.Dir)
+		}
+		if err := os.RemoveAll(q.Dir); err != nil {
+			return err
+		}
+	}
+	return quorum.Bootstrap(q)
+}
+
+// versionPath serves a member's storage identity to `-bootstrapStandby`.
+const versionPath = "/strata/ha/version"
+
+type versionJSON struct {
+	LayoutVersion int    `json:"layoutVersion"`
+	NamespaceID   uint32 `json:"namespaceID"`
+	ClusterID     string `json:"clusterID"`
+	BlockPoolID   string `json:"blockPoolID"`
+	CTime         int64  `json:"cTime"`
+	Created       int64  `json:"created"`
+}
+
+func (n *NameNode) serveVersion(w http.ResponseWriter, r *http.Request) {
+	v := n.edit.Version()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(versionJSON{
+		LayoutVersion: v.LayoutVersion, NamespaceID: v.NamespaceID, ClusterID: v.ClusterID,
+		BlockPoolID: v.BlockPoolID, CTime: v.CTime, Created: v.Created.UnixMilli(),
+	})
+}
+
+// BootstrapStandby formats cfg's storage as a new member of its
+// nameservice: it copies the namespace, cluster and block pool ids from a
+// running member (over HTTP, dfs.namenode.http-address.<ns>.<nn>) and
+// leaves the Raft state empty, so that the member learns the namespace
+// from the active (a snapshot, then the log) once it starts.
+func BootstrapStandby(cfg Config, force bool) (editlog.Version, error) {
+	if err := cfg.Validate(); err != nil {
+		return editlog.Version{}, err
+	}
+	if cfg.HA == nil {
+		return editlog.Version{}, errors.New("namenode: -bootstrapStandby needs an HA nameservice (dfs.nameservices, dfs.ha.namenodes.<ns>)")
+	}
+	var errs []error
+	for _, m := range cfg.HA.Members {
+		if m.ID == cfg.HA.ID {
+			continue
+		}
+		if m.HTTPAddr == "" {
+			errs = append(errs, fmt.Errorf("%s: no dfs.namenode.http-address.%s.%s", m.ID, cfg.HA.Nameservice, m.ID))
+			continue
+		}
+		v, err := fetchVersion(m.HTTPAddr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.ID, err))
+			continue
+		}
+		v, err = editlog.FormatAs(cfg.FS, cfg.NameDir, force, v)
+		if err != nil {
+			return v, err
+		}
+		q := quorumConfig(cfg, cfg.Logger)
+		if err := os.RemoveAll(q.Dir); err != nil {
+			return v, err
+		}
+		return v, nil
+	}
+	return editlog.Version{}, fmt.Errorf("namenode: no member of %s answered: %w", cfg.HA.Nameservice, errors.Join(errs...))
+}
+
+func fetchVersion(httpAddr string) (editlog.Version, error) {
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + httpAddr + versionPath)
+	if err != nil {
+		return editlog.Version{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return editlog.Version{}, fmt.Errorf("%s: %s", versionPath, resp.Status)
+	}
+	var vj versionJSON
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&vj); err != nil {
+		return editlog.Version{}, err
+	}
+	if vj.ClusterID == "" || vj.BlockPoolID == "" || vj.NamespaceID == 0 {
+		return editlog.Version{}, errors.New("incomplete storage identity")
+	}
+	return editlog.Version{
+		LayoutVersion: vj.LayoutVersion, NamespaceID: vj.NamespaceID, ClusterID: vj.ClusterID,
+		BlockPoolID: vj.BlockPoolID, CTime: vj.CTime, Created: time.UnixMilli(vj.Created),
+	}, nil
+}
