@@ -293,13 +293,13 @@ func randomEpoch() uint64 {
 
 // Stats is what the web page and /metrics show of the group.
 type HAStats struct {
-	Nameservice, ID, State         string
-	Leader                         string
+	Nameservice, ID, State          string
+	Leader                          string
 	Term, CommitIndex, AppliedIndex uint64
-	LastLogIndex                   uint64
-	AppliedTxID, CommittedTxID     uint64
-	LastContact                    string
-	Members                        []HAMember
+	LastLogIndex                    uint64
+	AppliedTxID, CommittedTxID      uint64
+	LastContact                     string
+	Members                         []HAMember
 }
 
 // HAMember is one member as the local configuration sees it.

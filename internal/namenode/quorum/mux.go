@@ -141,7 +141,7 @@ func (l raftLayer) Accept() (net.Conn, error) {
 
 // Close is a no-op: the transport closes its stream layer on shutdown,
 // but the listener belongs to the NameNode (Mux.Close).
-func (l raftLayer) Close() error  { return nil }
+func (l raftLayer) Close() error   { return nil }
 func (l raftLayer) Addr() net.Addr { return l.m.ln.Addr() }
 
 func (l raftLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
