@@ -34,10 +34,11 @@ type FailoverConfig struct {
 	// ignored and its ClientID, when nil, is made once for all servers.
 	Client ClientConfig
 	// MaxFailovers bounds the failovers of one call
-	// (dfs.client.failover.max.attempts, 15).
+	// (dfs.client.failover.max.attempts); 0 means 15, negative none.
 	MaxFailovers int
 	// MaxRetries bounds the retries of one call on the same server after
-	// RetriableException (dfs.client.retry.max.attempts, 10).
+	// RetriableException (dfs.client.retry.max.attempts); 0 means 10,
+	// negative none.
 	MaxRetries int
 	// SleepBase and SleepMax shape the backoff before the n-th failover
 	// or retry, n >= 1: min(SleepBase·2^n, SleepMax) times a random factor
@@ -66,10 +67,16 @@ func FailoverConfigFrom(c *conf.Configuration) (FailoverConfig, error) {
 	if err := r.Err(); err != nil {
 		return cfg, err
 	}
+	// A configured 0 means none, as in Hadoop; in the struct 0 is the default.
+	for _, n := range []*int{&cfg.MaxFailovers, &cfg.MaxRetries} {
+		if *n == 0 {
+			*n = -1
+		}
+	}
 	switch {
-	case cfg.MaxFailovers < 0:
+	case cfg.MaxFailovers < -1:
 		return cfg, fmt.Errorf("ipc: dfs.client.failover.max.attempts must not be negative, got %d", cfg.MaxFailovers)
-	case cfg.MaxRetries < 0:
+	case cfg.MaxRetries < -1:
 		return cfg, fmt.Errorf("ipc: dfs.client.retry.max.attempts must not be negative, got %d", cfg.MaxRetries)
 	case cfg.SleepBase < 0 || cfg.SleepMax < 0:
 		return cfg, errors.New("ipc: dfs.client.failover.sleep.*.millis must not be negative")
@@ -143,6 +150,7 @@ func newFailover(cfg FailoverConfig, proxies []proxy, ids func() int32) *Failove
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = DefaultRetryMaxAttempts
 	}
+	cfg.MaxFailovers, cfg.MaxRetries = max(cfg.MaxFailovers, 0), max(cfg.MaxRetries, 0)
 	if cfg.SleepBase == 0 {
 		cfg.SleepBase = DefaultFailoverSleepBase
 	}
