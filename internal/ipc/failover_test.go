@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/proto/ipcpb"
 )
 
@@ -291,6 +292,7 @@ type haServer struct {
 
 	mu      sync.Mutex
 	standby bool
+	hang    bool // calls wait for their context to end
 	callers []Caller
 }
 
@@ -303,6 +305,12 @@ func startHAServer(t *testing.T, name string, standby bool) *haServer {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			h.callers = append(h.callers, *c)
+			if h.hang {
+				h.mu.Unlock()
+				<-ctx.Done()
+				h.mu.Lock()
+				return nil, ctx.Err()
+			}
 			if h.standby {
 				return nil, Errorf(ClassStandby, "Operation category READ is not supported in state standby")
 			}
@@ -392,6 +400,66 @@ func TestFailoverOverIPCServerClosed(t *testing.T) {
 	err := f.Call(ctx, "who", &ipcpb.UserInformationProto{}, &ipcpb.UserInformationProto{})
 	if !IsClass(err, ClassStandby) && !IsConnError(err) || !strings.Contains(err.Error(), "giving up after 15 failovers") {
 		t.Fatalf("err %v, want to give up after 15 failovers", err)
+	}
+}
+
+// A server that closes while a call is in flight on it: the call is sent
+// to the next one with the same call id, retry 1.
+func TestFailoverOverIPCServerClosedDuringCall(t *testing.T) {
+	s1 := startHAServer(t, "nn1", false)
+	s2 := startHAServer(t, "nn2", false)
+	s1.mu.Lock()
+	s1.hang = true
+	s1.mu.Unlock()
+	f := newHAClient(t, s1.addr, s2.addr)
+	done := make(chan string, 1)
+	go func() {
+		var resp ipcpb.UserInformationProto
+		if err := f.Call(context.Background(), "who", &ipcpb.UserInformationProto{}, &resp); err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- resp.GetEffectiveUser()
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(s1.seen()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached nn1")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s1.srv.Close()
+	if got := <-done; got != "nn2" {
+		t.Fatalf("answered by %s, want nn2", got)
+	}
+	c1, c2 := s1.seen(), s2.seen()
+	if len(c2) != 1 || c2[0].CallID != c1[0].CallID || c2[0].Retry != 1 || !bytes.Equal(c1[0].ClientID, c2[0].ClientID) {
+		t.Fatalf("nn1 saw %+v, nn2 %+v: want the same call resent with retry 1", c1, c2)
+	}
+}
+
+func TestFailoverConfigFrom(t *testing.T) {
+	cfg, err := FailoverConfigFrom(conf.New())
+	if err != nil || cfg.MaxFailovers != 15 || cfg.MaxRetries != 10 || cfg.SleepBase != 500*time.Millisecond || cfg.SleepMax != 15*time.Second {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	c := conf.New()
+	c.Set("dfs.client.failover.max.attempts", "0")
+	c.Set("dfs.client.failover.sleep.base.millis", "20")
+	cfg, err = FailoverConfigFrom(c)
+	if err != nil || cfg.MaxFailovers != -1 || cfg.SleepBase != 20*time.Millisecond {
+		t.Fatalf("configured: %+v, %v", cfg, err)
+	}
+	f, log, _ := newFake(cfg, always(errStandby), always(nil))
+	if err := f.Call(context.Background(), "m", nil, nil); !IsClass(err, ClassStandby) || len(log.calls) != 1 {
+		t.Fatalf("max.attempts 0: %v after %d calls, want no failover", err, len(log.calls))
+	}
+	for _, kv := range [][2]string{{"dfs.client.failover.max.attempts", "-2"}, {"dfs.client.failover.sleep.max.millis", "-1"}, {"dfs.client.retry.max.attempts", "x"}} {
+		c := conf.New()
+		c.Set(kv[0], kv[1])
+		if _, err := FailoverConfigFrom(c); err == nil {
+			t.Errorf("%s=%s accepted", kv[0], kv[1])
+		}
 	}
 }
 
