@@ -16,6 +16,7 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
@@ -24,8 +25,27 @@ const ClientProtocol = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
 
 // Options configure a Client.
 type Options struct {
-	// Addr is the NameNode's RPC host:port.
+	// Addr is the NameNode's RPC host:port; used when Addrs is empty.
 	Addr string
+	// Addrs are the RPC host:ports of every NameNode of an HA nameservice
+	// (nameservice.Resolve); with more than one, NameNode calls fail over
+	// among them as the package doc says. One address is the same as Addr.
+	Addrs []string
+	// Authority is the hdfs:// URI authority URI reports, e.g. the
+	// nameservice id "ns1"; "" means Addr, or the first of Addrs.
+	Authority string
+	// FailoverMaxAttempts, FailoverSleepBase and FailoverSleepMax bound
+	// and pace failovers (dfs.client.failover.max.attempts, 15;
+	// dfs.client.failover.sleep.base.millis, 500 ms;
+	// dfs.client.failover.sleep.max.millis, 15 s); RetryMaxAttempts bounds
+	// retries on one NameNode after RetriableException
+	// (dfs.client.retry.max.attempts, 10). 0 means the default, negative
+	// none (a configured 0, as OptionsFrom reads it); they
+	// matter only with several Addrs.
+	FailoverMaxAttempts int
+	FailoverSleepBase   time.Duration
+	FailoverSleepMax    time.Duration
+	RetryMaxAttempts    int
 	// User is the user to act as; "" means fs.CurrentUser().
 	User string
 	// Umask is applied to permissions of new files and directories
@@ -56,10 +76,11 @@ type Options struct {
 
 // Client is an HDFS client. It is safe for concurrent use.
 type Client struct {
-	opts Options
-	nn   *ipc.Client
-	uri  *url.URL
-	name string // the client name the NameNode keys leases by
+	opts  Options
+	nn    nameNode
+	uri   *url.URL
+	name  string        // the client name the NameNode keys leases by
+	renew time.Duration // between lease renewals
 
 	mu       sync.Mutex
 	writers  int
@@ -67,11 +88,31 @@ type Client struct {
 	defaults *hdfspb.FsServerDefaultsProto
 }
 
-// New returns a Client for the NameNode at opts.Addr. It does not connect
-// until the first call.
+// nameNode is how the Client reaches the NameNode: one ipc.Client, or an
+// ipc.FailoverClient over an HA nameservice's NameNodes.
+type nameNode interface {
+	Call(ctx context.Context, method string, req, resp proto.Message) error
+	Close() error
+}
+
+// renewInterval is how often leases are renewed, well within the
+// NameNode's soft limit (60 s).
+const renewInterval = 20 * time.Second
+
+// New returns a Client for the NameNode at opts.Addr, or the HA
+// nameservice of opts.Addrs. It does not connect until the first call.
 func New(opts Options) (*Client, error) {
-	if opts.Addr == "" {
+	addrs := opts.Addrs
+	if len(addrs) == 0 && opts.Addr != "" {
+		addrs = []string{opts.Addr}
+	}
+	if len(addrs) == 0 {
 		return nil, errors.New("hdfs: no NameNode address")
+	}
+	for _, a := range addrs {
+		if a == "" {
+			return nil, errors.New("hdfs: empty NameNode address")
+		}
 	}
 	if opts.User == "" {
 		opts.User = fs.CurrentUser()
@@ -79,44 +120,82 @@ func New(opts Options) (*Client, error) {
 	if opts.Umask == 0 {
 		opts.Umask = fs.DefaultUmask
 	}
+	if opts.Authority == "" {
+		opts.Authority = addrs[0]
+	}
+	icfg := ipc.ClientConfig{Addr: addrs[0], User: opts.User, Protocol: ClientProtocol, ProtocolVersion: 1}
+	var nn nameNode
+	if len(addrs) == 1 {
+		nn = ipc.NewClient(icfg)
+	} else {
+		f, err := ipc.NewFailoverClient(ipc.FailoverConfig{
+			Addrs: addrs, Client: icfg,
+			MaxFailovers: opts.FailoverMaxAttempts, MaxRetries: opts.RetryMaxAttempts,
+			SleepBase: opts.FailoverSleepBase, SleepMax: opts.FailoverSleepMax,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("hdfs: %w", err)
+		}
+		nn = f
+	}
 	b := make([]byte, 8)
 	rand.Read(b)
 	return &Client{
-		opts: opts,
-		nn: ipc.NewClient(ipc.ClientConfig{
-			Addr: opts.Addr, User: opts.User, Protocol: ClientProtocol, ProtocolVersion: 1,
-		}),
-		uri:  &url.URL{Scheme: "hdfs", Host: opts.Addr},
-		name: "DFSClient_NONMAPREDUCE_" + hex.EncodeToString(b),
+		opts:  opts,
+		nn:    nn,
+		uri:   &url.URL{Scheme: "hdfs", Host: opts.Authority},
+		name:  "DFSClient_NONMAPREDUCE_" + hex.EncodeToString(b),
+		renew: renewInterval,
 	}, nil
 }
 
 func init() {
 	fs.Register("hdfs", func(ctx context.Context, u *url.URL, env fs.Env) (fs.FileSystem, error) {
 		env = env.WithDefaults()
-		addr := u.Host
-		if u.Port() == "" {
-			addr += ":8020"
-		}
-		opts := Options{Addr: addr, User: env.User, Umask: fs.Umask(env.Conf)}
-		if v, err := env.Conf.GetInt("dfs.replication"); err == nil {
-			opts.Replication = int(v)
-		}
-		if v, err := env.Conf.GetBytes("dfs.blocksize"); err == nil {
-			opts.BlockSize = v
-		}
-		if on, _ := env.Conf.GetBool("dfs.client.read.shortcircuit"); on {
-			opts.ShortCircuitSocket = env.Conf.Get("dfs.domain.socket.path")
-		}
-		var err error
-		if opts.SocketTimeout, err = socketTimeout(env.Conf, "dfs.client.socket-timeout"); err != nil {
+		opts, err := OptionsFrom(env.Conf, u.Host)
+		if err != nil {
 			return nil, err
 		}
-		if opts.SocketWriteTimeout, err = socketTimeout(env.Conf, "dfs.datanode.socket.write.timeout"); err != nil {
-			return nil, err
-		}
+		opts.User = env.User
 		return New(opts)
 	})
+}
+
+// OptionsFrom returns the Options of hdfs://authority under c: the
+// NameNodes the authority stands for (nameservice.Resolve: every member
+// of an HA nameservice, else host[:8020]), the authority itself, the
+// umask (fs.permissions.umask-mode), dfs.replication, dfs.blocksize,
+// short-circuit reads (dfs.client.read.shortcircuit,
+// dfs.domain.socket.path), the socket timeouts and the failover keys.
+// User is left empty, meaning fs.CurrentUser().
+func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
+	addrs, err := nameservice.Resolve(c, authority)
+	if err != nil {
+		return Options{}, fmt.Errorf("hdfs: %w", err)
+	}
+	opts := Options{Addrs: addrs, Authority: authority, Umask: fs.Umask(c)}
+	if v, err := c.GetInt("dfs.replication"); err == nil {
+		opts.Replication = int(v)
+	}
+	if v, err := c.GetBytes("dfs.blocksize"); err == nil {
+		opts.BlockSize = v
+	}
+	if on, _ := c.GetBool("dfs.client.read.shortcircuit"); on {
+		opts.ShortCircuitSocket = c.Get("dfs.domain.socket.path")
+	}
+	if opts.SocketTimeout, err = socketTimeout(c, "dfs.client.socket-timeout"); err != nil {
+		return Options{}, err
+	}
+	if opts.SocketWriteTimeout, err = socketTimeout(c, "dfs.datanode.socket.write.timeout"); err != nil {
+		return Options{}, err
+	}
+	f, err := ipc.FailoverConfigFrom(c)
+	if err != nil {
+		return Options{}, fmt.Errorf("hdfs: %w", err)
+	}
+	opts.FailoverMaxAttempts, opts.RetryMaxAttempts = f.MaxFailovers, f.MaxRetries
+	opts.FailoverSleepBase, opts.FailoverSleepMax = f.SleepBase, f.SleepMax
+	return opts, nil
 }
 
 // socketTimeout reads a socket timeout key (milliseconds without a unit):
@@ -447,7 +526,9 @@ func (c *Client) SafeMode(ctx context.Context, action string) (bool, error) {
 }
 
 // startRenewing keeps the client's leases alive while it has files open,
-// renewing well within the NameNode's soft limit (60 s).
+// renewing well within the NameNode's soft limit (60 s). Renewals go
+// through the same failover as every NameNode call, so a new active
+// NameNode sees them.
 func (c *Client) startRenewing() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -458,7 +539,7 @@ func (c *Client) startRenewing() {
 	stop := make(chan struct{})
 	c.renewing = stop
 	go func() {
-		t := time.NewTicker(20 * time.Second)
+		t := time.NewTicker(c.renew)
 		defer t.Stop()
 		for {
 			select {

@@ -30,6 +30,21 @@ type ClientConfig struct {
 	DialTimeout time.Duration
 	// MaxDataLength bounds a response frame (default 128 MiB).
 	MaxDataLength int
+	// ClientID is the 16-byte client id sent with every call, which a
+	// server's retry cache keys calls by; nil means a random one. Clients
+	// of one logical caller on several servers (a failover group) share
+	// it, and then must draw call ids from one NextCallID.
+	ClientID []byte
+}
+
+// ClientIDLength is the length of a client id (a Java UUID's bytes).
+const ClientIDLength = 16
+
+// NewClientID returns a random client id.
+func NewClientID() []byte {
+	id := make([]byte, ClientIDLength)
+	rand.Read(id)
+	return id
 }
 
 // Client makes calls over one Hadoop IPC connection, opened on first use
@@ -46,7 +61,9 @@ type Client struct {
 	closed bool
 }
 
-// NewClient returns a Client; it does not connect yet.
+// NewClient returns a Client; it does not connect yet. A cfg.ClientID of
+// the wrong length is replaced by a random one, as the server would refuse
+// it.
 func NewClient(cfg ClientConfig) *Client {
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 20 * time.Second
@@ -57,10 +74,19 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.ProtocolVersion == 0 {
 		cfg.ProtocolVersion = 1
 	}
-	id := make([]byte, 16)
-	rand.Read(id)
+	id := NewClientID()
+	if len(cfg.ClientID) == ClientIDLength {
+		copy(id, cfg.ClientID)
+	}
+	cfg.ClientID = id
 	return &Client{cfg: cfg, clientID: id}
 }
+
+// ClientID returns the client id the Client sends.
+func (c *Client) ClientID() []byte { return append([]byte(nil), c.clientID...) }
+
+// Addr returns the server address the Client calls.
+func (c *Client) Addr() string { return c.cfg.Addr }
 
 // ErrClientClosed is returned by Call after Close.
 var ErrClientClosed = errors.New("ipc: client closed")
@@ -68,34 +94,61 @@ var ErrClientClosed = errors.New("ipc: client closed")
 // Call invokes method with req and decodes the answer into resp. A
 // server-side failure is returned as *RemoteError; a broken connection as a
 // plain error (the call may or may not have run).
+// The call is sent without a retry count (the server sees -1, Hadoop's
+// "not retried" value).
 func (c *Client) Call(ctx context.Context, method string, req, resp proto.Message) error {
-	conn, id, err := c.connection(ctx)
-	if err != nil {
-		return err
-	}
-	return conn.call(ctx, id, c, method, req, resp)
+	return c.CallWith(ctx, method, req, resp, c.NextCallID(), retryNone)
 }
 
-func (c *Client) connection(ctx context.Context) (*clientConn, int32, error) {
+// retryNone is RpcRequestHeaderProto's default retryCount.
+const retryNone = -1
+
+// NextCallID returns a call id not yet used by this Client: ids count up
+// from 0 and wrap at 2^31-1, as Hadoop's Client.nextCallId.
+func (c *Client) NextCallID() int32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return nil, 0, ErrClientClosed
-	}
 	if c.nextID == 1<<31-1 {
 		c.nextID = 0
 	}
 	id := c.nextID
 	c.nextID++
+	return id
+}
+
+// CallWith is Call with the call id and retry count given: a caller that
+// retries an at-most-once call sends it again with the same id and retry
+// one higher, so that the server's retry cache (keyed by client id and
+// call id) answers the first attempt's outcome instead of running it
+// twice. id must come from NextCallID of c, or of a Client sharing c's
+// ClientID, and not be in flight on c; retry < 0 sends no retry count.
+//
+// A failure to connect, or a connection that breaks before the answer
+// arrives, is returned as a *ConnError (IsConnError); the call may have
+// run only in the second case.
+func (c *Client) CallWith(ctx context.Context, method string, req, resp proto.Message, id, retry int32) error {
+	conn, err := c.connection(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.call(ctx, id, retry, c, method, req, resp)
+}
+
+func (c *Client) connection(ctx context.Context) (*clientConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClientClosed
+	}
 	if c.conn != nil && c.conn.err() == nil {
-		return c.conn, id, nil
+		return c.conn, nil
 	}
 	conn, err := dial(ctx, c.cfg, c.clientID)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	c.conn = conn
-	return conn, id, nil
+	return conn, nil
 }
 
 // Close closes the connection; calls in flight fail. Safe to call twice.
@@ -129,7 +182,7 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 	d := net.Dialer{Timeout: cfg.DialTimeout}
 	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err)
+		return nil, connErr(fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err))
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -152,7 +205,7 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 	}
 	if _, err := nc.Write(buf); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err)
+		return nil, connErr(fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err))
 	}
 	cc := &clientConn{nc: nc, cfg: cfg, pending: map[int32]chan result{}}
 	go cc.readLoop()
@@ -185,7 +238,7 @@ func (cc *clientConn) readLoop() {
 	for {
 		frame, err := readFrame(br, cc.cfg.MaxDataLength, nil)
 		if err != nil {
-			cc.shutdown(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err))
+			cc.shutdown(connErr(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err)))
 			return
 		}
 		var hdr ipcpb.RpcResponseHeaderProto
@@ -217,13 +270,17 @@ func (cc *clientConn) readLoop() {
 	}
 }
 
-func (cc *clientConn) call(ctx context.Context, id int32, c *Client, method string, req, resp proto.Message) error {
+func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, method string, req, resp proto.Message) error {
 	ch := make(chan result, 1)
 	cc.mu.Lock()
 	if cc.broken != nil {
 		err := cc.broken
 		cc.mu.Unlock()
 		return err
+	}
+	if _, dup := cc.pending[id]; dup {
+		cc.mu.Unlock()
+		return fmt.Errorf("ipc: call id %d already in flight to %s", id, c.cfg.Addr)
 	}
 	cc.pending[id] = ch
 	cc.mu.Unlock()
@@ -233,6 +290,9 @@ func (cc *clientConn) call(ctx context.Context, id int32, c *Client, method stri
 		RpcOp:    ipcpb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(),
 		CallId:   proto.Int32(id),
 		ClientId: c.clientID,
+	}
+	if retry >= 0 {
+		rpcHdr.RetryCount = proto.Int32(retry)
 	}
 	reqHdr := &ipcpb.RequestHeaderProto{
 		MethodName:                 proto.String(method),
@@ -252,8 +312,8 @@ func (cc *clientConn) call(ctx context.Context, id int32, c *Client, method stri
 	cc.nc.SetWriteDeadline(time.Time{})
 	cc.wmu.Unlock()
 	if err != nil {
-		cc.shutdown(fmt.Errorf("ipc: writing to %s: %w", c.cfg.Addr, err))
-		return fmt.Errorf("ipc: calling %s on %s: %w", method, c.cfg.Addr, err)
+		cc.shutdown(connErr(fmt.Errorf("ipc: writing to %s: %w", c.cfg.Addr, err)))
+		return connErr(fmt.Errorf("ipc: calling %s on %s: %w", method, c.cfg.Addr, err))
 	}
 
 	select {
@@ -262,7 +322,7 @@ func (cc *clientConn) call(ctx context.Context, id int32, c *Client, method stri
 			if err := cc.err(); err != nil {
 				return err
 			}
-			return fmt.Errorf("ipc: connection to %s closed", c.cfg.Addr)
+			return connErr(fmt.Errorf("ipc: connection to %s closed", c.cfg.Addr))
 		}
 		switch r.hdr.GetStatus() {
 		case ipcpb.RpcResponseHeaderProto_SUCCESS:
@@ -294,4 +354,21 @@ func (cc *clientConn) forget(id int32) {
 	cc.mu.Lock()
 	delete(cc.pending, id)
 	cc.mu.Unlock()
+}
+
+// ConnError is a failure of the connection under a call: connecting,
+// writing the request, or the connection breaking before the answer came.
+// It is never a server's answer (RemoteError), so another server may be
+// tried; the call may have run when the break came after the write.
+type ConnError struct{ Err error }
+
+func (e *ConnError) Error() string { return e.Err.Error() }
+func (e *ConnError) Unwrap() error { return e.Err }
+
+func connErr(err error) error { return &ConnError{Err: err} }
+
+// IsConnError reports whether err is, or wraps, a *ConnError.
+func IsConnError(err error) bool {
+	var ce *ConnError
+	return errors.As(err, &ce)
 }

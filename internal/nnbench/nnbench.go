@@ -71,8 +71,11 @@ const DefaultFilesPerDir = 1000
 
 // Config is one benchmark run.
 type Config struct {
-	// Addr is the NameNode's RPC host:port.
+	// Addr is the NameNode's RPC host:port; used when Addrs is empty.
 	Addr string
+	// Addrs are every NameNode of an HA nameservice, which each client
+	// fails over among (hdfs.Options.Addrs).
+	Addrs []string
 	// User is the user to act as; "" means fs.CurrentUser().
 	User string
 	// Umask for the directories and files created (default 022).
@@ -109,7 +112,8 @@ func (e *UsageError) Error() string { return e.Msg }
 // Usage is the command's argument synopsis.
 const Usage = "-op create_write|open_read|rename|delete|mkdirs|fileStatus|all [-threads T] [-ops N] [-filesPerDir P] [-baseDir DIR] [-keep]"
 
-// ParseArgs reads the command line into a Config (without Addr and User).
+// ParseArgs reads the command line into a Config (without Addr, Addrs
+// and User).
 // -files, -dirs and -numberOfFiles are accepted for -ops, -keepResults for
 // -keep.
 func ParseArgs(args []string) (Config, error) {
@@ -352,7 +356,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Addr == "" {
+	if cfg.Addr == "" && len(cfg.Addrs) == 0 {
 		return nil, errors.New("nnbench: no NameNode address")
 	}
 	if cfg.User == "" {
@@ -384,7 +388,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) ([]*Result, error) {
 	}
 	b.base = path.Clean(b.base)
 	for i := 0; i < cfg.Threads; i++ {
-		c, err := hdfs.New(hdfs.Options{Addr: cfg.Addr, User: cfg.User, Umask: cfg.Umask, Replication: cfg.Replication, BlockSize: cfg.BlockSize})
+		c, err := hdfs.New(hdfs.Options{Addr: cfg.Addr, Addrs: cfg.Addrs, User: cfg.User, Umask: cfg.Umask, Replication: cfg.Replication, BlockSize: cfg.BlockSize})
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/namenode"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/storage"
 )
 
@@ -25,7 +26,9 @@ func init() {
 	register(command{name: "version", summary: "print the version", run: runVersion})
 }
 
-// hdfsClient connects to the NameNode of fs.defaultFS, which must be hdfs://.
+// hdfsClient connects to the NameNode of fs.defaultFS, which must be
+// hdfs://: host[:port], or a nameservice whose NameNodes it fails over
+// among.
 func hdfsClient(env *Env) (*hdfs.Client, error) {
 	u, err := fs.DefaultURI(env.Conf)
 	if err != nil {
@@ -34,11 +37,12 @@ func hdfsClient(env *Env) (*hdfs.Client, error) {
 	if u.Scheme != "hdfs" {
 		return nil, fmt.Errorf("FileSystem %s is not an HDFS file system (set fs.defaultFS, e.g. -fs hdfs://127.0.0.1:8020)", (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String())
 	}
-	addr := u.Host
-	if u.Port() == "" {
-		addr += ":8020"
+	opts, err := hdfs.OptionsFrom(env.Conf, u.Host)
+	if err != nil {
+		return nil, err
 	}
-	return hdfs.New(hdfs.Options{Addr: addr, User: fs.CurrentUser(), Umask: fs.Umask(env.Conf)})
+	opts.User = fs.CurrentUser()
+	return hdfs.New(opts)
 }
 
 // hadoopError prints err the way Hadoop's tools do: the remote message
@@ -207,16 +211,44 @@ func runGetConf(ctx context.Context, env *Env, args []string) int {
 		return 0
 	}
 	if len(args) == 1 && args[0] == "-namenodes" {
-		addr := namenode.RPCAddress(env.Conf)
-		host := addr
-		if i := strings.LastIndexByte(addr, ':'); i >= 0 {
-			host = addr[:i]
+		hosts, err := nameNodeHosts(env)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "getconf: %v\n", err)
+			return 1
 		}
-		fmt.Fprintln(env.Stdout, host)
+		fmt.Fprintln(env.Stdout, strings.Join(hosts, " "))
 		return 0
 	}
 	fmt.Fprintln(env.Stderr, "Usage: strata getconf [-confKey KEY] [-namenodes]")
 	return 1
+}
+
+// nameNodeHosts lists the NameNode hosts, as Hadoop's getconf
+// -namenodes: every member of every nameservice in dfs.nameservices, else
+// the one NameNode of dfs.namenode.rpc-address or fs.defaultFS.
+func nameNodeHosts(env *Env) ([]string, error) {
+	addrs := []string{namenode.RPCAddress(env.Conf)}
+	if ids := nameservice.IDs(env.Conf); len(ids) > 0 {
+		addrs = nil
+		for _, id := range ids {
+			ns, ok, err := nameservice.Lookup(env.Conf, id)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				addrs = append(addrs, ns.RPCAddrs()...)
+			}
+		}
+	}
+	var hosts []string
+	for _, a := range addrs {
+		host := a
+		if i := strings.LastIndexByte(a, ':'); i >= 0 {
+			host = a[:i]
+		}
+		hosts = append(hosts, host)
+	}
+	return hosts, nil
 }
 
 func runVersion(ctx context.Context, env *Env, args []string) int {

@@ -18,20 +18,19 @@ func init() {
 	register(command{name: "nfs3", summary: "run the NFSv3 gateway to HDFS (NFS and MOUNT on nfs.server.port)", run: runNFS3})
 }
 
-// nameNodeAddr is the NameNode of fs.defaultFS (-fs) when that is an
-// hdfs:// URI, else dfs.namenode.rpc-address.
-func nameNodeAddr(env *Env) (string, error) {
+// nameNodeOptions are the client options of fs.defaultFS (-fs) when that
+// is an hdfs:// URI, else of dfs.namenode.rpc-address: their Addrs list
+// every NameNode of an hdfs://<nameservice>, which calls fail over among.
+func nameNodeOptions(env *Env) (hdfs.Options, error) {
 	u, err := fs.DefaultURI(env.Conf)
 	if err != nil {
-		return "", err
+		return hdfs.Options{}, err
 	}
+	authority := u.Host
 	if u.Scheme != "hdfs" {
-		return namenode.RPCAddress(env.Conf), nil
+		authority = namenode.RPCAddress(env.Conf)
 	}
-	if u.Port() == "" {
-		return net.JoinHostPort(u.Hostname(), "8020"), nil
-	}
-	return u.Host, nil
+	return hdfs.OptionsFrom(env.Conf, authority)
 }
 
 // runNFS3 serves NFSv3 for the NameNode of fs.defaultFS (or
@@ -68,17 +67,10 @@ func runNFS3(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)
 		return 2
 	}
-	addr, err := nameNodeAddr(env)
+	opts, err := nameNodeOptions(env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)
 		return 2
-	}
-	opts := hdfs.Options{Addr: addr, Umask: fs.Umask(env.Conf)}
-	if v, err := env.Conf.GetInt("dfs.replication"); err == nil {
-		opts.Replication = int(v)
-	}
-	if v, err := env.Conf.GetBytes("dfs.blocksize"); err == nil {
-		opts.BlockSize = v
 	}
 	newClient := func(user string) (*hdfs.Client, error) {
 		o := opts
@@ -92,7 +84,7 @@ func runNFS3(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	p := ln.Addr().(*net.TCPAddr).Port
-	log.Info("nfs3: serving NFSv3 and MOUNT", "addr", ln.Addr().String(), "namenode", addr,
+	log.Info("nfs3: serving NFSv3 and MOUNT", "addr", ln.Addr().String(), "namenodes", opts.Addrs,
 		"mount", fmt.Sprintf("mount -t nfs -o vers=3,proto=tcp,nolock,port=%d,mountport=%d HOST:/ /mnt", p, p))
 	if err := nfsgw.Serve(ctx, ln, newClient, nfsgw.Options{StreamTimeout: timeout, Exports: exports, Logger: log}); err != nil {
 		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)

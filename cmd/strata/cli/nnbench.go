@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/nnbench"
 )
 
@@ -32,9 +33,10 @@ func runNNBench(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "nnbench: FileSystem %s is not an HDFS file system (set fs.defaultFS, e.g. -fs hdfs://127.0.0.1:8020)\n", (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String())
 		return 1
 	}
-	cfg.Addr = u.Host
-	if u.Port() == "" {
-		cfg.Addr += ":8020"
+	cfg.Addrs, err = nameservice.Resolve(env.Conf, u.Host)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "nnbench: %v\n", err)
+		return 1
 	}
 	cfg.User = fs.CurrentUser()
 	cfg.Umask = fs.Umask(env.Conf)
