@@ -3,6 +3,7 @@ module github.com/stratafs/strata
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/colinmarc/hdfs/v2 v2.4.0
 	github.com/go-git/go-billy/v5 v5.6.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
