@@ -200,7 +200,18 @@ func (w *worker) write(ctx context.Context, key string, rename bool) Result {
 	if err := w.fs.CreateFile(ctx, tmp, []byte(v)); err != nil {
 		return Classify(OpCreate, err)
 	}
-	return w.do(in, func() error { return w.fs.Rename(ctx, tmp, key) })
+	c := w.rec.Begin(w.id, in)
+	err := w.fs.Rename(ctx, tmp, key)
+	r := Classify(OpWrite, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The temp file is gone. Only a retry of a rename that applied
+		// gets this (Hadoop's retry cache answers such a retry with the
+		// first result): Failed is what the client was told, and the
+		// model objects if the value is read later.
+		r = Failed
+	}
+	c.End(Output{Result: r}, err)
+	return r
 }
 
 func (w *worker) read(ctx context.Context, key string, rename bool) Result {
@@ -230,11 +241,13 @@ func wholeValue(s string) bool {
 
 // Classify maps an operation's error to its Result. nil is OK. For reads
 // and deletes, "no such file" is Absent; for creates, "already exists" is
-// Exists. A definite rejection — permission, invalid path, safe mode, a
-// rename whose source is gone — is Failed. Anything else is Unknown:
-// timeouts, lost connections, StandbyException once the client's
-// failover attempts ran out, IOExceptions, and AlreadyBeingCreated from a
-// leaseholder recreating its own file (its earlier attempt applied).
+// Exists. A definite rejection — permission, invalid path, safe mode, an
+// overwrite of a file another client is writing — is Failed. Anything
+// else is Unknown: timeouts, lost connections, StandbyException once the
+// client's failover attempts ran out, IOExceptions, a write whose file
+// vanished before close (its create applied), and AlreadyBeingCreated
+// from a leaseholder recreating its own file (its earlier attempt
+// applied).
 func Classify(op Op, err error) Result {
 	if err == nil {
 		return OK
@@ -242,19 +255,16 @@ func Classify(op Op, err error) Result {
 	var re *hdfs.RemoteError
 	remote := errors.As(err, &re)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), remote && re.Class == ipc.ClassFileNotFound:
 		switch op {
 		case OpRead, OpDelete, OpRemove, OpExists:
 			return Absent
 		}
-		// A rename whose temp file is gone. Only a retry of a rename
-		// that applied gets this (Hadoop's retry cache answers such a
-		// retry with the first result): Failed is what the client was
-		// told, and the model objects if the value is read later.
-		return Failed
+		// A create that applied and whose file was deleted before close.
+		return Unknown
 	case remote && re.Class == ipc.ClassAlreadyBeingCreated && strings.Contains(re.Message, "current leaseholder is trying to recreate file"):
 		return Unknown
-	case errors.Is(err, fs.ErrExist):
+	case errors.Is(err, fs.ErrExist), remote && (re.Class == ipc.ClassFileAlreadyExists || re.Class == ipc.ClassAlreadyBeingCreated):
 		if op == OpCreate {
 			return Exists
 		}
@@ -264,7 +274,8 @@ func Classify(op Op, err error) Result {
 		return Failed
 	case remote:
 		switch re.Class {
-		case ipc.ClassSafeMode, ipc.ClassParentNotDirectory, ipc.ClassPathComponentTooLong, ipc.ClassMaxDirectoryItems:
+		case ipc.ClassAccessControl, ipc.ClassSafeMode, ipc.ClassParentNotDirectory, ipc.ClassInvalidPath,
+			ipc.ClassIllegalArgument, ipc.ClassPathComponentTooLong, ipc.ClassMaxDirectoryItems:
 			return Failed
 		}
 	}
