@@ -49,7 +49,8 @@ func (r Report) String() string {
 // timeout (0: none). ok is true only for porcupine.Ok; a check that ran
 // out of time is not ok, and Report says which keys it could not decide.
 // On a violation, if vizPath is not empty, porcupine's HTML visualisation
-// of the illegal keys' histories is written there.
+// of the illegal keys' histories is written there. An empty history is
+// ok: callers should also look at Report.Ops.
 func Check(model porcupine.Model, history []porcupine.Operation, timeout time.Duration, vizPath string) (ok bool, rep Report) {
 	var deadline time.Time
 	if timeout > 0 {
@@ -57,8 +58,15 @@ func Check(model porcupine.Model, history []porcupine.Operation, timeout time.Du
 	}
 	single := model
 	single.Partition, single.PartitionEvent = nil, nil
+	parts := [][]porcupine.Operation{history}
+	if model.Partition != nil {
+		parts = model.Partition(history)
+	}
 	var bad []porcupine.Operation
-	for _, part := range model.Partition(history) {
+	for _, part := range parts {
+		if len(part) == 0 {
+			continue
+		}
 		key := part[0].Input.(Input).Key
 		rep.Keys++
 		rep.Ops += len(part)

@@ -15,8 +15,12 @@
 // every other operation) not at all. Models accept any output for it. A
 // read with an unknown outcome constrains nothing and is left out of the
 // history. An operation the server definitely rejected (Result Failed:
-// FileNotFoundException from rename, AccessControlException, ...) had no
-// effect; models treat it as a no-op that may sit anywhere in its interval.
+// AccessControlException, SafeModeException, AlreadyBeingCreatedException
+// for another client's open file, FileNotFoundException for the renamed
+// temporary file) had no effect; models treat it as a no-op that may sit
+// anywhere in its interval. A write whose create applied but whose close
+// failed (LeaseExpiredException, FileNotFoundException: someone deleted
+// the open file) is Unknown. Classify and Run hold these rules.
 // Calls still open when Operations is called are reported as Unknown.
 //
 // # RegisterModel: a file as a register
