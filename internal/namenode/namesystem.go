@@ -43,6 +43,11 @@ type nsConfig struct {
 	replicationTimeout    time.Duration
 	safeModeThreshold     float64
 	safeModeExtension     time.Duration
+
+	// retryCacheEntries bounds the retry cache, 0 turning it off;
+	// retryCacheExpiry is how long an entry is kept (retrycache.go).
+	retryCacheEntries int
+	retryCacheExpiry  time.Duration
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)
@@ -73,6 +78,8 @@ type Namesystem struct {
 	leases  *namespace.LeaseManager
 	failed  error // set when the journal failed: no more mutations
 
+	retry *retryCache // nil when off; has its own (leaf) lock
+
 	blockPoolID string // set once at start, read-only after
 
 	ops atomic.Int64 // mutations logged, for metrics
@@ -100,6 +107,9 @@ func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
 		MaxReplicationStreams: cfg.maxReplicationStreams, ReplicationTimeout: cfg.replicationTimeout,
 		SafeModeThreshold: cfg.safeModeThreshold, SafeModeExtension: cfg.safeModeExtension,
 	}, blocks, blockmgmt.Options{Logger: logger, Now: func() time.Time { return s.now() }})
+	if cfg.retryCacheEntries > 0 {
+		s.retry = newRetryCache(cfg.retryCacheEntries, cfg.retryCacheExpiry, func() time.Time { return s.now() })
+	}
 	return s
 }
 
@@ -166,6 +176,7 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 		s.mu.Unlock()
 		return err
 	}
+	ops = withRPCIDs(ctx, ops)
 	var txid uint64
 	for _, op := range ops {
 		rec, err := op.Marshal()
