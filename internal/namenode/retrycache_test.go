@@ -492,6 +492,17 @@ func TestRetriesAnsweredAfterRestart(t *testing.T) {
 	if ok, err := c.rename(5, 0, "/r/src", "/r/dst"); err != nil || !ok {
 		t.Fatalf("rename: %v, %v", ok, err)
 	}
+	g, err := c.create(6, 0, "/r/g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cp.complete(c.ctx(7, 0), &hdfspb.CompleteRequestProto{Src: proto.String("/r/g"), ClientName: proto.String("DFSClient_retry"), FileId: proto.Uint64(g.GetFs().GetFileId())}); err != nil {
+		t.Fatal(err)
+	}
+	appended, err := c.append(8, 0, "/r/g")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// A crash: the storage as it is now (every acknowledged edit synced,
 	// no checkpoint since), copied while the NameNode is idle.
@@ -506,8 +517,8 @@ func TestRetriesAnsweredAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if again.ns.retry.len() != 3 {
-		t.Errorf("%d retry cache entries after replay, want 3 (create, delete, rename)", again.ns.retry.len())
+	if n := again.ns.retry.len(); n != 5 {
+		t.Errorf("%d retry cache entries after replay, want 5 (create, delete, rename, create, append)", n)
 	}
 	c.cp = &clientProtocol{nn: again, ns: again.ns}
 	st, err := c.create(1, 1, "/r/f")
@@ -523,7 +534,10 @@ func TestRetriesAnsweredAfterRestart(t *testing.T) {
 	if ok, err := c.rename(5, 1, "/r/src", "/r/dst"); err != nil || !ok {
 		t.Errorf("rename retried after the restart: %v, %v; want true", ok, err)
 	}
-	_, err = c.create(6, 0, "/r/f")
+	if a, err := c.append(8, 1, "/r/g"); err != nil || !proto.Equal(a, appended) {
+		t.Errorf("append retried after the restart: %v, %v; want %v", a, err, appended)
+	}
+	_, err = c.create(9, 0, "/r/f")
 	wantClass(t, err, ipc.ClassAlreadyBeingCreated)
 
 	// With the cache off, nothing is recorded or answered.
