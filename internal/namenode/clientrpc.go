@@ -156,18 +156,35 @@ func (c *clientProtocol) mkdirs(ctx context.Context, req *hdfspb.MkdirsRequestPr
 	return &hdfspb.MkdirsResponseProto{Result: proto.Bool(err == nil)}, err
 }
 
+// The @AtMostOnce methods (create, append, delete, rename, rename2,
+// updatePipeline) run through atMostOnce: a retried call gets the first
+// attempt's answer from the retry cache (retrycache.go).
+
+// isTrue is the success of delete and the old rename, as Hadoop's
+// setState(entry, ret): a false answer is not cached.
+func isTrue(ok bool) bool { return ok }
+
+// cachedTrue answers the retry of a successful delete or rename.
+func cachedTrue(any) (bool, error) { return true, nil }
+
 func (c *clientProtocol) delete(ctx context.Context, req *hdfspb.DeleteRequestProto) (*hdfspb.DeleteResponseProto, error) {
-	ok, err := c.ns.Delete(ctx, req.GetSrc(), req.GetRecursive())
+	ok, err := atMostOnce(ctx, c.ns, func(ctx context.Context) (bool, error) {
+		return c.ns.Delete(ctx, req.GetSrc(), req.GetRecursive())
+	}, isTrue, cachedTrue)
 	return &hdfspb.DeleteResponseProto{Result: proto.Bool(ok)}, err
 }
 
 func (c *clientProtocol) rename(ctx context.Context, req *hdfspb.RenameRequestProto) (*hdfspb.RenameResponseProto, error) {
-	ok, err := c.ns.Rename(ctx, req.GetSrc(), req.GetDst(), true, false)
+	ok, err := atMostOnce(ctx, c.ns, func(ctx context.Context) (bool, error) {
+		return c.ns.Rename(ctx, req.GetSrc(), req.GetDst(), true, false)
+	}, isTrue, cachedTrue)
 	return &hdfspb.RenameResponseProto{Result: proto.Bool(ok)}, err
 }
 
 func (c *clientProtocol) rename2(ctx context.Context, req *hdfspb.Rename2RequestProto) (*hdfspb.Rename2ResponseProto, error) {
-	_, err := c.ns.Rename(ctx, req.GetSrc(), req.GetDst(), false, req.GetOverwriteDest())
+	_, err := atMostOnce(ctx, c.ns, func(ctx context.Context) (bool, error) {
+		return c.ns.Rename(ctx, req.GetSrc(), req.GetDst(), false, req.GetOverwriteDest())
+	}, nil, cachedTrue)
 	return &hdfspb.Rename2ResponseProto{}, err
 }
 
@@ -279,7 +296,7 @@ func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestPr
 	if flags&createFlagAppend != 0 {
 		return nil, ipc.Errorf(ipc.ClassUnsupportedOperation, "create with APPEND is not supported yet: %s", req.GetSrc())
 	}
-	st, err := c.ns.Create(ctx, req.GetSrc(), CreateOptions{
+	opts := CreateOptions{
 		Perm:          uint16(req.GetMasked().GetPerm() & 0o7777),
 		ClientName:    req.GetClientName(),
 		ClientMachine: clientMachine(ctx),
@@ -288,6 +305,14 @@ func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestPr
 		Replication:   int(req.GetReplication()),
 		BlockSize:     int64(req.GetBlockSize()),
 		StoragePolicy: req.GetStoragePolicy(),
+	}
+	st, err := atMostOnce(ctx, c.ns, func(ctx context.Context) (*FileStatus, error) {
+		return c.ns.Create(ctx, req.GetSrc(), opts)
+	}, nil, func(payload any) (*FileStatus, error) {
+		if st, ok := payload.(*FileStatus); ok {
+			return st, nil
+		}
+		return nil, retryAnswerMissing("create " + req.GetSrc())
 	})
 	if err != nil {
 		return nil, err
@@ -362,7 +387,10 @@ func (c *clientProtocol) updatePipeline(ctx context.Context, req *hdfspb.UpdateP
 	if err := c.ns.checkNodeLists(max(len(req.GetStorageIDs()), len(req.GetNewNodes())), 0); err != nil {
 		return nil, err
 	}
-	return &hdfspb.UpdatePipelineResponseProto{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), blockInfo(req.GetOldBlock()), blockInfo(req.GetNewBlock()), req.GetStorageIDs())
+	_, err := atMostOnce(ctx, c.ns, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.ns.UpdatePipeline(ctx, req.GetClientName(), blockInfo(req.GetOldBlock()), blockInfo(req.GetNewBlock()), req.GetStorageIDs())
+	}, nil, func(any) (struct{}, error) { return struct{}{}, nil })
+	return &hdfspb.UpdatePipelineResponseProto{}, err
 }
 
 func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.GetAdditionalDatanodeRequestProto) (*hdfspb.GetAdditionalDatanodeResponseProto, error) {
@@ -378,11 +406,22 @@ func (c *clientProtocol) getAdditionalDatanode(ctx context.Context, req *hdfspb.
 }
 
 func (c *clientProtocol) append(ctx context.Context, req *hdfspb.AppendRequestProto) (*hdfspb.AppendResponseProto, error) {
-	lb, st, err := c.ns.Append(ctx, req.GetSrc(), req.GetClientName(), clientMachine(ctx))
+	a, err := atMostOnce(ctx, c.ns, func(ctx context.Context) (*appendAnswer, error) {
+		lb, st, err := c.ns.Append(ctx, req.GetSrc(), req.GetClientName(), clientMachine(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return &appendAnswer{lb: lb, st: st}, nil
+	}, nil, func(payload any) (*appendAnswer, error) {
+		if a, ok := payload.(*appendAnswer); ok {
+			return a, nil
+		}
+		return nil, retryAnswerMissing("append " + req.GetSrc())
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(ctx, lb, blocktoken.Write), Stat: fileStatusProto(st, false)}, nil
+	return &hdfspb.AppendResponseProto{Block: c.locatedBlockProto(ctx, a.lb, blocktoken.Write), Stat: fileStatusProto(a.st, false)}, nil
 }
 
 func (c *clientProtocol) fsync(ctx context.Context, req *hdfspb.FsyncRequestProto) (*hdfspb.FsyncResponseProto, error) {

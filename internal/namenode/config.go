@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ const (
 	keyBlockTokenEnable   = "dfs.block.access.token.enable"
 	keyBlockKeyInterval   = "dfs.block.access.key.update.interval"
 	keyBlockTokenLifetime = "dfs.block.access.token.lifetime"
+	keyRetryCache         = "dfs.namenode.enable.retrycache"
+	keyRetryCacheExpiry   = "dfs.namenode.retrycache.expirytime.millis"
+	keyRetryCacheHeap     = "dfs.namenode.retrycache.heap.percent"
 )
 
 // Lease limits have no key in Hadoop either (HdfsConstants).
@@ -164,6 +168,17 @@ type Config struct {
 	// (dfs.block.access.token.lifetime, in minutes, default 600).
 	BlockKeyUpdateInterval time.Duration
 	BlockTokenLifetime     time.Duration
+	// RetryCache makes a retried @AtMostOnce call get its first answer
+	// (dfs.namenode.enable.retrycache, default true; see retrycache.go).
+	// RetryCacheExpiry is how long an entry is kept
+	// (dfs.namenode.retrycache.expirytime.millis, 10 min);
+	// RetryCacheHeapPercent bounds the entries as Hadoop does
+	// (dfs.namenode.retrycache.heap.percent, 0.03): the power of two
+	// nearest that percent of the Go memory limit (GOMEMLIMIT, 1 GiB
+	// when unset) divided by 8, so 32768 entries per GiB.
+	RetryCache            bool
+	RetryCacheExpiry      time.Duration
+	RetryCacheHeapPercent float64
 	// FS is the file system of the storage directory; nil is the
 	// operating system's. Tests inject faults with vfs/errorfs. No key.
 	FS vfs.FS
@@ -242,6 +257,9 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.BlockTokens = r.Bool(keyBlockTokenEnable)
 	cfg.BlockKeyUpdateInterval = r.Duration(keyBlockKeyInterval, time.Minute)
 	cfg.BlockTokenLifetime = r.Duration(keyBlockTokenLifetime, time.Minute)
+	cfg.RetryCache = r.Bool(keyRetryCache)
+	cfg.RetryCacheExpiry = r.Duration(keyRetryCacheExpiry, time.Millisecond)
+	cfg.RetryCacheHeapPercent = r.Float(keyRetryCacheHeap)
 	haConfigFrom(c, r, &cfg)
 	return cfg, r.Err()
 }
@@ -309,6 +327,10 @@ func (c Config) Validate() error {
 		return bad("%s must be positive, got %v", keyBlockKeyInterval, c.BlockKeyUpdateInterval)
 	case c.BlockTokenLifetime <= 0:
 		return bad("%s must be positive, got %v", keyBlockTokenLifetime, c.BlockTokenLifetime)
+	case c.RetryCache && c.RetryCacheExpiry <= 0:
+		return bad("%s must be positive, got %v", keyRetryCacheExpiry, c.RetryCacheExpiry)
+	case c.RetryCache && !(c.RetryCacheHeapPercent >= 0 && c.RetryCacheHeapPercent <= 100):
+		return bad("%s must be between 0 and 100, got %v", keyRetryCacheHeap, c.RetryCacheHeapPercent)
 	}
 	if err := c.IPC.Validate(); err != nil {
 		return fmt.Errorf("namenode: %w", err)
@@ -317,6 +339,14 @@ func (c Config) Validate() error {
 		return c.HA.validate()
 	}
 	return nil
+}
+
+// retryCacheEntries is the retry cache's bound, 0 when it is off.
+func (c Config) retryCacheEntries() int {
+	if !c.RetryCache {
+		return 0
+	}
+	return retryCacheCapacity(c.RetryCacheHeapPercent, debug.SetMemoryLimit(-1))
 }
 
 // RPCAddress is the NameNode's client RPC address from configuration:

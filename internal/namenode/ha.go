@@ -622,7 +622,7 @@ func (s *Namesystem) applyCommittedLocked(e quorum.Entry) error {
 	if err := s.tree.Apply(ed); err != nil {
 		return fmt.Errorf("edit %d: %w", e.TxID, err)
 	}
-	s.noteReplayed(ed)
+	s.noteApplied(ed)
 	s.applied, s.committed = e.TxID, e.TxID
 	s.bm.ForgetRemoved()
 	s.bmProcessQueued()

@@ -105,6 +105,7 @@ func New(cfg Config) (*NameNode, error) {
 		minReplication: cfg.MinReplication, heartbeatExpiry: cfg.HeartbeatExpiry,
 		maxReplicationStreams: cfg.MaxReplicationStreams, replicationTimeout: cfg.ReplicationTimeout,
 		safeModeThreshold: cfg.SafeModeThreshold, safeModeExtension: cfg.SafeModeExtension,
+		retryCacheEntries: cfg.retryCacheEntries(), retryCacheExpiry: cfg.RetryCacheExpiry,
 	}, l, cfg.Logger)
 	ns.blockPoolID = l.Version().BlockPoolID
 	if cfg.HA == nil {
@@ -346,6 +347,7 @@ func (s *Namesystem) load(l *editlog.Log) (int, error) {
 		if err := s.tree.Apply(e); err != nil {
 			return fmt.Errorf("edit %d: %w", txid, err)
 		}
+		s.noteApplied(e)
 		return nil
 	})
 	if err != nil {

@@ -43,6 +43,11 @@ type nsConfig struct {
 	replicationTimeout    time.Duration
 	safeModeThreshold     float64
 	safeModeExtension     time.Duration
+
+	// retryCacheEntries bounds the retry cache, 0 turning it off;
+	// retryCacheExpiry is how long an entry is kept (retrycache.go).
+	retryCacheEntries int
+	retryCacheExpiry  time.Duration
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)
@@ -72,6 +77,8 @@ type Namesystem struct {
 	journal journal
 	leases  *namespace.LeaseManager
 	failed  error // set when the journal failed: no more mutations
+
+	retry *retryCache // nil when off; has its own (leaf) lock
 
 	blockPoolID string // set once at start, read-only after
 
@@ -107,6 +114,9 @@ func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
 		leases:  namespace.NewLeaseManager(),
 	}
 	s.bm = s.newBlockManager(blocks)
+	if cfg.retryCacheEntries > 0 {
+		s.retry = newRetryCache(cfg.retryCacheEntries, cfg.retryCacheExpiry, func() time.Time { return s.now() })
+	}
 	return s
 }
 
@@ -188,6 +198,7 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 		s.mu.Unlock()
 		return err
 	}
+	ops = withRPCIDs(ctx, ops)
 	var txid uint64
 	for _, op := range ops {
 		rec, err := op.Marshal()

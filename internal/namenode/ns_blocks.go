@@ -415,14 +415,9 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 		op := namespace.ReopenFile(p, client, clientMachine, s.nowMillis())
 		then := func() {
 			k := len(n.Blocks)
-			if k > 0 && n.Blocks[k-1].NumBytes%int64(n.BlockSize) != 0 {
-				b := n.Blocks[k-1]
-				var locs []*blockmgmt.Storage
-				for _, r := range blockmgmt.GoodReplicas(&blockmgmt.Block{ID: b.ID, GenStamp: b.GenStamp, NumBytes: b.NumBytes, Committed: true, Replicas: b.Replicas}) {
-					locs = append(locs, r.Storage)
-				}
-				b.Expected = locs
-				lb = locate(b, n.Length()-b.NumBytes, locs, false)
+			var locs []*blockmgmt.Storage
+			if lb, locs = appendLastBlock(n); lb != nil {
+				n.Blocks[k-1].Expected = locs
 			} else if k > 0 {
 				n.Blocks[k-1].Committed = true // a full last block stays as it is
 			}
@@ -437,6 +432,22 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 	s.leases.Add(client, p, s.now())
 	s.mu.Unlock()
 	return lb, &st, nil
+}
+
+// appendLastBlock is where an append to file n continues: its partial
+// last block, located at the storages of its good replicas (also
+// returned), or nil when the next write starts a new block.
+func appendLastBlock(n *namespace.Inode) (*LocatedBlock, []*blockmgmt.Storage) {
+	k := len(n.Blocks)
+	if k == 0 || n.Blocks[k-1].NumBytes%int64(n.BlockSize) == 0 {
+		return nil, nil
+	}
+	b := n.Blocks[k-1]
+	var locs []*blockmgmt.Storage
+	for _, r := range blockmgmt.GoodReplicas(&blockmgmt.Block{ID: b.ID, GenStamp: b.GenStamp, NumBytes: b.NumBytes, Committed: true, Replicas: b.Replicas}) {
+		locs = append(locs, r.Storage)
+	}
+	return locate(b, n.Length()-b.NumBytes, locs, false), locs
 }
 
 // ReportBadBlocks marks the replicas a client names corrupt; the

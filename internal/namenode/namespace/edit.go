@@ -167,6 +167,48 @@ func SetStoragePolicy(path string, id uint8) Edit {
 	}}}}
 }
 
+// WithRPCIDs returns e carrying the client id and call id of the RPC that
+// made it (Hadoop's rpcClientId and rpcCallId), for the NameNode's retry
+// cache; e itself is unchanged. Tree.Apply ignores them.
+func (e Edit) WithRPCIDs(clientID []byte, callID int32) Edit {
+	if e.op == nil {
+		return e
+	}
+	op := proto.CloneOf(e.op)
+	op.RpcClientId = append([]byte(nil), clientID...)
+	op.RpcCallId = proto.Int32(callID)
+	return Edit{op}
+}
+
+// RPCIDs returns the RPC ids WithRPCIDs attached to e; ok is false when
+// it has none.
+func (e Edit) RPCIDs() (clientID []byte, callID int32, ok bool) {
+	if e.op == nil || e.op.RpcClientId == nil || e.op.RpcCallId == nil {
+		return nil, 0, false
+	}
+	return e.op.RpcClientId, e.op.GetRpcCallId(), true
+}
+
+// AddedFile returns the inode id and path of the file an AddFile edit
+// creates; ok is false for every other edit.
+func (e Edit) AddedFile() (id uint64, path string, ok bool) {
+	a := e.op.GetAddFile()
+	if a == nil {
+		return 0, "", false
+	}
+	return a.GetId(), a.GetPath(), true
+}
+
+// ReopenedFile returns the path of the file a ReopenFile edit reopens for
+// append; ok is false for every other edit.
+func (e Edit) ReopenedFile() (path string, ok bool) {
+	r := e.op.GetReopenFile()
+	if r == nil {
+		return "", false
+	}
+	return r.GetPath(), true
+}
+
 // Marshal encodes e as an edit log record.
 func (e Edit) Marshal() ([]byte, error) {
 	if e.op == nil {

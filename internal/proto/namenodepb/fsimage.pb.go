@@ -430,7 +430,16 @@ type EditOp struct {
 	//	*EditOp_UpdateBlocks
 	//	*EditOp_SetGenStamp
 	//	*EditOp_ReopenFile
-	Op            isEditOp_Op `protobuf_oneof:"op"`
+	Op isEditOp_Op `protobuf_oneof:"op"`
+	// The RPC that made this edit, on the last edit of an @AtMostOnce
+	// client call (create, append, delete, rename, rename2,
+	// updatePipeline): the caller's 16-byte client id and its call id, as
+	// Hadoop's edit ops record rpcClientId and rpcCallId. A NameNode
+	// replaying the edit adds a retry cache entry for them, so that a
+	// retry of the call (after a restart or a failover) gets the first
+	// answer. Unset on every other edit.
+	RpcClientId   []byte `protobuf:"bytes,100,opt,name=rpc_client_id,json=rpcClientId" json:"rpc_client_id,omitempty"`
+	RpcCallId     *int32 `protobuf:"zigzag32,101,opt,name=rpc_call_id,json=rpcCallId" json:"rpc_call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -596,6 +605,20 @@ func (x *EditOp) GetReopenFile() *OpReopenFile {
 		}
 	}
 	return nil
+}
+
+func (x *EditOp) GetRpcClientId() []byte {
+	if x != nil {
+		return x.RpcClientId
+	}
+	return nil
+}
+
+func (x *EditOp) GetRpcCallId() int32 {
+	if x != nil && x.RpcCallId != nil {
+		return *x.RpcCallId
+	}
+	return 0
 }
 
 type isEditOp_Op interface {
@@ -1617,7 +1640,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rlast_block_id\x18\x03 \x01(\x04R\vlastBlockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x04 \x01(\x04R\bgenStamp\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\x94\a\n" +
+	"inodeCount\"\xd8\a\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -1635,7 +1658,9 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rupdate_blocks\x18\f \x01(\v2\x1f.strata.namenode.OpUpdateBlocksH\x00R\fupdateBlocks\x12D\n" +
 	"\rset_gen_stamp\x18\r \x01(\v2\x1e.strata.namenode.OpSetGenStampH\x00R\vsetGenStamp\x12@\n" +
 	"\vreopen_file\x18\x0e \x01(\v2\x1d.strata.namenode.OpReopenFileH\x00R\n" +
-	"reopenFileB\x04\n" +
+	"reopenFile\x12\"\n" +
+	"\rrpc_client_id\x18d \x01(\fR\vrpcClientId\x12\x1e\n" +
+	"\vrpc_call_id\x18e \x01(\x11R\trpcCallIdB\x04\n" +
 	"\x02op\"t\n" +
 	"\aOpMkdir\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
