@@ -23,6 +23,7 @@ func runNameNode(ctx context.Context, env *Env, args []string) int {
 	format := fl.Bool("format", false, "initialise the storage directory (dfs.namenode.name.dir)")
 	force := fl.Bool("force", false, "with -format: re-format without asking")
 	nonInteractive := fl.Bool("nonInteractive", false, "with -format: never ask; refuse to re-format")
+	bootstrap := fl.Bool("bootstrapStandby", false, "HA: initialise the storage of a new member of the nameservice with the namespace identity of a running member (its Raft state then comes from the active)")
 	recover := fl.Bool("recover", false, "cut a damaged edit log at its first bad record, save a checkpoint and exit (records after the damage are lost)")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -39,6 +40,16 @@ func runNameNode(ctx context.Context, env *Env, args []string) int {
 	cfg.Logger = logger(env.Stderr)
 	if *format {
 		return formatNameNode(env, cfg, *force, *nonInteractive)
+	}
+	if *bootstrap {
+		v, err := namenode.BootstrapStandby(cfg, *force)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "namenode: bootstrapStandby: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(env.Stdout, "Storage directory %s has been successfully bootstrapped as %s of %s (clusterID %s, namespaceID %d, block pool %s).\n",
+			cfg.NameDir, cfg.HA.ID, cfg.HA.Nameservice, v.ClusterID, v.NamespaceID, v.BlockPoolID)
+		return 0
 	}
 	cfg.Recover = *recover
 	nn, err := namenode.New(cfg)
