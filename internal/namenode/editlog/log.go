@@ -156,14 +156,14 @@ type storageDir struct {
 // status page, metrics and reports.
 type DirStatus struct {
 	// Path is the directory as configured.
-	Path string
+	Path string `json:"path"`
 	// Active: the directory receives every edit and image. False once a
 	// failure took it out of service.
-	Active bool
+	Active bool `json:"active"`
 	// Err is the failure that took it out of service; "" while active.
-	Err string
+	Err string `json:"error,omitempty"`
 	// FailedAt is when that happened; zero while active.
-	FailedAt time.Time
+	FailedAt time.Time `json:"failedAt,omitzero"`
 }
 
 // Open is OpenDirs with the single directory dir.
