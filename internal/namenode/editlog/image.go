@@ -278,7 +278,7 @@ func (l *Log) SaveImage(txid uint64, write func(w io.Writer) error) error {
 		}
 	}
 	if len(fo.ims) > 0 && write != nil {
-		if err := write(fo); err != nil && !l.allFailed(ims) {
+		if err := write(fo); err != nil && !allFailed(ims) {
 			// The payload's own failure, not a disk's.
 			for _, im := range fo.ims {
 				im.abort()
@@ -317,7 +317,7 @@ func (l *Log) SaveImage(txid uint64, write func(w io.Writer) error) error {
 }
 
 // allFailed reports whether no image is left to write to.
-func (l *Log) allFailed(ims []*imageFile) bool {
+func allFailed(ims []*imageFile) bool {
 	for _, im := range ims {
 		if im != nil && im.err == nil {
 			return false

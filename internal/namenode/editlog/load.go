@@ -28,8 +28,8 @@ import (
 // error reading it) fails Load, even if another directory loads: it might
 // hold acknowledged edits that the others lack (if they were out of
 // service when it took them), and only an operator can tell. Remove its
-// contents to have it repopulated, or drop it from the list, or use
-// Options.Recover.
+// contents to have it repopulated, or drop it from the list (or, for
+// mid-log damage in its in-progress segment, use Options.Recover).
 //
 // In each directory, Load picks the newest image whose checksum verifies
 // (logging and skipping damaged newer ones); the source's is passed to
