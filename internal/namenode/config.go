@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -62,10 +63,17 @@ const (
 // key table; ConfigFrom reads the keys named on each field. None of the
 // fields can change while the NameNode runs. New and Format call Validate.
 type Config struct {
-	// NameDir is the storage directory for the image and edit log
-	// (dfs.namenode.name.dir; only the first entry is used; a file://
-	// prefix is dropped). DefaultConfig leaves it empty: it must be set.
-	NameDir string
+	// NameDirs are the storage directories for the image and edit log
+	// (dfs.namenode.name.dir, a comma-separated list of paths or file://
+	// URIs; the prefix is dropped). Every one holds the whole namespace:
+	// each edit and image is written to all (Hadoop's redundant name
+	// directories, which also hold the edits: dfs.namenode.edits.dir is
+	// not read). One that fails leaves service and the NameNode goes on
+	// with the others. NameDir is the first of them; a caller may set
+	// NameDir alone for a single directory (StorageDirs). DefaultConfig
+	// leaves both empty: they must be set.
+	NameDir  string
+	NameDirs []string
 	// RPCAddr is host:port for client and DataNode RPC
 	// (dfs.namenode.rpc-address, else the authority of an hdfs://
 	// fs.defaultFS; default 127.0.0.1:8020); port 0 picks a free port.
@@ -198,8 +206,39 @@ func DefaultConfig() Config {
 		// conf's tests check that every default parses.
 		panic(fmt.Sprintf("namenode: the default configuration does not parse: %v", err))
 	}
-	cfg.NameDir = ""
+	cfg.NameDir, cfg.NameDirs = "", nil
 	return cfg
+}
+
+// StorageDirs returns the storage directories: NameDirs, or NameDir
+// alone if NameDirs is empty.
+func (c Config) StorageDirs() []string {
+	if len(c.NameDirs) > 0 {
+		return c.NameDirs
+	}
+	if c.NameDir == "" {
+		return nil
+	}
+	return []string{c.NameDir}
+}
+
+// parseNameDirs reads dfs.namenode.name.dir's entries: local paths, or
+// file:// URIs as Hadoop writes them (file:///data/nn).
+func parseNameDirs(entries []string) ([]string, error) {
+	var dirs []string
+	for _, e := range entries {
+		d := e
+		if rest, ok := strings.CutPrefix(e, "file://"); ok {
+			d = rest
+		} else if strings.Contains(e, "://") {
+			return nil, fmt.Errorf("namenode: %s: %q: only local directories (paths or file:// URIs) are supported", keyNameDir, e)
+		}
+		if d == "" {
+			return nil, fmt.Errorf("namenode: %s: %q names no directory", keyNameDir, e)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
 }
 
 func currentUser() string {
@@ -219,11 +258,14 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg := Config{Superuser: currentUser(), LeaseSoftLimit: defaultLeaseSoftLimit, LeaseHardLimit: defaultLeaseHardLimit}
 	r := conf.NewReader(c, "")
 	num := func(key string) int { return int(r.Int(key)) }
-	dirs := c.GetStrings(keyNameDir)
+	dirs, err := parseNameDirs(c.GetStrings(keyNameDir))
+	if err != nil {
+		return cfg, err
+	}
 	if len(dirs) == 0 {
 		return cfg, fmt.Errorf("namenode: %s is empty", keyNameDir)
 	}
-	cfg.NameDir = strings.TrimPrefix(dirs[0], "file://")
+	cfg.NameDir, cfg.NameDirs = dirs[0], dirs
 	cfg.RPCAddr = RPCAddress(c)
 	cfg.HTTPAddr = c.Get(keyHTTPAddress)
 	cfg.SuperGroup = c.Get(keySuperGroup)
@@ -264,6 +306,19 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	return cfg, r.Err()
 }
 
+// duplicateDir returns a directory named twice in dirs, or "".
+func duplicateDir(dirs []string) string {
+	seen := make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		c := filepath.Clean(d)
+		if seen[c] {
+			return d
+		}
+		seen[c] = true
+	}
+	return ""
+}
+
 // Validate reports the first setting New cannot run with, naming the key
 // that sets it.
 func (c Config) Validate() error {
@@ -271,8 +326,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("namenode: "+format, args...)
 	}
 	switch {
-	case c.NameDir == "":
+	case len(c.StorageDirs()) == 0:
 		return bad("no storage directory (%s)", keyNameDir)
+	case len(c.NameDirs) > 0 && c.NameDir != c.NameDirs[0]:
+		return bad("NameDir %s is not the first of NameDirs %v (%s)", c.NameDir, c.NameDirs, keyNameDir)
+	case duplicateDir(c.NameDirs) != "":
+		return bad("%s lists %s twice", keyNameDir, duplicateDir(c.NameDirs))
 	case c.RPCAddr == "":
 		return bad("no RPC address (%s)", keyRPCAddress)
 	case c.Superuser == "":

@@ -17,7 +17,7 @@ func baseConf() *conf.Configuration {
 
 func TestConfigDefaults(t *testing.T) {
 	want := DefaultConfig()
-	want.NameDir = "/data/nn"
+	want.NameDir, want.NameDirs = "/data/nn", []string{"/data/nn"}
 	conftest.CheckDefaults(t, ConfigFrom, baseConf, want)
 	if err := want.Validate(); err != nil {
 		t.Errorf("defaults with a storage directory do not validate: %v", err)
@@ -160,6 +160,51 @@ func TestValidate(t *testing.T) {
 				t.Errorf("error %q lacks the package prefix", err)
 			}
 		})
+	}
+}
+
+// dfs.namenode.name.dir is a list of paths and file:// URIs; every one is a
+// storage directory.
+func TestConfigNameDirs(t *testing.T) {
+	c := baseConf()
+	c.Set("dfs.namenode.name.dir", " file:///data/nn1, /data/nn2 ,file:///data/nn3")
+	cfg, err := ConfigFrom(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/data/nn1", "/data/nn2", "/data/nn3"}
+	if cfg.NameDir != want[0] || strings.Join(cfg.NameDirs, ",") != strings.Join(want, ",") {
+		t.Fatalf("NameDir %q, NameDirs %q", cfg.NameDir, cfg.NameDirs)
+	}
+	if got := cfg.StorageDirs(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("StorageDirs = %q", got)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"hdfs://nn/x", "qjournal://a:8485/ns", "file://"} {
+		c.Set("dfs.namenode.name.dir", "/data/nn1,"+v)
+		if _, err := ConfigFrom(c); err == nil || !strings.Contains(err.Error(), "dfs.namenode.name.dir") {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+	c.Set("dfs.namenode.name.dir", "/data/nn1,/data/nn2,file:///data/nn1/")
+	cfg, err = ConfigFrom(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("a directory listed twice: %v", err)
+	}
+	// NameDir alone still names the one directory.
+	d := DefaultConfig()
+	d.NameDir = "/x"
+	if got := d.StorageDirs(); len(got) != 1 || got[0] != "/x" {
+		t.Fatalf("StorageDirs of NameDir alone = %q", got)
+	}
+	d.NameDirs = []string{"/y", "/x"}
+	if err := d.Validate(); err == nil {
+		t.Fatal("NameDir that is not NameDirs[0] validated")
 	}
 }
 

@@ -301,7 +301,7 @@ func BootstrapStandby(cfg Config, force bool) (editlog.Version, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", m.ID, err))
 			continue
 		}
-		v, err = editlog.FormatAs(cfg.FS, cfg.NameDir, force, v)
+		v, err = editlog.FormatDirsAs(cfg.FS, cfg.StorageDirs(), force, v)
 		if err != nil {
 			return v, err
 		}

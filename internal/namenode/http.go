@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stratafs/strata/internal/namenode/editlog"
 )
 
 // Timeouts of the HTTP server (web UI, /status, /jmx, /metrics, /fsck and
@@ -67,6 +69,8 @@ type Status struct {
 	RPCConnections int64     `json:"rpcConnections"`
 	// HA is the member's view of its Raft group; nil without a nameservice.
 	HA *HAStats `json:"ha,omitempty"`
+	// NameDirs is every storage directory's state (editlog.Log.Dirs).
+	NameDirs []editlog.DirStatus `json:"nameDirs"`
 	FsStats
 }
 
@@ -90,7 +94,7 @@ func (n *NameNode) Status() Status {
 		SafeMode: n.ns.InSafeMode(), Files: files, Directories: dirs,
 		LastTxID: lastTx, Checkpoints: cps, EditSyncs: es.Syncs, EditRecords: es.Records,
 		RPCCalls: n.rpc.Stats().Calls.Load(), RPCConnections: n.rpc.Stats().Connections.Load(),
-		FsStats: n.fsStats(),
+		NameDirs: n.edit.Dirs(), FsStats: n.fsStats(),
 	}
 }
 
@@ -102,9 +106,9 @@ var statusPage = template.Must(template.New("status").Parse(`<!DOCTYPE html>
 <table>
 <tr><th>Started</th><td>{{.Started.Format "2006-01-02 15:04:05 MST"}}</td></tr>
 <tr><th>Cluster ID</th><td>{{.ClusterID}}</td></tr>
-<tr><th>Storage directory</th><td>{{.NameDir}}</td></tr>
 {{with .HA}}<tr><th>HA</th><td>{{.State}} member {{.ID}} of {{.Nameservice}}; leader {{.Leader}}, term {{.Term}}, commit index {{.CommitIndex}}, applied index {{.AppliedIndex}}, txid {{.AppliedTxID}} applied / {{.CommittedTxID}} committed, last contact {{.LastContact}}</td></tr>
 <tr><th>Members</th><td>{{range .Members}}{{.ID}} ({{.Addr}}, {{.Suffrage}}) {{end}}</td></tr>{{end}}
+<tr><th>Storage directories</th><td>{{range .NameDirs}}{{.Path}}: {{if .Active}}active{{else}}<b>FAILED</b> at {{.FailedAt.Format "2006-01-02 15:04:05 MST"}}: {{.Err}}{{end}}<br>{{end}}</td></tr>
 <tr><th>Safe mode</th><td>{{if .SafeMode}}ON{{else}}off{{end}}</td></tr>
 <tr><th>Files and directories</th><td>{{.Files}} files, {{.Directories}} directories</td></tr>
 <tr><th>Last transaction id</th><td>{{.LastTxID}}</td></tr>
@@ -162,8 +166,25 @@ func (n *NameNode) jmx() map[string]any {
 			"name": "Hadoop:service=NameNode,name=NameNodeInfo", "modelerType": "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
 			"ClusterId": st.ClusterID, "Safemode": state, "Version": "strata", "SoftwareVersion": "strata",
 			"Total": st.Capacity, "Used": st.Used, "Free": st.Remaining, "NumberOfMissingBlocks": 0,
+			"NameDirStatuses": nameDirStatuses(st.NameDirs),
 		},
 	}}
+}
+
+// nameDirStatuses is NameNodeInfo's NameDirStatuses: as in Hadoop, a
+// JSON document in a string, {"active":{dir:type},"failed":{dir:type}};
+// every strata directory holds images and edits.
+func nameDirStatuses(dirs []editlog.DirStatus) string {
+	m := map[string]map[string]string{"active": {}, "failed": {}}
+	for _, d := range dirs {
+		state := "active"
+		if !d.Active {
+			state = "failed"
+		}
+		m[state][d.Path] = "IMAGE_AND_EDITS"
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // registry builds the Prometheus metrics, read live from the daemon's
@@ -183,6 +204,15 @@ func (n *NameNode) registry() *prometheus.Registry {
 			return 1
 		}
 		return 0
+	})
+	gauge("name_dirs_failed", "Storage directories (dfs.namenode.name.dir) taken out of service after a failure.", func() float64 {
+		failed := 0
+		for _, d := range n.edit.Dirs() {
+			if !d.Active {
+				failed++
+			}
+		}
+		return float64(failed)
 	})
 	gauge("last_txid", "Last transaction id written to the edit log.", func() float64 { return float64(n.edit.LastTxID()) })
 	counter("edit_log_syncs_total", "Edit log group commits (write + fsync).", func() float64 { return float64(n.edit.Stats().Syncs) })

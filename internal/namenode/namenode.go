@@ -19,17 +19,18 @@ import (
 	"github.com/stratafs/strata/internal/namenode/namespace"
 )
 
-// Format initialises cfg.NameDir with an empty namespace whose root belongs
-// to cfg.Superuser. It refuses a formatted directory unless force.
+// Format initialises every storage directory (cfg.StorageDirs) with one
+// empty namespace whose root belongs to cfg.Superuser. It refuses if any
+// directory is formatted, unless force.
 func Format(cfg Config, force bool) (editlog.Version, error) {
 	if err := cfg.Validate(); err != nil {
 		return editlog.Version{}, err
 	}
-	v, err := editlog.FormatFS(cfg.FS, cfg.NameDir, force)
+	v, err := editlog.FormatDirs(cfg.FS, cfg.StorageDirs(), force)
 	if err != nil {
 		return v, err
 	}
-	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, FS: cfg.FS})
+	l, err := editlog.OpenDirs(cfg.StorageDirs(), editlog.Options{Logger: cfg.Logger, FS: cfg.FS})
 	if err != nil {
 		return v, err
 	}
@@ -92,7 +93,7 @@ func New(cfg Config) (*NameNode, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	l, err := editlog.Open(cfg.NameDir, editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover, FS: cfg.FS})
+	l, err := editlog.OpenDirs(cfg.StorageDirs(), editlog.Options{Logger: cfg.Logger, Recover: cfg.Recover, FS: cfg.FS})
 	if err != nil {
 		return nil, err
 	}

@@ -80,25 +80,30 @@ func runNameNode(ctx context.Context, env *Env, args []string) int {
 	return 0
 }
 
+// formatNameNode formats every storage directory of dfs.namenode.name.dir
+// with one namespace. As Hadoop's confirmFormat, it asks about each
+// directory that is already formatted; one "no" aborts them all.
 func formatNameNode(env *Env, cfg namenode.Config, force, nonInteractive bool) int {
-	formatted := false
-	if _, err := os.Stat(filepath.Join(cfg.NameDir, "current", "VERSION")); err == nil {
-		formatted = true
-	}
-	if formatted && !force {
+	dirs := cfg.StorageDirs()
+	in := bufio.NewReader(env.Stdin)
+	confirmed := false
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, "current", "VERSION")); err != nil || force {
+			continue
+		}
 		if nonInteractive {
-			fmt.Fprintf(env.Stderr, "namenode: storage directory %s is already formatted; not re-formatting (-nonInteractive)\n", cfg.NameDir)
+			fmt.Fprintf(env.Stderr, "namenode: storage directory %s is already formatted; not re-formatting (-nonInteractive)\n", dir)
 			return 1
 		}
-		fmt.Fprintf(env.Stderr, "Re-format filesystem in Storage Directory %s ? (Y or N) ", cfg.NameDir)
-		line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+		fmt.Fprintf(env.Stderr, "Re-format filesystem in Storage Directory %s ? (Y or N) ", dir)
+		line, _ := in.ReadString('\n')
 		if a := strings.TrimSpace(line); a != "Y" && a != "y" {
-			fmt.Fprintln(env.Stderr, "Format aborted in", cfg.NameDir)
+			fmt.Fprintln(env.Stderr, "Format aborted in", dir)
 			return 1
 		}
-		force = true
+		confirmed = true
 	}
-	v, err := namenode.Format(cfg, force)
+	v, err := namenode.Format(cfg, force || confirmed)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			fmt.Fprintf(env.Stderr, "namenode: %v\n", err)
@@ -107,6 +112,8 @@ func formatNameNode(env *Env, cfg namenode.Config, force, nonInteractive bool) i
 		fmt.Fprintf(env.Stderr, "namenode: format: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(env.Stdout, "Storage directory %s has been successfully formatted (clusterID %s, namespaceID %d).\n", cfg.NameDir, v.ClusterID, v.NamespaceID)
+	for _, dir := range dirs {
+		fmt.Fprintf(env.Stdout, "Storage directory %s has been successfully formatted (clusterID %s, namespaceID %d).\n", dir, v.ClusterID, v.NamespaceID)
+	}
 	return 0
 }

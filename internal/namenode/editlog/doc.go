@@ -1,17 +1,34 @@
 // Package editlog is the NameNode's durable storage: a write-ahead edit log
 // with group commit, plus checkpoint images, in the layout of Hadoop's
 // NameNode storage directory (current/VERSION, fsimage_<txid>,
-// edits_inprogress_<txid>, edits_<start>-<end>). It stores opaque records
+// edits_inprogress_<txid>, edits_<start>-<end>), kept in one or more
+// redundant directories (dfs.namenode.name.dir). It stores opaque records
 // and image payloads; encoding the namespace into them is the caller's
 // business.
 //
 // # Lifecycle
 //
-//	Format(dir, false)            // once: `strata namenode -format`
-//	l, err := Open(dir, Options{}) // flock dir/in_use.lock, read VERSION
-//	err = l.Load(image, apply)     // newest valid image, then the log after it
+//	FormatDirs(nil, dirs, false)          // once: `strata namenode -format`
+//	l, err := OpenDirs(dirs, Options{})   // flock each in_use.lock, read VERSIONs
+//	err = l.Load(image, apply)            // newest valid image, then the log after it
 //	...
 //	l.Close()
+//
+// Format and Open are the same for a single directory.
+//
+// # Several directories
+//
+// Invariants: every active directory receives every record, roll and
+// image, so each alone holds the whole acknowledged history; a txid is
+// acknowledged once every active directory fsynced it (the fsyncs of a
+// round run in parallel). A write, fsync, roll or image failure takes its
+// directory out of service for the Log's life (Dirs reports it); the log
+// fails only when no directory is left. Load recovers each directory,
+// loads from the one whose log reaches furthest, and repopulates the
+// others that differ (out of service last time, torn tail, wiped) by
+// copying its image and segments; a formatted directory that cannot be
+// recovered fails Load, since it might be the one holding acknowledged
+// edits the others lack.
 //
 // # Logging a mutation (Hadoop's logEdit / logSync)
 //
@@ -21,8 +38,9 @@
 // Sync(ctx, txid), which returns once the record is fsynced; only then is the
 // client answered. Concurrent Syncs share fsyncs (group commit): one caller
 // writes and fsyncs everything buffered while new records gather for the
-// next round. An I/O error fails the log for good: Append and Sync return
-// an error wrapping ErrFailed from then on, and the NameNode must stop.
+// next round. An I/O error takes its directory out of service; when no
+// directory is left the log fails for good: Append and Sync return an
+// error wrapping ErrFailed from then on, and the NameNode must stop.
 //
 // # Checkpointing
 //
@@ -46,9 +64,10 @@
 // Every file operation goes through Options.FS (FormatFS for Format), a
 // vfs.FS; nil is the operating system's. A fault injected there (ENOSPC
 // on a write, EIO on an fsync, a torn write; package vfs/errorfs) takes
-// the same path as a real one: the round's Sync and every later Append
-// and Sync fail with ErrFailed, and nothing past the last acknowledged
-// txid was ever acknowledged, whatever of it reached the disk.
+// the same path as a real one: its directory leaves service and, with no
+// directory left, the round's Sync and every later Append and Sync fail
+// with ErrFailed, and nothing past the last acknowledged txid was ever
+// acknowledged, whatever of it reached the disk.
 //
 // docs/format/namenode-storage.md describes the files byte by byte.
 package editlog

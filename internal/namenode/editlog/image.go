@@ -26,53 +26,120 @@ func (iw *imageWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeImage writes current/fsimage_<txid> atomically: fsimage.ckpt_<txid>,
-// fsync, rename, fsync current/. A nil write means an empty payload.
-func writeImage(fsys vfs.FS, cur string, txid uint64, write func(io.Writer) error) (err error) {
+// imageFile is an image being written: fsimage.ckpt_<txid> in one
+// directory, made fsimage_<txid> by finish.
+type imageFile struct {
+	fsys     vfs.FS
+	cur, tmp string
+	txid     uint64
+	f        vfs.File
+	iw       *imageWriter
+	err      error // the first write error; the file is abandoned
+}
+
+func createImage(fsys vfs.FS, cur string, txid uint64) (*imageFile, error) {
 	tmp := filepath.Join(cur, imageTmpName(txid))
 	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			fsys.Remove(tmp)
-		}
-	}()
 	hdr := make([]byte, imageHeaderSize)
 	copy(hdr, imageMagic)
 	be.PutUint32(hdr[8:12], imageVersion)
 	be.PutUint64(hdr[12:20], txid)
 	bw := bufio.NewWriterSize(f, 1<<20)
+	im := &imageFile{fsys: fsys, cur: cur, tmp: tmp, txid: txid, f: f, iw: &imageWriter{w: bw, crc: crc32.Update(0, castagnoli, hdr)}}
 	if _, err := bw.Write(hdr); err != nil {
-		return err
+		im.abort()
+		return nil, err
 	}
-	iw := &imageWriter{w: bw, crc: crc32.Update(0, castagnoli, hdr)}
-	if write != nil {
-		if err := write(iw); err != nil {
-			return fmt.Errorf("write image payload: %w", err)
+	return im, nil
+}
+
+// finish writes the trailer, fsyncs, renames the file into place and
+// fsyncs the directory. It abandons the file on failure.
+func (im *imageFile) finish() (err error) {
+	defer func() {
+		if err != nil {
+			im.abort()
 		}
+	}()
+	if im.err != nil {
+		return im.err
 	}
 	var tr [imageTrailerSize]byte
-	be.PutUint64(tr[0:8], iw.n)
-	be.PutUint32(tr[8:12], iw.crc)
-	if _, err := bw.Write(tr[:]); err != nil {
+	be.PutUint64(tr[0:8], im.iw.n)
+	be.PutUint32(tr[8:12], im.iw.crc)
+	if _, err := im.iw.w.Write(tr[:]); err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	if err := im.iw.w.Flush(); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := im.f.Sync(); err != nil {
 		return err
 	}
+	f := im.f
+	im.f = nil
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := fsys.Rename(tmp, filepath.Join(cur, imageName(txid))); err != nil {
+	if err := im.fsys.Rename(im.tmp, filepath.Join(im.cur, imageName(im.txid))); err != nil {
 		return err
 	}
-	return syncDir(fsys, cur)
+	return syncDir(im.fsys, im.cur)
+}
+
+// abort closes and deletes the unfinished file.
+func (im *imageFile) abort() {
+	if im.f != nil {
+		im.f.Close()
+		im.f = nil
+	}
+	im.fsys.Remove(im.tmp)
+}
+
+// writeImage writes current/fsimage_<txid> atomically: fsimage.ckpt_<txid>,
+// fsync, rename, fsync current/. A nil write means an empty payload.
+func writeImage(fsys vfs.FS, cur string, txid uint64, write func(io.Writer) error) error {
+	im, err := createImage(fsys, cur, txid)
+	if err != nil {
+		return err
+	}
+	if write != nil {
+		if err := write(im.iw); err != nil {
+			im.abort()
+			return fmt.Errorf("write image payload: %w", err)
+		}
+	}
+	return im.finish()
+}
+
+// fanout writes the payload to every image still healthy; an image whose
+// write fails is dropped (im.err). It fails only when none is left, so one
+// bad disk does not stop a checkpoint.
+type fanout struct {
+	ims []*imageFile
+}
+
+func (fo *fanout) Write(p []byte) (int, error) {
+	var last error
+	ok := 0
+	for _, im := range fo.ims {
+		if im.err != nil {
+			last = im.err
+			continue
+		}
+		if _, err := im.iw.Write(p); err != nil {
+			im.err, last = err, err
+			continue
+		}
+		ok++
+	}
+	if ok == 0 {
+		return 0, fmt.Errorf("every image write failed; last: %w", last)
+	}
+	return len(p), nil
 }
 
 // verifyImage checks an image file completely (header, size, trailer,
@@ -194,24 +261,74 @@ func (l *Log) SaveImage(txid uint64, write func(w io.Writer) error) error {
 	if txid > synced {
 		return fmt.Errorf("editlog: SaveImage(%d): txid is not durable yet (synced up to %d); call Roll first", txid, synced)
 	}
-	if err := writeImage(l.fs, l.cur, txid, write); err != nil {
-		return fmt.Errorf("editlog: save image %s: %w", imageName(txid), err)
+	l.mu.Lock()
+	act := l.activeLocked()
+	l.mu.Unlock()
+	name := imageName(txid)
+
+	// The payload is produced once and written to every active directory;
+	// the files are then finished (fsync, rename) in parallel.
+	ims := make([]*imageFile, len(act))
+	errs := make([]error, len(act)) // creating each file
+	fo := &fanout{}
+	for i, d := range act {
+		ims[i], errs[i] = createImage(l.fs, d.cur, txid)
+		if errs[i] == nil {
+			fo.ims = append(fo.ims, ims[i])
+		}
+	}
+	if len(fo.ims) > 0 && write != nil {
+		if err := write(fo); err != nil && !allFailed(ims) {
+			// The payload's own failure, not a disk's.
+			for _, im := range fo.ims {
+				im.abort()
+			}
+			return fmt.Errorf("editlog: save image %s: write image payload: %w", name, err)
+		}
+	}
+	ferrs := parallel(len(ims), func(i int) error {
+		if ims[i] == nil {
+			return errs[i]
+		}
+		return ims[i].finish()
+	})
+	saved := len(act) - countErrs(ferrs)
+	if saved == 0 {
+		// As with one directory: the log goes on, the next checkpoint
+		// retries.
+		return fmt.Errorf("editlog: save image %s: %w", name, firstErr(ferrs))
 	}
 	l.mu.Lock()
+	// A directory that cannot take the image leaves service while others
+	// did: it must not be purged on, nor trusted to hold current images.
+	l.failDirsLocked(act, ferrs, "save image "+name)
 	if txid > l.imageTxID {
 		l.imageTxID = txid
 	}
+	act = l.activeLocked()
 	l.mu.Unlock()
-	l.logger.Info("editlog: saved image", "file", imageName(txid), "txid", txid)
-	if err := l.purge(); err != nil {
-		l.logger.Warn("editlog: purging old images and segments failed", "err", err)
+	l.logger.Info("editlog: saved image", "file", name, "txid", txid, "dirs", len(act))
+	for _, d := range act {
+		if err := l.purge(d); err != nil {
+			l.logger.Warn("editlog: purging old images and segments failed", "dir", d.path, "err", err)
+		}
 	}
 	return nil
 }
 
+// allFailed reports whether no image is left to write to.
+func allFailed(ims []*imageFile) bool {
+	for _, im := range ims {
+		if im != nil && im.err == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // purge applies the retention policy; see SaveImage.
-func (l *Log) purge() error {
-	ls, err := listCurrent(l.fs, l.cur)
+func (l *Log) purge(d *storageDir) error {
+	ls, err := listCurrent(l.fs, d.cur)
 	if err != nil {
 		return err
 	}
@@ -225,7 +342,7 @@ func (l *Log) purge() error {
 	var firstErr error
 	var removed []string
 	remove := func(name string) {
-		if err := l.fs.Remove(filepath.Join(l.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := l.fs.Remove(filepath.Join(d.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -243,8 +360,8 @@ func (l *Log) purge() error {
 		}
 	}
 	if len(removed) > 0 {
-		l.logger.Info("editlog: purged old images and segments", "files", removed, "oldest_kept_image_txid", oldest)
-		if err := syncDir(l.fs, l.cur); err != nil && firstErr == nil {
+		l.logger.Info("editlog: purged old images and segments", "dir", d.path, "files", removed, "oldest_kept_image_txid", oldest)
+		if err := syncDir(l.fs, d.cur); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}

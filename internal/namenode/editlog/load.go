@@ -8,14 +8,35 @@ import (
 	"path/filepath"
 )
 
-// Load recovers the namespace from the storage directory and readies the
+// Load recovers the namespace from the storage directories and readies the
 // log for appending.
 //
-// It picks the newest image whose checksum verifies (logging and skipping
-// damaged newer ones) and calls image with its txid and payload; the payload
-// is verified before image sees a byte, so image is called at most once.
-// Then it calls apply for every log record with a txid above the image's, in
-// txid order; rec is only valid during the call.
+// Every directory is recovered on its own (below); the one whose log
+// reaches furthest (the first such, in order) is the source: Load calls
+// image and apply from it alone. Every other directory that does not end
+// at the same txid with the same in-progress segment — one taken out of
+// service in an earlier run, one whose tail was torn, one that was not
+// formatted — is then repopulated from the source: its current/ is
+// replaced by a copy of the source's image, the segments after it and
+// VERSION (last, so a crash midway leaves an unformatted directory that
+// the next Load repopulates again). Afterwards every active directory
+// alone holds the whole history, and they append to segments of the same
+// name. A directory the copy fails on leaves service; Load fails only if
+// the source itself cannot be readied and no other directory can.
+//
+// A formatted directory that cannot be recovered (ErrCorrupt, or an I/O
+// error reading it) fails Load, even if another directory loads: it might
+// hold acknowledged edits that the others lack (if they were out of
+// service when it took them), and only an operator can tell. Remove its
+// contents to have it repopulated, or drop it from the list (or, for
+// mid-log damage in its in-progress segment, use Options.Recover).
+//
+// In each directory, Load picks the newest image whose checksum verifies
+// (logging and skipping damaged newer ones); the source's is passed to
+// image with its txid and payload; the payload is verified before image
+// sees a byte, so image is called at most once. Then it calls apply for
+// every log record with a txid above the image's, in txid order; rec is
+// only valid during the call.
 //
 // A damaged record at the tail of the in-progress segment (short read,
 // length out of bounds, checksum mismatch) with no valid record after it is
@@ -49,7 +70,7 @@ func (l *Log) Load(image func(txid uint64, r io.Reader) error, apply func(txid u
 	defer l.mu.Unlock()
 	l.loaded = true
 	l.lastTxID, l.syncedTxID = st.last, st.last
-	l.file, l.segStart, l.segBytes, l.allocEnd = st.file, st.segStart, st.segBytes, st.allocEnd
+	l.segStart, l.segBytes = st.segStart, st.segBytes
 	l.imageTxID = st.imageTxID
 	return nil
 }
@@ -57,10 +78,8 @@ func (l *Log) Load(image func(txid uint64, r io.Reader) error, apply func(txid u
 type recovered struct {
 	last      uint64
 	imageTxID uint64
-	file      segmentFile
 	segStart  uint64
 	segBytes  int64
-	allocEnd  int64
 }
 
 // segmentResult is what replaying one segment found.
@@ -71,20 +90,148 @@ type segmentResult struct {
 	removed  bool   // the segment was a torn, empty header and was deleted
 }
 
-func (l *Log) corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrCorrupt, l.cur, fmt.Sprintf(format, args...))
+// dirScan is what recovering one directory found.
+type dirScan struct {
+	image   imageInfo // the newest valid image
+	last    uint64    // the last txid of the log
+	segs    []segmentInfo
+	tail    *segmentInfo // the in-progress segment, if any
+	tailRes segmentResult
+}
+
+// continuesTail reports whether appending continues the in-progress
+// segment (rather than starting one at last+1).
+func (sc *dirScan) continuesTail() bool {
+	return sc.tail != nil && !sc.tailRes.removed && sc.tailRes.last == sc.last
+}
+
+// plan is where appending continues: the in-progress segment's start and
+// the end of its records.
+func (sc *dirScan) plan() (uint64, int64) {
+	if sc.continuesTail() {
+		return sc.tail.start, sc.tailRes.dataEnd
+	}
+	return sc.last + 1, segmentHeaderSize
+}
+
+func (d *storageDir) corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrCorrupt, d.cur, fmt.Sprintf(format, args...))
 }
 
 func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []byte) error) (recovered, error) {
 	var rv recovered
-	ls, err := listCurrent(l.fs, l.cur)
+	scans := make([]*dirScan, len(l.dirs))
+	var src *storageDir
+	var srcScan *dirScan
+	if len(l.dirs) == 1 {
+		// One pass: replay while recovering.
+		sc, err := l.scanDir(l.dirs[0], image, apply)
+		if err != nil {
+			return rv, err
+		}
+		src, srcScan, scans[0] = l.dirs[0], &sc, &sc
+	} else {
+		for i, d := range l.dirs {
+			if !d.formatted {
+				l.logger.Warn("editlog: storage directory is not formatted; repopulating it", "dir", d.path)
+				continue
+			}
+			sc, err := l.scanDir(d, nil, nil)
+			if err != nil {
+				return rv, fmt.Errorf("%w (storage directory %s; remove its contents to have it repopulated from the others)", err, d.path)
+			}
+			scans[i] = &sc
+			if srcScan == nil || sc.last > srcScan.last {
+				src, srcScan = d, &sc
+			}
+		}
+		sc, err := l.scanDir(src, image, apply)
+		if err != nil {
+			return rv, err
+		}
+		if sc.last != srcScan.last {
+			return rv, fmt.Errorf("editlog: %s: the log ends at txid %d on replay, %d on recovery", src.path, sc.last, srcScan.last)
+		}
+		*srcScan = sc
+	}
+	segStart, segBytes := srcScan.plan()
+
+	// Bring every other directory to the source's state.
+	for i, d := range l.dirs {
+		if d == src {
+			continue
+		}
+		if sc := scans[i]; sc != nil && sc.last == srcScan.last {
+			if s, b := sc.plan(); s == segStart && b == segBytes {
+				continue
+			}
+		}
+		sc, err := l.repopulate(d, src, srcScan)
+		if err == nil && sc.last != srcScan.last {
+			err = fmt.Errorf("its log ends at txid %d after the copy, not %d", sc.last, srcScan.last)
+		}
+		if err != nil {
+			l.mu.Lock()
+			l.failDirLocked(d, fmt.Errorf("repopulate from %s: %w", src.path, err))
+			l.mu.Unlock()
+			scans[i] = nil
+			continue
+		}
+		scans[i] = &sc
+	}
+
+	// Ready every directory's in-progress segment.
+	for i, d := range l.dirs {
+		sc := scans[i]
+		if sc == nil {
+			continue
+		}
+		err := l.openTail(d, sc)
+		if err != nil {
+			if len(l.dirs) == 1 {
+				return rv, err
+			}
+			l.mu.Lock()
+			l.failDirLocked(d, err)
+			l.mu.Unlock()
+		}
+	}
+	l.mu.Lock()
+	err := l.err
+	l.mu.Unlock()
 	if err != nil {
-		return rv, fmt.Errorf("editlog: list %s: %w", l.cur, err)
+		l.closeFiles()
+		return rv, err
+	}
+	rv.last, rv.imageTxID, rv.segStart, rv.segBytes = srcScan.last, srcScan.image.txid, segStart, segBytes
+	l.logger.Info("editlog: loaded", "dir", src.path, "image_txid", srcScan.image.txid, "last_txid", srcScan.last, "segments", len(srcScan.segs))
+	return rv, nil
+}
+
+// closeFiles closes the segments a failed Load opened.
+func (l *Log) closeFiles() {
+	for _, d := range l.dirs {
+		if d.file != nil {
+			d.file.Close()
+			d.file = nil
+		}
+	}
+}
+
+// scanDir recovers one directory: it removes abandoned image checkpoints,
+// verifies the newest image (passing it to image if non-nil), replays the
+// log after it (passing every record to apply if non-nil), truncating a
+// torn tail, and checks seen_txid.
+func (l *Log) scanDir(d *storageDir, image func(uint64, io.Reader) error, apply func(uint64, []byte) error) (dirScan, error) {
+	var sc dirScan
+	ls, err := listCurrent(l.fs, d.cur)
+	if err != nil {
+		return sc, fmt.Errorf("editlog: list %s: %w", d.cur, err)
 	}
 	for _, name := range ls.tmp {
 		l.logger.Info("editlog: removing abandoned image checkpoint", "file", name)
-		if err := l.fs.Remove(filepath.Join(l.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return rv, fmt.Errorf("editlog: %w", err)
+		if err := l.fs.Remove(filepath.Join(d.cur, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return sc, fmt.Errorf("editlog: %w", err)
 		}
 	}
 
@@ -92,7 +239,7 @@ func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []
 	chosen := -1
 	var plen int64
 	for i, im := range ls.images {
-		n, err := verifyImage(l.fs, filepath.Join(l.cur, im.name), im.txid)
+		n, err := verifyImage(l.fs, filepath.Join(d.cur, im.name), im.txid)
 		if err != nil {
 			l.logger.Warn("editlog: image is corrupt; falling back to an older one", "file", im.name, "err", err)
 			continue
@@ -101,116 +248,117 @@ func (l *Log) recover(image func(uint64, io.Reader) error, apply func(uint64, []
 		break
 	}
 	if chosen < 0 {
-		return rv, l.corrupt("no valid image (found %d)", len(ls.images))
+		return sc, d.corrupt("no valid image (found %d)", len(ls.images))
 	}
 	im := ls.images[chosen]
 	if chosen > 0 {
 		l.logger.Warn("editlog: loading an older image", "file", im.name, "txid", im.txid)
 	}
 	if image != nil {
-		if err := readImage(l.fs, filepath.Join(l.cur, im.name), im.txid, plen, image); err != nil {
-			return rv, fmt.Errorf("editlog: load image %s: %w", im.name, err)
+		if err := readImage(l.fs, filepath.Join(d.cur, im.name), im.txid, plen, image); err != nil {
+			return sc, fmt.Errorf("editlog: load image %s: %w", im.name, err)
 		}
 	}
-	rv.imageTxID = im.txid
+	sc.image = im
 
 	// Structural checks: one in-progress segment at most, and it is last.
 	segs := ls.segments
 	for i, s := range segs {
 		if i > 0 && segs[i-1].start == s.start {
-			return rv, l.corrupt("segments %s and %s start at the same txid", segs[i-1].name, s.name)
+			return sc, d.corrupt("segments %s and %s start at the same txid", segs[i-1].name, s.name)
 		}
 		if s.inProgress && i != len(segs)-1 {
-			return rv, l.corrupt("in-progress segment %s is followed by %s", s.name, segs[i+1].name)
+			return sc, d.corrupt("in-progress segment %s is followed by %s", s.name, segs[i+1].name)
 		}
 	}
+	sc.segs = segs
 
 	expected := im.txid + 1 // next txid to apply
-	var tail *segmentInfo
-	var tailRes segmentResult
 	for i := range segs {
 		s := segs[i]
 		if !s.inProgress && s.end < expected {
 			continue // wholly covered by the image or by earlier segments
 		}
 		if s.start > expected {
-			return rv, l.corrupt("missing edits: txid %d is in no segment (next segment is %s)", expected, s.name)
+			return sc, d.corrupt("missing edits: txid %d is in no segment (next segment is %s)", expected, s.name)
 		}
-		res, err := l.replaySegment(s, &expected, apply)
+		res, err := l.replaySegment(d, s, &expected, apply)
 		if err != nil {
-			return rv, err
+			return sc, err
 		}
 		if s.inProgress {
-			tail, tailRes = &segs[i], res
+			sc.tail, sc.tailRes = &segs[i], res
 		}
 	}
-	last := expected - 1
+	sc.last = expected - 1
 
 	// seen_txid is the start of the newest segment ever created, written
 	// once that segment was durable. Purging only deletes segments covered
 	// by every kept image, so unless the image covers it, that segment must
 	// still be here; if it is not, acknowledged edits are missing.
-	seen, ok, err := readSeenTxID(l.fs, l.cur)
+	seen, ok, err := readSeenTxID(l.fs, d.cur)
 	if err != nil {
-		return rv, err
+		return sc, err
 	}
 	if !ok {
-		l.logger.Warn("editlog: seen_txid is missing", "dir", l.cur)
+		l.logger.Warn("editlog: seen_txid is missing", "dir", d.cur)
 	} else if seen > im.txid {
 		present := false
 		for _, s := range segs {
-			if s.start == seen && !(s.inProgress && tailRes.removed) {
+			if s.start == seen && !(s.inProgress && sc.tailRes.removed) {
 				present = true
 			}
 		}
-		if !present || seen > last+1 {
-			return rv, l.corrupt("missing edits: %s says a segment starting at txid %d was created, but the log ends at txid %d", seenTxIDFile, seen, last)
+		if !present || seen > sc.last+1 {
+			return sc, d.corrupt("missing edits: %s says a segment starting at txid %d was created, but the log ends at txid %d", seenTxIDFile, seen, sc.last)
 		}
 	}
+	return sc, nil
+}
 
-	// Choose the segment to append to.
-	if tail != nil && !tailRes.removed {
+// openTail readies d's in-progress segment for appending, as sc.plan says:
+// it continues the in-progress segment, or finalizes or removes it and
+// creates a new one.
+func (l *Log) openTail(d *storageDir, sc *dirScan) error {
+	if tail := sc.tail; tail != nil && !sc.tailRes.removed {
 		switch {
-		case tailRes.last == last:
-			f, err := l.openSegmentForAppend(tail.start)
+		case sc.continuesTail():
+			f, err := l.openSegmentForAppend(d, tail.start)
 			if err != nil {
-				return rv, fmt.Errorf("editlog: %w", err)
+				return fmt.Errorf("editlog: %w", err)
 			}
-			rv.file, rv.segStart, rv.segBytes, rv.allocEnd = f, tail.start, tailRes.dataEnd, tailRes.fileSize
-		case tailRes.last >= tail.start:
+			d.file, d.allocEnd = f, sc.tailRes.fileSize
+			return nil
+		case sc.tailRes.last >= tail.start:
 			// Its records end before the image's txid: finalize it as is.
-			to := finalizedName(tail.start, tailRes.last)
+			to := finalizedName(tail.start, sc.tailRes.last)
 			l.logger.Warn("editlog: finalizing in-progress segment that ends before the image", "file", tail.name, "as", to)
-			if err := l.fs.Rename(filepath.Join(l.cur, tail.name), filepath.Join(l.cur, to)); err != nil {
-				return rv, fmt.Errorf("editlog: %w", err)
+			if err := l.fs.Rename(filepath.Join(d.cur, tail.name), filepath.Join(d.cur, to)); err != nil {
+				return fmt.Errorf("editlog: %w", err)
 			}
 		default:
 			l.logger.Info("editlog: removing empty in-progress segment", "file", tail.name)
-			if err := l.fs.Remove(filepath.Join(l.cur, tail.name)); err != nil {
-				return rv, fmt.Errorf("editlog: %w", err)
+			if err := l.fs.Remove(filepath.Join(d.cur, tail.name)); err != nil {
+				return fmt.Errorf("editlog: %w", err)
 			}
 		}
 	}
-	if rv.file == nil {
-		if err := syncDir(l.fs, l.cur); err != nil {
-			return rv, fmt.Errorf("editlog: %w", err)
-		}
-		f, err := l.createSegment(last + 1)
-		if err != nil {
-			return rv, fmt.Errorf("editlog: create segment %s: %w", inProgressName(last+1), err)
-		}
-		rv.file, rv.segStart, rv.segBytes, rv.allocEnd = f, last+1, segmentHeaderSize, segmentHeaderSize
+	if err := syncDir(l.fs, d.cur); err != nil {
+		return fmt.Errorf("editlog: %w", err)
 	}
-	rv.last = last
-	l.logger.Info("editlog: loaded", "dir", l.dir, "image_txid", im.txid, "last_txid", last, "segments", len(segs))
-	return rv, nil
+	f, err := l.createSegment(d, sc.last+1)
+	if err != nil {
+		return fmt.Errorf("editlog: create segment %s: %w", inProgressName(sc.last+1), err)
+	}
+	d.file, d.allocEnd = f, segmentHeaderSize
+	return nil
 }
 
 // replaySegment reads one segment, applying the records with txid ≥
 // *expected. Only the in-progress segment (always the last) may have its
 // damaged tail truncated.
-func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, []byte) error) (segmentResult, error) {
-	path := filepath.Join(l.cur, s.name)
+func (l *Log) replaySegment(d *storageDir, s segmentInfo, expected *uint64, apply func(uint64, []byte) error) (segmentResult, error) {
+	path := filepath.Join(d.cur, s.name)
 	flag := os.O_RDONLY
 	if s.inProgress {
 		flag = os.O_RDWR
@@ -250,7 +398,7 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 			}
 			return segmentResult{last: s.start - 1, removed: true}, nil
 		}
-		return segmentResult{}, l.corrupt("%s: %s", s.name, herr)
+		return segmentResult{}, d.corrupt("%s: %s", s.name, herr)
 	}
 
 	rr := newRecordReader(f, segmentHeaderSize, size)
@@ -276,7 +424,7 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 		var re *recordError
 		if errors.As(err, &re) {
 			if !s.inProgress {
-				return segmentResult{}, l.corrupt("%s: finalized segment damaged at %v", s.name, re)
+				return segmentResult{}, d.corrupt("%s: finalized segment damaged at %v", s.name, re)
 			}
 			off, tx, found, serr := findValidRecord(f, re.off+1, size, last+1)
 			if serr != nil && !errors.Is(serr, errScanBudget) {
@@ -287,7 +435,7 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 				if serr != nil {
 					why = serr.Error()
 				}
-				return segmentResult{}, l.corrupt("%s: damaged record (txid %d) at %v, %s: mid-log corruption; "+
+				return segmentResult{}, d.corrupt("%s: damaged record (txid %d) at %v, %s: mid-log corruption; "+
 					"if this follows a crash, the records from txid %d on were probably never acknowledged, "+
 					"and recovery mode (Options.Recover) truncates them", s.name, last+1, re, why, last+1)
 			}
@@ -310,14 +458,14 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 			return segmentResult{}, fmt.Errorf("editlog: read %s: %w", s.name, err)
 		}
 		if txid != last+1 {
-			return segmentResult{}, l.corrupt("%s: record at offset %d has txid %d, expected %d", s.name, rr.off-int64(recordHeaderSize+len(rec)), txid, last+1)
+			return segmentResult{}, d.corrupt("%s: record at offset %d has txid %d, expected %d", s.name, rr.off-int64(recordHeaderSize+len(rec)), txid, last+1)
 		}
 		last = txid
 		if txid < *expected {
 			continue // already covered by the image
 		}
 		if txid != *expected {
-			return segmentResult{}, l.corrupt("%s: missing edits: txid %d follows %d", s.name, txid, *expected-1)
+			return segmentResult{}, d.corrupt("%s: missing edits: txid %d follows %d", s.name, txid, *expected-1)
 		}
 		if apply != nil {
 			if err := apply(txid, rec); err != nil {
@@ -327,7 +475,7 @@ func (l *Log) replaySegment(s segmentInfo, expected *uint64, apply func(uint64, 
 		*expected = txid + 1
 	}
 	if !s.inProgress && last != s.end {
-		return segmentResult{}, l.corrupt("%s: segment ends at txid %d", s.name, last)
+		return segmentResult{}, d.corrupt("%s: segment ends at txid %d", s.name, last)
 	}
 	return segmentResult{last: last, dataEnd: dataEnd, fileSize: size}, nil
 }

@@ -2,6 +2,7 @@ package editlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -95,19 +96,18 @@ type Stats struct {
 	TxnsSinceImage uint64
 }
 
-// Log is an open NameNode storage directory: its images and its write-ahead
-// edit log. Append, Sync, LastTxID, SyncedTxID, Stats and SaveImage are safe
-// for concurrent use; Append and Roll must be serialised by the caller (its
-// namespace lock) so that txid order is the order in which mutations were
-// applied.
+// Log is a set of open NameNode storage directories (one or more, Hadoop's
+// redundant dfs.namenode.name.dir): their images and their write-ahead edit
+// log, every directory holding the same. Append, Sync, LastTxID,
+// SyncedTxID, Stats, Dirs and SaveImage are safe for concurrent use; Append
+// and Roll must be serialised by the caller (its namespace lock) so that
+// txid order is the order in which mutations were applied.
 type Log struct {
 	fs      vfs.FS // never nil
-	dir     string
-	cur     string
+	dirs    []*storageDir
 	opts    Options
 	logger  *slog.Logger
 	version Version
-	lock    *dirLock
 
 	imgMu sync.Mutex // serialises SaveImage, and Close against it
 
@@ -124,17 +124,59 @@ type Log struct {
 	flushing   bool   // a goroutine owns file I/O (group-commit leader, Roll)
 	flushed    chan struct{}
 
-	file      segmentFile // in-progress segment; written only by the flushing owner
+	// Every active directory's in-progress segment starts at segStart and
+	// holds the same records, so they end at the same segBytes.
 	segStart  uint64
-	segBytes  int64 // end of the records written to file
-	allocEnd  int64 // file size (records + zero fill); only the flushing owner uses it
+	segBytes  int64 // end of the records written to the segments
 	imageTxID uint64
 	stats     Stats
 }
 
-// Open locks dir (flock on dir/in_use.lock) and reads its VERSION. The Log
+// storageDir is one of a Log's directories. A write, fsync, roll or image
+// failure takes it out of service for the rest of the Log's life (Hadoop's
+// dfs.namenode.name.dir.restore is false by default); the next Load
+// repopulates it.
+type storageDir struct {
+	path, cur string
+	lock      *dirLock
+	formatted bool // VERSION was found at Open
+
+	// file is the in-progress segment; only the flushing owner uses it and
+	// allocEnd (its size: records + zero fill).
+	file     segmentFile
+	allocEnd int64
+
+	// Guarded by Log.mu.
+	active   bool
+	err      error // why it was taken out of service
+	failedAt time.Time
+}
+
+// DirStatus is the state of one storage directory, for the NameNode's
+// status page, metrics and reports.
+type DirStatus struct {
+	// Path is the directory as configured.
+	Path string `json:"path"`
+	// Active: the directory receives every edit and image. False once a
+	// failure took it out of service.
+	Active bool `json:"active"`
+	// Err is the failure that took it out of service; "" while active.
+	Err string `json:"error,omitempty"`
+	// FailedAt is when that happened; zero while active.
+	FailedAt time.Time `json:"failedAt,omitzero"`
+}
+
+// Open is OpenDirs with the single directory dir.
+func Open(dir string, opts Options) (*Log, error) { return OpenDirs([]string{dir}, opts) }
+
+// OpenDirs locks every directory of dirs (flock on <dir>/in_use.lock) and
+// reads their VERSION files, which must agree on the namespace's identity.
+// A directory that exists but holds no VERSION (a wiped or replaced disk)
+// is accepted when another one is formatted: Load repopulates it. A
+// missing directory is refused, as Hadoop refuses an inaccessible one (an
+// unmounted disk must not silently become an empty directory). The Log
 // must then be Loaded before use.
-func Open(dir string, opts Options) (*Log, error) {
+func OpenDirs(dirs []string, opts Options) (*Log, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -144,37 +186,168 @@ func Open(dir string, opts Options) (*Log, error) {
 	if opts.SegmentPreallocation == 0 {
 		opts.SegmentPreallocation = defaultPreallocation
 	}
+	if err := checkDirs(dirs); err != nil {
+		return nil, err
+	}
 	fsys := vfs.Or(opts.FS)
-	st, err := fsys.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return nil, notFormatted(dir)
-	}
-	lk, err := lockDir(fsys, dir)
-	if err != nil {
+	l := &Log{fs: fsys, opts: opts, logger: opts.Logger, flushed: make(chan struct{})}
+	fail := func(err error) (*Log, error) {
+		for _, d := range l.dirs {
+			d.lock.release()
+		}
 		return nil, err
 	}
-	v, err := readVersion(fsys, dir)
-	if err != nil {
-		lk.release()
-		return nil, err
+	var first *storageDir
+	for _, dir := range dirs {
+		st, err := fsys.Stat(dir)
+		if err != nil || !st.IsDir() {
+			return fail(notFormatted(dir))
+		}
+		lk, err := lockDir(fsys, dir)
+		if err != nil {
+			return fail(err)
+		}
+		d := &storageDir{path: dir, cur: filepath.Join(dir, currentDir), lock: lk, active: true}
+		l.dirs = append(l.dirs, d)
+		v, err := readVersion(fsys, dir)
+		if errors.Is(err, ErrNotFormatted) && len(dirs) > 1 {
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		d.formatted = true
+		if first == nil {
+			first, l.version = d, v
+		} else if v.NamespaceID != l.version.NamespaceID || v.ClusterID != l.version.ClusterID || v.BlockPoolID != l.version.BlockPoolID {
+			return fail(fmt.Errorf("%w: storage directories %s and %s hold different namespaces (namespaceID %d and %d, clusterID %s and %s)",
+				ErrCorrupt, first.path, dir, l.version.NamespaceID, v.NamespaceID, l.version.ClusterID, v.ClusterID))
+		}
 	}
-	return &Log{
-		fs:      fsys,
-		dir:     dir,
-		cur:     filepath.Join(dir, currentDir),
-		opts:    opts,
-		logger:  opts.Logger,
-		version: v,
-		lock:    lk,
-		flushed: make(chan struct{}),
-	}, nil
+	if first == nil {
+		return fail(notFormatted(dirs[0]))
+	}
+	return l, nil
+}
+
+// checkDirs refuses an empty list and a directory named twice.
+func checkDirs(dirs []string) error {
+	if len(dirs) == 0 {
+		return errors.New("editlog: no storage directory")
+	}
+	seen := make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		if d == "" {
+			return errors.New("editlog: empty storage directory name")
+		}
+		c := filepath.Clean(d)
+		if seen[c] {
+			return fmt.Errorf("editlog: storage directory %s is listed twice", d)
+		}
+		seen[c] = true
+	}
+	return nil
 }
 
 // Version returns the storage's identity from VERSION.
 func (l *Log) Version() Version { return l.version }
 
-// Dir returns the storage directory.
-func (l *Log) Dir() string { return l.dir }
+// Dir returns the first storage directory.
+func (l *Log) Dir() string { return l.dirs[0].path }
+
+// Dirs reports every storage directory's state, in the order given to
+// OpenDirs.
+func (l *Log) Dirs() []DirStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]DirStatus, len(l.dirs))
+	for i, d := range l.dirs {
+		out[i] = DirStatus{Path: d.path, Active: d.active, FailedAt: d.failedAt}
+		if d.err != nil {
+			out[i].Err = d.err.Error()
+		}
+	}
+	return out
+}
+
+// activeLocked returns the directories in service.
+func (l *Log) activeLocked() []*storageDir {
+	act := make([]*storageDir, 0, len(l.dirs))
+	for _, d := range l.dirs {
+		if d.active {
+			act = append(act, d)
+		}
+	}
+	return act
+}
+
+// failDirLocked takes d out of service for err. When no directory is left
+// the log fails (failLocked) with why.
+func (l *Log) failDirLocked(d *storageDir, err error) {
+	if !d.active {
+		return
+	}
+	d.active, d.err, d.failedAt = false, err, time.Now()
+	left := len(l.activeLocked())
+	l.logger.Error("editlog: storage directory failed; taken out of service", "dir", d.path, "err", err, "active_dirs", left)
+	if left == 0 {
+		if len(l.dirs) == 1 {
+			l.failLocked(err)
+		} else {
+			l.failLocked(fmt.Errorf("every storage directory failed; last: %s: %w", d.path, err))
+		}
+	}
+}
+
+// failDirsLocked takes out of service every dirs[i] with errs[i] != nil,
+// each error prefixed by what(dir).
+func (l *Log) failDirsLocked(dirs []*storageDir, errs []error, what string) {
+	for i, err := range errs {
+		if err != nil {
+			l.failDirLocked(dirs[i], fmt.Errorf("%s: %w", what, err))
+		}
+	}
+}
+
+// parallel runs fn(0) … fn(n-1) at once and returns their errors, index
+// for index: a round of I/O on every directory takes as long as the
+// slowest disk, not their sum.
+func parallel(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	if n == 1 {
+		errs[0] = fn(0)
+		return errs
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(i)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func countErrs(errs []error) int {
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // usableLocked reports why the log cannot take new work, if it cannot.
 func (l *Log) usableLocked() error {
@@ -189,10 +362,16 @@ func (l *Log) usableLocked() error {
 	return nil
 }
 
-// failLocked records the first I/O failure; the log stays failed.
+// failLocked records the failure that left no directory in service; the
+// log stays failed.
 func (l *Log) failLocked(err error) {
 	if l.err == nil {
 		l.err = fmt.Errorf("%w: %w", ErrFailed, err)
+		for _, d := range l.dirs {
+			if d.active {
+				d.active, d.err, d.failedAt = false, err, time.Now()
+			}
+		}
 		l.logger.Error("editlog: edit log failed; the NameNode must stop", "err", err)
 	}
 }
@@ -269,33 +448,47 @@ func (l *Log) waitFlushLocked() {
 }
 
 // flushLocked makes the caller the group-commit leader for one round: it
-// takes the buffer, writes and fsyncs it without holding l.mu, then
-// publishes the new syncedTxID (or the failure) and wakes the waiters.
-// Called with l.mu held, !l.flushing and l.buf non-empty; returns with l.mu
-// held.
+// takes the buffer, writes it to every active directory and fsyncs them
+// all, in parallel and without holding l.mu, then publishes the new
+// syncedTxID (or the failure) and wakes the waiters. A directory whose
+// write or fsync fails leaves service; the round succeeds if any directory
+// remains. Called with l.mu held, !l.flushing and l.buf non-empty; returns
+// with l.mu held.
 func (l *Log) flushLocked() {
 	l.flushing = true
-	batch, target, f, off := l.buf, l.lastTxID, l.file, l.segBytes
+	batch, target, off, seg := l.buf, l.lastTxID, l.segBytes, l.segStart
+	act := l.activeLocked()
 	l.buf, l.spare = l.spare[:0], nil
 	l.mu.Unlock()
 
 	start := time.Now()
-	err := l.writeBatch(f, batch, off)
-	if err == nil && l.opts.SyncHook != nil {
-		err = l.opts.SyncHook()
+	errs := parallel(len(act), func(i int) error { return l.writeBatch(act[i], batch, off) })
+	if l.opts.SyncHook != nil {
+		if err := l.opts.SyncHook(); err != nil {
+			for i := range errs {
+				if errs[i] == nil {
+					errs[i] = err
+				}
+			}
+		}
 	}
-	if err == nil {
-		err = f.Sync()
+	ok := make([]*storageDir, 0, len(act))
+	for i, d := range act {
+		if errs[i] == nil {
+			ok = append(ok, d)
+		}
 	}
+	serrs := parallel(len(ok), func(i int) error { return ok[i].file.Sync() })
 	elapsed := time.Since(start)
 
 	l.mu.Lock()
 	if cap(batch) <= 16<<20 {
 		l.spare = batch[:0]
 	}
-	if err != nil {
-		l.failLocked(fmt.Errorf("write %s: %w", inProgressName(l.segStart), err))
-	} else {
+	what := "write " + inProgressName(seg)
+	l.failDirsLocked(act, errs, what)
+	l.failDirsLocked(ok, serrs, what)
+	if l.err == nil {
 		l.syncedTxID = target
 		l.segBytes += int64(len(batch))
 		l.stats.Syncs++
@@ -309,15 +502,16 @@ func (l *Log) flushLocked() {
 
 // writeBatch writes batch at off, extending the zero-filled preallocation
 // past it when needed. Called by the flushing owner only.
-func (l *Log) writeBatch(f segmentFile, batch []byte, off int64) error {
+func (l *Log) writeBatch(d *storageDir, batch []byte, off int64) error {
+	f := d.file
 	if err := writeFullAt(f, batch, off); err != nil {
 		return err
 	}
 	end := off + int64(len(batch))
 	step := l.opts.SegmentPreallocation
-	if step <= 0 || end <= l.allocEnd {
-		if end > l.allocEnd {
-			l.allocEnd = end
+	if step <= 0 || end <= d.allocEnd {
+		if end > d.allocEnd {
+			d.allocEnd = end
 		}
 		return nil
 	}
@@ -332,7 +526,7 @@ func (l *Log) writeBatch(f segmentFile, batch []byte, off int64) error {
 		}
 		pos += n
 	}
-	l.allocEnd = newEnd
+	d.allocEnd = newEnd
 	return nil
 }
 
@@ -400,55 +594,61 @@ func (l *Log) Roll() (uint64, error) {
 		return end, nil // nothing in this segment
 	}
 	l.flushing = true
-	old, start, dataEnd := l.file, l.segStart, l.segBytes
+	start, dataEnd := l.segStart, l.segBytes
+	act := l.activeLocked()
 	l.mu.Unlock()
-	nf, err := l.rollFiles(old, start, end, dataEnd)
+	errs := parallel(len(act), func(i int) error { return l.rollFiles(act[i], start, end, dataEnd) })
 	l.mu.Lock()
-	if err == nil {
-		l.file, l.segStart, l.segBytes, l.allocEnd = nf, end+1, segmentHeaderSize, segmentHeaderSize
-	} else {
-		l.file = nil
-		l.failLocked(fmt.Errorf("roll segment %s: %w", inProgressName(start), err))
+	l.failDirsLocked(act, errs, "roll segment "+inProgressName(start))
+	if l.err == nil {
+		l.segStart, l.segBytes = end+1, segmentHeaderSize
 	}
 	l.flushing = false
 	close(l.flushed)
 	l.flushed = make(chan struct{})
-	if err != nil {
+	if l.err != nil {
 		return 0, l.err
 	}
 	l.logger.Debug("editlog: rolled segment", "finalized", finalizedName(start, end), "next", end+1)
 	return end, nil
 }
 
-// rollFiles cuts the preallocated zeros off the segment [start, end],
-// finalizes it and creates the next one.
-func (l *Log) rollFiles(old segmentFile, start, end uint64, dataEnd int64) (segmentFile, error) {
-	if l.allocEnd > dataEnd {
+// rollFiles cuts the preallocated zeros off d's segment [start, end],
+// finalizes it and creates the next one. d.file is nil on failure.
+func (l *Log) rollFiles(d *storageDir, start, end uint64, dataEnd int64) error {
+	old := d.file
+	d.file = nil
+	if d.allocEnd > dataEnd {
 		if err := old.Truncate(dataEnd); err != nil {
 			old.Close()
-			return nil, err
+			return err
 		}
 		if err := old.Sync(); err != nil {
 			old.Close()
-			return nil, err
+			return err
 		}
 	}
 	if err := old.Close(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := l.fs.Rename(filepath.Join(l.cur, inProgressName(start)), filepath.Join(l.cur, finalizedName(start, end))); err != nil {
-		return nil, err
+	if err := l.fs.Rename(filepath.Join(d.cur, inProgressName(start)), filepath.Join(d.cur, finalizedName(start, end))); err != nil {
+		return err
 	}
-	if err := syncDir(l.fs, l.cur); err != nil {
-		return nil, err
+	if err := syncDir(l.fs, d.cur); err != nil {
+		return err
 	}
-	return l.createSegment(end + 1)
+	f, err := l.createSegment(d, end+1)
+	if err != nil {
+		return err
+	}
+	d.file, d.allocEnd = f, segmentHeaderSize
+	return nil
 }
 
-// createSegment creates edits_inprogress_<start> with its header, makes it
-// durable, then records start in seen_txid.
-func (l *Log) createSegment(start uint64) (segmentFile, error) {
-	path := filepath.Join(l.cur, inProgressName(start))
+// createSegment creates d's edits_inprogress_<start> with its header,
+// makes it durable, then records start in seen_txid.
+func (l *Log) createSegment(d *storageDir, start uint64) (segmentFile, error) {
+	path := filepath.Join(d.cur, inProgressName(start))
 	f, err := l.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
@@ -459,10 +659,10 @@ func (l *Log) createSegment(start uint64) (segmentFile, error) {
 		err = sf.Sync()
 	}
 	if err == nil {
-		err = syncDir(l.fs, l.cur)
+		err = syncDir(l.fs, d.cur)
 	}
 	if err == nil {
-		err = writeSeenTxID(l.fs, l.cur, start)
+		err = writeSeenTxID(l.fs, d.cur, start)
 	}
 	if err != nil {
 		sf.Close()
@@ -471,9 +671,9 @@ func (l *Log) createSegment(start uint64) (segmentFile, error) {
 	return sf, nil
 }
 
-// openSegmentForAppend reopens an existing in-progress segment.
-func (l *Log) openSegmentForAppend(start uint64) (segmentFile, error) {
-	f, err := l.fs.OpenFile(filepath.Join(l.cur, inProgressName(start)), os.O_WRONLY, 0)
+// openSegmentForAppend reopens d's existing in-progress segment.
+func (l *Log) openSegmentForAppend(d *storageDir, start uint64) (segmentFile, error) {
+	f, err := l.fs.OpenFile(filepath.Join(d.cur, inProgressName(start)), os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -503,18 +703,31 @@ func (l *Log) Close() error {
 	}
 	err := l.err
 	l.closed = true
-	f := l.file
-	l.file = nil
+	type open struct {
+		f      segmentFile
+		active bool
+	}
+	var files []open
+	for _, d := range l.dirs {
+		if d.file != nil {
+			files = append(files, open{d.file, d.active})
+			d.file = nil
+		}
+	}
 	l.mu.Unlock()
-	if f != nil {
-		if cerr := f.Close(); err == nil && cerr != nil {
+	for _, o := range files {
+		// A directory already out of service may fail again here; its
+		// failure was reported when it happened.
+		if cerr := o.f.Close(); err == nil && cerr != nil && o.active {
 			err = fmt.Errorf("editlog: close segment: %w", cerr)
 		}
 	}
 	l.imgMu.Lock()
 	defer l.imgMu.Unlock()
-	if rerr := l.lock.release(); err == nil && rerr != nil {
-		err = fmt.Errorf("editlog: release lock: %w", rerr)
+	for _, d := range l.dirs {
+		if rerr := d.lock.release(); err == nil && rerr != nil {
+			err = fmt.Errorf("editlog: release lock %s: %w", d.path, rerr)
+		}
 	}
 	return err
 }

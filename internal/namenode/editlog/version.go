@@ -225,42 +225,54 @@ func Format(dir string, force bool) (Version, error) { return FormatFS(nil, dir,
 
 // FormatFS is Format on fsys (nil means vfs.Default).
 func FormatFS(fsys vfs.FS, dir string, force bool) (Version, error) {
-	return formatVersion(fsys, dir, force, nil)
-}
-
-// FormatAs is FormatFS with a given identity instead of a new one: an HA
-// standby's storage takes its nameservice's namespace, cluster and block
-// pool ids (`namenode -bootstrapStandby`).
-func FormatAs(fsys vfs.FS, dir string, force bool, v Version) (Version, error) {
-	return formatVersion(fsys, dir, force, &v)
-}
-
-func formatVersion(fsys vfs.FS, dir string, force bool, given *Version) (Version, error) {
-	fsys = vfs.Or(fsys)
 	if dir == "" {
 		return Version{}, errors.New("editlog: Format: empty directory name")
 	}
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
-	}
-	lk, err := lockDir(fsys, dir)
-	if err != nil {
+	return FormatDirs(fsys, []string{dir}, force)
+}
+
+// FormatDirs is Format of every directory of dirs with one namespace
+// identity (the same VERSION in each). It checks them all (lock, existing
+// storage) before writing any; without force, one formatted directory
+// refuses the whole format.
+func FormatDirs(fsys vfs.FS, dirs []string, force bool) (Version, error) {
+	return formatDirs(fsys, dirs, force, nil)
+}
+
+// FormatDirsAs is FormatDirs with a given identity instead of a new one:
+// an HA standby's storage takes its nameservice's namespace, cluster and
+// block pool ids (`namenode -bootstrapStandby`).
+func FormatDirsAs(fsys vfs.FS, dirs []string, force bool, v Version) (Version, error) {
+	return formatDirs(fsys, dirs, force, &v)
+}
+
+func formatDirs(fsys vfs.FS, dirs []string, force bool, given *Version) (Version, error) {
+	fsys = vfs.Or(fsys)
+	if err := checkDirs(dirs); err != nil {
 		return Version{}, err
 	}
-	defer lk.release()
-	cur := filepath.Join(dir, currentDir)
-	has, err := holdsStorage(fsys, cur)
-	if err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
-	}
-	if has && !force {
-		return Version{}, &msgError{fmt.Sprintf("editlog: %s already holds a formatted storage; format with force to wipe it", dir), ErrFormatted}
-	}
-	if err := fsys.RemoveAll(cur); err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
-	}
-	if err := fsys.Mkdir(cur, 0o755); err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
+	var locks []*dirLock
+	defer func() {
+		for _, lk := range locks {
+			lk.release()
+		}
+	}()
+	for _, dir := range dirs {
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+			return Version{}, fmt.Errorf("editlog: format: %w", err)
+		}
+		lk, err := lockDir(fsys, dir)
+		if err != nil {
+			return Version{}, err
+		}
+		locks = append(locks, lk)
+		has, err := holdsStorage(fsys, filepath.Join(dir, currentDir))
+		if err != nil {
+			return Version{}, fmt.Errorf("editlog: format: %w", err)
+		}
+		if has && !force {
+			return Version{}, &msgError{fmt.Sprintf("editlog: %s already holds a formatted storage; format with force to wipe it", dir), ErrFormatted}
+		}
 	}
 	v, err := newVersion()
 	if err != nil {
@@ -269,18 +281,31 @@ func formatVersion(fsys vfs.FS, dir string, force bool, given *Version) (Version
 	if given != nil {
 		v = *given
 	}
+	for _, dir := range dirs {
+		if err := formatDir(fsys, dir, v); err != nil {
+			return Version{}, fmt.Errorf("editlog: format %s: %w", dir, err)
+		}
+	}
+	return v, nil
+}
+
+func formatDir(fsys vfs.FS, dir string, v Version) error {
+	cur := filepath.Join(dir, currentDir)
+	if err := fsys.RemoveAll(cur); err != nil {
+		return err
+	}
+	if err := fsys.Mkdir(cur, 0o755); err != nil {
+		return err
+	}
 	if err := writeImage(fsys, cur, 0, nil); err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
+		return err
 	}
 	if err := writeSeenTxID(fsys, cur, 0); err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
+		return err
 	}
 	// VERSION last: its presence marks a complete format.
 	if err := writeFileAtomic(fsys, cur, versionFile, v.marshal()); err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
+		return err
 	}
-	if err := syncDir(fsys, dir); err != nil {
-		return Version{}, fmt.Errorf("editlog: format: %w", err)
-	}
-	return v, nil
+	return syncDir(fsys, dir)
 }
