@@ -139,7 +139,9 @@ func TestConfigValidate(t *testing.T) {
 		{"namenodes", func(c *Config) { c.NameNodeAddr, c.NameNodeAddrs = "", []string{"a:1", "b:1"} }, ""},
 		{"first namenode differs", func(c *Config) { c.NameNodeAddrs = []string{"a:1", "b:1"} }, "first"},
 		{"namenode twice", func(c *Config) { c.NameNodeAddr, c.NameNodeAddrs = "a:1", []string{"a:1", "a:1"} }, "twice"},
-		{"too many namenodes", func(c *Config) { c.NameNodeAddr, c.NameNodeAddrs = "", []string{"1:1", "2:1", "3:1", "4:1", "5:1", "6:1", "7:1", "8:1"} }, "at most"},
+		{"too many namenodes", func(c *Config) {
+			c.NameNodeAddr, c.NameNodeAddrs = "", []string{"1:1", "2:1", "3:1", "4:1", "5:1", "6:1", "7:1", "8:1"}
+		}, "at most"},
 		{"negative heartbeat", func(c *Config) { c.HeartbeatInterval = -time.Second }, keyHeartbeat},
 		{"heartbeat from namenode", func(c *Config) { c.HeartbeatInterval = 0 }, ""},
 		{"zero block report", func(c *Config) { c.BlockReportInterval = 0 }, keyBlockReport},
