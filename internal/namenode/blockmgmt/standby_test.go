@@ -77,7 +77,9 @@ func TestStandbyPostponesReports(t *testing.T) {
 			name: "a DataNode's bad-block report follows its held replica",
 			steps: []step{
 				{report: func(h *harness, r ReportedReplica) { h.received("dn1", r) }},
-				{report: func(h *harness, r ReportedReplica) { h.m.DatanodeReportBadReplicas(sid("dn1", 0), []uint64{r.ID}, "checksum") }},
+				{report: func(h *harness, r ReportedReplica) {
+					h.m.DatanodeReportBadReplicas(sid("dn1", 0), []uint64{r.ID}, "checksum")
+				}},
 				{edit: true},
 			},
 			wantCorrupt: 1,
