@@ -311,7 +311,7 @@ func (c *Config) Validate() error {
 	case len(c.NameNodeAddrs) > 0 && c.NameNodeAddr != "" && c.NameNodeAddr != c.NameNodeAddrs[0]:
 		return fmt.Errorf("datanode: NameNodeAddr %s is not the first of NameNodeAddrs %v", c.NameNodeAddr, c.NameNodeAddrs)
 	case hasDuplicate(c.NameNodeAddrs):
-		return fmt.Errorf("datanode: a NameNode listed twice in %v", c.NameNodeAddrs)
+		return fmt.Errorf("datanode: a NameNode address empty or listed twice in %v", c.NameNodeAddrs)
 	case c.HeartbeatInterval < 0:
 		return fmt.Errorf("datanode: %s must not be negative, got %v", keyHeartbeat, c.HeartbeatInterval)
 	case c.BlockReportInterval <= 0:

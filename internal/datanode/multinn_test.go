@@ -257,12 +257,10 @@ func TestNameNodeDownDelaysNoOther(t *testing.T) {
 	dn := startDataNode(t, hung.Addr().String(), nn2.addr)
 	waitFor(t, "registration", func() bool { r, _ := nn2.counts(); return r == 1 })
 	nn2.waitHeartbeats(t, 5)
-	start := time.Now()
+	// waitFor's 15 s are well below the 60 s a call to the silent
+	// NameNode may take: none of this waits for it.
 	b := writeReplica(t, dn, 1<<30+7)
 	waitFor(t, "the incremental report", func() bool { return nn2.hasReceived(b.ID) })
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("the incremental report took %v", d)
-	}
 	nn2.invalidate(t, b)
 	if present(dn, b) {
 		t.Fatal("the DataNode did not run the reachable active NameNode's command")
