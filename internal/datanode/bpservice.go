@@ -3,7 +3,9 @@ package datanode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -17,30 +19,70 @@ import (
 // DatanodeProtocolName is the NameNode protocol DataNodes speak.
 const DatanodeProtocolName = "strata.DatanodeProtocol"
 
+// nnCallTimeout bounds one call to a NameNode, so that a NameNode that
+// accepts connections but does not answer holds up only its own actor.
+const nnCallTimeout = 60 * time.Second
+
+// The DataNode serves one block pool, that of its NameNode or HA
+// nameservice, with one nnActor per NameNode (Hadoop's BPOfferService
+// with its BPServiceActors). Every actor registers, heartbeats and sends
+// full and incremental block reports on its own, so a NameNode that is
+// down or slow delays none of the others; every replica event is queued
+// for every actor. Commands that change replicas run only when they come
+// from the active NameNode: the one that last claimed ACTIVE in a
+// heartbeat reply, with a txid above the last claim accepted from another
+// (a NameNode claiming with an older txid is a stale active and is
+// ignored). Commands from the others are dropped; a ReregisterCommand
+// concerns only the actor that got it, whoever sent it.
+
+// haState is the DataNode's view of which NameNode is active.
+type haState struct {
+	mu      sync.Mutex
+	active  *nnActor // nil: none known
+	txid    uint64   // of the last accepted claim
+	claimed bool     // a claim was ever accepted
+}
+
 // nnActor keeps one NameNode informed: it registers, sends heartbeats and
-// block reports, relays replica events as incremental reports and runs the
-// commands the NameNode returns. Hadoop calls it BPServiceActor.
+// block reports, relays replica events as incremental reports and passes
+// the commands the NameNode returns on. Hadoop calls it BPServiceActor.
 type nnActor struct {
-	dn *DataNode
-	nn *ipc.Client
+	dn   *DataNode
+	idx  int // in dn.actors, and the slot of its block keys
+	addr string
+	nn   *ipc.Client
 
 	mu      sync.Mutex
 	pending map[string]*dnpb.StorageReceivedDeleted // by storage id
 	kick    chan struct{}
+	// accepting is set while the NameNode has us registered: replica
+	// events are queued only then, since a registration is followed by a
+	// full report covering everything before it.
+	accepting atomic.Bool
 
+	// Owned by run's goroutine.
 	registered bool
+	heartbeat  time.Duration
+	lastReport time.Time
 }
 
-func newActor(dn *DataNode) *nnActor {
+func newActor(dn *DataNode, idx int, addr string) *nnActor {
 	return &nnActor{
-		dn: dn,
+		dn: dn, idx: idx, addr: addr,
 		nn: ipc.NewClient(ipc.ClientConfig{
-			Addr: dn.cfg.NameNodeAddr, User: dn.cfg.User, Protocol: DatanodeProtocolName, ProtocolVersion: 1,
+			Addr: addr, User: dn.cfg.User, Protocol: DatanodeProtocolName, ProtocolVersion: 1,
 			DialTimeout: 5 * time.Second,
 		}),
-		pending: map[string]*dnpb.StorageReceivedDeleted{},
-		kick:    make(chan struct{}, 1),
+		pending:   map[string]*dnpb.StorageReceivedDeleted{},
+		kick:      make(chan struct{}, 1),
+		heartbeat: dn.heartbeat,
 	}
+}
+
+func (a *nnActor) call(ctx context.Context, method string, req, resp proto.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, nnCallTimeout)
+	defer cancel()
+	return a.nn.Call(ctx, method, req, resp)
 }
 
 func replicaProto(info fsdataset.ReplicaInfo) *dnpb.Replica {
@@ -55,9 +97,15 @@ func replicaProto(info fsdataset.ReplicaInfo) *dnpb.Replica {
 }
 
 // onChange receives the dataset's replica events (from any goroutine) and
-// queues them for the next incremental report.
+// queues them for every NameNode's next incremental report.
+func (d *DataNode) onChange(ev fsdataset.ReplicaEvent) {
+	for _, a := range d.actors {
+		a.onChange(ev)
+	}
+}
+
 func (a *nnActor) onChange(ev fsdataset.ReplicaEvent) {
-	if ev.Kind == fsdataset.Receiving {
+	if ev.Kind == fsdataset.Receiving || !a.accepting.Load() {
 		return
 	}
 	a.mu.Lock()
@@ -90,6 +138,19 @@ func (a *nnActor) storageReports() []*dnpb.StorageReport {
 	return out
 }
 
+// connect registers, learns the NameNode's HA state from a first
+// heartbeat (so that the block report's commands are judged by it), and
+// sends a full block report.
+func (a *nnActor) connect(ctx context.Context) error {
+	if err := a.register(ctx); err != nil {
+		return err
+	}
+	if err := a.sendHeartbeat(ctx); err != nil {
+		return err
+	}
+	return a.blockReport(ctx)
+}
+
 func (a *nnActor) register(ctx context.Context) error {
 	d := a.dn
 	hostname, err := d.hostname()
@@ -102,23 +163,26 @@ func (a *nnActor) register(ctx context.Context) error {
 		Storages: a.storageReports(), SoftwareVersion: proto.String("strata"),
 	}
 	var resp dnpb.RegisterResponse
-	if err := a.nn.Call(ctx, "register", &dnpb.RegisterRequest{Registration: reg}, &resp); err != nil {
+	if err := a.call(ctx, "register", &dnpb.RegisterRequest{Registration: reg}, &resp); err != nil {
 		return err
 	}
-	d.setPool(resp.GetBlockPoolId(), resp.GetClusterId())
-	if err := d.importKeys(resp.GetBlockPoolId(), resp.GetBlockKeys()); err != nil {
-		d.log.Warn("datanode: block keys from registration", "err", err)
+	if err := d.setPool(resp.GetBlockPoolId(), resp.GetClusterId()); err != nil {
+		return err
+	}
+	if err := d.importKeys(a.idx, resp.GetBlockPoolId(), resp.GetBlockKeys()); err != nil {
+		d.log.Warn("datanode: block keys from registration", "namenode", a.addr, "err", err)
 	}
 	d.registeredOnce.Store(true)
 	if ms := resp.GetHeartbeatIntervalMs(); ms > 0 && d.cfg.HeartbeatInterval <= 0 {
-		d.heartbeat = time.Duration(ms) * time.Millisecond
+		a.heartbeat = time.Duration(ms) * time.Millisecond
 	}
 	// Everything not yet reported is in the full report that follows.
 	a.mu.Lock()
 	a.pending = map[string]*dnpb.StorageReceivedDeleted{}
+	a.accepting.Store(true)
 	a.mu.Unlock()
-	d.log.Info("datanode: registered with namenode", "namenode", d.cfg.NameNodeAddr, "uuid", d.data.DatanodeUUID(), "pool", resp.GetBlockPoolId())
-	return a.blockReport(ctx)
+	d.log.Info("datanode: registered with namenode", "namenode", a.addr, "uuid", d.data.DatanodeUUID(), "pool", resp.GetBlockPoolId())
+	return nil
 }
 
 func (a *nnActor) blockReport(ctx context.Context) error {
@@ -135,15 +199,15 @@ func (a *nnActor) blockReport(ctx context.Context) error {
 		req.Reports = append(req.Reports, sbr)
 	}
 	var resp dnpb.BlockReportResponse
-	if err := a.nn.Call(ctx, "blockReport", req, &resp); err != nil {
+	if err := a.call(ctx, "blockReport", req, &resp); err != nil {
 		return err
 	}
-	a.dn.lastReport = time.Now()
+	a.lastReport = time.Now()
 	a.handle(ctx, resp.GetCommands())
 	return nil
 }
 
-func (a *nnActor) heartbeat(ctx context.Context) error {
+func (a *nnActor) sendHeartbeat(ctx context.Context) error {
 	failed := 0
 	for _, v := range a.dn.data.Volumes() {
 		if v.Failed {
@@ -155,14 +219,61 @@ func (a *nnActor) heartbeat(ctx context.Context) error {
 		XceiverCount: proto.Uint32(uint32(a.dn.xceivers.Load())), FailedVolumes: proto.Uint32(uint32(failed)),
 	}
 	var resp dnpb.HeartbeatResponse
-	if err := a.nn.Call(ctx, "heartbeat", req, &resp); err != nil {
+	if err := a.call(ctx, "heartbeat", req, &resp); err != nil {
 		return err
 	}
-	if err := a.dn.importKeys(a.dn.pool(), resp.GetBlockKeys()); err != nil {
-		a.dn.log.Warn("datanode: block keys from heartbeat", "err", err)
+	a.dn.updateHAState(a, resp.GetHaStatus())
+	if err := a.dn.importKeys(a.idx, a.dn.pool(), resp.GetBlockKeys()); err != nil {
+		a.dn.log.Warn("datanode: block keys from heartbeat", "namenode", a.addr, "err", err)
 	}
 	a.handle(ctx, resp.GetCommands())
 	return nil
+}
+
+// updateHAState applies a NameNode's HA status from a heartbeat reply, as
+// Hadoop's BPOfferService.updateActorStatesFromHeartbeat. A reply without
+// one (a NameNode that knows nothing of HA) claims active at txid 0.
+func (d *DataNode) updateHAState(a *nnActor, st *dnpb.NNHAStatus) {
+	claims := st == nil || st.GetState() == dnpb.NNHAStatus_ACTIVE
+	txid := st.GetTxid()
+	h := &d.ha
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case claims && h.active != a:
+		if h.claimed && txid <= h.txid {
+			d.log.Warn("datanode: namenode claims active with a stale txid; ignoring it", "namenode", a.addr, "txid", txid, "last_claim_txid", h.txid)
+			return
+		}
+		if h.active == nil {
+			d.log.Info("datanode: acknowledging active namenode", "namenode", a.addr, "txid", txid)
+		} else {
+			d.log.Info("datanode: namenode takes over as active", "namenode", a.addr, "from", h.active.addr, "txid", txid)
+		}
+		h.active = a
+	case !claims && h.active == a:
+		d.log.Info("datanode: namenode relinquishes active state", "namenode", a.addr, "state", st.GetState().String(), "txid", txid)
+		h.active = nil
+	}
+	if h.active == a {
+		h.txid, h.claimed = txid, true
+	}
+}
+
+// activeActor is the actor of the active NameNode, or nil.
+func (d *DataNode) activeActor() *nnActor {
+	d.ha.mu.Lock()
+	defer d.ha.mu.Unlock()
+	return d.ha.active
+}
+
+// activeNameNode is the active NameNode's RPC address, or the first
+// configured while none is known.
+func (d *DataNode) activeNameNode() string {
+	if a := d.activeActor(); a != nil {
+		return a.addr
+	}
+	return d.cfg.NameNodeAddr
 }
 
 // sendIncremental sends the queued replica events; on failure they are
@@ -179,7 +290,7 @@ func (a *nnActor) sendIncremental(ctx context.Context) error {
 	}
 	a.pending = map[string]*dnpb.StorageReceivedDeleted{}
 	a.mu.Unlock()
-	err := a.nn.Call(ctx, "blockReceivedAndDeleted", req, &dnpb.ReceivedDeletedResponse{})
+	err := a.call(ctx, "blockReceivedAndDeleted", req, &dnpb.ReceivedDeletedResponse{})
 	if err != nil {
 		a.mu.Lock()
 		for _, sr := range req.Storages {
@@ -196,55 +307,103 @@ func (a *nnActor) sendIncremental(ctx context.Context) error {
 	return err
 }
 
-// handle runs NameNode commands.
+// flushIncremental reports the queued replica events now, before a
+// client is told its write is done, so that its complete() finds them:
+// to the active NameNode, or, none being known, to every NameNode at
+// once. The other NameNodes get them from their actors' loops, which the
+// events already woke.
+func (d *DataNode) flushIncremental(ctx context.Context) error {
+	if a := d.activeActor(); a != nil {
+		return a.sendIncremental(ctx)
+	}
+	return d.eachActor(func(a *nnActor) error { return a.sendIncremental(ctx) })
+}
+
+// eachActor runs f for every actor concurrently and returns the first
+// error.
+func (d *DataNode) eachActor(f func(*nnActor) error) error {
+	errs := make([]error, len(d.actors))
+	var wg sync.WaitGroup
+	for i, a := range d.actors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(a)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// handle runs NameNode commands: a re-registration whoever asks, the
+// others only from the active NameNode.
 func (a *nnActor) handle(ctx context.Context, cmds []*dnpb.Command) {
 	for _, c := range cmds {
-		switch {
-		case c.GetInvalidate() != nil:
-			for _, r := range c.GetInvalidate().GetBlocks() {
-				b := fsdataset.Block{ID: r.GetBlockId(), GenStamp: r.GetGenStamp()}
-				if err := a.dn.data.Delete(b); err != nil && !errors.Is(err, fsdataset.ErrReplicaNotFound) {
-					a.dn.log.Warn("datanode: deleting replica", "block", b.String(), "err", err)
-				}
-			}
-		case c.GetTransfer() != nil:
-			t := c.GetTransfer()
-			a.dn.wg.Add(1)
-			go func() {
-				defer a.dn.wg.Done()
-				defer a.dn.recoverPanic("transfer command", nil)
-				if err := a.dn.transfer(a.dn.ctx, t); err != nil {
-					a.dn.log.Warn("datanode: transfer failed", "block", t.GetBlock().GetBlockId(), "err", err)
-				}
-			}()
-		case c.GetMove() != nil:
-			m := c.GetMove()
-			b := fsdataset.Block{ID: m.GetBlock().GetBlockId(), GenStamp: m.GetBlock().GetGenStamp()}
-			a.dn.wg.Add(1)
-			go func() {
-				defer a.dn.wg.Done()
-				defer a.dn.recoverPanic("move command", nil)
-				info, err := a.dn.data.MoveReplica(b, storage.Type(m.GetTargetStorageType()))
-				if err != nil {
-					a.dn.log.Warn("datanode: move failed", "block", b.String(), "err", err)
-					return
-				}
-				a.dn.log.Info("datanode: moved replica", "block", b.String(), "to", info.StorageType)
-			}()
-		case c.GetRecover() != nil:
-			rc := c.GetRecover()
-			a.dn.wg.Add(1)
-			go func() {
-				defer a.dn.wg.Done()
-				defer a.dn.recoverPanic("recover command", nil)
-				if err := a.dn.recoverReplica(rc); err != nil {
-					a.dn.log.Warn("datanode: replica recovery failed", "block", rc.GetBlock().GetBlockId(), "err", err)
-				}
-			}()
-		case c.GetReregister() != nil:
+		if c.GetReregister() != nil {
 			a.registered = false
+			a.accepting.Store(false)
+			continue
 		}
+		if a.dn.activeActor() != a {
+			a.dn.log.Debug("datanode: ignoring a command from a namenode that is not active", "namenode", a.addr, "command", fmt.Sprintf("%T", c.GetCommand()))
+			continue
+		}
+		a.dn.runCommand(a, c)
 	}
+}
+
+// runCommand carries out one command of the active NameNode's.
+func (d *DataNode) runCommand(a *nnActor, c *dnpb.Command) {
+	switch {
+	case c.GetInvalidate() != nil:
+		for _, r := range c.GetInvalidate().GetBlocks() {
+			b := fsdataset.Block{ID: r.GetBlockId(), GenStamp: r.GetGenStamp()}
+			if err := d.data.Delete(b); err != nil && !errors.Is(err, fsdataset.ErrReplicaNotFound) {
+				d.log.Warn("datanode: deleting replica", "block", b.String(), "err", err)
+			}
+		}
+	case c.GetTransfer() != nil:
+		t := c.GetTransfer()
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer d.recoverPanic("transfer command", nil)
+			if err := d.transfer(d.ctx, t); err != nil {
+				d.log.Warn("datanode: transfer failed", "block", t.GetBlock().GetBlockId(), "err", err)
+			}
+		}()
+	case c.GetMove() != nil:
+		m := c.GetMove()
+		b := fsdataset.Block{ID: m.GetBlock().GetBlockId(), GenStamp: m.GetBlock().GetGenStamp()}
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer d.recoverPanic("move command", nil)
+			info, err := d.data.MoveReplica(b, storage.Type(m.GetTargetStorageType()))
+			if err != nil {
+				d.log.Warn("datanode: move failed", "block", b.String(), "err", err)
+				return
+			}
+			d.log.Info("datanode: moved replica", "block", b.String(), "to", info.StorageType)
+		}()
+	case c.GetRecover() != nil:
+		rc := c.GetRecover()
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer d.recoverPanic("recover command", nil)
+			if err := d.recoverReplica(rc); err != nil {
+				d.log.Warn("datanode: replica recovery failed", "block", rc.GetBlock().GetBlockId(), "err", err)
+			}
+		}()
+	}
+}
+
+// lost marks the NameNode as having lost us (a failed call): register
+// again before anything else.
+func (a *nnActor) lost() {
+	a.registered = false
+	a.accepting.Store(false)
 }
 
 // run is the actor's loop until ctx ends.
@@ -254,11 +413,12 @@ func (a *nnActor) run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for {
 		if !a.registered {
-			if err := a.register(ctx); err != nil {
+			if err := a.connect(ctx); err != nil {
+				a.accepting.Store(false)
 				if ctx.Err() != nil {
 					return
 				}
-				a.dn.log.Debug("datanode: registration failed; retrying", "namenode", a.dn.cfg.NameNodeAddr, "err", err)
+				a.dn.log.Debug("datanode: registration failed; retrying", "namenode", a.addr, "err", err)
 				select {
 				case <-ctx.Done():
 					return
@@ -267,8 +427,10 @@ func (a *nnActor) run(ctx context.Context) {
 				backoff = min(2*backoff, 5*time.Second)
 				continue
 			}
-			a.registered = true
+			a.registered = a.accepting.Load() // false if the report's answer asked to re-register
 			backoff = 100 * time.Millisecond
+			hb.Reset(a.heartbeat)
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -278,23 +440,25 @@ func (a *nnActor) run(ctx context.Context) {
 			// blocks in a burst), then report them.
 			time.Sleep(5 * time.Millisecond)
 			if err := a.sendIncremental(ctx); err != nil && ctx.Err() == nil {
-				a.dn.log.Debug("datanode: incremental report failed", "err", err)
-				a.registered = false
+				a.dn.log.Debug("datanode: incremental report failed", "namenode", a.addr, "err", err)
+				a.lost()
 			}
 		case <-hb.C:
-			if err := a.heartbeat(ctx); err != nil && ctx.Err() == nil {
-				a.dn.log.Warn("datanode: heartbeat failed", "namenode", a.dn.cfg.NameNodeAddr, "err", err)
-				a.registered = false
+			if err := a.sendHeartbeat(ctx); err != nil && ctx.Err() == nil {
+				a.dn.log.Warn("datanode: heartbeat failed", "namenode", a.addr, "err", err)
+				a.lost()
 			}
-			if time.Since(a.dn.lastReport) >= a.dn.cfg.BlockReportInterval {
+			if a.registered && time.Since(a.lastReport) >= a.dn.cfg.BlockReportInterval {
 				if err := a.blockReport(ctx); err != nil && ctx.Err() == nil {
-					a.registered = false
+					a.lost()
 				}
 			}
-			if err := a.sendIncremental(ctx); err != nil && ctx.Err() == nil {
-				a.registered = false
+			if a.registered {
+				if err := a.sendIncremental(ctx); err != nil && ctx.Err() == nil {
+					a.lost()
+				}
 			}
-			hb.Reset(a.dn.heartbeat)
+			hb.Reset(a.heartbeat)
 		}
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/vfs"
 )
 
@@ -30,6 +33,7 @@ const (
 	keyHostname           = "dfs.datanode.hostname"
 	keySlaveHostName      = "slave.host.name"
 	keyDNSInterface       = "dfs.datanode.dns.interface"
+	keyDefaultFS          = "fs.defaultFS"
 )
 
 // defaultHeartbeat is the heartbeat of a Config whose HeartbeatInterval
@@ -49,9 +53,14 @@ type Config struct {
 	// e.g. "[SSD]/data/ssd,[DISK]/data/disk"; see
 	// fsdataset.ParseDataDirs). At least one is required.
 	Volumes []fsdataset.VolumeConfig
-	// NameNodeAddr is the NameNode's RPC host:port (ConfigFrom's argument;
-	// no key of its own). Required.
-	NameNodeAddr string
+	// NameNodeAddrs are the RPC host:ports of the NameNodes the DataNode
+	// serves: every member of the HA nameservice (dfs.nameservices,
+	// dfs.ha.namenodes.<ns>, dfs.namenode.rpc-address.<ns>.<nn>), else the
+	// one NameNode of ConfigFrom's argument. NameNodeAddr is the first of
+	// them; a hand-built Config may set either (the other follows). One
+	// is required, at most nameservice.MaxNameNodes, none twice.
+	NameNodeAddrs []string
+	NameNodeAddr  string
 	// XferAddr is the DataTransferProtocol address, host:port
 	// (dfs.datanode.address, default 127.0.0.1:9866). Port 0 picks a free
 	// port; "" is ":0".
@@ -169,13 +178,19 @@ func DefaultConfig() Config {
 
 // ConfigFrom reads a DataNode Config from Hadoop configuration keys
 // (unset keys take their defaults from conf's table), for the NameNode at
-// nameNodeAddr. Fields without a key take DefaultConfig's values. Bad
+// nameNodeAddr: an hdfs:// authority, host:port or a nameservice id (see
+// nameNodeAddrs). Fields without a key take DefaultConfig's values. Bad
 // values are reported together; the Config is not validated (New does).
 func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	r := conf.NewReader(c, "datanode")
 	cfg := Config{
-		NameNodeAddr: nameNodeAddr, XferAddr: c.Get(keyAddress), HTTPAddr: c.Get(keyHTTPAddress),
+		XferAddr: c.Get(keyAddress), HTTPAddr: c.Get(keyHTTPAddress),
 		DomainSocketPath: c.Get(keyDomainSocket), User: currentUser(),
+	}
+	addrs, err := nameNodeAddrs(c, nameNodeAddr)
+	r.AddAs(err)
+	if len(addrs) > 0 {
+		cfg.NameNodeAddrs, cfg.NameNodeAddr = addrs, addrs[0]
 	}
 	cfg.Hostname, cfg.DNSInterface = c.GetTrimmed(keyHostname), c.GetTrimmed(keyDNSInterface)
 	if cfg.Hostname == "" {
@@ -202,6 +217,50 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	return cfg, r.Err()
 }
 
+// nameNodeAddrs are the NameNodes a DataNode serves, as Hadoop's
+// DFSUtil.getNNServiceRpcAddressesForCluster finds them: with
+// dfs.nameservices set, every member of the nameservice (the one
+// fs.defaultFS or authority names when several are listed: strata
+// DataNodes serve one block pool, there is no federation); else the one
+// NameNode authority names ("" for none), which may itself be a
+// nameservice id.
+func nameNodeAddrs(c *conf.Configuration, authority string) ([]string, error) {
+	ids := nameservice.IDs(c)
+	if len(ids) == 0 {
+		if authority == "" {
+			return nil, nil
+		}
+		return nameservice.Resolve(c, authority)
+	}
+	id := ids[0]
+	if len(ids) > 1 {
+		id = ""
+		def := strings.TrimPrefix(c.Get(keyDefaultFS), "hdfs://")
+		def, _, _ = strings.Cut(def, "/")
+		for _, want := range []string{authority, def} {
+			if slices.Contains(ids, want) {
+				id = want
+				break
+			}
+		}
+		if id == "" {
+			return nil, fmt.Errorf("datanode: %s lists %d nameservices and neither fs.defaultFS nor the NameNode address names one; a DataNode serves one (no federation)", nameservice.KeyNameservices, len(ids))
+		}
+	}
+	ns, ok, err := nameservice.Lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		// Listed without dfs.ha.namenodes.<ns>: no HA, one NameNode.
+		if authority == "" {
+			return nil, nil
+		}
+		return nameservice.Resolve(c, authority)
+	}
+	return ns.RPCAddrs(), nil
+}
+
 // withDefaults returns c with its "0 means the default" fields (see
 // Config) set from DefaultConfig, and a nil Logger made slog.Default().
 func (c Config) withDefaults() Config {
@@ -224,6 +283,12 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if len(c.NameNodeAddrs) == 0 && c.NameNodeAddr != "" {
+		c.NameNodeAddrs = []string{c.NameNodeAddr}
+	}
+	if c.NameNodeAddr == "" && len(c.NameNodeAddrs) > 0 {
+		c.NameNodeAddr = c.NameNodeAddrs[0]
+	}
 	return c
 }
 
@@ -239,8 +304,14 @@ func (c *Config) Validate() error {
 	switch {
 	case len(c.Volumes) == 0:
 		return fmt.Errorf("datanode: no data directories (%s)", fsdataset.KeyDataDir)
-	case c.NameNodeAddr == "":
-		return errors.New("datanode: no NameNode address (fs.defaultFS or dfs.namenode.rpc-address)")
+	case c.NameNodeAddr == "" && len(c.NameNodeAddrs) == 0:
+		return errors.New("datanode: no NameNode address (fs.defaultFS, dfs.namenode.rpc-address or dfs.nameservices)")
+	case len(c.NameNodeAddrs) > nameservice.MaxNameNodes:
+		return fmt.Errorf("datanode: %d NameNodes, at most %d", len(c.NameNodeAddrs), nameservice.MaxNameNodes)
+	case len(c.NameNodeAddrs) > 0 && c.NameNodeAddr != "" && c.NameNodeAddr != c.NameNodeAddrs[0]:
+		return fmt.Errorf("datanode: NameNodeAddr %s is not the first of NameNodeAddrs %v", c.NameNodeAddr, c.NameNodeAddrs)
+	case hasDuplicate(c.NameNodeAddrs):
+		return fmt.Errorf("datanode: a NameNode address empty or listed twice in %v", c.NameNodeAddrs)
 	case c.HeartbeatInterval < 0:
 		return fmt.Errorf("datanode: %s must not be negative, got %v", keyHeartbeat, c.HeartbeatInterval)
 	case c.BlockReportInterval <= 0:
@@ -267,6 +338,17 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("datanode: %s must be positive, got %v", keyWriteTimeout, c.SocketWriteTimeout)
 	}
 	return nil
+}
+
+func hasDuplicate(s []string) bool {
+	seen := map[string]bool{}
+	for _, v := range s {
+		if seen[v] || v == "" {
+			return true
+		}
+		seen[v] = true
+	}
+	return false
 }
 
 func currentUser() string {

@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/conf/conftest"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/storage"
 )
 
@@ -17,7 +19,7 @@ func from(c *conf.Configuration) (Config, error) { return ConfigFrom(c, "nn:8020
 
 func TestConfigDefaults(t *testing.T) {
 	want := DefaultConfig()
-	want.NameNodeAddr = "nn:8020"
+	want.NameNodeAddr, want.NameNodeAddrs = "nn:8020", []string{"nn:8020"}
 	conftest.CheckDefaults(t, from, nil, want)
 	// Spot-check that the table's values arrive with their units.
 	d := DefaultConfig()
@@ -28,8 +30,19 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+// haMembers defines nameservice ns1 without listing it in
+// dfs.nameservices: setting that key turns it on.
+func haMembers() *conf.Configuration {
+	c := conf.New()
+	c.Set(nameservice.PrefixNameNodes+"ns1", "nn1,nn2")
+	c.Set(nameservice.PrefixRPCAddress+"ns1.nn1", "h1:8020")
+	c.Set(nameservice.PrefixRPCAddress+"ns1.nn2", "h2:8020")
+	return c
+}
+
 func TestConfigMapping(t *testing.T) {
-	conftest.CheckMapping(t, from, nil, map[string]string{
+	conftest.CheckMapping(t, from, haMembers, map[string]string{
+		nameservice.KeyNameservices:     "ns1",
 		fsdataset.KeyDataDir:            "[SSD]/data/ssd,/data/disk",
 		fsdataset.KeyFailedTolerated:    "1",
 		fsdataset.KeyDirectIO:           "true",
@@ -53,6 +66,49 @@ func TestConfigMapping(t *testing.T) {
 		keySlaveHostName:                "node3.example",
 		keyDNSInterface:                 "eth0",
 	})
+}
+
+// TestConfigNameNodes checks which NameNodes ConfigFrom finds: every
+// member of the nameservice when dfs.nameservices lists one, whatever the
+// argument; the one fs.defaultFS or the argument names among several;
+// else the argument, resolved as an hdfs:// authority.
+func TestConfigNameNodes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		set      map[string]string
+		arg      string
+		want     []string
+		wantErr  string
+		noHAKeys bool
+	}{
+		{name: "one namenode", arg: "nn:8020", want: []string{"nn:8020"}},
+		{name: "host without port", arg: "nn", want: []string{"nn:8020"}},
+		{name: "nameservice listed", set: map[string]string{nameservice.KeyNameservices: "ns1"}, arg: "ns1:8020", want: []string{"h1:8020", "h2:8020"}},
+		{name: "nameservice as argument", set: map[string]string{nameservice.KeyNameservices: "ns1"}, arg: "ns1", want: []string{"h1:8020", "h2:8020"}},
+		{name: "listed without members", set: map[string]string{nameservice.KeyNameservices: "ns1"}, arg: "nn:8020", want: []string{"nn:8020"}, noHAKeys: true},
+		{name: "several, defaultFS names one", set: map[string]string{nameservice.KeyNameservices: "ns0,ns1", keyDefaultFS: "hdfs://ns1/"}, arg: "ns1:8020", want: []string{"h1:8020", "h2:8020"}},
+		{name: "several, none named", set: map[string]string{nameservice.KeyNameservices: "ns0,ns1"}, arg: "nn:8020", wantErr: "federation"},
+		{name: "member without address", set: map[string]string{nameservice.KeyNameservices: "ns1", nameservice.PrefixNameNodes + "ns1": "nn1,nn3"}, arg: "ns1", wantErr: "nn3"},
+	} {
+		c := haMembers()
+		if tc.noHAKeys {
+			c = conf.New()
+		}
+		for k, v := range tc.set {
+			c.Set(k, v)
+		}
+		cfg, err := ConfigFrom(c, tc.arg)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v, want an error mentioning %q", tc.name, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case !slices.Equal(cfg.NameNodeAddrs, tc.want) || cfg.NameNodeAddr != tc.want[0]:
+			t.Errorf("%s: NameNodeAddrs %v, NameNodeAddr %s; want %v", tc.name, cfg.NameNodeAddrs, cfg.NameNodeAddr, tc.want)
+		}
+	}
 }
 
 func TestConfigFromErrors(t *testing.T) {
@@ -80,6 +136,12 @@ func TestConfigValidate(t *testing.T) {
 		{"defaults", func(*Config) {}, ""},
 		{"no volumes", func(c *Config) { c.Volumes = nil }, fsdataset.KeyDataDir},
 		{"no namenode", func(c *Config) { c.NameNodeAddr = "" }, "NameNode address"},
+		{"namenodes", func(c *Config) { c.NameNodeAddr, c.NameNodeAddrs = "", []string{"a:1", "b:1"} }, ""},
+		{"first namenode differs", func(c *Config) { c.NameNodeAddrs = []string{"a:1", "b:1"} }, "first"},
+		{"namenode twice", func(c *Config) { c.NameNodeAddr, c.NameNodeAddrs = "a:1", []string{"a:1", "a:1"} }, "twice"},
+		{"too many namenodes", func(c *Config) {
+			c.NameNodeAddr, c.NameNodeAddrs = "", []string{"1:1", "2:1", "3:1", "4:1", "5:1", "6:1", "7:1", "8:1"}
+		}, "at most"},
 		{"negative heartbeat", func(c *Config) { c.HeartbeatInterval = -time.Second }, keyHeartbeat},
 		{"heartbeat from namenode", func(c *Config) { c.HeartbeatInterval = 0 }, ""},
 		{"zero block report", func(c *Config) { c.BlockReportInterval = 0 }, keyBlockReport},

@@ -29,12 +29,14 @@ type DataNode struct {
 	unixLn   net.Listener
 	httpLn   net.Listener
 	httpSrv  *http.Server
-	actor    *nnActor
+	actors   []*nnActor // one per NameNode, in Config.NameNodeAddrs order
+	ha       haState
 	xceivers atomic.Int64
 	slots    chan struct{}
 
-	heartbeat  time.Duration
-	lastReport time.Time
+	// heartbeat is the interval each actor starts with, until its
+	// NameNode's arrives at registration.
+	heartbeat time.Duration
 
 	poolMu    sync.Mutex
 	poolID    string
@@ -43,9 +45,11 @@ type DataNode struct {
 	connsMu sync.Mutex
 	conns   map[net.Conn]struct{}
 
-	// tokens is the block pool's token state, nil until the NameNode
-	// hands keys over; registeredOnce is set at the first registration.
+	// tokens is the block pool's token state, nil until a NameNode
+	// hands keys over (tokensMu orders the updates); registeredOnce is set
+	// at the first registration.
 	tokens         atomic.Pointer[poolTokens]
+	tokensMu       sync.Mutex
 	registeredOnce atomic.Bool
 	// refuseNextToken makes the next token check refuse, whatever the
 	// token (a test's fault point: a token that expired in flight).
@@ -78,12 +82,14 @@ func New(cfg Config) (*DataNode, error) {
 	if dn.heartbeat <= 0 {
 		dn.heartbeat = defaultHeartbeat // until the NameNode's, at registration
 	}
-	dn.actor = newActor(dn)
+	for i, addr := range cfg.NameNodeAddrs {
+		dn.actors = append(dn.actors, newActor(dn, i, addr))
+	}
 	data, err := fsdataset.Open(fsdataset.Config{
 		Volumes: cfg.Volumes, FailedVolumesTolerated: cfg.FailedVolumesTolerated, Choosing: cfg.VolumeChoosing,
 		AvailableSpaceThreshold: cfg.AvailableSpaceThreshold, AvailableSpacePreference: cfg.AvailableSpacePreference,
 		BytesPerChecksum: fsdataset.DefaultBytesPerChecksum, Reserved: cfg.Reserved, DirectIO: cfg.DirectIO, Logger: cfg.Logger,
-		OnChange: dn.actor.onChange, FS: cfg.FS,
+		OnChange: dn.onChange, FS: cfg.FS,
 	})
 	if err != nil {
 		return nil, err
@@ -99,7 +105,7 @@ func (d *DataNode) Dataset() *fsdataset.Dataset { return d.data }
 // UUID is the DataNode's stable identity.
 func (d *DataNode) UUID() string { return d.data.DatanodeUUID() }
 
-// Start listens and begins talking to the NameNode.
+// Start listens and begins talking to the NameNodes.
 func (d *DataNode) Start() error {
 	ln, err := net.Listen("tcp", d.cfg.XferAddr)
 	if err != nil {
@@ -129,7 +135,7 @@ func (d *DataNode) Start() error {
 			d.httpSrv.Serve(hl)
 		}()
 	}
-	d.wg.Add(4)
+	d.wg.Add(3 + len(d.actors))
 	go func() {
 		defer d.wg.Done()
 		d.acceptLoop(d.xferLn)
@@ -138,15 +144,17 @@ func (d *DataNode) Start() error {
 		defer d.wg.Done()
 		d.scanBlocks()
 	}()
-	go func() {
-		defer d.wg.Done()
-		d.actor.run(d.ctx)
-	}()
+	for _, a := range d.actors {
+		go func() {
+			defer d.wg.Done()
+			a.run(d.ctx)
+		}()
+	}
 	go func() {
 		defer d.wg.Done()
 		d.checkVolumes()
 	}()
-	d.log.Info("datanode: serving", "xfer", ln.Addr().String(), "http", d.HTTPAddr(), "namenode", d.cfg.NameNodeAddr, "volumes", len(d.cfg.Volumes))
+	d.log.Info("datanode: serving", "xfer", ln.Addr().String(), "http", d.HTTPAddr(), "namenodes", d.cfg.NameNodeAddrs, "volumes", len(d.cfg.Volumes))
 	close(d.ready)
 	return nil
 }
@@ -228,10 +236,18 @@ func (d *DataNode) advertisedIP() string {
 	return ""
 }
 
-func (d *DataNode) setPool(pool, cluster string) {
+// setPool records the block pool and cluster the NameNodes serve. The
+// NameNodes of one nameservice share them; a NameNode naming another pool
+// than the one already served is refused, as Hadoop's BPOfferService
+// does.
+func (d *DataNode) setPool(pool, cluster string) error {
 	d.poolMu.Lock()
+	defer d.poolMu.Unlock()
+	if d.poolID != "" && (pool != d.poolID || cluster != d.clusterID) {
+		return fmt.Errorf("datanode: namenode serves block pool %s of cluster %s, not %s of %s", pool, cluster, d.poolID, d.clusterID)
+	}
 	d.poolID, d.clusterID = pool, cluster
-	d.poolMu.Unlock()
+	return nil
 }
 
 func (d *DataNode) pool() string {
@@ -259,7 +275,9 @@ func (d *DataNode) Close() error {
 			c.Close()
 		}
 		d.connsMu.Unlock()
-		d.actor.nn.Close()
+		for _, a := range d.actors {
+			a.nn.Close()
+		}
 		d.wg.Wait()
 		d.closeErr = d.data.Close()
 	})

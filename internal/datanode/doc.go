@@ -4,7 +4,9 @@
 // transfers), and keeps the NameNode informed (registration, heartbeats
 // with storage reports, full and incremental block reports), carrying out
 // the commands it sends back: copy a replica elsewhere, delete replicas,
-// register again.
+// register again. With an HA nameservice it keeps every NameNode informed
+// and obeys only the active one (bpservice.go; see
+// docs/format/datanode-protocol.md).
 //
 // # Configuration
 //

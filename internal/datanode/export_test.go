@@ -9,7 +9,7 @@ import (
 )
 
 // ImportKeys gives d block keys as a NameNode's registration would.
-func ImportKeys(d *DataNode, p *dnpb.BlockKeys) error { return d.importKeys(d.pool(), p) }
+func ImportKeys(d *DataNode, p *dnpb.BlockKeys) error { return d.importKeys(0, d.pool(), p) }
 
 // RedirectToken mints a WebHDFS redirect token with d's current block key
 // (as its NameNode would), or "" while d holds no keys.
@@ -18,7 +18,7 @@ func RedirectToken(d *DataNode, user, op, path string, mode blocktoken.AccessMod
 	if pt == nil {
 		return ""
 	}
-	tok, err := pt.mgr.MintRedirect(user, op, path, mode)
+	tok, err := pt.signer(d.preferred()).MintRedirect(user, op, path, mode)
 	if err != nil {
 		panic(err)
 	}
@@ -35,7 +35,7 @@ func MintToken(d *DataNode, user string, blockID uint64, modes ...blocktoken.Acc
 	if pt == nil || !pt.enabled {
 		return &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}
 	}
-	t, err := pt.mgr.Mint(user, int64(blockID), modes, nil, nil)
+	t, err := pt.signer(d.preferred()).Mint(user, int64(blockID), modes, nil, nil)
 	if err != nil {
 		panic(err)
 	}

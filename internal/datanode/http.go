@@ -3,6 +3,7 @@ package datanode
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -37,7 +38,7 @@ type Status struct {
 // Status reports the DataNode's state.
 func (d *DataNode) Status() Status {
 	return Status{
-		UUID: d.data.DatanodeUUID(), XferAddr: d.XferAddr(), NameNode: d.cfg.NameNodeAddr, Pool: d.pool(),
+		UUID: d.data.DatanodeUUID(), XferAddr: d.XferAddr(), NameNode: strings.Join(d.cfg.NameNodeAddrs, ","), Pool: d.pool(),
 		Xceivers: d.xceivers.Load(), Volumes: d.data.Volumes(),
 		Written: d.stats.BytesWritten.Load(), Read: d.stats.BytesRead.Load(), Checksums: d.stats.ChecksumErrors.Load(),
 		ShortCircuit: d.stats.ShortCircuitReads.Load(),

@@ -16,7 +16,11 @@ import (
 // Block access tokens, the DataNode's side. The NameNode hands its block
 // keys over at registration (RegisterResponse.block_keys) and again with
 // a heartbeat after each roll (HeartbeatResponse.block_keys); the DataNode
-// keeps them in a blocktoken worker for the NameNode's block pool. When
+// keeps them in a blocktoken worker for the NameNode's block pool. Each
+// NameNode of an HA nameservice has keys of its own, so the DataNode
+// keeps one worker per NameNode and a token verifies when the keys of any
+// of them do: a client's token from whichever NameNode is active passes.
+// When
 // the keys say enabled (dfs.block.access.token.enable on the NameNode),
 // every DataTransferProtocol op must carry a token for its block with the
 // access mode Hadoop's DataXceiver.checkAccess asks for:
@@ -36,38 +40,101 @@ import (
 // no token is involved. Client tokens travel unchanged down a write
 // pipeline.
 
-// poolTokens is the token state of one block pool.
+// poolTokens is the token state of one block pool. It is replaced, never
+// changed, once stored.
 type poolTokens struct {
-	pool    string
-	mgr     *blocktoken.Manager
-	enabled bool
+	pool string
+	// mgrs and on are each NameNode's worker and its
+	// dfs.block.access.token.enable, by actor index (nil: no keys yet).
+	mgrs    []*blocktoken.Manager
+	on      []bool
+	enabled bool // any NameNode's keys say enabled: fail closed
 }
 
-// importKeys takes the NameNode's block keys for pool (nil: none sent).
-func (d *DataNode) importKeys(pool string, p *dnpb.BlockKeys) error {
+// importKeys takes NameNode idx's block keys for pool (nil: none sent).
+func (d *DataNode) importKeys(idx int, pool string, p *dnpb.BlockKeys) error {
 	if p == nil {
 		return nil
 	}
 	keys := blocktoken.KeysFromProto(p)
+	d.tokensMu.Lock()
+	defer d.tokensMu.Unlock()
 	cur := d.tokens.Load()
-	mgr := (*blocktoken.Manager)(nil)
+	n := max(len(d.actors), idx+1)
+	next := &poolTokens{pool: pool, mgrs: make([]*blocktoken.Manager, n), on: make([]bool, n)}
 	if cur != nil && cur.pool == pool {
-		mgr = cur.mgr
-	} else {
+		copy(next.mgrs, cur.mgrs)
+		copy(next.on, cur.on)
+	}
+	mgr := next.mgrs[idx]
+	if mgr == nil {
 		mgr = blocktoken.NewWorker(blocktoken.Config{BlockPoolID: pool, Enabled: keys.Enabled})
 	}
 	if err := mgr.ImportKeys(keys); err != nil {
 		return err
 	}
-	if cur == nil || cur.enabled != keys.Enabled || cur.pool != pool {
-		d.log.Info("datanode: block keys imported", "pool", pool, "blockTokens", keys.Enabled, "currentKey", keys.Current.ID)
-		if keys.Enabled != d.cfg.BlockTokens {
-			d.log.Warn("datanode: the NameNode's dfs.block.access.token.enable differs from this DataNode's; following the NameNode's", "namenode", keys.Enabled, "datanode", d.cfg.BlockTokens)
+	next.mgrs[idx], next.on[idx] = mgr, keys.Enabled
+	differ := false
+	for i, m := range next.mgrs {
+		differ = differ || m != nil && next.on[i] != keys.Enabled
+		next.enabled = next.enabled || m != nil && next.on[i]
+	}
+	if differ {
+		d.log.Warn("datanode: the NameNodes' dfs.block.access.token.enable differ; checking tokens", "namenode", idx)
+	}
+	if cur == nil || cur.enabled != next.enabled || cur.pool != pool {
+		d.log.Info("datanode: block keys imported", "pool", pool, "blockTokens", next.enabled, "currentKey", keys.Current.ID)
+		if next.enabled != d.cfg.BlockTokens {
+			d.log.Warn("datanode: the NameNode's dfs.block.access.token.enable differs from this DataNode's; following the NameNode's", "namenode", next.enabled, "datanode", d.cfg.BlockTokens)
 		}
 	}
-	d.tokens.Store(&poolTokens{pool: pool, mgr: mgr, enabled: keys.Enabled})
+	d.tokens.Store(next)
 	return nil
 }
+
+// ordered lists the workers holding keys, first the one of NameNode
+// prefer (-1: none preferred).
+func (pt *poolTokens) ordered(prefer int) []*blocktoken.Manager {
+	var out []*blocktoken.Manager
+	if prefer >= 0 && prefer < len(pt.mgrs) && pt.mgrs[prefer] != nil {
+		out = append(out, pt.mgrs[prefer])
+	}
+	for i, m := range pt.mgrs {
+		if m != nil && i != prefer {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// preferred is the index of the active NameNode, whose keys are tried
+// first and sign the DataNode's own tokens, or -1.
+func (d *DataNode) preferred() int {
+	if a := d.activeActor(); a != nil {
+		return a.idx
+	}
+	return -1
+}
+
+// check verifies tok against every NameNode's keys; the error is that of
+// the preferred NameNode's keys.
+func (pt *poolTokens) check(prefer int, tok blocktoken.Token, blockID int64, mode blocktoken.AccessMode) error {
+	var first error
+	for _, m := range pt.ordered(prefer) {
+		_, err := m.Check(tok, blockID, mode)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// signer is the worker that mints the DataNode's own tokens: the active
+// NameNode's when it handed keys over, else any.
+func (pt *poolTokens) signer(prefer int) *blocktoken.Manager { return pt.ordered(prefer)[0] }
 
 // BlockTokensEnabled reports whether the DataNode checks block access
 // tokens: the NameNode's keys, imported, said enabled.
@@ -90,7 +157,7 @@ func (d *DataNode) checkAccess(w io.Writer, c net.Conn, op datatransfer.Op, eb *
 	case pt == nil || !pt.enabled:
 		return nil
 	default:
-		if _, err = pt.mgr.Check(blocktoken.FromProto(tok), int64(eb.GetBlockId()), mode); err == nil {
+		if err = pt.check(d.preferred(), blocktoken.FromProto(tok), int64(eb.GetBlockId()), mode); err == nil {
 			return nil
 		}
 	}
@@ -123,7 +190,7 @@ func (d *DataNode) mintToken(blockID uint64, mode blocktoken.AccessMode, storage
 	if pt == nil || !pt.enabled {
 		return &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}, nil
 	}
-	t, err := pt.mgr.Mint(d.cfg.User, int64(blockID), []blocktoken.AccessMode{mode}, storageTypes, storageIDs)
+	t, err := pt.signer(d.preferred()).Mint(d.cfg.User, int64(blockID), []blocktoken.AccessMode{mode}, storageTypes, storageIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -148,5 +215,15 @@ func (d *DataNode) checkRedirect(param, user, op, path string, mode blocktoken.A
 	if param == "" {
 		return &blocktoken.InvalidTokenError{Msg: "WebHDFS request without the NameNode's " + blocktoken.RedirectParam + " parameter: send it to the NameNode, which redirects it here"}
 	}
-	return pt.mgr.CheckRedirect(param, user, op, path, mode)
+	var first error
+	for _, m := range pt.ordered(d.preferred()) {
+		err := m.CheckRedirect(param, user, op, path, mode)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -177,9 +177,13 @@ func (d *DataNode) reportBad(b fsdataset.Block, why error) {
 		DatanodeUuid: proto.String(d.data.DatanodeUUID()), StorageId: proto.String(info.StorageID),
 		Replicas: []*dnpb.Replica{replicaProto(info)}, Reason: proto.String(why.Error()),
 	}
-	if err := d.actor.nn.Call(ctx, "reportBadBlocks", req, &dnpb.ReportBadBlocksResponse{}); err != nil {
-		d.log.Warn("datanode: reporting corrupt replica", "block", b.String(), "err", err)
-	}
+	// Every NameNode hears of it, as of every replica event.
+	d.eachActor(func(a *nnActor) error {
+		if err := a.nn.Call(ctx, "reportBadBlocks", req, &dnpb.ReportBadBlocksResponse{}); err != nil {
+			d.log.Warn("datanode: reporting corrupt replica", "block", b.String(), "namenode", a.addr, "err", err)
+		}
+		return nil
+	})
 }
 
 // transferBlockOp serves TRANSFER_BLOCK: a writing client asks this node

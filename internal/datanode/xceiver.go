@@ -305,7 +305,7 @@ func (d *DataNode) recoverClose(m *hdfspb.OpWriteBlockProto, b fsdataset.Block, 
 	d.stats.BlocksWritten.Add(1)
 	d.log.Info("datanode: close recovery", "block", b.String(), "newGS", newGS, "bytes", want.NumBytes)
 	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
-	if err := d.actor.sendIncremental(ctx); err != nil {
+	if err := d.flushIncremental(ctx); err != nil {
 		d.log.Debug("datanode: incremental report after close recovery", "err", err)
 	}
 	cancel()
@@ -503,7 +503,7 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 				// Tell the NameNode before acknowledging, so the client's
 				// complete() finds the replica already reported.
 				ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
-				if err := d.actor.sendIncremental(ctx); err != nil {
+				if err := d.flushIncremental(ctx); err != nil {
 					d.log.Debug("datanode: incremental report at finalize", "err", err)
 				}
 				cancel()

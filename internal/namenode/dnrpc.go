@@ -87,7 +87,7 @@ func (p *datanodeProtocol) heartbeat(ctx context.Context, req *dnpb.HeartbeatReq
 	cmds := commandProtos(p.ns.Heartbeat(blockmgmt.Heartbeat{
 		UUID: req.GetDatanodeUuid(), Xceivers: int(req.GetXceiverCount()), Storages: storageReports(req.GetStorages()),
 	}))
-	resp := &dnpb.HeartbeatResponse{Commands: cmds}
+	resp := &dnpb.HeartbeatResponse{Commands: cmds, HaStatus: p.nn.haStatusProto()}
 	if !reregister(cmds) {
 		// An unknown DataNode gets its keys when it registers.
 		resp.BlockKeys = p.nn.blockKeysFor(req.GetDatanodeUuid(), false)

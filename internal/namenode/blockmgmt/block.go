@@ -82,6 +82,9 @@ type BlockMap struct {
 	// removed collects blocks dropped from files by applied edits, so
 	// their replicas can be deleted on the DataNodes.
 	removed []*Block
+	// touched, when set, hears of every block id an edit adds or notes
+	// (its Manager's standby queue waits for them).
+	touched func(id uint64)
 }
 
 // NewBlockMap returns an empty map whose first block id and generation
@@ -94,7 +97,12 @@ func NewBlockMap() *BlockMap {
 func (bm *BlockMap) Get(id uint64) *Block { return bm.m[id] }
 
 // Put adds b (replacing any block with its id).
-func (bm *BlockMap) Put(b *Block) { bm.m[b.ID] = b }
+func (bm *BlockMap) Put(b *Block) {
+	bm.m[b.ID] = b
+	if bm.touched != nil {
+		bm.touched(b.ID)
+	}
+}
 
 // Len is the number of blocks.
 func (bm *BlockMap) Len() int { return len(bm.m) }
@@ -117,6 +125,9 @@ func (bm *BlockMap) LastGenStamp() uint64 { return bm.lastGS }
 
 // Note raises the last block id and generation stamp to id and gs.
 func (bm *BlockMap) Note(id, gs uint64) {
+	if bm.touched != nil && id != 0 {
+		bm.touched(id)
+	}
 	if id > bm.lastID {
 		bm.lastID = id
 	}

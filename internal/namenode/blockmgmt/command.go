@@ -49,7 +49,13 @@ type Command struct {
 	NewLength   int64        // Recover
 }
 
-func (m *Manager) queue(d *Datanode, c Command) { d.commands = append(d.commands, c) }
+// queue adds c to d's commands; a standby sends none.
+func (m *Manager) queue(d *Datanode, c Command) {
+	if m.standby {
+		return
+	}
+	d.commands = append(d.commands, c)
+}
 
 // takeCommands returns and clears d's queued commands.
 func takeCommands(d *Datanode) []Command {

@@ -44,4 +44,7 @@
 //     finishes them.
 //   - While in safe mode nothing is replicated or deleted (the caller skips
 //     Replicate).
+//   - A standby (SetStandby) queues no command for any DataNode and holds
+//     back the reports it cannot judge yet instead of acting on them
+//     (standby.go).
 package blockmgmt

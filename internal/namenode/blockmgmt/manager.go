@@ -26,6 +26,9 @@ type Config struct {
 	// long it lasts after that.
 	SafeModeThreshold float64
 	SafeModeExtension time.Duration
+	// MaxQueuedReports bounds the DataNode reports a standby holds back
+	// (see SetStandby); 0 means DefaultMaxQueuedReports.
+	MaxQueuedReports int
 }
 
 // Options are a Manager's collaborators.
@@ -61,6 +64,8 @@ type Manager struct {
 	startupSafe   bool            // safe mode until enough blocks are reported
 	safeReachedAt time.Time
 	replStats     ReplicationStats
+	standby       bool         // see SetStandby
+	queued        *reportQueue // reports a standby holds back
 }
 
 // New returns a Manager for the blocks in blocks, with no DataNodes.
@@ -75,13 +80,16 @@ func New(cfg Config, blocks *BlockMap, o Options) *Manager {
 		o.Rand = rand.New(rand.NewPCG(1, 2))
 	}
 	rng := &lockedRand{r: o.Rand}
-	return &Manager{
+	m := &Manager{
 		cfg: cfg, log: o.Logger, now: o.Now, rng: rng, blocks: blocks,
 		dns:        newDatanodes(rng),
 		pending:    map[uint64]*pendingReplication{},
 		recovering: map[uint64]*blockRecovery{},
 		satisfy:    map[uint64]bool{},
+		queued:     newReportQueue(cfg.MaxQueuedReports),
 	}
+	blocks.touched = m.touched
+	return m
 }
 
 // Blocks is the block map the Manager works on.

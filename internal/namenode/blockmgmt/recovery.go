@@ -20,7 +20,11 @@ const RecoveryTimeout = 30 * time.Second
 // file, to every live DataNode that has (or is writing) a replica: they
 // finish their replica at oldGS with b's (new) generation stamp, cut to
 // b's length when truncate, else at what they hold.
+// A standby starts none: the active NameNode recovers.
 func (m *Manager) StartRecovery(b *Block, oldGS uint64, truncate bool) {
+	if m.standby {
+		return
+	}
 	now := m.now()
 	rec := &blockRecovery{truncate: truncate, newLen: b.NumBytes, holders: map[string]bool{}, deadline: now.Add(RecoveryTimeout)}
 	if !truncate {
@@ -61,8 +65,11 @@ type RecoveryDone struct {
 // FinishedRecoveries returns the recoveries that are done at now — every
 // holder reported a finalized replica with the new generation stamp, or
 // the timeout passed and at least one did — and forgets them. Recoveries
-// of files no longer open are dropped.
+// of files no longer open are dropped. A standby has none.
 func (m *Manager) FinishedRecoveries(now time.Time) []RecoveryDone {
+	if m.standby {
+		return nil
+	}
 	var out []RecoveryDone
 	for id, rec := range m.recovering {
 		b := m.blocks.Get(id)

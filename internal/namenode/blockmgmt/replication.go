@@ -44,6 +44,7 @@ func (m *Manager) CheckHeartbeats(now time.Time) {
 		d.commands = nil
 		d.pendingTransfers = 0
 		m.removeReplicasOf(d)
+		m.queued.dropStorages(d.SortedStorages()...)
 		m.log.Warn("namenode: datanode is dead", "datanode", d.String(), "last_heartbeat", d.LastHeartbeat.Format(time.RFC3339))
 	}
 }
@@ -84,8 +85,12 @@ func Misplaced(good []*Replica, want []storage.Type) (extra []*Replica, missing 
 // file's policy), moves for files whose storage policy asks for it
 // (SatisfyStoragePolicy), and deletes excess and, once a good copy
 // exists, bad replicas. Blocks being written are left alone. It returns
-// (and keeps, for Stats) the counts it saw.
+// (and keeps, for Stats) the counts it saw. A standby does nothing and
+// returns the last counts: the active NameNode replicates.
 func (m *Manager) Replicate(now time.Time) ReplicationStats {
+	if m.standby {
+		return m.replStats
+	}
 	var st ReplicationStats
 	for id, p := range m.pending {
 		if now.After(p.deadline) {

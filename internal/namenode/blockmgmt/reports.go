@@ -36,6 +36,7 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	d := m.dns.byUUID[reg.UUID]
 	if d != nil {
 		m.removeReplicasOf(d)
+		m.queued.dropStorages(d.SortedStorages()...)
 	} else {
 		d = &Datanode{UUID: reg.UUID, Storages: map[string]*Storage{}}
 		m.dns.byUUID[d.UUID] = d
@@ -107,8 +108,9 @@ func (m *Manager) BlockReport(uuid string, reports []StorageBlockReport) ([]Comm
 		for id := range st.Blocks {
 			m.removeReplica(st, id)
 		}
+		m.queued.dropStorages(st) // this report is newer than any held back
 		for _, r := range rep.Replicas {
-			m.addReplica(st, r)
+			m.reportReplica(st, r)
 		}
 		total += len(rep.Replicas)
 	}
@@ -137,9 +139,10 @@ func (m *Manager) ReceivedDeleted(uuid string, reports []StorageReceivedDeleted)
 			continue
 		}
 		for _, r := range sr.Received {
-			m.addReplica(st, r)
+			m.reportReplica(st, r)
 		}
 		for _, id := range sr.Deleted {
+			m.queued.dropPair(id, st)
 			if b := m.blocks.Get(id); b != nil {
 				delete(b.Deleting, d.UUID)
 			}
@@ -150,18 +153,28 @@ func (m *Manager) ReceivedDeleted(uuid string, reports []StorageReceivedDeleted)
 }
 
 // DatanodeReportBadReplicas marks the replicas of blocks ids on storage
-// storageID corrupt, as the DataNode that holds them found them.
+// storageID corrupt, as the DataNode that holds them found them. A
+// standby that does not know the replica yet holds the report back.
 func (m *Manager) DatanodeReportBadReplicas(storageID string, ids []uint64, reason string) {
 	st := m.dns.byStorage[storageID]
 	if st == nil {
 		return
 	}
 	for _, id := range ids {
-		if b := m.blocks.Get(id); b != nil {
-			if r := b.Replicas[st.ID]; r != nil && !r.Corrupt {
-				r.Corrupt = true
-				m.log.Warn("namenode: datanode reports corrupt replica", "block", b.String(), "datanode", st.DN.String(), "reason", reason)
-			}
+		q := &queuedReport{st: st, rep: ReportedReplica{ID: id}, bad: true, reason: reason}
+		if m.standby && (len(m.queued.byBlock[id]) > 0 || m.holdBack(q)) {
+			m.hold(q)
+			continue
+		}
+		m.markBad(st, id, reason)
+	}
+}
+
+func (m *Manager) markBad(st *Storage, id uint64, reason string) {
+	if b := m.blocks.Get(id); b != nil {
+		if r := b.Replicas[st.ID]; r != nil && !r.Corrupt {
+			r.Corrupt = true
+			m.log.Warn("namenode: datanode reports corrupt replica", "block", b.String(), "datanode", st.DN.String(), "reason", reason)
 		}
 	}
 }

@@ -88,6 +88,66 @@ func (ReplicaState) EnumDescriptor() ([]byte, []int) {
 	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{0}
 }
 
+// Numbered as Hadoop's HAServiceStateProto.
+type NNHAStatus_State int32
+
+const (
+	NNHAStatus_INITIALIZING NNHAStatus_State = 0
+	NNHAStatus_ACTIVE       NNHAStatus_State = 1
+	NNHAStatus_STANDBY      NNHAStatus_State = 2
+)
+
+// Enum value maps for NNHAStatus_State.
+var (
+	NNHAStatus_State_name = map[int32]string{
+		0: "INITIALIZING",
+		1: "ACTIVE",
+		2: "STANDBY",
+	}
+	NNHAStatus_State_value = map[string]int32{
+		"INITIALIZING": 0,
+		"ACTIVE":       1,
+		"STANDBY":      2,
+	}
+)
+
+func (x NNHAStatus_State) Enum() *NNHAStatus_State {
+	p := new(NNHAStatus_State)
+	*p = x
+	return p
+}
+
+func (x NNHAStatus_State) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NNHAStatus_State) Descriptor() protoreflect.EnumDescriptor {
+	return file_datanode_datanode_protocol_proto_enumTypes[1].Descriptor()
+}
+
+func (NNHAStatus_State) Type() protoreflect.EnumType {
+	return &file_datanode_datanode_protocol_proto_enumTypes[1]
+}
+
+func (x NNHAStatus_State) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *NNHAStatus_State) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = NNHAStatus_State(num)
+	return nil
+}
+
+// Deprecated: Use NNHAStatus_State.Descriptor instead.
+func (NNHAStatus_State) EnumDescriptor() ([]byte, []int) {
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{6, 0}
+}
+
 // StorageReport describes one volume of a DataNode.
 type StorageReport struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -479,7 +539,11 @@ type HeartbeatResponse struct {
 	Commands []*Command             `protobuf:"bytes,1,rep,name=commands" json:"commands,omitempty"`
 	// Set when the NameNode's keys changed since the DataNode's last
 	// heartbeat (a key roll), as Hadoop's KeyUpdateCommand.
-	BlockKeys     *BlockKeys `protobuf:"bytes,2,opt,name=block_keys,json=blockKeys" json:"block_keys,omitempty"`
+	BlockKeys *BlockKeys `protobuf:"bytes,2,opt,name=block_keys,json=blockKeys" json:"block_keys,omitempty"`
+	// The NameNode's HA state, in every reply of a NameNode of this version.
+	// A DataNode runs commands only from the NameNode that last claimed
+	// ACTIVE with the highest txid (Hadoop's NNHAStatusHeartbeatProto).
+	HaStatus      *NNHAStatus `protobuf:"bytes,3,opt,name=ha_status,json=haStatus" json:"ha_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -528,6 +592,68 @@ func (x *HeartbeatResponse) GetBlockKeys() *BlockKeys {
 	return nil
 }
 
+func (x *HeartbeatResponse) GetHaStatus() *NNHAStatus {
+	if x != nil {
+		return x.HaStatus
+	}
+	return nil
+}
+
+// NNHAStatus is a NameNode's HA state as it tells its DataNodes.
+type NNHAStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	State *NNHAStatus_State      `protobuf:"varint,1,opt,name=state,enum=strata.datanode.NNHAStatus_State" json:"state,omitempty"`
+	// The last transaction the NameNode applied: a NameNode claiming ACTIVE
+	// with a txid not above the last accepted claim of another is stale.
+	Txid          *uint64 `protobuf:"varint,2,opt,name=txid" json:"txid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NNHAStatus) Reset() {
+	*x = NNHAStatus{}
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NNHAStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NNHAStatus) ProtoMessage() {}
+
+func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NNHAStatus.ProtoReflect.Descriptor instead.
+func (*NNHAStatus) Descriptor() ([]byte, []int) {
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *NNHAStatus) GetState() NNHAStatus_State {
+	if x != nil && x.State != nil {
+		return *x.State
+	}
+	return NNHAStatus_INITIALIZING
+}
+
+func (x *NNHAStatus) GetTxid() uint64 {
+	if x != nil && x.Txid != nil {
+		return *x.Txid
+	}
+	return 0
+}
+
 type Replica struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	BlockId       *uint64                `protobuf:"varint,1,opt,name=block_id,json=blockId" json:"block_id,omitempty"`
@@ -540,7 +666,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[6]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -552,7 +678,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[6]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -565,7 +691,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{6}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Replica) GetBlockId() uint64 {
@@ -606,7 +732,7 @@ type StorageBlockReport struct {
 
 func (x *StorageBlockReport) Reset() {
 	*x = StorageBlockReport{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[7]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +744,7 @@ func (x *StorageBlockReport) String() string {
 func (*StorageBlockReport) ProtoMessage() {}
 
 func (x *StorageBlockReport) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[7]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +757,7 @@ func (x *StorageBlockReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageBlockReport.ProtoReflect.Descriptor instead.
 func (*StorageBlockReport) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{7}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StorageBlockReport) GetStorageId() string {
@@ -658,7 +784,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[8]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +796,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[8]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +809,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{8}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BlockReportRequest) GetDatanodeUuid() string {
@@ -709,7 +835,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[9]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +847,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[9]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +860,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{9}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BlockReportResponse) GetCommands() []*Command {
@@ -757,7 +883,7 @@ type StorageReceivedDeleted struct {
 
 func (x *StorageReceivedDeleted) Reset() {
 	*x = StorageReceivedDeleted{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[10]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -769,7 +895,7 @@ func (x *StorageReceivedDeleted) String() string {
 func (*StorageReceivedDeleted) ProtoMessage() {}
 
 func (x *StorageReceivedDeleted) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[10]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -782,7 +908,7 @@ func (x *StorageReceivedDeleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageReceivedDeleted.ProtoReflect.Descriptor instead.
 func (*StorageReceivedDeleted) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{10}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StorageReceivedDeleted) GetStorageId() string {
@@ -816,7 +942,7 @@ type ReceivedDeletedRequest struct {
 
 func (x *ReceivedDeletedRequest) Reset() {
 	*x = ReceivedDeletedRequest{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[11]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +954,7 @@ func (x *ReceivedDeletedRequest) String() string {
 func (*ReceivedDeletedRequest) ProtoMessage() {}
 
 func (x *ReceivedDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[11]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +967,7 @@ func (x *ReceivedDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedRequest.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{11}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReceivedDeletedRequest) GetDatanodeUuid() string {
@@ -866,7 +992,7 @@ type ReceivedDeletedResponse struct {
 
 func (x *ReceivedDeletedResponse) Reset() {
 	*x = ReceivedDeletedResponse{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[12]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1004,7 @@ func (x *ReceivedDeletedResponse) String() string {
 func (*ReceivedDeletedResponse) ProtoMessage() {}
 
 func (x *ReceivedDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[12]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1017,7 @@ func (x *ReceivedDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedResponse.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{12}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{13}
 }
 
 // A DataNode's own discovery of corrupt replicas (block scanner, or a
@@ -908,7 +1034,7 @@ type ReportBadBlocksRequest struct {
 
 func (x *ReportBadBlocksRequest) Reset() {
 	*x = ReportBadBlocksRequest{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[13]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +1046,7 @@ func (x *ReportBadBlocksRequest) String() string {
 func (*ReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[13]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1059,7 @@ func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{13}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReportBadBlocksRequest) GetDatanodeUuid() string {
@@ -972,7 +1098,7 @@ type ReportBadBlocksResponse struct {
 
 func (x *ReportBadBlocksResponse) Reset() {
 	*x = ReportBadBlocksResponse{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[14]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1110,7 @@ func (x *ReportBadBlocksResponse) String() string {
 func (*ReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[14]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1123,7 @@ func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{14}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{15}
 }
 
 // Commands travel back in heartbeat and block report responses.
@@ -1017,7 +1143,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[15]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1155,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[15]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1168,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{15}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Command) GetCommand() isCommand_Command {
@@ -1146,7 +1272,7 @@ type RecoverCommand struct {
 
 func (x *RecoverCommand) Reset() {
 	*x = RecoverCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1284,7 @@ func (x *RecoverCommand) String() string {
 func (*RecoverCommand) ProtoMessage() {}
 
 func (x *RecoverCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[16]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1297,7 @@ func (x *RecoverCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverCommand.ProtoReflect.Descriptor instead.
 func (*RecoverCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{16}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RecoverCommand) GetBlock() *Replica {
@@ -1207,7 +1333,7 @@ type MoveCommand struct {
 
 func (x *MoveCommand) Reset() {
 	*x = MoveCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1345,7 @@ func (x *MoveCommand) String() string {
 func (*MoveCommand) ProtoMessage() {}
 
 func (x *MoveCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[17]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1358,7 @@ func (x *MoveCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveCommand.ProtoReflect.Descriptor instead.
 func (*MoveCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{17}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MoveCommand) GetBlock() *Replica {
@@ -1263,7 +1389,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1401,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[18]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1414,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{18}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TransferCommand) GetBlock() *Replica {
@@ -1329,7 +1455,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1467,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[19]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1480,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{19}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*Replica {
@@ -1374,7 +1500,7 @@ type ReregisterCommand struct {
 
 func (x *ReregisterCommand) Reset() {
 	*x = ReregisterCommand{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[20]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1512,7 @@ func (x *ReregisterCommand) String() string {
 func (*ReregisterCommand) ProtoMessage() {}
 
 func (x *ReregisterCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[20]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1525,7 @@ func (x *ReregisterCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReregisterCommand.ProtoReflect.Descriptor instead.
 func (*ReregisterCommand) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{20}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{21}
 }
 
 // BlockKeys is Hadoop's ExportedBlockKeys: whether DataNodes must check
@@ -1418,7 +1544,7 @@ type BlockKeys struct {
 
 func (x *BlockKeys) Reset() {
 	*x = BlockKeys{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[21]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1556,7 @@ func (x *BlockKeys) String() string {
 func (*BlockKeys) ProtoMessage() {}
 
 func (x *BlockKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[21]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1569,7 @@ func (x *BlockKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockKeys.ProtoReflect.Descriptor instead.
 func (*BlockKeys) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{21}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BlockKeys) GetEnabled() bool {
@@ -1492,7 +1618,7 @@ type BlockKey struct {
 
 func (x *BlockKey) Reset() {
 	*x = BlockKey{}
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[22]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1630,7 @@ func (x *BlockKey) String() string {
 func (*BlockKey) ProtoMessage() {}
 
 func (x *BlockKey) ProtoReflect() protoreflect.Message {
-	mi := &file_datanode_datanode_protocol_proto_msgTypes[22]
+	mi := &file_datanode_datanode_protocol_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1643,7 @@ func (x *BlockKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockKey.ProtoReflect.Descriptor instead.
 func (*BlockKey) Descriptor() ([]byte, []int) {
-	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{22}
+	return file_datanode_datanode_protocol_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *BlockKey) GetKeyId() int32 {
@@ -1579,11 +1705,21 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"\rdatanode_uuid\x18\x01 \x01(\tR\fdatanodeUuid\x12:\n" +
 	"\bstorages\x18\x02 \x03(\v2\x1e.strata.datanode.StorageReportR\bstorages\x12#\n" +
 	"\rxceiver_count\x18\x03 \x01(\rR\fxceiverCount\x12%\n" +
-	"\x0efailed_volumes\x18\x04 \x01(\rR\rfailedVolumes\"\x84\x01\n" +
+	"\x0efailed_volumes\x18\x04 \x01(\rR\rfailedVolumes\"\xbe\x01\n" +
 	"\x11HeartbeatResponse\x124\n" +
 	"\bcommands\x18\x01 \x03(\v2\x18.strata.datanode.CommandR\bcommands\x129\n" +
 	"\n" +
-	"block_keys\x18\x02 \x01(\v2\x1a.strata.datanode.BlockKeysR\tblockKeys\"\x93\x01\n" +
+	"block_keys\x18\x02 \x01(\v2\x1a.strata.datanode.BlockKeysR\tblockKeys\x128\n" +
+	"\tha_status\x18\x03 \x01(\v2\x1b.strata.datanode.NNHAStatusR\bhaStatus\"\x8d\x01\n" +
+	"\n" +
+	"NNHAStatus\x127\n" +
+	"\x05state\x18\x01 \x01(\x0e2!.strata.datanode.NNHAStatus.StateR\x05state\x12\x12\n" +
+	"\x04txid\x18\x02 \x01(\x04R\x04txid\"2\n" +
+	"\x05State\x12\x10\n" +
+	"\fINITIALIZING\x10\x00\x12\n" +
+	"\n" +
+	"\x06ACTIVE\x10\x01\x12\v\n" +
+	"\aSTANDBY\x10\x02\"\x93\x01\n" +
 	"\aReplica\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
@@ -1668,67 +1804,71 @@ func file_datanode_datanode_protocol_proto_rawDescGZIP() []byte {
 	return file_datanode_datanode_protocol_proto_rawDescData
 }
 
-var file_datanode_datanode_protocol_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_datanode_datanode_protocol_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_datanode_datanode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_datanode_datanode_protocol_proto_goTypes = []any{
 	(ReplicaState)(0),                // 0: strata.datanode.ReplicaState
-	(*StorageReport)(nil),            // 1: strata.datanode.StorageReport
-	(*Registration)(nil),             // 2: strata.datanode.Registration
-	(*RegisterRequest)(nil),          // 3: strata.datanode.RegisterRequest
-	(*RegisterResponse)(nil),         // 4: strata.datanode.RegisterResponse
-	(*HeartbeatRequest)(nil),         // 5: strata.datanode.HeartbeatRequest
-	(*HeartbeatResponse)(nil),        // 6: strata.datanode.HeartbeatResponse
-	(*Replica)(nil),                  // 7: strata.datanode.Replica
-	(*StorageBlockReport)(nil),       // 8: strata.datanode.StorageBlockReport
-	(*BlockReportRequest)(nil),       // 9: strata.datanode.BlockReportRequest
-	(*BlockReportResponse)(nil),      // 10: strata.datanode.BlockReportResponse
-	(*StorageReceivedDeleted)(nil),   // 11: strata.datanode.StorageReceivedDeleted
-	(*ReceivedDeletedRequest)(nil),   // 12: strata.datanode.ReceivedDeletedRequest
-	(*ReceivedDeletedResponse)(nil),  // 13: strata.datanode.ReceivedDeletedResponse
-	(*ReportBadBlocksRequest)(nil),   // 14: strata.datanode.ReportBadBlocksRequest
-	(*ReportBadBlocksResponse)(nil),  // 15: strata.datanode.ReportBadBlocksResponse
-	(*Command)(nil),                  // 16: strata.datanode.Command
-	(*RecoverCommand)(nil),           // 17: strata.datanode.RecoverCommand
-	(*MoveCommand)(nil),              // 18: strata.datanode.MoveCommand
-	(*TransferCommand)(nil),          // 19: strata.datanode.TransferCommand
-	(*InvalidateCommand)(nil),        // 20: strata.datanode.InvalidateCommand
-	(*ReregisterCommand)(nil),        // 21: strata.datanode.ReregisterCommand
-	(*BlockKeys)(nil),                // 22: strata.datanode.BlockKeys
-	(*BlockKey)(nil),                 // 23: strata.datanode.BlockKey
-	(*hdfspb.DatanodeInfoProto)(nil), // 24: strata.hadoop.hdfs.DatanodeInfoProto
+	(NNHAStatus_State)(0),            // 1: strata.datanode.NNHAStatus.State
+	(*StorageReport)(nil),            // 2: strata.datanode.StorageReport
+	(*Registration)(nil),             // 3: strata.datanode.Registration
+	(*RegisterRequest)(nil),          // 4: strata.datanode.RegisterRequest
+	(*RegisterResponse)(nil),         // 5: strata.datanode.RegisterResponse
+	(*HeartbeatRequest)(nil),         // 6: strata.datanode.HeartbeatRequest
+	(*HeartbeatResponse)(nil),        // 7: strata.datanode.HeartbeatResponse
+	(*NNHAStatus)(nil),               // 8: strata.datanode.NNHAStatus
+	(*Replica)(nil),                  // 9: strata.datanode.Replica
+	(*StorageBlockReport)(nil),       // 10: strata.datanode.StorageBlockReport
+	(*BlockReportRequest)(nil),       // 11: strata.datanode.BlockReportRequest
+	(*BlockReportResponse)(nil),      // 12: strata.datanode.BlockReportResponse
+	(*StorageReceivedDeleted)(nil),   // 13: strata.datanode.StorageReceivedDeleted
+	(*ReceivedDeletedRequest)(nil),   // 14: strata.datanode.ReceivedDeletedRequest
+	(*ReceivedDeletedResponse)(nil),  // 15: strata.datanode.ReceivedDeletedResponse
+	(*ReportBadBlocksRequest)(nil),   // 16: strata.datanode.ReportBadBlocksRequest
+	(*ReportBadBlocksResponse)(nil),  // 17: strata.datanode.ReportBadBlocksResponse
+	(*Command)(nil),                  // 18: strata.datanode.Command
+	(*RecoverCommand)(nil),           // 19: strata.datanode.RecoverCommand
+	(*MoveCommand)(nil),              // 20: strata.datanode.MoveCommand
+	(*TransferCommand)(nil),          // 21: strata.datanode.TransferCommand
+	(*InvalidateCommand)(nil),        // 22: strata.datanode.InvalidateCommand
+	(*ReregisterCommand)(nil),        // 23: strata.datanode.ReregisterCommand
+	(*BlockKeys)(nil),                // 24: strata.datanode.BlockKeys
+	(*BlockKey)(nil),                 // 25: strata.datanode.BlockKey
+	(*hdfspb.DatanodeInfoProto)(nil), // 26: strata.hadoop.hdfs.DatanodeInfoProto
 }
 var file_datanode_datanode_protocol_proto_depIdxs = []int32{
-	1,  // 0: strata.datanode.Registration.storages:type_name -> strata.datanode.StorageReport
-	2,  // 1: strata.datanode.RegisterRequest.registration:type_name -> strata.datanode.Registration
-	22, // 2: strata.datanode.RegisterResponse.block_keys:type_name -> strata.datanode.BlockKeys
-	1,  // 3: strata.datanode.HeartbeatRequest.storages:type_name -> strata.datanode.StorageReport
-	16, // 4: strata.datanode.HeartbeatResponse.commands:type_name -> strata.datanode.Command
-	22, // 5: strata.datanode.HeartbeatResponse.block_keys:type_name -> strata.datanode.BlockKeys
-	0,  // 6: strata.datanode.Replica.state:type_name -> strata.datanode.ReplicaState
-	7,  // 7: strata.datanode.StorageBlockReport.replicas:type_name -> strata.datanode.Replica
-	8,  // 8: strata.datanode.BlockReportRequest.reports:type_name -> strata.datanode.StorageBlockReport
-	16, // 9: strata.datanode.BlockReportResponse.commands:type_name -> strata.datanode.Command
-	7,  // 10: strata.datanode.StorageReceivedDeleted.received:type_name -> strata.datanode.Replica
-	7,  // 11: strata.datanode.StorageReceivedDeleted.deleted:type_name -> strata.datanode.Replica
-	11, // 12: strata.datanode.ReceivedDeletedRequest.storages:type_name -> strata.datanode.StorageReceivedDeleted
-	7,  // 13: strata.datanode.ReportBadBlocksRequest.replicas:type_name -> strata.datanode.Replica
-	19, // 14: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
-	20, // 15: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
-	21, // 16: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
-	18, // 17: strata.datanode.Command.move:type_name -> strata.datanode.MoveCommand
-	17, // 18: strata.datanode.Command.recover:type_name -> strata.datanode.RecoverCommand
-	7,  // 19: strata.datanode.RecoverCommand.block:type_name -> strata.datanode.Replica
-	7,  // 20: strata.datanode.MoveCommand.block:type_name -> strata.datanode.Replica
-	7,  // 21: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
-	24, // 22: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
-	7,  // 23: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
-	23, // 24: strata.datanode.BlockKeys.current:type_name -> strata.datanode.BlockKey
-	23, // 25: strata.datanode.BlockKeys.all_keys:type_name -> strata.datanode.BlockKey
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	2,  // 0: strata.datanode.Registration.storages:type_name -> strata.datanode.StorageReport
+	3,  // 1: strata.datanode.RegisterRequest.registration:type_name -> strata.datanode.Registration
+	24, // 2: strata.datanode.RegisterResponse.block_keys:type_name -> strata.datanode.BlockKeys
+	2,  // 3: strata.datanode.HeartbeatRequest.storages:type_name -> strata.datanode.StorageReport
+	18, // 4: strata.datanode.HeartbeatResponse.commands:type_name -> strata.datanode.Command
+	24, // 5: strata.datanode.HeartbeatResponse.block_keys:type_name -> strata.datanode.BlockKeys
+	8,  // 6: strata.datanode.HeartbeatResponse.ha_status:type_name -> strata.datanode.NNHAStatus
+	1,  // 7: strata.datanode.NNHAStatus.state:type_name -> strata.datanode.NNHAStatus.State
+	0,  // 8: strata.datanode.Replica.state:type_name -> strata.datanode.ReplicaState
+	9,  // 9: strata.datanode.StorageBlockReport.replicas:type_name -> strata.datanode.Replica
+	10, // 10: strata.datanode.BlockReportRequest.reports:type_name -> strata.datanode.StorageBlockReport
+	18, // 11: strata.datanode.BlockReportResponse.commands:type_name -> strata.datanode.Command
+	9,  // 12: strata.datanode.StorageReceivedDeleted.received:type_name -> strata.datanode.Replica
+	9,  // 13: strata.datanode.StorageReceivedDeleted.deleted:type_name -> strata.datanode.Replica
+	13, // 14: strata.datanode.ReceivedDeletedRequest.storages:type_name -> strata.datanode.StorageReceivedDeleted
+	9,  // 15: strata.datanode.ReportBadBlocksRequest.replicas:type_name -> strata.datanode.Replica
+	21, // 16: strata.datanode.Command.transfer:type_name -> strata.datanode.TransferCommand
+	22, // 17: strata.datanode.Command.invalidate:type_name -> strata.datanode.InvalidateCommand
+	23, // 18: strata.datanode.Command.reregister:type_name -> strata.datanode.ReregisterCommand
+	20, // 19: strata.datanode.Command.move:type_name -> strata.datanode.MoveCommand
+	19, // 20: strata.datanode.Command.recover:type_name -> strata.datanode.RecoverCommand
+	9,  // 21: strata.datanode.RecoverCommand.block:type_name -> strata.datanode.Replica
+	9,  // 22: strata.datanode.MoveCommand.block:type_name -> strata.datanode.Replica
+	9,  // 23: strata.datanode.TransferCommand.block:type_name -> strata.datanode.Replica
+	26, // 24: strata.datanode.TransferCommand.targets:type_name -> strata.hadoop.hdfs.DatanodeInfoProto
+	9,  // 25: strata.datanode.InvalidateCommand.blocks:type_name -> strata.datanode.Replica
+	25, // 26: strata.datanode.BlockKeys.current:type_name -> strata.datanode.BlockKey
+	25, // 27: strata.datanode.BlockKeys.all_keys:type_name -> strata.datanode.BlockKey
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_datanode_datanode_protocol_proto_init() }
@@ -1736,7 +1876,7 @@ func file_datanode_datanode_protocol_proto_init() {
 	if File_datanode_datanode_protocol_proto != nil {
 		return
 	}
-	file_datanode_datanode_protocol_proto_msgTypes[15].OneofWrappers = []any{
+	file_datanode_datanode_protocol_proto_msgTypes[16].OneofWrappers = []any{
 		(*Command_Transfer)(nil),
 		(*Command_Invalidate)(nil),
 		(*Command_Reregister)(nil),
@@ -1748,8 +1888,8 @@ func file_datanode_datanode_protocol_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_datanode_datanode_protocol_proto_rawDesc), len(file_datanode_datanode_protocol_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   23,
+			NumEnums:      2,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
