@@ -218,7 +218,7 @@ func (h *haNode) becomeActive() {
 	h.journal.activate(epoch, s.applied+1, s.committed)
 	s.epoch = epoch
 	s.standby = false
-	s.bmSetStandby(false)
+	s.bm.SetStandby(false)
 	now := s.now()
 	s.leases = namespace.NewLeaseManager()
 	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
@@ -237,7 +237,7 @@ func (h *haNode) becomeStandby() {
 	s.mu.Lock()
 	wasActive := !s.standby
 	s.standby = true
-	s.bmSetStandby(true)
+	s.bm.SetStandby(true)
 	s.mu.Unlock()
 	h.journal.deactivate()
 	h.setState(HAStandby)
@@ -625,7 +625,7 @@ func (s *Namesystem) applyCommittedLocked(e quorum.Entry) error {
 	s.noteApplied(ed)
 	s.applied, s.committed = e.TxID, e.TxID
 	s.bm.ForgetRemoved()
-	s.bmProcessQueued()
+	s.bm.ProcessQueued()
 	return nil
 }
 
@@ -635,7 +635,7 @@ func (s *Namesystem) applyCommittedLocked(e quorum.Entry) error {
 func (s *Namesystem) replaceState(tree *namespace.Tree, blocks *blockmgmt.BlockMap, txid uint64) {
 	s.tree = tree
 	s.bm = s.newBlockManager(blocks)
-	s.bmSetStandby(s.standby)
+	s.bm.SetStandby(s.standby)
 	s.leases = namespace.NewLeaseManager()
 	s.applied, s.committed = txid, txid
 	s.dirty = false

@@ -10,8 +10,15 @@ import (
 // HA status. DataNodes accept a NameNode's claim to be active only with a
 // txid above the last claim they accepted from another (Hadoop's rule
 // against a stale active), so it must grow with every change of leader:
-// a new leader's value is above anything its predecessor reported.
-func (n *NameNode) lastAppliedTxID() uint64 { return n.edit.LastTxID() }
+// a new leader's value is above anything its predecessor reported. With
+// HA it is the Raft applied index, which a new leader's first (no-op)
+// entry moves past every index its predecessor could have applied.
+func (n *NameNode) lastAppliedTxID() uint64 {
+	if n.ha != nil && n.ha.node != nil {
+		return n.ha.node.Raft.AppliedIndex()
+	}
+	return n.edit.LastTxID()
+}
 
 // haStatusProto is the NameNode's HA state for a heartbeat reply.
 func (n *NameNode) haStatusProto() *dnpb.NNHAStatus {
