@@ -21,6 +21,11 @@ import (
 type Config struct {
 	// DataNodes is the number of DataNodes (0: none).
 	DataNodes int
+	// NameNodes above 1 makes the cluster an HA nameservice, "ns1", of
+	// that many NameNodes in one Raft group (ids nn1, nn2, ...; NameNode i
+	// stores at <dir>/name, <dir>/name1, ...). Clients and daemons get
+	// Hadoop's HA keys and fs.defaultFS hdfs://ns1 (HAConf).
+	NameNodes int
 	// Volumes are the storage types of each DataNode's volumes (default:
 	// one SSD and one DISK volume), at <dir>/dn<i>/<TYPE><j>.
 	Volumes []storage.Type
