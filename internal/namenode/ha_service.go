@@ -2,6 +2,8 @@ package namenode
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,6 +254,39 @@ func formatRaft(cfg Config, force bool) error {
 		}
 	}
 	return quorum.Bootstrap(q)
+}
+
+// digestPath serves the txid and SHA-256 of the member's namespace image,
+// so that tests and operators can check that members agree.
+const digestPath = "/strata/ha/digest"
+
+// Digest is what digestPath serves.
+type Digest struct {
+	AppliedTxID   uint64 `json:"appliedTxId"`
+	CommittedTxID uint64 `json:"committedTxId"`
+	SHA256        string `json:"sha256"`
+}
+
+// NamespaceDigest hashes the namespace image as it stands.
+func (n *NameNode) NamespaceDigest() (Digest, error) {
+	s := n.ns
+	h := sha256.New()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.tree.WriteImage(h); err != nil {
+		return Digest{}, err
+	}
+	return Digest{AppliedTxID: s.applied, CommittedTxID: s.committed, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func (n *NameNode) serveDigest(w http.ResponseWriter, r *http.Request) {
+	d, err := n.NamespaceDigest()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(d)
 }
 
 // versionPath serves a member's storage identity to `-bootstrapStandby`.

@@ -135,6 +135,7 @@ func (n *NameNode) httpHandler() http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /fsck", n.serveFsck)
 	mux.HandleFunc("GET "+versionPath, n.serveVersion)
+	mux.HandleFunc("GET "+digestPath, n.serveDigest)
 	mux.Handle("/webhdfs/v1/", n.webhdfs())
 	return mux
 }

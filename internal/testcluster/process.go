@@ -198,6 +198,7 @@ type Processes struct {
 
 	rpc, http string
 	nn        *Process
+	ha        *procHA // with Config.NameNodes > 1 (process_ha.go)
 	dns       []*procDataNode
 	jt        *Process
 	jtAddr    string
@@ -247,6 +248,10 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 		// Registered before p.Close, so it runs after the processes are
 		// killed.
 		p.net = newNetwork(t)
+	}
+	if cfg.NameNodes > 1 {
+		p.setupHA(settings)
+	} else if cfg.Hosts {
 		nn := p.net.addHost(NameNodeHost, 2)
 		p.rpc, p.http = nn.ip+":8020", nn.ip+":9870"
 		settings["fs.defaultFS"] = "hdfs://" + p.rpc
@@ -279,7 +284,15 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 		p.opts = append(p.opts, "-D", k+"="+settings[k])
 	}
 	t.Cleanup(p.Close)
-	if !cfg.NoHDFS {
+	if cfg.NameNodes > 1 {
+		p.startHA()
+		for i := 0; i < cfg.DataNodes; i++ {
+			p.AddDataNode()
+		}
+		if cfg.DataNodes > 0 {
+			p.WaitDataNodes(cfg.DataNodes)
+		}
+	} else if !cfg.NoHDFS {
 		p.nn = p.newProcess("namenode", p.NameNodeArgs("namenode"))
 		if p.net != nil {
 			p.nn.wrap = p.net.wrap(NameNodeHost)
@@ -373,7 +386,9 @@ func (p *Processes) NameNodeArgs(extra ...string) []string {
 // cluster: -fs and, with MapReduce, the JobTracker and its history.
 func (p *Processes) ClientArgs() []string {
 	var args []string
-	if !p.cfg.NoHDFS {
+	if p.ha != nil {
+		args = append(args, p.ha.clientArgs()...)
+	} else if !p.cfg.NoHDFS {
 		args = append(args, "-fs", p.URI(), "-D", "dfs.namenode.http-address="+p.http)
 	}
 	if p.cfg.MapReduce {
@@ -423,7 +438,12 @@ func (p *Processes) TaskTrackerProcess(i int) *Process { return p.tts[i] }
 func (p *Processes) Addr() string { return p.rpc }
 
 // URI is hdfs://<addr>.
-func (p *Processes) URI() string { return "hdfs://" + p.rpc }
+func (p *Processes) URI() string {
+	if p.ha != nil {
+		return "hdfs://" + Nameservice
+	}
+	return "hdfs://" + p.rpc
+}
 
 // Dir is the cluster's root directory.
 func (p *Processes) Dir() string { return p.dir }
@@ -446,7 +466,7 @@ func (p *Processes) Superuser() string {
 // Client returns a strata HDFS client acting as user, closed at cleanup.
 func (p *Processes) Client(user string) *hdfs.Client {
 	p.t.Helper()
-	cl, err := hdfs.New(hdfs.Options{Addr: p.rpc, User: user})
+	cl, err := hdfs.New(p.clientOptions(user))
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -457,7 +477,11 @@ func (p *Processes) Client(user string) *hdfs.Client {
 // ClientConf is a client configuration for the cluster.
 func (p *Processes) ClientConf() *conf.Configuration {
 	c := conf.New()
-	if !p.cfg.NoHDFS {
+	if p.ha != nil {
+		for k, v := range p.ha.conf {
+			c.Set(k, v)
+		}
+	} else if !p.cfg.NoHDFS {
 		c.Set("fs.defaultFS", p.URI())
 	}
 	if p.cfg.MapReduce {
@@ -470,7 +494,7 @@ func (p *Processes) ClientConf() *conf.Configuration {
 // LiveDataNodes is how many DataNodes the NameNode counts live (-1 when
 // it does not answer).
 func (p *Processes) LiveDataNodes() int {
-	cl, err := hdfs.New(hdfs.Options{Addr: p.rpc, User: p.Superuser()})
+	cl, err := hdfs.New(p.clientOptions(p.Superuser()))
 	if err != nil {
 		return -1
 	}
@@ -485,15 +509,35 @@ func (p *Processes) LiveDataNodes() int {
 }
 
 // StopNameNode stops the NameNode with SIGINT: it saves a checkpoint.
-func (p *Processes) StopNameNode() { p.t.Helper(); p.nn.stop() }
+func (p *Processes) StopNameNode() {
+	p.t.Helper()
+	if p.ha != nil {
+		p.ha.procs[p.ActiveNameNode()].stop()
+		return
+	}
+	p.nn.stop()
+}
 
 // KillNameNode kills the NameNode with SIGKILL: no checkpoint, the edit
 // log as the last fsync left it.
-func (p *Processes) KillNameNode() { p.nn.kill() }
+func (p *Processes) KillNameNode() {
+	p.t.Helper()
+	if p.ha != nil {
+		p.ha.procs[p.ActiveNameNode()].kill()
+		return
+	}
+	p.nn.kill()
+}
 
 // StartNameNode starts the NameNode and waits until its RPC port answers.
 func (p *Processes) StartNameNode() {
 	p.t.Helper()
+	if p.ha != nil {
+		for i := range p.ha.procs {
+			p.StartNameNodeAt(i)
+		}
+		return
+	}
 	p.nn.start()
 	p.nn.waitListening(p.rpc)
 }
@@ -714,7 +758,9 @@ func (p *Processes) Close() {
 	for _, d := range p.dns {
 		all = append(all, d.p)
 	}
-	if p.nn != nil {
+	if p.ha != nil {
+		all = append(all, p.ha.procs...)
+	} else if p.nn != nil {
 		all = append(all, p.nn)
 	}
 	for _, pr := range all {

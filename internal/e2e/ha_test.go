@@ -1,0 +1,512 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/histcheck"
+	"github.com/stratafs/strata/internal/namenode"
+	"github.com/stratafs/strata/internal/testcluster"
+)
+
+// haBigFileBytes is the size of the file written across the failover:
+// 1 GB, or STRATA_HA_BIG_BYTES.
+func haBigFileBytes(t *testing.T) int64 {
+	if v := os.Getenv("STRATA_HA_BIG_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	return 1 << 30
+}
+
+// mixedClient runs a stream of mkdirs, creates, renames and deletes in
+// its own directory and keeps the namespace it expects from the
+// acknowledged ones. Every operation must succeed: failover retries it
+// with the same call id, and the retry cache gives the first answer, so
+// an error (AlreadyExists, FileNotFound, a false delete) means an
+// operation was lost or applied twice.
+type mixedClient struct {
+	id   int
+	cl   *hdfs.Client
+	dir  string
+	want map[string]string // path -> "dir" or file content
+	ops  int
+	err  error
+}
+
+func (m *mixedClient) run(ctx context.Context, stop <-chan struct{}) {
+	m.want = map[string]string{}
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		octx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err := m.step(octx, i)
+		cancel()
+		if err != nil {
+			m.err = fmt.Errorf("client %d op %d: %w", m.id, i, err)
+			return
+		}
+	}
+}
+
+func (m *mixedClient) step(ctx context.Context, i int) error {
+	d := fmt.Sprintf("%s/d%d", m.dir, i)
+	f := fmt.Sprintf("%s/f%d", m.dir, i)
+	g := fmt.Sprintf("%s/g%d", m.dir, i)
+	if err := m.cl.Mkdir(ctx, d, 0o755); err != nil {
+		return fmt.Errorf("mkdir %s: %w", d, err)
+	}
+	m.want[d] = "dir"
+	m.ops++
+	content := fmt.Sprintf("client %d file %d", m.id, i)
+	w, err := m.cl.Create(ctx, f, fs.CreateOptions{Perm: 0o644})
+	if err != nil {
+		return fmt.Errorf("create %s: %w", f, err)
+	}
+	if _, err := io.WriteString(w, content); err != nil {
+		return fmt.Errorf("write %s: %w", f, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", f, err)
+	}
+	m.want[f] = content
+	m.ops++
+	if err := m.cl.Rename(ctx, f, g); err != nil {
+		return fmt.Errorf("rename %s: %w", f, err)
+	}
+	delete(m.want, f)
+	m.want[g] = content
+	m.ops++
+	if i >= 2 {
+		old := fmt.Sprintf("%s/g%d", m.dir, i-2)
+		if err := m.cl.Delete(ctx, old, false); err != nil {
+			return fmt.Errorf("delete %s: %w", old, err)
+		}
+		delete(m.want, old)
+		m.ops++
+	}
+	return nil
+}
+
+// verify checks that the namespace holds exactly what the client expects.
+func (m *mixedClient) verify(ctx context.Context) error {
+	list, err := m.cl.List(ctx, m.dir)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, st := range list {
+		p := m.dir + "/" + st.Name()
+		seen[p] = true
+		want, ok := m.want[p]
+		if !ok {
+			return fmt.Errorf("%s exists but was deleted or renamed by an acknowledged operation", p)
+		}
+		if (want == "dir") != st.IsDir {
+			return fmt.Errorf("%s: dir %v, want %q", p, st.IsDir, want)
+		}
+		if !st.IsDir {
+			r, err := m.cl.Open(ctx, p)
+			if err != nil {
+				return err
+			}
+			b, err := io.ReadAll(r)
+			r.Close()
+			if err != nil {
+				return err
+			}
+			if string(b) != want {
+				return fmt.Errorf("%s holds %q, want %q", p, b, want)
+			}
+		}
+	}
+	for p := range m.want {
+		if !seen[p] {
+			return fmt.Errorf("acknowledged %s is missing", p)
+		}
+	}
+	return nil
+}
+
+// bigWriter writes n pseudo-random bytes to p and returns their SHA-256.
+func bigWriter(ctx context.Context, cl *hdfs.Client, p string, n int64, progress *atomic.Int64) ([32]byte, error) {
+	h := sha256.New()
+	w, err := cl.Create(ctx, p, fs.CreateOptions{Perm: 0o644})
+	if err != nil {
+		return [32]byte{}, err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 1<<20)
+	for written := int64(0); written < n; {
+		chunk := buf[:min(int64(len(buf)), n-written)]
+		for i := 0; i+8 <= len(chunk); i += 8 {
+			v := rng.Uint64()
+			for j := 0; j < 8; j++ {
+				chunk[i+j] = byte(v >> (8 * j))
+			}
+		}
+		h.Write(chunk)
+		if _, err := w.Write(chunk); err != nil {
+			w.Close()
+			return [32]byte{}, fmt.Errorf("write at %d: %w", written, err)
+		}
+		written += int64(len(chunk))
+		progress.Store(written)
+	}
+	if err := w.Close(); err != nil {
+		return [32]byte{}, fmt.Errorf("close: %w", err)
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}
+
+func fileSum(ctx context.Context, cl *hdfs.Client, p string) ([32]byte, int64, error) {
+	r, err := cl.Open(ctx, p)
+	if err != nil {
+		return [32]byte{}, 0, err
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, n, err
+}
+
+func digestOf(addr string) (namenode.Digest, error) {
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + addr + "/strata/ha/digest")
+	if err != nil {
+		return namenode.Digest{}, err
+	}
+	defer resp.Body.Close()
+	var d namenode.Digest
+	return d, json.NewDecoder(resp.Body).Decode(&d)
+}
+
+// waitSameNamespace waits until every running member reports the same
+// applied txid and namespace digest.
+func waitSameNamespace(t *testing.T, c *testcluster.Processes, timeout time.Duration) namenode.Digest {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var ds []namenode.Digest
+		var errs []error
+		for i := 0; i < c.NumNameNodes(); i++ {
+			d, err := digestOf(c.NameNodeHTTPAddrAt(i))
+			ds, errs = append(ds, d), append(errs, err)
+		}
+		same := errors.Join(errs...) == nil
+		for _, d := range ds[1:] {
+			same = same && d == ds[0]
+		}
+		if same {
+			return ds[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("members' namespaces differ after %v: %+v (%v)", timeout, ds, errors.Join(errs...))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// linWorkload runs histcheck's register/namespace workload and checks
+// the history for linearizability when done.
+type linWorkload struct {
+	rec  *histcheck.Recorder
+	done chan struct{}
+}
+
+func startLinWorkload(t *testing.T, c *testcluster.Processes, root string, d time.Duration) *linWorkload {
+	var clients []histcheck.FS
+	for i := 0; i < 4; i++ {
+		clients = append(clients, histcheck.NewHDFS(c.Client(c.Superuser())))
+	}
+	lw := &linWorkload{rec: histcheck.NewRecorder(nil), done: make(chan struct{})}
+	cfg := histcheck.Config{Root: root, Keys: 3, Names: 3, Duration: d, OpTimeout: 60 * time.Second, Seed: 7}
+	go func() {
+		defer close(lw.done)
+		if err := histcheck.Run(context.Background(), clients, cfg, lw.rec); err != nil {
+			t.Error(err)
+		}
+	}()
+	return lw
+}
+
+func (lw *linWorkload) check(t *testing.T) {
+	t.Helper()
+	<-lw.done
+	ops := lw.rec.Operations()
+	viz := filepath.Join(t.TempDir(), "history.html")
+	for name, model := range map[string]any{"register": histcheck.RegisterModel, "namespace": histcheck.NamespaceModel} {
+		_ = model
+		m := histcheck.RegisterModel
+		if name == "namespace" {
+			m = histcheck.NamespaceModel
+		}
+		ok, rep := histcheck.Check(m, ops, 2*time.Minute, viz)
+		if rep.Ops == 0 {
+			t.Errorf("%s history is empty", name)
+		}
+		if !ok {
+			t.Errorf("%s history is not linearizable: %v (visualization %s)", name, rep, viz)
+		} else {
+			t.Logf("%s history: %d operations, linearizable", name, rep.Ops)
+		}
+	}
+	t.Logf("operations by outcome: %v", lw.rec.Stats())
+}
+
+// TestHAKillActive is issue 14's first check: kill -9 of the active
+// NameNode while 8 clients run mkdirs, creates, renames and deletes and
+// one writes a 1 GB file. A new active must serve within 5 s; every
+// acknowledged operation is present, none applied twice, the big file
+// completes and reads back byte-identical, and the history of a
+// register workload run alongside is linearizable.
+func TestHAKillActive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3 NameNodes, 3 DataNodes and a 1 GB file")
+	}
+	c := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3, DataNodes: 3, Conf: map[string]string{
+		"dfs.replication": "2",
+	}})
+	c.WaitSafeModeOff()
+	ctx := context.Background()
+	admin := c.Client(c.Superuser())
+	if err := admin.Mkdirs(ctx, "/mix", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	lw := startLinWorkload(t, c, "/lin", 12*time.Second)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	mixed := make([]*mixedClient, 8)
+	for i := range mixed {
+		m := &mixedClient{id: i, cl: c.Client(c.Superuser()), dir: fmt.Sprintf("/mix/c%d", i)}
+		if err := m.cl.Mkdirs(ctx, m.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mixed[i] = m
+		wg.Add(1)
+		go func() { defer wg.Done(); m.run(ctx, stop) }()
+	}
+	size := haBigFileBytes(t)
+	var progress atomic.Int64
+	type bigResult struct {
+		sum [32]byte
+		err error
+	}
+	bigDone := make(chan bigResult, 1)
+	go func() {
+		sum, err := bigWriter(ctx, c.Client(c.Superuser()), "/big", size, &progress)
+		bigDone <- bigResult{sum, err}
+	}()
+
+	// Kill the active once the big file is well under way.
+	deadline := time.Now().Add(2 * time.Minute)
+	for progress.Load() < size/4 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	old := c.ActiveNameNode()
+	killed := time.Now()
+	c.KillNameNodeAt(old)
+	next, ok := c.WaitActive(30*time.Second, old)
+	took := time.Since(killed)
+	if !ok {
+		t.Fatal("no new active within 30 s")
+	}
+	// Serving means answering a client call, not just saying so.
+	cl := c.Client(c.Superuser())
+	if _, err := cl.Stat(ctx, "/mix"); err != nil {
+		t.Fatal(err)
+	}
+	served := time.Since(killed)
+	t.Logf("kill -9 of %s at %d/%d bytes: %s active after %v, serving after %v",
+		testcluster.NameNodeID(old), progress.Load(), size, testcluster.NameNodeID(next), took.Round(time.Millisecond), served.Round(time.Millisecond))
+	fmt.Printf("HA failover: new active %s serving %v after kill -9 of %s\n", testcluster.NameNodeID(next), served.Round(time.Millisecond), testcluster.NameNodeID(old))
+	if served > 5*time.Second {
+		t.Errorf("new active served after %v, want within 5 s", served)
+	}
+
+	res := <-bigDone
+	time.Sleep(2 * time.Second) // operations after the failover
+	close(stop)
+	wg.Wait()
+	total := 0
+	for _, m := range mixed {
+		if m.err != nil {
+			t.Error(m.err)
+		}
+		total += m.ops
+	}
+	t.Logf("%d acknowledged mixed operations", total)
+	for _, m := range mixed {
+		if err := m.verify(ctx); err != nil {
+			t.Errorf("client %d: %v", m.id, err)
+		}
+	}
+	if res.err != nil {
+		t.Fatalf("big file: %v", res.err)
+	}
+	sum, n, err := fileSum(ctx, cl, "/big")
+	if err != nil || n != size || sum != res.sum {
+		t.Fatalf("big file reads back %d bytes (err %v), sum match %v; want %d bytes", n, err, sum == res.sum, size)
+	}
+	lw.check(t)
+
+	// The killed member comes back as a standby and catches up.
+	c.StartNameNodeAt(old)
+	d := waitSameNamespace(t, c, 30*time.Second)
+	t.Logf("all three members at txid %d, namespace %s", d.AppliedTxID, d.SHA256[:12])
+	if st := c.ServiceState(old, 2*time.Second); st != "standby" {
+		t.Errorf("restarted %s is %q, want standby", testcluster.NameNodeID(old), st)
+	}
+}
+
+// TestHAPartitionActive is issue 14's second check: the active NameNode,
+// cut off from the other two (network namespaces), stops acknowledging
+// within the election timeout and clients fail over; after the heal it
+// rejoins as a follower and catches up; no acknowledged write is lost and
+// the members' namespaces end up identical.
+func TestHAPartitionActive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("network namespaces")
+	}
+	c := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3, DataNodes: 1, Hosts: true})
+	c.WaitSafeModeOff()
+	ctx := context.Background()
+	cl := c.Client(c.Superuser())
+	var acked []string
+	mkdir := func(p string) error {
+		octx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		err := cl.Mkdir(octx, p, 0o755)
+		if err == nil {
+			acked = append(acked, p)
+		}
+		return err
+	}
+	for i := 0; i < 20; i++ {
+		if err := mkdir(fmt.Sprintf("/before%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lw := startLinWorkload(t, c, "/lin", 10*time.Second)
+	time.Sleep(time.Second)
+	old := c.ActiveNameNode()
+	var others []string
+	for i := 0; i < c.NumNameNodes(); i++ {
+		if i != old {
+			others = append(others, testcluster.NameNodeHostAt(i))
+		}
+	}
+	cut := time.Now()
+	c.Partition([]string{testcluster.NameNodeHostAt(old)}, others)
+	// The old active must stop saying it is active within the election
+	// timeout (1 s heartbeat timeout, 500 ms lease, plus polling).
+	stepped := time.Duration(-1)
+	for time.Since(cut) < 10*time.Second {
+		if c.ServiceState(old, 500*time.Millisecond) != "active" {
+			stepped = time.Since(cut)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if stepped < 0 || stepped > 3*time.Second {
+		t.Errorf("partitioned active stepped down after %v, want within 3 s", stepped)
+	}
+	next, ok := c.WaitActive(20*time.Second, old)
+	if !ok {
+		t.Fatal("no new active on the majority side")
+	}
+	t.Logf("partitioned %s stepped down after %v; %s active after %v", testcluster.NameNodeID(old), stepped.Round(time.Millisecond), testcluster.NameNodeID(next), time.Since(cut).Round(time.Millisecond))
+	for i := 0; i < 20; i++ {
+		if err := mkdir(fmt.Sprintf("/during%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Heal()
+	for i := 0; i < 20; i++ {
+		if err := mkdir(fmt.Sprintf("/after%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lw.check(t)
+	d := waitSameNamespace(t, c, 30*time.Second)
+	t.Logf("after the heal all members at txid %d, namespace %s", d.AppliedTxID, d.SHA256[:12])
+	if st := c.ServiceState(old, 2*time.Second); st == "active" && old != c.ActiveNameNode() {
+		t.Errorf("old active %s still says active", testcluster.NameNodeID(old))
+	}
+	for _, p := range acked {
+		if _, err := cl.Stat(ctx, p); err != nil {
+			t.Errorf("acknowledged %s: %v", p, err)
+		}
+	}
+}
+
+// TestHAAdmin drives haadmin through the real binary: states, a
+// failover to a named member, health checks.
+func TestHAAdmin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3 NameNodes")
+	}
+	c := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3})
+	old := c.ActiveNameNode()
+	out, errOut, code := c.Run(c.Superuser(), "haadmin", "-getAllServiceState")
+	if code != 0 || bytes.Count([]byte(out), []byte("active")) != 1 || bytes.Count([]byte(out), []byte("standby")) != 2 {
+		t.Fatalf("-getAllServiceState: %d\n%s%s", code, out, errOut)
+	}
+	target := (old + 1) % 3
+	out, errOut, code = c.Run(c.Superuser(), "haadmin", "-failover", testcluster.NameNodeID(old), testcluster.NameNodeID(target))
+	if code != 0 || !bytes.Contains([]byte(out), []byte("successful")) {
+		t.Fatalf("-failover: %d\n%s%s", code, out, errOut)
+	}
+	if got := c.ActiveNameNode(); got != target {
+		t.Fatalf("active after -failover is %s, want %s", testcluster.NameNodeID(got), testcluster.NameNodeID(target))
+	}
+	out, _, code = c.Run(c.Superuser(), "haadmin", "-getServiceState", testcluster.NameNodeID(old))
+	if code != 0 || string(bytes.TrimSpace([]byte(out))) != "standby" {
+		t.Fatalf("-getServiceState %s: %d %q", testcluster.NameNodeID(old), code, out)
+	}
+	for i := 0; i < 3; i++ {
+		if _, errOut, code := c.Run(c.Superuser(), "haadmin", "-checkHealth", testcluster.NameNodeID(i)); code != 0 {
+			t.Errorf("-checkHealth %s: %d %s", testcluster.NameNodeID(i), code, errOut)
+		}
+	}
+	// A non-superuser cannot move leadership.
+	if _, _, code := c.Run("mallory", "haadmin", "-failover", testcluster.NameNodeID(target), testcluster.NameNodeID(old)); code == 0 {
+		t.Error("mallory's -failover succeeded")
+	}
+	c.KillNameNodeAt(target)
+	if _, errOut, code := c.Run(c.Superuser(), "haadmin", "-checkHealth", testcluster.NameNodeID(target)); code == 0 {
+		t.Errorf("-checkHealth of a killed NameNode succeeded: %s", errOut)
+	}
+	out, _, _ = c.Run(c.Superuser(), "dfs", "-mkdir", "/after-failover")
+	if _, errOut, code := c.Run(c.Superuser(), "dfs", "-test", "-d", "/after-failover"); code != 0 {
+		t.Errorf("dfs after killing the active: %d %s %s", code, out, errOut)
+	}
+}
