@@ -226,6 +226,10 @@ func (w *FileWriter) startBlock() error {
 			return err
 		}
 		lb := resp.GetBlock()
+		if len(lb.GetLocs()) == 0 {
+			// A NameNode must name at least one target; never trust it to.
+			return fmt.Errorf("hdfs: addBlock for %s returned a block without locations", w.path)
+		}
 		w.blk, w.inBlock = lb, 0
 		w.nodes, w.storageIDs, w.storageTypes = lb.GetLocs(), lb.GetStorageIDs(), lb.GetStorageTypes()
 		err := w.connect(datatransfer.WriteBlockConfig{Block: lb.GetB()}, nil)

@@ -110,10 +110,16 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 		case req.Previous == nil && k > 0 && k == 1 && n.Blocks[0].NumBytes == 0 && !n.Blocks[0].Committed:
 			// A retried first addBlock: hand out the same block again.
 			b := n.Blocks[0]
+			if err := s.retargetLocked(n, b, req); err != nil {
+				return nil, nil, err
+			}
 			lb = locate(b, 0, b.Expected, false)
 			return nil, nil, nil
 		case req.Previous != nil && k >= 2 && n.Blocks[k-2].ID == req.Previous.ID && !n.Blocks[k-1].Committed && n.Blocks[k-1].NumBytes == 0:
 			b := n.Blocks[k-1]
+			if err := s.retargetLocked(n, b, req); err != nil {
+				return nil, nil, err
+			}
 			lb = locate(b, offset, b.Expected, false)
 			return nil, nil, nil
 		case req.Previous == nil && k > 0 && n.Blocks[k-1].Committed && n.Blocks[k-1].NumBytes >= int64(n.BlockSize):
@@ -129,14 +135,9 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 			prevLen = req.Previous.NumBytes
 			offset += prevLen - n.Blocks[k-1].NumBytes
 		}
-		pol := n.EffectivePolicy()
-		targets := s.bm.Choose(blockmgmt.Placement{
-			Types: pol.ChooseTypes(int(n.Replication)), Policy: pol, Exclude: req.Exclude,
-			Local: req.ClientIP, Need: int64(n.BlockSize), Creation: true,
-		})
-		if len(targets) == 0 {
-			live := len(s.bm.Live())
-			return nil, nil, ipc.Errorf(ipc.ClassIOException, "File %s could only be written to 0 of the 1 minReplication nodes. There are %d datanode(s) running and %d node(s) are excluded in this operation.", req.Path, live, len(req.Exclude))
+		targets, err := s.chooseTargetsLocked(n, req)
+		if err != nil {
+			return nil, nil, err
 		}
 		id := s.tree.Blocks.LastID() + 1
 		gs := s.tree.Blocks.LastGenStamp() + 1
@@ -149,6 +150,36 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 		return []namespace.Edit{op}, then, nil
 	})
 	return lb, err
+}
+
+// chooseTargetsLocked picks a new block's pipeline for file n.
+func (s *Namesystem) chooseTargetsLocked(n *namespace.Inode, req AddBlockRequest) ([]*blockmgmt.Storage, error) {
+	pol := n.EffectivePolicy()
+	targets := s.bm.Choose(blockmgmt.Placement{
+		Types: pol.ChooseTypes(int(n.Replication)), Policy: pol, Exclude: req.Exclude,
+		Local: req.ClientIP, Need: int64(n.BlockSize), Creation: true,
+	})
+	if len(targets) == 0 {
+		live := len(s.bm.Live())
+		return nil, ipc.Errorf(ipc.ClassIOException, "File %s could only be written to 0 of the 1 minReplication nodes. There are %d datanode(s) running and %d node(s) are excluded in this operation.", req.Path, live, len(req.Exclude))
+	}
+	return targets, nil
+}
+
+// retargetLocked gives an allocated, still empty block a pipeline again
+// when its chosen targets are gone: they live in memory only, so a
+// NameNode that learnt of the block from the log (a new active answering
+// a retried addBlock after a failover) has none.
+func (s *Namesystem) retargetLocked(n *namespace.Inode, b *blockmgmt.Block, req AddBlockRequest) error {
+	if len(b.Expected) > 0 {
+		return nil
+	}
+	targets, err := s.chooseTargetsLocked(n, req)
+	if err != nil {
+		return err
+	}
+	b.Expected = targets
+	return nil
 }
 
 // CompleteFile finishes a file being written: it commits the last block's

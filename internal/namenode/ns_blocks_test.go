@@ -110,3 +110,29 @@ func TestDeleteInvalidatesReplicas(t *testing.T) {
 		}
 	}
 }
+
+// A NameNode that learnt of an empty block from the log (a new active
+// after a failover) has no pipeline targets for it in memory; a retried
+// addBlock must get a pipeline, not a block without locations.
+func TestRetriedAddBlockWithoutTargets(t *testing.T) {
+	ns, _ := testNS(t)
+	ctx := as("hdfs")
+	for i, uuid := range []string{"dn1", "dn2"} {
+		reg := blockmgmt.Registration{UUID: uuid, IP: fmt.Sprintf("10.0.0.%d", i+1), XferPort: 9866,
+			Storages: []blockmgmt.StorageReport{{ID: uuid + "-s0", Type: storage.Disk, Capacity: 1 << 30, Remaining: 1 << 30}}}
+		mustOK(t, ns.RegisterDatanode(reg, ""))
+	}
+	st, err := ns.Create(ctx, "/f", CreateOptions{ClientName: "c", Perm: 0o644, Replication: 2})
+	mustOK(t, err)
+	first, err := ns.AddBlock(ctx, AddBlockRequest{Path: "/f", Client: "c", FileID: st.FileID})
+	mustOK(t, err)
+	ns.mu.Lock()
+	b := ns.tree.Blocks.Get(first.Block.ID)
+	b.Expected = nil // as a standby that applied the edit has it
+	ns.mu.Unlock()
+	again, err := ns.AddBlock(ctx, AddBlockRequest{Path: "/f", Client: "c", FileID: st.FileID})
+	mustOK(t, err)
+	if again.Block.ID != first.Block.ID || len(again.Locs) != 2 {
+		t.Fatalf("retried addBlock = blk_%d with %d locations, want blk_%d with 2", again.Block.ID, len(again.Locs), first.Block.ID)
+	}
+}
