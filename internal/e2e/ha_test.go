@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	gohdfs "github.com/colinmarc/hdfs/v2"
+	"github.com/colinmarc/hdfs/v2/hadoopconf"
+
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/histcheck"
@@ -508,5 +511,88 @@ func TestHAAdmin(t *testing.T) {
 	out, _, _ = c.Run(c.Superuser(), "dfs", "-mkdir", "/after-failover")
 	if _, errOut, code := c.Run(c.Superuser(), "dfs", "-test", "-d", "/after-failover"); code != 0 {
 		t.Errorf("dfs after killing the active: %d %s %s", code, out, errOut)
+	}
+}
+
+// TestHAGoHDFS: an existing HDFS client, colinmarc/hdfs configured only
+// through HADOOP_CONF_DIR with the nameservice's keys, keeps working
+// across a kill -9 of the active NameNode.
+func TestHAGoHDFS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3 NameNodes")
+	}
+	c := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3, DataNodes: 1, Conf: map[string]string{"dfs.replication": "1"}})
+	c.WaitSafeModeOff()
+	dir := t.TempDir()
+	var props bytes.Buffer
+	props.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
+	cc := c.ClientConf()
+	for _, k := range cc.Keys() {
+		fmt.Fprintf(&props, "  <property><name>%s</name><value>%s</value></property>\n", k, cc.Get(k))
+	}
+	props.WriteString("</configuration>\n")
+	for _, f := range []string{"core-site.xml", "hdfs-site.xml"} {
+		if err := os.WriteFile(filepath.Join(dir, f), props.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HADOOP_CONF_DIR", dir)
+	hc, err := hadoopconf.LoadFromEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := gohdfs.ClientOptionsFromConf(hc)
+	if len(opts.Addresses) != 3 {
+		t.Fatalf("colinmarc/hdfs found NameNodes %v in HADOOP_CONF_DIR", opts.Addresses)
+	}
+	opts.User = c.Superuser()
+	gc, err := gohdfs.NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Close()
+	write := func(p, content string) {
+		t.Helper()
+		w, err := gc.Create(p)
+		if err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+		if _, err := io.WriteString(w, content); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("close %s: %v", p, err)
+		}
+	}
+	if err := gc.MkdirAll("/go/before", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("/go/before/f", "written before the failover")
+	old := c.ActiveNameNode()
+	c.KillNameNodeAt(old)
+	start := time.Now()
+	// colinmarc/hdfs fails over on StandbyException and on a failed
+	// write of a request, but hands a broken reply (EOF from the killed
+	// active) to the caller, and "no available namenodes" while every
+	// member answered standby in the last 5 s (no election finished yet):
+	// its callers retry, as this one does, for at most 15 s.
+	for attempt := 1; ; attempt++ {
+		err = gc.MkdirAll("/go/after", 0o755)
+		if err == nil {
+			break
+		}
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("mkdir after the failover: %v", err)
+		}
+		t.Logf("attempt %d after the kill: %v; retrying", attempt, err)
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("colinmarc/hdfs mkdir answered %v after kill -9 of the active", time.Since(start).Round(time.Millisecond))
+	write("/go/after/f", "written after the failover")
+	for p, want := range map[string]string{"/go/before/f": "written before the failover", "/go/after/f": "written after the failover"} {
+		b, err := gc.ReadFile(p)
+		if err != nil || string(b) != want {
+			t.Errorf("read %s = %q, %v; want %q", p, b, err, want)
+		}
 	}
 }
