@@ -22,6 +22,7 @@ import (
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/namenode/quorum"
+	"github.com/stratafs/strata/internal/nameservice"
 )
 
 // High availability (docs/HA.md, docs/format/namenode-ha.md).
@@ -118,6 +119,7 @@ func quorumConfig(cfg Config, logger *slog.Logger) quorum.Config {
 		HeartbeatTimeout: cfg.HA.HeartbeatTimeout, ElectionTimeout: cfg.HA.ElectionTimeout,
 		LeaderLeaseTimeout: cfg.HA.LeaderLeaseTimeout, MaxAppendEntries: 512,
 		SnapshotThreshold: cfg.CheckpointTxns, SnapshotInterval: cfg.HA.SnapshotInterval,
+		TrailingLogs: cfg.HA.TrailingLogs,
 		Logger: logger,
 	}
 	for _, m := range cfg.HA.Members {
@@ -129,7 +131,26 @@ func quorumConfig(cfg Config, logger *slog.Logger) quorum.Config {
 // start opens the Raft member on ln (the RPC listener) and returns the
 // listener the IPC server should serve (the mux's IPC side).
 func (h *haNode) start(ln net.Listener) (net.Listener, error) {
-	allowed := peerFilter(h.cfg)
+	static := peerFilter(h.cfg.Members)
+	allowed := func(a net.Addr) bool {
+		if static(a) {
+			return true
+		}
+		// Members added since (haadmin -addNameNode) are in the Raft
+		// configuration, not in this member's dfs.ha.namenodes.
+		if h.node == nil {
+			return false
+		}
+		f := h.node.Raft.GetConfiguration()
+		if f.Error() != nil {
+			return false
+		}
+		var added []nameservice.NameNode
+		for _, srv := range f.Configuration().Servers {
+			added = append(added, nameservice.NameNode{ID: string(srv.ID), RPCAddr: string(srv.Address)})
+		}
+		return peerFilter(added)(a)
+	}
 	h.mux = quorum.NewMux(ln, allowed, h.log)
 	node, err := quorum.Open(h.quorumConfig(), &haFSM{h: h}, h.mux.Raft(), h.notify)
 	if err != nil {
@@ -147,13 +168,21 @@ func (h *haNode) start(ln net.Listener) (net.Listener, error) {
 	return h.mux, nil
 }
 
-// peerFilter accepts Raft connections from the hosts of the configured
-// members only.
-func peerFilter(cfg HAConfig) func(net.Addr) bool {
-	var hosts []string
-	for _, m := range cfg.Members {
-		if h, _, err := net.SplitHostPort(m.RPCAddr); err == nil {
-			hosts = append(hosts, h)
+// peerFilter accepts Raft connections from the hosts of members only.
+// Host names are resolved once, when the filter is made.
+func peerFilter(members []nameservice.NameNode) func(net.Addr) bool {
+	var ips []net.IP
+	for _, m := range members {
+		h, _, err := net.SplitHostPort(m.RPCAddr)
+		if err != nil {
+			continue
+		}
+		if ip := net.ParseIP(h); ip != nil {
+			ips = append(ips, ip)
+			continue
+		}
+		if found, err := net.LookupIP(h); err == nil {
+			ips = append(ips, found...)
 		}
 	}
 	return func(a net.Addr) bool {
@@ -161,15 +190,9 @@ func peerFilter(cfg HAConfig) func(net.Addr) bool {
 		if !ok {
 			return false
 		}
-		for _, h := range hosts {
-			ips, err := net.LookupIP(h)
-			if err != nil {
-				continue
-			}
-			for _, ip := range ips {
-				if ip.Equal(ta.IP) {
-					return true
-				}
+		for _, ip := range ips {
+			if ip.Equal(ta.IP) {
+				return true
 			}
 		}
 		return false
@@ -197,8 +220,25 @@ func (h *haNode) loop() {
 // namespace, then starts accepting mutations.
 func (h *haNode) becomeActive() {
 	start := time.Now()
-	if err := h.node.Raft.Barrier(0).Error(); err != nil {
-		h.log.Warn("namenode: won the election but could not catch up; staying standby", "err", err)
+	for {
+		err := h.node.Raft.Barrier(0).Error()
+		if err == nil {
+			break
+		}
+		if h.node.Raft.State() != raft.Leader {
+			return
+		}
+		if errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			// A transfer (haadmin -failover) is under way: it ends with
+			// another leader or with this one again.
+			select {
+			case <-h.nn.stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		h.giveUpLeadership("could not catch up", err)
 		return
 	}
 	if h.node.Raft.State() != raft.Leader {
@@ -210,7 +250,7 @@ func (h *haNode) becomeActive() {
 	if s.applied != s.committed || s.dirty {
 		if err := h.rebuildLocked(h.node.Raft.AppliedIndex()); err != nil {
 			s.mu.Unlock()
-			h.log.Error("namenode: rebuilding the namespace failed; staying standby", "err", err)
+			h.giveUpLeadership("rebuilding the namespace failed", err)
 			return
 		}
 	}
@@ -228,6 +268,40 @@ func (h *haNode) becomeActive() {
 	h.mu.Unlock()
 	h.setState(HAActive)
 	h.log.Info("namenode: active", "id", h.cfg.ID, "term", term, "txid", s.appliedTxID(), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// giveUpLeadership hands leadership to another member when this one won
+// an election but cannot serve, so that the nameservice is not left
+// without an active.
+func (h *haNode) giveUpLeadership(why string, err error) {
+	if h.node.Raft.State() != raft.Leader {
+		return
+	}
+	h.log.Error("namenode: cannot become active; handing leadership over", "why", why, "err", err)
+	if terr := h.node.Raft.LeadershipTransfer().Error(); terr != nil {
+		h.log.Error("namenode: leadership transfer failed", "err", terr)
+	}
+}
+
+// fence is the journal's report that txid was refused while this member
+// was active: it stops accepting mutations, marks the namespace for a
+// rebuild (it holds edits that will not commit) and, if Raft still
+// elects it, activates again.
+func (h *haNode) fence(txid uint64, err error) {
+	h.log.Warn("namenode: Raft refused an edit; fencing this member", "txid", txid, "err", err)
+	s := h.ns
+	s.mu.Lock()
+	s.standby = true
+	s.dirty = true
+	s.bm.SetStandby(true)
+	s.mu.Unlock()
+	h.setState(HAStandby)
+	if h.node.Raft.State() == raft.Leader {
+		select {
+		case h.notify <- true:
+		default:
+		}
+	}
 }
 
 // becomeStandby stops accepting mutations at once; the edits in flight
@@ -415,18 +489,23 @@ type haSnapshot struct {
 // Persist writes the image once every edit it holds is committed.
 func (s *haSnapshot) Persist(sink raft.SnapshotSink) error {
 	ns := s.h.ns
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.h.journal.waitCommitted(ctx, s.txid); err != nil {
-		sink.Cancel()
-		return fmt.Errorf("snapshot at txid %d: its edits did not commit: %w", s.txid, err)
-	}
-	ns.mu.RLock()
-	same := ns.rebuilds == s.rebuilds
-	ns.mu.RUnlock()
-	if !same {
-		sink.Cancel()
-		return errors.New("snapshot: the namespace was rebuilt while it was taken")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ns.mu.RLock()
+		committed, same := ns.committed, ns.rebuilds == s.rebuilds
+		ns.mu.RUnlock()
+		if !same {
+			sink.Cancel()
+			return errors.New("snapshot: the namespace was rebuilt while it was taken")
+		}
+		if committed >= s.txid {
+			break
+		}
+		if time.Now().After(deadline) {
+			sink.Cancel()
+			return fmt.Errorf("snapshot at txid %d: its edits did not commit (committed %d)", s.txid, committed)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if _, err := sink.Write(s.data); err != nil {
 		sink.Cancel()
@@ -440,12 +519,20 @@ func (s *haSnapshot) Release() {}
 // raftJournal is the Namesystem's journal in HA mode: Append gives the
 // edit the next txid and queues it for Raft (never blocking under the
 // namesystem lock), Sync waits until it is committed.
+//
+// Every activation has a generation; the pump hands Raft only entries of
+// the current one, and the first proposal Raft refuses (leadership lost,
+// or a leadership transfer in progress while still leader) ends the
+// generation: later txids would leave a gap, so the member fences itself
+// (standby, rebuild) and, if it still leads, activates again with the
+// next txid after what was committed.
 type raftJournal struct {
 	h *haNode
 
 	mu        sync.Mutex
-	queue     [][]byte // encoded entries not yet handed to Raft
+	queue     []queued // entries not yet handed to Raft
 	kick      chan struct{}
+	gen       uint64 // current activation; 0 before the first
 	next      uint64 // txid of the next Append
 	epoch     uint64
 	committed uint64 // last own txid seen committed
@@ -456,9 +543,14 @@ type raftJournal struct {
 	futures chan pendingFuture
 }
 
+type queued struct {
+	gen, txid uint64
+	data      []byte
+}
+
 type pendingFuture struct {
-	txid uint64
-	f    raft.ApplyFuture
+	gen, txid uint64
+	f         raft.ApplyFuture
 }
 
 func newRaftJournal(h *haNode) *raftJournal {
@@ -478,6 +570,7 @@ func (j *raftJournal) broadcastLocked() {
 
 func (j *raftJournal) activate(epoch, next, committed uint64) {
 	j.mu.Lock()
+	j.gen++
 	j.epoch, j.next, j.committed, j.lostFrom, j.active = epoch, next, committed, 0, true
 	j.queue = nil
 	j.broadcastLocked()
@@ -486,15 +579,21 @@ func (j *raftJournal) activate(epoch, next, committed uint64) {
 
 func (j *raftJournal) deactivate() {
 	j.mu.Lock()
+	j.deactivateLocked(j.committed + 1)
+	j.mu.Unlock()
+}
+
+// deactivateLocked ends the generation: txids from lost on are not
+// acknowledged.
+func (j *raftJournal) deactivateLocked(lost uint64) {
+	if j.lostFrom == 0 || lost < j.lostFrom {
+		j.lostFrom = lost
+	}
 	if j.active {
 		j.active = false
-		if j.lostFrom == 0 || j.lostFrom > j.committed+1 {
-			j.lostFrom = j.committed + 1
-		}
 		j.queue = nil
-		j.broadcastLocked()
 	}
-	j.mu.Unlock()
+	j.broadcastLocked()
 }
 
 // Append is called with the namesystem lock held, while active.
@@ -506,7 +605,7 @@ func (j *raftJournal) Append(rec []byte) (uint64, error) {
 	}
 	txid := j.next
 	j.next++
-	j.queue = append(j.queue, quorum.AppendEntry(nil, quorum.Entry{Epoch: j.epoch, TxID: txid, Record: rec}))
+	j.queue = append(j.queue, queued{gen: j.gen, txid: txid, data: quorum.AppendEntry(nil, quorum.Entry{Epoch: j.epoch, TxID: txid, Record: rec})})
 	select {
 	case j.kick <- struct{}{}:
 	default:
@@ -526,15 +625,20 @@ func (j *raftJournal) pump() {
 			j.mu.Lock()
 			batch := j.queue
 			j.queue = nil
-			first := j.next - uint64(len(batch))
 			j.mu.Unlock()
 			if len(batch) == 0 {
 				break
 			}
-			for i, data := range batch {
-				f := j.h.node.Raft.Apply(data, 0)
+			for _, q := range batch {
+				j.mu.Lock()
+				current := j.active && j.gen == q.gen
+				j.mu.Unlock()
+				if !current {
+					continue // its generation ended: it will never be acknowledged
+				}
+				f := j.h.node.Raft.Apply(q.data, 0)
 				select {
-				case j.futures <- pendingFuture{txid: first + uint64(i), f: f}:
+				case j.futures <- pendingFuture{gen: q.gen, txid: q.txid, f: f}:
 				case <-j.h.nn.stop:
 					return
 				}
@@ -543,20 +647,31 @@ func (j *raftJournal) pump() {
 	}
 }
 
-// watch notes the proposals Raft refused (leadership lost, shutdown).
+// watch notes the proposals Raft refused (leadership lost, a transfer in
+// progress, shutdown) or the FSM failed to apply, and fences the member.
 func (j *raftJournal) watch() {
 	for {
 		select {
 		case <-j.h.nn.stop:
 			return
 		case p := <-j.futures:
-			if err := p.f.Error(); err != nil {
-				j.mu.Lock()
-				if j.lostFrom == 0 || p.txid < j.lostFrom {
-					j.lostFrom = p.txid
+			err := p.f.Error()
+			if err == nil {
+				if ferr, ok := p.f.Response().(error); ok && ferr != nil {
+					err = ferr
 				}
-				j.broadcastLocked()
-				j.mu.Unlock()
+			}
+			if err == nil {
+				continue
+			}
+			j.mu.Lock()
+			current := j.gen == p.gen && j.active
+			if j.gen == p.gen {
+				j.deactivateLocked(p.txid)
+			}
+			j.mu.Unlock()
+			if current {
+				j.h.fence(p.txid, err)
 			}
 		}
 	}
@@ -606,18 +721,29 @@ func (s *Namesystem) applyCommittedLocked(e quorum.Entry) error {
 	case e.TxID <= s.committed:
 		return nil
 	case e.TxID != s.committed+1:
-		return fmt.Errorf("namenode: committed entry with txid %d after %d", e.TxID, s.committed)
-	case s.applied > s.committed:
-		// Our own speculative edit (the FSM checked the epoch).
-		s.committed = e.TxID
-		if s.ha != nil {
-			s.ha.journal.noteCommitted(e.TxID)
+		// A proposal after one Raft refused (its leader fenced itself
+		// and will propose that txid again): every member skips it alike.
+		if e.Epoch == s.epoch && s.applied > s.committed {
+			s.dirty = true
 		}
+		s.log.Warn("namenode: skipping a committed entry after a gap", "txid", e.TxID, "committed", s.committed)
 		return nil
 	}
 	ed, err := namespace.DecodeEdit(e.Record)
 	if err != nil {
 		return fmt.Errorf("edit %d does not decode: %w", e.TxID, err)
+	}
+	if s.applied > s.committed {
+		// Our own speculative edit (the FSM checked the epoch): it is in
+		// the namespace already. Its rpc ids go to the retry cache, for a
+		// client that retries here after this member lost and won back
+		// the leadership.
+		s.committed = e.TxID
+		s.noteApplied(ed)
+		if s.ha != nil {
+			s.ha.journal.noteCommitted(e.TxID)
+		}
+		return nil
 	}
 	if err := s.tree.Apply(ed); err != nil {
 		return fmt.Errorf("edit %d: %w", e.TxID, err)
@@ -636,6 +762,10 @@ func (s *Namesystem) replaceState(tree *namespace.Tree, blocks *blockmgmt.BlockM
 	s.tree = tree
 	s.bm = s.newBlockManager(blocks)
 	s.bm.SetStandby(s.standby)
+	// Replica locations start empty: wait for the DataNodes' reports
+	// before trusting the counts (they re-register on their next
+	// heartbeat).
+	s.bm.StartupSafeMode()
 	s.leases = namespace.NewLeaseManager()
 	s.applied, s.committed = txid, txid
 	s.dirty = false
@@ -651,4 +781,10 @@ func (s *Namesystem) txids() (applied, committed uint64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.applied, s.committed
+}
+
+func (s *Namesystem) rebuildCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.rebuilds
 }

@@ -13,6 +13,7 @@ const (
 	keyHAElectionTimeout    = "strata.ha.raft.election.timeout.ms"
 	keyHALeaderLeaseTimeout = "strata.ha.raft.leader-lease.timeout.ms"
 	keyHASnapshotInterval   = "strata.ha.raft.snapshot.interval.ms"
+	keyHATrailingLogs       = "strata.ha.raft.trailing-logs"
 )
 
 // HAConfig is this NameNode's place in an HA nameservice. Members' RPC
@@ -34,6 +35,9 @@ type HAConfig struct {
 	// dfs.namenode.checkpoint.txns edits accumulated since its last
 	// snapshot.
 	SnapshotInterval time.Duration
+	// TrailingLogs is how many entries a snapshot leaves in the log, for
+	// members that lag a little; one further behind gets the snapshot.
+	TrailingLogs uint64
 }
 
 // haConfigFrom sets cfg.HA (and the RPC and HTTP addresses, which are the
@@ -53,6 +57,7 @@ func haConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) {
 		ElectionTimeout:    r.Duration(keyHAElectionTimeout, time.Millisecond),
 		LeaderLeaseTimeout: r.Duration(keyHALeaderLeaseTimeout, time.Millisecond),
 		SnapshotInterval:   r.Duration(keyHASnapshotInterval, time.Millisecond),
+		TrailingLogs:       uint64(max(0, r.Int(keyHATrailingLogs))),
 	}
 	cfg.RPCAddr = self.RPCAddr
 	if self.HTTPAddr != "" {
@@ -62,6 +67,8 @@ func haConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) {
 
 func (h *HAConfig) validate() error {
 	switch {
+	case h.TrailingLogs == 0:
+		return fmt.Errorf("namenode: %s must be at least 1", keyHATrailingLogs)
 	case h.HeartbeatTimeout <= 0 || h.ElectionTimeout <= 0 || h.LeaderLeaseTimeout <= 0 || h.SnapshotInterval <= 0:
 		return fmt.Errorf("namenode: "+"%s, %s, %s and %s must be positive", keyHAHeartbeatTimeout, keyHAElectionTimeout, keyHALeaderLeaseTimeout, keyHASnapshotInterval)
 	case h.LeaderLeaseTimeout >= h.HeartbeatTimeout:

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -38,7 +39,11 @@ func freeAddr(t *testing.T) string {
 	return ""
 }
 
-func newHAGroup(t *testing.T, n int) *haGroup {
+func newHAGroup(t *testing.T, n int) *haGroup { return newHAGroupWith(t, n, nil) }
+
+// newHAGroupWith is newHAGroup with adjust applied to every member's
+// Config before it is formatted.
+func newHAGroupWith(t *testing.T, n int, adjust func(*Config)) *haGroup {
 	t.Helper()
 	var members []nameservice.NameNode
 	for i := 0; i < n; i++ {
@@ -58,7 +63,10 @@ func newHAGroup(t *testing.T, n int) *haGroup {
 		cfg.Logger = logger.With("nn", m.ID)
 		cfg.HA = &HAConfig{Nameservice: "ns", ID: m.ID, Members: members,
 			HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond,
-			LeaderLeaseTimeout: 250 * time.Millisecond, SnapshotInterval: time.Second}
+			LeaderLeaseTimeout: 250 * time.Millisecond, SnapshotInterval: time.Second, TrailingLogs: 10240}
+		if adjust != nil {
+			adjust(&cfg)
+		}
 		g.cfgs = append(g.cfgs, cfg)
 	}
 	if _, err := Format(g.cfgs[0], false); err != nil {
@@ -165,5 +173,202 @@ func TestHAFailoverKeepsAcknowledgedEdits(t *testing.T) {
 			t.Fatal("restarted member did not catch up")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitDigests waits until every running member has the same namespace.
+func (g *haGroup) waitDigests(timeout time.Duration) Digest {
+	g.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var ds []Digest
+		for _, nn := range g.nns {
+			if nn == nil {
+				continue
+			}
+			d, err := nn.NamespaceDigest()
+			if err != nil {
+				g.t.Fatal(err)
+			}
+			ds = append(ds, d)
+		}
+		same := true
+		for _, d := range ds[1:] {
+			same = same && d == ds[0]
+		}
+		if same {
+			return ds[0]
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("members differ after %v: %+v", timeout, ds)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A member whose disk was lost is bootstrapped again and catches up from
+// a snapshot (the log before it is compacted away); then the group grows
+// by a member and shrinks by one (membership changes through the Raft
+// admin methods).
+func TestHAReplaceLostMemberAndMembership(t *testing.T) {
+	g := newHAGroupWith(t, 3, func(c *Config) {
+		c.CheckpointTxns = 50
+		c.HA.TrailingLogs = 10
+		c.HA.SnapshotInterval = 100 * time.Millisecond
+	})
+	a := g.active(10 * time.Second)
+	ctx := context.Background()
+	for i := 0; i < 300; i++ {
+		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/m/d%d", i), 0o755, true))
+	}
+	lost := (a + 1) % 3
+	g.stop(lost)
+	if err := os.RemoveAll(g.cfgs[lost].NameDir); err != nil {
+		t.Fatal(err)
+	}
+	for i := 300; i < 400; i++ {
+		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/m/d%d", i), 0o755, true))
+	}
+	// Let the active snapshot and compact past what the lost member had.
+	deadline := time.Now().Add(20 * time.Second)
+	for g.nns[a].ha.stats().LastLogIndex == 0 || snapshotIndex(g.nns[a]) < 300 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the active took no snapshot (last snapshot index %d)", snapshotIndex(g.nns[a]))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := BootstrapStandby(g.cfgs[lost], false); err != nil {
+		t.Fatal(err)
+	}
+	g.start(lost)
+	d := g.waitDigests(20 * time.Second)
+	if rebuilds := g.nns[lost].ns.rebuildCount(); rebuilds == 0 {
+		t.Errorf("the replaced member caught up without a snapshot")
+	}
+	t.Logf("replaced %s caught up to txid %d from a snapshot", g.cfgs[lost].HA.ID, d.AppliedTxID)
+
+	// Grow: a fourth member joins (bootstrapped from a running one).
+	m4 := nameservice.NameNode{ID: "nn4", RPCAddr: freeAddr(t), HTTPAddr: freeAddr(t)}
+	cfg4 := g.cfgs[0]
+	cfg4.NameDir = t.TempDir()
+	cfg4.RPCAddr, cfg4.HTTPAddr = m4.RPCAddr, m4.HTTPAddr
+	ha4 := *cfg4.HA
+	ha4.ID = "nn4"
+	ha4.Members = append(append([]nameservice.NameNode(nil), g.cfgs[0].HA.Members...), m4)
+	cfg4.HA = &ha4
+	if _, err := BootstrapStandby(cfg4, false); err != nil {
+		t.Fatal(err)
+	}
+	g.cfgs = append(g.cfgs, cfg4)
+	g.nns = append(g.nns, nil)
+	g.start(3)
+	h := g.nns[a].ha
+	if err := h.addMember(as("hdfs"), "nn4", m4.RPCAddr); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.addMember(as("hdfs"), "nn5", ""); err == nil {
+		t.Error("addMember without an address succeeded")
+	}
+	if err := h.addMember(as("mallory"), "nn5", "127.0.0.1:1"); !ipc.IsClass(err, ipc.ClassAccessControl) {
+		t.Errorf("mallory's addMember: %v, want AccessControlException", err)
+	}
+	mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, "/after-add", 0o755, true))
+	g.waitDigests(20 * time.Second)
+	// Shrink: remove a standby; the group of three goes on.
+	gone := -1
+	for i := 0; i < 3; i++ {
+		if i != a {
+			gone = i
+			break
+		}
+	}
+	if err := h.removeMember(as("hdfs"), g.cfgs[gone].HA.ID); err != nil {
+		t.Fatal(err)
+	}
+	g.stop(gone)
+	if n := len(g.nns[a].ha.stats().Members); n != 3 {
+		t.Errorf("%d members after removing one of four", n)
+	}
+	mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, "/after-remove", 0o755, true))
+	g.waitDigests(20 * time.Second)
+}
+
+func snapshotIndex(nn *NameNode) uint64 {
+	v, _ := strconv.ParseUint(nn.ha.node.Raft.Stats()["last_snapshot_index"], 10, 64)
+	return v
+}
+
+// Standbys take snapshots too (their checkpoints), not only the active.
+func TestHAStandbysSnapshot(t *testing.T) {
+	g := newHAGroupWith(t, 3, func(c *Config) {
+		c.CheckpointTxns = 16
+		c.HA.SnapshotInterval = 100 * time.Millisecond
+	})
+	a := g.active(10 * time.Second)
+	ctx := context.Background()
+	for i := 0; i < 200; i++ {
+		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/d%d", i), 0o755, true))
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for i, nn := range g.nns {
+		for snapshotIndex(nn) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("nn%d (active %v) took no snapshot", i+1, i == a)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// A leadership transfer to a member that is down fails; the Raft log
+// must keep its txids without a gap and the active go on serving
+// (Raft refuses proposals while the transfer is in progress: the active
+// fences itself and activates again).
+func TestHAFailedTransferLeavesNoGap(t *testing.T) {
+	g := newHAGroup(t, 3)
+	a := g.active(10 * time.Second)
+	ctx := context.Background()
+	mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, "/warm", 0o755, true))
+	down := (a + 1) % 3
+	g.stop(down)
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		ok := 0
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- ok
+				return
+			default:
+			}
+			c, cancel := context.WithTimeout(ctx, 3*time.Second)
+			if g.nns[a].Namesystem().Mkdirs(c, fmt.Sprintf("/w%d", i), 0o755, true) == nil {
+				ok++
+			}
+			cancel()
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	err := g.nns[a].ha.transferTo(ctx, g.cfgs[down].HA.ID)
+	t.Logf("transfer to a stopped member: %v", err)
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	t.Logf("%d mkdirs acknowledged around the transfer", <-done)
+	b := g.active(10 * time.Second)
+	for i := 0; i < 3; i++ {
+		mustOK(t, g.nns[b].Namesystem().Mkdirs(ctx, fmt.Sprintf("/after%d", i), 0o755, true))
+	}
+	d := g.waitDigests(10 * time.Second)
+	if d.AppliedTxID != d.CommittedTxID {
+		t.Fatalf("digest %+v", d)
+	}
+	for _, nn := range g.nns {
+		if nn == nil {
+			continue
+		}
+		if ap, cm := nn.Namesystem().txids(); ap != cm || ap != d.AppliedTxID {
+			t.Errorf("member at applied %d committed %d, want %d", ap, cm, d.AppliedTxID)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -122,27 +123,10 @@ func (h *haNode) adminMethods() map[string]ipc.Method {
 			return &namenodepb.TransferLeadershipResponse{}, h.transferTo(ctx, req.GetTarget())
 		}),
 		"addMember": ipc.Unary(func(ctx context.Context, req *namenodepb.AddMemberRequest) (*namenodepb.AddMemberResponse, error) {
-			if err := h.ns.checker(ctx).Superuser("addMember"); err != nil {
-				return nil, err
-			}
-			if req.GetId() == "" || req.GetRpcAddress() == "" {
-				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "addMember needs an id and an RPC address")
-			}
-			if err := h.leaderOnly(); err != nil {
-				return nil, err
-			}
-			f := h.node.Raft.AddVoter(raft.ServerID(req.GetId()), raft.ServerAddress(req.GetRpcAddress()), 0, 30*time.Second)
-			return &namenodepb.AddMemberResponse{}, raftErr(f.Error())
+			return &namenodepb.AddMemberResponse{}, h.addMember(ctx, req.GetId(), req.GetRpcAddress())
 		}),
 		"removeMember": ipc.Unary(func(ctx context.Context, req *namenodepb.RemoveMemberRequest) (*namenodepb.RemoveMemberResponse, error) {
-			if err := h.ns.checker(ctx).Superuser("removeMember"); err != nil {
-				return nil, err
-			}
-			if err := h.leaderOnly(); err != nil {
-				return nil, err
-			}
-			f := h.node.Raft.RemoveServer(raft.ServerID(req.GetId()), 0, 30*time.Second)
-			return &namenodepb.RemoveMemberResponse{}, raftErr(f.Error())
+			return &namenodepb.RemoveMemberResponse{}, h.removeMember(ctx, req.GetId())
 		}),
 		"getGroup": ipc.Unary(func(ctx context.Context, _ *namenodepb.GroupRequest) (*namenodepb.GroupResponse, error) {
 			st := h.stats()
@@ -153,6 +137,40 @@ func (h *haNode) adminMethods() map[string]ipc.Method {
 			return resp, nil
 		}),
 	}
+}
+
+// addMember adds a voter to the group (on the leader, by the superuser).
+// The new member must have been bootstrapped (-bootstrapStandby) and be
+// running; it catches up from a snapshot and the log.
+func (h *haNode) addMember(ctx context.Context, id, addr string) error {
+	if err := h.ns.checker(ctx).Superuser("addMember"); err != nil {
+		return err
+	}
+	if id == "" || addr == "" || len(id) > 256 || len(addr) > 1024 {
+		return ipc.Errorf(ipc.ClassIllegalArgument, "addMember needs an id and an RPC address")
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return ipc.Errorf(ipc.ClassIllegalArgument, "addMember: RPC address %q: %v", addr, err)
+	}
+	if err := h.leaderOnly(); err != nil {
+		return err
+	}
+	return raftErr(h.node.Raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 30*time.Second).Error())
+}
+
+// removeMember takes a member out of the group (on the leader, by the
+// superuser).
+func (h *haNode) removeMember(ctx context.Context, id string) error {
+	if err := h.ns.checker(ctx).Superuser("removeMember"); err != nil {
+		return err
+	}
+	if id == "" {
+		return ipc.Errorf(ipc.ClassIllegalArgument, "removeMember needs an id")
+	}
+	if err := h.leaderOnly(); err != nil {
+		return err
+	}
+	return raftErr(h.node.Raft.RemoveServer(raft.ServerID(id), 0, 30*time.Second).Error())
 }
 
 func raftErr(err error) error {

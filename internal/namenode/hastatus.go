@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"github.com/hashicorp/raft"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/proto/dnpb"
@@ -26,6 +27,10 @@ func (n *NameNode) haStatusProto() *dnpb.NNHAStatus {
 	switch n.ServiceState() {
 	case HAActive:
 		st = dnpb.NNHAStatus_ACTIVE
+		if n.ha != nil && n.ha.node != nil && n.ha.node.Raft.State() != raft.Leader {
+			// Deposed, and not yet told: do not make DataNodes switch back.
+			st = dnpb.NNHAStatus_STANDBY
+		}
 	case HAStandby:
 		st = dnpb.NNHAStatus_STANDBY
 	}

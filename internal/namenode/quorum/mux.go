@@ -34,6 +34,8 @@ type Mux struct {
 	ipc   chan net.Conn
 	raft  chan net.Conn
 	slots chan struct{}
+	perMu sync.Mutex
+	perIP map[string]int
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -48,36 +50,81 @@ func NewMux(ln net.Listener, allowed func(net.Addr) bool, logger *slog.Logger) *
 	m := &Mux{
 		ln: ln, log: logger, allowed: allowed,
 		ipc: make(chan net.Conn), raft: make(chan net.Conn),
-		slots: make(chan struct{}, maxSniffing), closed: make(chan struct{}),
+		slots: make(chan struct{}, maxSniffing), perIP: map[string]int{}, closed: make(chan struct{}),
 	}
 	go m.acceptLoop()
 	return m
 }
 
 func (m *Mux) acceptLoop() {
+	backoff := 5 * time.Millisecond
 	for {
 		c, err := m.ln.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				m.Close()
+				return
 			}
-			m.Close()
-			return
+			// Out of file descriptors, a connection reset before accept,
+			// ...: the listener still works; wait and go on, as the IPC
+			// server does.
+			m.log.Warn("namenode: accept failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-m.closed:
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
 		}
-		select {
-		case m.slots <- struct{}{}:
-			go m.sniff(c)
-		default:
+		backoff = 5 * time.Millisecond
+		ip := remoteIP(c)
+		if !m.takeSlot(ip) {
 			c.Close()
+			continue
 		}
+		go m.sniff(c, ip)
 	}
 }
 
+// maxSniffingPerIP bounds one address's share of the sniffing slots, so
+// that one host's silent connections cannot lock everyone else out.
+const maxSniffingPerIP = 32
+
+func remoteIP(c net.Conn) string {
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	return c.RemoteAddr().String()
+}
+
+func (m *Mux) takeSlot(ip string) bool {
+	m.perMu.Lock()
+	defer m.perMu.Unlock()
+	if m.perIP[ip] >= maxSniffingPerIP {
+		return false
+	}
+	select {
+	case m.slots <- struct{}{}:
+	default:
+		return false
+	}
+	m.perIP[ip]++
+	return true
+}
+
+func (m *Mux) releaseSlot(ip string) {
+	m.perMu.Lock()
+	if m.perIP[ip]--; m.perIP[ip] <= 0 {
+		delete(m.perIP, ip)
+	}
+	m.perMu.Unlock()
+	<-m.slots
+}
+
 // sniff reads a connection's first four bytes and hands it on.
-func (m *Mux) sniff(c net.Conn) {
-	defer func() { <-m.slots }()
+func (m *Mux) sniff(c net.Conn, ip string) {
+	defer m.releaseSlot(ip)
 	c.SetReadDeadline(time.Now().Add(sniffTimeout))
 	head := make([]byte, len(raftMagic))
 	if _, err := io.ReadFull(c, head); err != nil {
