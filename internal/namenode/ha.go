@@ -120,7 +120,7 @@ func quorumConfig(cfg Config, logger *slog.Logger) quorum.Config {
 		LeaderLeaseTimeout: cfg.HA.LeaderLeaseTimeout, MaxAppendEntries: 512,
 		SnapshotThreshold: cfg.CheckpointTxns, SnapshotInterval: cfg.HA.SnapshotInterval,
 		TrailingLogs: cfg.HA.TrailingLogs,
-		Logger: logger,
+		Logger:       logger,
 	}
 	for _, m := range cfg.HA.Members {
 		q.Members = append(q.Members, quorum.Member{ID: m.ID, Addr: m.RPCAddr})
