@@ -183,6 +183,9 @@ func (c *Cluster) nameservice() (nameservice.Nameservice, error) {
 		}
 		return ns, nil
 	}
+	if formatted(NameDirOf(c.cfg.Dir, 0)) {
+		return nameservice.Nameservice{}, fmt.Errorf("localcluster: %s holds a single NameNode's storage, not a nameservice's (no %s); use another directory", c.cfg.Dir, NameserviceFile)
+	}
 	ns, err := pickNameservice(c.conf.Get("dfs.namenode.rpc-address"), c.conf.Get("dfs.namenode.http-address"), c.cfg.NameNodes)
 	if err != nil {
 		return ns, err

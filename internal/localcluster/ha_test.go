@@ -111,8 +111,8 @@ func TestHANameservice(t *testing.T) {
 	}
 }
 
-// A nameservice of a different size than the one kept in the directory is
-// refused, not half-started.
+// A nameservice of a different size than the one kept in the directory,
+// or one NameNode, is refused, not half-started.
 func TestHAKeptSizeMismatch(t *testing.T) {
 	dir := t.TempDir()
 	cl, err := Start(Config{Conf: haConf(), Dir: dir, NameNodes: 3})
@@ -123,6 +123,10 @@ func TestHAKeptSizeMismatch(t *testing.T) {
 	if cl, err := Start(Config{Conf: haConf(), Dir: dir, NameNodes: 2}); err == nil {
 		cl.Close()
 		t.Fatal("a 2-member start on a 3-member directory succeeded")
+	}
+	if cl, err := Start(Config{Conf: haConf(), Dir: dir}); err == nil {
+		cl.Close()
+		t.Fatal("a single-NameNode start on a nameservice's directory succeeded")
 	}
 }
 

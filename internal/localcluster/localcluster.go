@@ -76,7 +76,8 @@ type Config struct {
 	// NameNodes above 1 makes the cluster an HA nameservice of that many
 	// NameNodes in one Raft group (ha.go); 0 or 1 is one NameNode. A Conf
 	// that already configures a nameservice (dfs.nameservices) is used
-	// as it is, whatever NameNodes says.
+	// as it is, whatever NameNodes says. A Dir that holds a nameservice
+	// does not start with one NameNode.
 	NameNodes int
 	// Layout returns node i's layout; nil means DefaultLayout.
 	Layout func(i int) Node
@@ -273,6 +274,8 @@ func Start(cfg Config) (cl *Cluster, err error) {
 		if err := cl.startHA(); err != nil {
 			return nil, err
 		}
+	} else if _, err := os.Stat(filepath.Join(cfg.Dir, NameserviceFile)); err == nil {
+		return nil, fmt.Errorf("localcluster: %s holds an HA nameservice (%s): start it with its NameNodes (strata local -ha)", cfg.Dir, NameserviceFile)
 	} else if err := cl.startSingle(); err != nil {
 		return nil, err
 	}
