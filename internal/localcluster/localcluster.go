@@ -26,7 +26,8 @@
 // Lifecycle: Start starts everything (and on error stops whatever it
 // started, releasing volume locks, so the same directory can start again);
 // each daemon can then be stopped and started again on the same storage
-// and the same addresses (StopNameNode/StartNameNode, StopDataNode/
+// and the same addresses (StopNameNode/StartNameNode, which act on every
+// NameNode, StopNameNodeAt/StartNameNodeAt on one, StopDataNode/
 // StartDataNode, and the MapReduce interface for the trackers); Close
 // stops whatever runs. Stopping is each daemon's Close: the NameNode saves
 // a checkpoint; a DataNode or TaskTracker drops its connections and
