@@ -42,7 +42,7 @@ func TestStartTurnsBlockTokensOn(t *testing.T) {
 	if st := cl.DataNodes[0].Status(); st.BlockKeys && !st.BlockTokens {
 		t.Error("the NameNode handed keys over with tokens off")
 	}
-	hc, err := hdfs.New(hdfs.Options{Addr: cl.NameNodeAddr(), User: cl.nnCfg.Superuser})
+	hc, err := hdfs.New(hdfs.Options{Addr: cl.NameNodeAddr(), User: cl.nnCfgs[0].Superuser})
 	if err != nil {
 		t.Fatal(err)
 	}

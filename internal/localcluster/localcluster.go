@@ -1,5 +1,6 @@
 // Package localcluster starts a whole strata cluster in this process: a
-// NameNode, N DataNodes and, optionally (Config.MapReduce, package
+// NameNode (or, with Config.NameNodes above 1, an HA nameservice of that
+// many, ha.go), N DataNodes and, optionally (Config.MapReduce, package
 // localcluster/trackers), a JobTracker with one TaskTracker per DataNode.
 // It is what `strata local` runs, what `strata experiment`
 // builds once per storage profile, and the in-process implementation
@@ -18,14 +19,15 @@
 //
 // Storage is under Config.Dir: the NameNode's name directory is
 // <dir>/name (unless dfs.namenode.name.dir is set), formatted on first
-// use; the nodes' directories are wherever Config.Layout puts them
+// use (in HA, member i's is <dir>/name, <dir>/name1, ...); the nodes' directories are wherever Config.Layout puts them
 // (default <dir>/dn<i>/ssd and <dir>/dn<i>/disk, intermediate data in
 // <dir>/dn<i>/ssd/mapred-local).
 //
 // Lifecycle: Start starts everything (and on error stops whatever it
 // started, releasing volume locks, so the same directory can start again);
 // each daemon can then be stopped and started again on the same storage
-// and the same addresses (StopNameNode/StartNameNode, StopDataNode/
+// and the same addresses (StopNameNode/StartNameNode, which act on every
+// NameNode, StopNameNodeAt/StartNameNodeAt on one, StopDataNode/
 // StartDataNode, and the MapReduce interface for the trackers); Close
 // stops whatever runs. Stopping is each daemon's Close: the NameNode saves
 // a checkpoint; a DataNode or TaskTracker drops its connections and
@@ -51,6 +53,7 @@ import (
 	"github.com/stratafs/strata/internal/datanode"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/namenode"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/storage"
 )
 
@@ -71,6 +74,12 @@ type Config struct {
 	Dir string
 	// DataNodes is the number of DataNodes (and TaskTrackers).
 	DataNodes int
+	// NameNodes above 1 makes the cluster an HA nameservice of that many
+	// NameNodes in one Raft group (ha.go); 0 or 1 is one NameNode. A Conf
+	// that already configures a nameservice (dfs.nameservices) is used
+	// as it is, whatever NameNodes says. A Dir that holds a nameservice
+	// does not start with one NameNode.
+	NameNodes int
 	// Layout returns node i's layout; nil means DefaultLayout.
 	Layout func(i int) Node
 	// MapReduce, if set, starts a JobTracker and the TaskTrackers once the
@@ -151,22 +160,30 @@ func (e *StartError) Unwrap() error { return e.Err }
 
 // Cluster is a running cluster. Close stops it.
 type Cluster struct {
-	// NameNode is the running NameNode (nil while stopped).
+	// NameNode is the running NameNode (nil while stopped): NameNodes[0],
+	// which in HA is the first member, not necessarily the active one
+	// (ActiveNameNode).
 	NameNode *namenode.NameNode
+	// NameNodes are the NameNodes by member index (one without HA); a
+	// stopped one is nil.
+	NameNodes []*namenode.NameNode
+	// Nameservice is the HA nameservice's id, "" without HA.
+	Nameservice string
 	// DataNodes are the DataNodes by index; a stopped one is nil.
 	DataNodes []*datanode.DataNode
 	// MapReduce is the JobTracker and TaskTrackers, nil without.
 	MapReduce MapReduce
 	// Nodes are the layouts the nodes were started with.
 	Nodes []Node
-	// NameDir is the NameNode's name directory; Formatted is the cluster
-	// ID if Start formatted it.
+	// NameDir is the (first) NameNode's name directory; Formatted is the
+	// cluster ID if Start formatted it.
 	NameDir, Formatted string
 
 	cfg    Config
 	log    *slog.Logger
 	conf   *conf.Configuration // Conf with the cluster's own settings
-	nnCfg  namenode.Config
+	nnCfgs []namenode.Config   // by member index
+	ha     map[string]string   // the nameservice's keys, nil without HA
 	dnCfgs []datanode.Config
 }
 
@@ -179,12 +196,20 @@ func (c *Cluster) Config() Config { return c.cfg }
 // extension).
 func (c *Cluster) Conf() *conf.Configuration { return c.conf.Clone() }
 
-// DefaultFS is the cluster's fs.defaultFS.
-func (c *Cluster) DefaultFS() string { return "hdfs://" + c.NameNodeAddr() }
+// DefaultFS is the cluster's fs.defaultFS: hdfs://<nameservice> in HA.
+func (c *Cluster) DefaultFS() string {
+	if c.Nameservice != "" {
+		return "hdfs://" + c.Nameservice
+	}
+	return "hdfs://" + c.NameNodeAddr()
+}
 
-// NameNodeAddr is the NameNode's RPC address; it stays the same across
-// StopNameNode and StartNameNode.
-func (c *Cluster) NameNodeAddr() string { return c.nnCfg.RPCAddr }
+// NameNodeAddr is the (first) NameNode's RPC address; it stays the same
+// across StopNameNode and StartNameNode.
+func (c *Cluster) NameNodeAddr() string { return c.nnCfgs[0].RPCAddr }
+
+// NameNodeConfig is the configuration NameNode i runs with.
+func (c *Cluster) NameNodeConfig(i int) namenode.Config { return c.nnCfgs[i] }
 
 // JobTrackerAddr is the JobTracker's address ("" without MapReduce); it
 // stays the same across restarts.
@@ -195,10 +220,14 @@ func (c *Cluster) JobTrackerAddr() string {
 	return c.MapReduce.JobTrackerAddr()
 }
 
-// ClientConf returns base with fs.defaultFS set to the cluster and, with
-// MapReduce, jobs sent to its JobTracker.
+// ClientConf returns base with fs.defaultFS set to the cluster (in HA,
+// with the nameservice's keys) and, with MapReduce, jobs sent to its
+// JobTracker.
 func (c *Cluster) ClientConf(base *conf.Configuration) *conf.Configuration {
 	out := base.Clone()
+	for k, v := range c.ha {
+		out.Set(k, v)
+	}
 	out.Set("fs.defaultFS", c.DefaultFS())
 	if a := c.JobTrackerAddr(); a != "" {
 		out.Set("mapreduce.framework.name", "classic")
@@ -241,23 +270,14 @@ func Start(cfg Config) (cl *Cluster, err error) {
 		// still turn them off.
 		c.Set(KeyBlockTokens, "true")
 	}
-	nc, err := namenode.ConfigFrom(c)
-	if err != nil {
-		return nil, err
-	}
-	nc.Logger = log
-	if cfg.NameNodeConfig != nil {
-		cfg.NameNodeConfig(&nc)
-	}
-	cl = &Cluster{NameDir: nc.NameDir, cfg: cfg, log: log, conf: c, nnCfg: nc}
-	if _, err := os.Stat(filepath.Join(nc.NameDir, "current", "VERSION")); os.IsNotExist(err) {
-		v, err := namenode.Format(nc, false)
-		if err != nil {
-			return nil, fmt.Errorf("format %s: %w", nc.NameDir, err)
+	cl = &Cluster{cfg: cfg, log: log, conf: c}
+	if cfg.NameNodes > 1 || c.IsSet(nameservice.KeyNameservices) {
+		if err := cl.startHA(); err != nil {
+			return nil, err
 		}
-		cl.Formatted = v.ClusterID
-	}
-	if err := cl.StartNameNode(); err != nil {
+	} else if _, err := os.Stat(filepath.Join(cfg.Dir, NameserviceFile)); err == nil {
+		return nil, fmt.Errorf("localcluster: %s holds an HA nameservice (%s): start it with its NameNodes (strata local -ha)", cfg.Dir, NameserviceFile)
+	} else if err := cl.startSingle(); err != nil {
 		return nil, err
 	}
 	started := cl // a failing return sets cl to nil before this runs
@@ -285,38 +305,104 @@ func Start(cfg Config) (cl *Cluster, err error) {
 
 func hostName(i int) string { return fmt.Sprintf("localhost-dn%d", i) }
 
-// StartNameNode starts the NameNode on its storage. After the first
-// start it binds the RPC and HTTP addresses it had, so clients and
-// DataNodes find it again.
+// startSingle formats the name directory if it is new and starts the one
+// NameNode.
+func (c *Cluster) startSingle() error {
+	nc, err := namenode.ConfigFrom(c.conf)
+	if err != nil {
+		return err
+	}
+	nc.Logger = c.log
+	if c.cfg.NameNodeConfig != nil {
+		c.cfg.NameNodeConfig(&nc)
+	}
+	c.NameDir, c.nnCfgs, c.NameNodes = nc.NameDir, []namenode.Config{nc}, make([]*namenode.NameNode, 1)
+	if !formatted(nc.NameDir) {
+		v, err := namenode.Format(nc, false)
+		if err != nil {
+			return fmt.Errorf("format %s: %w", nc.NameDir, err)
+		}
+		c.Formatted = v.ClusterID
+	}
+	return c.StartNameNodeAt(0)
+}
+
+// formatted reports whether a name directory holds a formatted storage.
+func formatted(nameDir string) bool {
+	_, err := os.Stat(filepath.Join(nameDir, "current", "VERSION"))
+	return !os.IsNotExist(err)
+}
+
+// NumNameNodes is the number of NameNodes, running or not.
+func (c *Cluster) NumNameNodes() int { return len(c.NameNodes) }
+
+// StartNameNode starts every stopped NameNode (without HA, the
+// NameNode).
 func (c *Cluster) StartNameNode() error {
-	if c.NameNode != nil {
+	for i := range c.NameNodes {
+		if err := c.StartNameNodeAt(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StartNameNodeAt starts stopped NameNode i on its storage. After the
+// first start it binds the RPC and HTTP addresses it had, so clients and
+// DataNodes find it again (an HA member's addresses are fixed by the
+// nameservice).
+func (c *Cluster) StartNameNodeAt(i int) error {
+	if c.NameNodes[i] != nil {
 		return nil
 	}
-	nn, err := namenode.New(c.nnCfg)
+	nn, err := namenode.New(c.nnCfgs[i])
 	if err != nil {
 		return err
 	}
 	if err := nn.Start(); err != nil {
 		nn.Close()
-		return &StartError{Err: err, Hint: "another strata or Hadoop may be using the port: choose others with -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0"}
+		hint := "another strata or Hadoop may be using the port: choose others with -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0"
+		if c.ha != nil {
+			hint = "another process may be using the port; the nameservice's addresses are kept in " + filepath.Join(c.cfg.Dir, NameserviceFile)
+		}
+		return &StartError{Err: fmt.Errorf("namenode %d: %w", i, err), Hint: hint}
 	}
-	c.NameNode = nn
-	c.nnCfg.RPCAddr = nn.RPCAddr()
+	c.NameNodes[i] = nn
+	if i == 0 {
+		c.NameNode = nn
+	}
+	c.nnCfgs[i].RPCAddr = nn.RPCAddr()
 	if a := nn.HTTPAddr(); a != "" {
-		c.nnCfg.HTTPAddr = a
+		c.nnCfgs[i].HTTPAddr = a
 	}
 	return nil
 }
 
-// StopNameNode closes the NameNode, which saves a checkpoint; its storage
-// and addresses are kept for StartNameNode.
+// StopNameNode closes every NameNode, each saving a checkpoint; their
+// storage and addresses are kept for StartNameNode. It returns the first
+// error.
 func (c *Cluster) StopNameNode() error {
-	if c.NameNode == nil {
+	var first error
+	for i := range c.NameNodes {
+		if err := c.StopNameNodeAt(i); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// StopNameNodeAt closes NameNode i, which saves a checkpoint; its storage
+// and addresses are kept for StartNameNodeAt.
+func (c *Cluster) StopNameNodeAt(i int) error {
+	nn := c.NameNodes[i]
+	if nn == nil {
 		return nil
 	}
-	err := c.NameNode.Close()
-	c.NameNode = nil
-	return err
+	c.NameNodes[i] = nil
+	if i == 0 {
+		c.NameNode = nil
+	}
+	return nn.Close()
 }
 
 // AddDataNode lays out, configures and starts one more DataNode (node
@@ -325,7 +411,11 @@ func (c *Cluster) StopNameNode() error {
 // TaskTracker.
 func (c *Cluster) AddDataNode() (int, error) {
 	i := len(c.DataNodes)
-	dc, err := datanode.ConfigFrom(c.conf, c.NameNodeAddr())
+	nn := c.NameNodeAddr()
+	if c.Nameservice != "" {
+		nn = c.Nameservice // every member (datanode.ConfigFrom)
+	}
+	dc, err := datanode.ConfigFrom(c.conf, nn)
 	if err != nil && !c.conf.IsSet("dfs.datanode.data.dir") {
 		err = nil // the per-node directories below replace the default
 	}
@@ -418,7 +508,7 @@ func VolumeList(vs []fsdataset.VolumeConfig) string {
 }
 
 // WaitReady waits until every running DataNode has registered and the
-// NameNode has left safe mode, or ctx ends.
+// (active) NameNode has left safe mode, or ctx ends.
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -429,13 +519,53 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 				want++
 			}
 		}
-		st := c.NameNode.Status()
-		if st.LiveDataNodes >= want && !st.SafeMode {
-			return nil
+		var st namenode.Status
+		a := c.ActiveNameNode()
+		if a >= 0 {
+			st = c.NameNodes[a].Status()
+			if st.LiveDataNodes >= want && !st.SafeMode {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
+			if a < 0 {
+				return fmt.Errorf("waiting for an active NameNode: %w", ctx.Err())
+			}
 			return fmt.Errorf("waiting for %d DataNodes (%d live, safe mode %v): %w", want, st.LiveDataNodes, st.SafeMode, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// ActiveNameNode is the index of the one running NameNode that is
+// active, or -1 when none is (or, for a moment in a failover, more than
+// one believes it is). Without HA it is 0 while the NameNode runs.
+func (c *Cluster) ActiveNameNode() int {
+	found, n := -1, 0
+	for i, nn := range c.NameNodes {
+		if nn != nil && nn.ServiceState() == namenode.HAActive {
+			found, n = i, n+1
+		}
+	}
+	if n != 1 {
+		return -1
+	}
+	return found
+}
+
+// WaitActive waits until exactly one NameNode is active and returns its
+// index, or ctx ends.
+func (c *Cluster) WaitActive(ctx context.Context) (int, error) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if a := c.ActiveNameNode(); a >= 0 {
+			return a, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("waiting for an active NameNode: %w", ctx.Err())
 		case <-t.C:
 		}
 	}

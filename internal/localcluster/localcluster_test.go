@@ -61,7 +61,7 @@ func TestRestartKeepsAddresses(t *testing.T) {
 	if err := cl.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hc, err := hdfs.New(hdfs.Options{Addr: cl.NameNodeAddr(), User: cl.nnCfg.Superuser})
+	hc, err := hdfs.New(hdfs.Options{Addr: cl.NameNodeAddr(), User: cl.nnCfgs[0].Superuser})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,9 @@ import (
 // BenchmarkNameNodeRPC measures metadata operations per second through the
 // whole stack: client → Hadoop IPC over loopback → NameNode → edit log
 // fsync (for mutations). Each simulated client has its own connection.
+// The ha-mkdirs cases send the same mkdirs to an HA nameservice of three
+// NameNodes (testcluster Config.NameNodes), where a mutation is
+// acknowledged once a majority of the Raft group has logged it.
 //
 //	go test -run XXX -bench NameNodeRPC -benchtime 3s ./internal/namenode/
 func BenchmarkNameNodeRPC(b *testing.B) {
@@ -25,6 +28,16 @@ func BenchmarkNameNodeRPC(b *testing.B) {
 				return cl.Mkdirs(ctx, fmt.Sprintf("/bench/w%d/d%d", w, seq.Add(1)), 0o755)
 			})
 		})
+		if clients > 1 {
+			b.Run(fmt.Sprintf("ha-mkdirs/clients=%d", clients), func(b *testing.B) {
+				c := testcluster.New(b, testcluster.Config{NameNodes: 3})
+				c.ActiveNameNode() // the clients' first calls find it at once
+				var seq atomic.Int64
+				runClients(b, c, clients, func(ctx context.Context, cl *hdfs.Client, w int) error {
+					return cl.Mkdirs(ctx, fmt.Sprintf("/bench/w%d/d%d", w, seq.Add(1)), 0o755)
+				})
+			})
+		}
 		b.Run(fmt.Sprintf("getFileInfo/clients=%d", clients), func(b *testing.B) {
 			c := testcluster.New(b, testcluster.Config{})
 			setup := c.Client(c.Superuser())

@@ -49,6 +49,9 @@ type Harness interface {
 	// KillNameNode stops it without one (SIGKILL: process only, an
 	// in-process cluster skips the test); StartNameNode starts it again on
 	// the same storage and addresses; RestartNameNode is Stop then Start.
+	// With Config.NameNodes > 1 (an HA nameservice) Stop and Kill act on
+	// the active member and Start starts every stopped member; Addr and
+	// NameDir are the first member's and URI is hdfs://ns1.
 	StopNameNode()
 	KillNameNode()
 	StartNameNode()

@@ -127,6 +127,12 @@ func New(t testing.TB, cfg Config) *Cluster {
 			exe = Binary(t)
 		}
 	}
+	if cfg.NameNodes > 1 {
+		// Failover in about a second instead of the defaults' two.
+		for k, v := range haSettings {
+			base.Set(k, v)
+		}
+	}
 	for k, v := range cfg.Conf {
 		base.Set(k, v)
 	}
@@ -136,7 +142,7 @@ func New(t testing.TB, cfg Config) *Cluster {
 		mr = cfg.Trackers
 	}
 	lc, err := localcluster.Start(localcluster.Config{
-		Conf: base, Dir: c.dir, DataNodes: cfg.DataNodes, MapReduce: mr,
+		Conf: base, Dir: c.dir, DataNodes: cfg.DataNodes, NameNodes: cfg.NameNodes, MapReduce: mr,
 		DefaultJobTracker: "127.0.0.1:0", Executable: exe, Logger: c.log, HostName: hostName,
 		Layout: func(i int) localcluster.Node {
 			var n localcluster.Node
@@ -271,27 +277,97 @@ func (c *Cluster) WaitReplicated(p string, n int, timeout time.Duration) {
 	waitReplicated(c.t, c, p, n, timeout)
 }
 
-// NameNode returns the running NameNode (nil while it is stopped).
-func (c *Cluster) NameNode() *namenode.NameNode { return c.lc.NameNode }
+// haSettings are added for an HA nameservice: a standby calls an
+// election after 500 ms without the active, an active that reaches no
+// quorum steps down after 250 ms.
+var haSettings = map[string]string{
+	"strata.ha.raft.heartbeat.timeout.ms":    "500",
+	"strata.ha.raft.election.timeout.ms":     "500",
+	"strata.ha.raft.leader-lease.timeout.ms": "250",
+}
 
-// Addr is the NameNode's RPC address.
+// haClientSettings are in ClientConf (and so Client) for an HA
+// nameservice: the client's backoff between failovers grows from 50 ms
+// to at most 1 s. With Hadoop's 500 ms and 15 s, a client that calls
+// while the members elect sleeps 1, 2, 4 s... and sees a one-second
+// election as a ten-second outage.
+var haClientSettings = map[string]string{
+	"dfs.client.failover.sleep.base.millis": "50",
+	"dfs.client.failover.sleep.max.millis":  "1000",
+}
+
+// NameNode returns the running NameNode (nil while it is stopped); in HA
+// the active member, waiting for one as ActiveNameNode does.
+func (c *Cluster) NameNode() *namenode.NameNode {
+	if c.lc.Nameservice == "" {
+		return c.lc.NameNode
+	}
+	c.t.Helper()
+	return c.lc.NameNodes[c.ActiveNameNode()]
+}
+
+// NumNameNodes is the number of NameNodes, running or not: 1, or
+// Config.NameNodes in HA.
+func (c *Cluster) NumNameNodes() int { return c.lc.NumNameNodes() }
+
+// NameNodeAt returns NameNode i (nil while it is stopped).
+func (c *Cluster) NameNodeAt(i int) *namenode.NameNode { return c.lc.NameNodes[i] }
+
+// ActiveNameNode waits up to 10 s until exactly one running NameNode is
+// active and returns its index; it fails the test otherwise. Without HA
+// it is 0 while the NameNode runs.
+func (c *Cluster) ActiveNameNode() int {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := c.lc.WaitActive(ctx)
+	if err != nil {
+		c.t.Fatalf("testcluster: %v", err)
+	}
+	return a
+}
+
+// StopNameNodeAt closes NameNode i, saving a checkpoint; in HA the others
+// elect an active if i was it and a quorum remains.
+func (c *Cluster) StopNameNodeAt(i int) {
+	c.t.Helper()
+	if err := c.lc.StopNameNodeAt(i); err != nil {
+		c.t.Fatalf("testcluster: namenode %d close: %v", i, err)
+	}
+}
+
+// StartNameNodeAt starts stopped NameNode i on its storage and addresses;
+// an HA member rejoins as a standby and catches up.
+func (c *Cluster) StartNameNodeAt(i int) {
+	c.t.Helper()
+	if err := c.lc.StartNameNodeAt(i); err != nil {
+		c.t.Fatalf("testcluster: namenode %d: %v", i, err)
+	}
+}
+
+// Addr is the (first) NameNode's RPC address.
 func (c *Cluster) Addr() string { return c.lc.NameNodeAddr() }
 
-// URI is hdfs://<addr>.
-func (c *Cluster) URI() string { return "hdfs://" + c.Addr() }
+// URI is hdfs://<addr>, or hdfs://ns1 in HA.
+func (c *Cluster) URI() string { return c.lc.DefaultFS() }
 
 // Dir is the cluster's root directory.
 func (c *Cluster) Dir() string { return c.dir }
 
-// NameDir is the NameNode's name directory, <dir>/name.
+// NameDir is the (first) NameNode's name directory, <dir>/name.
 func (c *Cluster) NameDir() string { return c.lc.NameDir }
 
 // Superuser is the user the NameNode treats as superuser.
 func (c *Cluster) Superuser() string { return c.super }
 
-// StopNameNode closes the NameNode, saving a checkpoint.
+// StopNameNode closes the NameNode, saving a checkpoint; in HA the active
+// member (ActiveNameNode).
 func (c *Cluster) StopNameNode() {
 	c.t.Helper()
+	if c.lc.Nameservice != "" {
+		c.StopNameNodeAt(c.ActiveNameNode())
+		return
+	}
 	if err := c.lc.StopNameNode(); err != nil {
 		c.t.Fatalf("testcluster: namenode close: %v", err)
 	}
@@ -305,7 +381,7 @@ func (c *Cluster) KillNameNode() {
 }
 
 // StartNameNode starts the stopped NameNode on the same storage and
-// addresses.
+// addresses; in HA every stopped member.
 func (c *Cluster) StartNameNode() {
 	c.t.Helper()
 	if err := c.lc.StartNameNode(); err != nil {
@@ -314,7 +390,8 @@ func (c *Cluster) StartNameNode() {
 }
 
 // RestartNameNode closes the NameNode (saving a checkpoint) and starts a
-// new one on the same storage and address.
+// new one on the same storage and address; in HA it stops the active and
+// starts every stopped member.
 func (c *Cluster) RestartNameNode() {
 	c.t.Helper()
 	c.StopNameNode()
@@ -369,10 +446,19 @@ func (c *Cluster) StartTaskTracker(i int) {
 	}
 }
 
-// Client returns a strata HDFS client acting as user, closed at cleanup.
+// Client returns a strata HDFS client acting as user, closed at cleanup;
+// in HA one of the nameservice, which fails over among its members.
 func (c *Cluster) Client(user string) *hdfs.Client {
 	c.t.Helper()
-	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: user})
+	opts := hdfs.Options{Addr: c.Addr()}
+	if ns := c.lc.Nameservice; ns != "" {
+		var err error
+		if opts, err = hdfs.OptionsFrom(c.ClientConf(), ns); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	opts.User = user
+	cl, err := hdfs.New(opts)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -380,8 +466,20 @@ func (c *Cluster) Client(user string) *hdfs.Client {
 	return cl
 }
 
-// ClientConf is a client configuration for the cluster.
-func (c *Cluster) ClientConf() *conf.Configuration { return c.lc.ClientConf(conf.New()) }
+// ClientConf is a client configuration for the cluster (in HA with the
+// nameservice's keys and haClientSettings, unless Config.Conf sets them).
+func (c *Cluster) ClientConf() *conf.Configuration {
+	base := conf.New()
+	if c.lc.Nameservice != "" {
+		for k, v := range haClientSettings {
+			if cv, ok := c.cfg.Conf[k]; ok {
+				v = cv
+			}
+			base.Set(k, v)
+		}
+	}
+	return c.lc.ClientConf(base)
+}
 
 // Close stops every daemon. Safe to call twice.
 func (c *Cluster) Close() { c.lc.Close() }

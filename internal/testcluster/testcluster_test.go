@@ -396,3 +396,47 @@ func TestSmallDisksAndNodeKeys(t *testing.T) {
 	write(t, cl, "/small", data(5000, 9), 2, 1<<20)
 	h.WaitReplicated("/small", 2, 30*time.Second)
 }
+
+// An in-process HA nameservice: when the active NameNode stops, another
+// is elected and the same client keeps working — it reads what it wrote
+// before and writes more.
+func TestHAInProcessFailover(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{NameNodes: 3, DataNodes: 3})
+	if c.NumNameNodes() != 3 || c.URI() != "hdfs://ns1" || c.Addr() != c.NameNodeAt(0).RPCAddr() {
+		t.Fatalf("%d NameNodes, URI %s, Addr %s", c.NumNameNodes(), c.URI(), c.Addr())
+	}
+	if got := c.ClientConf().Get("fs.defaultFS"); got != "hdfs://ns1" {
+		t.Fatalf("client fs.defaultFS %s", got)
+	}
+	cl := c.Client(c.Superuser())
+	before := data(300<<10, 1)
+	write(t, cl, "/ha/before", before, 3, 128<<10)
+	a := c.ActiveNameNode()
+
+	start := time.Now()
+	c.StopNameNode()
+	if c.NameNodeAt(a) != nil {
+		t.Fatalf("StopNameNode left the active, member %d, running", a)
+	}
+	got, err := read(cl, "/ha/before")
+	if err != nil || !bytes.Equal(got, before) {
+		t.Fatalf("read after failover: %d bytes, %v", len(got), err)
+	}
+	readAfter := time.Since(start)
+	after := data(200<<10, 2)
+	write(t, cl, "/ha/after", after, 3, 128<<10)
+	b := c.ActiveNameNode()
+	if b == a {
+		t.Fatalf("member %d still active after it stopped", a)
+	}
+	t.Logf("failover from nn%d to nn%d: first read after %v, read and write after %v", a+1, b+1, readAfter, time.Since(start))
+
+	// The old active rejoins as a standby; the namespace holds both files.
+	c.StartNameNode()
+	if c.NameNodeAt(a) == nil {
+		t.Fatalf("StartNameNode did not start member %d", a)
+	}
+	if got, err := read(cl, "/ha/after"); err != nil || !bytes.Equal(got, after) {
+		t.Fatalf("read /ha/after: %d bytes, %v", len(got), err)
+	}
+}

@@ -18,16 +18,18 @@ func init() {
 	register(command{name: "local", summary: "run an embedded cluster in this process (data under ./strata-data)", run: runLocal})
 }
 
-// runLocal starts an embedded cluster: a NameNode and N DataNodes (each
-// with an SSD and a DISK directory) whose storage is under the data
-// directory, formatted on first use. It writes a config
-// directory that points clients at it and runs until interrupted.
+// runLocal starts an embedded cluster: a NameNode (with -ha, an HA
+// nameservice ns1 of three) and N DataNodes (each with an SSD and a DISK
+// directory) whose storage is under the data directory, formatted on
+// first use. It writes a config directory that points clients at it and
+// runs until interrupted.
 func runLocal(ctx context.Context, env *Env, args []string) int {
 	fl := flag.NewFlagSet("local", flag.ContinueOnError)
 	fl.SetOutput(env.Stderr)
 	dataDir := fl.String("data", "strata-data", "directory holding the cluster's storage and its config dir")
 	numDN := fl.Int("datanodes", -1, "number of DataNodes (default strata.local.datanodes, 3)")
 	noMR := fl.Bool("nomapreduce", false, "start no JobTracker and TaskTrackers")
+	ha := fl.Bool("ha", false, "run an HA nameservice, ns1, of three NameNodes (on free ports, kept in <data>/"+localcluster.NameserviceFile+")")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -56,6 +58,9 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	// on its blocks count as data-local) and with its intermediate data on
 	// that node's SSD directory.
 	lc := localcluster.Config{Conf: env.Conf, Dir: abs, DataNodes: n, DefaultJobTracker: "127.0.0.1:8021", Logger: log}
+	if *ha {
+		lc.Conf, lc.NameNodes = haLocalConf(env.Conf), localHANameNodes
+	}
 	if !*noMR {
 		lc.MapReduce = trackers.Start
 	}
@@ -78,14 +83,18 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	if cl.MapReduce != nil {
 		jtAddr = cl.MapReduce.JobTrackerAddr()
 	}
-	if err := writeClientConf(confDir, defaultFS, jtAddr); err != nil {
+	if err := writeClientConf(confDir, defaultFS, cl.HAKeys(), jtAddr); err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(env.Stdout, "strata local cluster running (Ctrl-C to stop)\n")
-	fmt.Fprintf(env.Stdout, "  NameNode RPC   %s\n", defaultFS)
-	if a := cl.NameNode.HTTPAddr(); a != "" {
-		fmt.Fprintf(env.Stdout, "  NameNode web   http://%s/  (metrics: /metrics)\n", a)
+	if cl.Nameservice == "" {
+		fmt.Fprintf(env.Stdout, "  NameNode RPC   %s\n", defaultFS)
+		if a := cl.NameNode.HTTPAddr(); a != "" {
+			fmt.Fprintf(env.Stdout, "  NameNode web   http://%s/  (metrics: /metrics)\n", a)
+		}
+	} else {
+		printNameservice(env, cl)
 	}
 	for i, d := range cl.DataNodes {
 		fmt.Fprintf(env.Stdout, "  DataNode %d     %s  (volumes: %s)\n", i, d.XferAddr(), localcluster.VolumeList(cl.Nodes[i].Volumes))
@@ -94,7 +103,11 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "  JobTracker     %s  (%d TaskTrackers, intermediate data under each DataNode's SSD directory)\n", jtAddr, cl.MapReduce.NumTaskTrackers())
 	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
-	fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor, for the file system and MapReduce jobs on the trackers:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
+	if cl.Nameservice == "" {
+		fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor, for the file system and MapReduce jobs on the trackers:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
+	} else {
+		fmt.Fprintf(env.Stdout, "Use it with:\n  strata --config %s dfs -ls /\n  strata --config %s haadmin -getAllServiceState\nor, for any HDFS client (Hadoop's, colinmarc/hdfs) and MapReduce jobs on the trackers:\n  export HADOOP_CONF_DIR=%s\n", confDir, confDir, confDir)
+	}
 	<-ctx.Done()
 	fmt.Fprintln(env.Stdout, "stopping")
 	if err := cl.Close(); err != nil {
@@ -104,9 +117,43 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	return 0
 }
 
-// writeClientConf writes core-site.xml with fs.defaultFS in dir and, if
-// jobTracker is set, mapred-site.xml sending jobs to it.
-func writeClientConf(dir, defaultFS, jobTracker string) error {
+// localHANameNodes is the size of `strata local -ha`'s nameservice: the
+// smallest Raft group that survives a member's loss.
+const localHANameNodes = 3
+
+// haLocalConf is c for `strata local -ha`: unless c chooses them, the
+// members' addresses are free loopback ports (localcluster picks them
+// once and keeps them), since three members cannot share 8020 and 9870.
+func haLocalConf(c *conf.Configuration) *conf.Configuration {
+	c = c.Clone()
+	for _, k := range []string{"dfs.namenode.rpc-address", "dfs.namenode.http-address"} {
+		if !c.IsSet(k) {
+			c.Set(k, "127.0.0.1:0")
+		}
+	}
+	return c
+}
+
+// printNameservice lists the nameservice's members with their addresses
+// and roles.
+func printNameservice(env *Env, cl *localcluster.Cluster) {
+	fmt.Fprintf(env.Stdout, "  Nameservice    %s  (hdfs://%s, %d NameNodes in one Raft group)\n", cl.Nameservice, cl.Nameservice, cl.NumNameNodes())
+	for i, nn := range cl.NameNodes {
+		nc := cl.NameNodeConfig(i)
+		role := "stopped"
+		if nn != nil {
+			role = nn.ServiceState().String()
+		}
+		fmt.Fprintf(env.Stdout, "  NameNode %-5s RPC %s  web http://%s/  %s\n", nc.HA.ID, nc.RPCAddr, nc.HTTPAddr, role)
+	}
+}
+
+// writeClientConf writes core-site.xml with fs.defaultFS in dir; with a
+// nameservice (ha, its keys), hdfs-site.xml with them, as Hadoop's
+// clients read an HA nameservice; and, if jobTracker is set,
+// mapred-site.xml sending jobs to it. A file this cluster does not need
+// is removed, so the directory never points at another cluster.
+func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -114,6 +161,20 @@ func writeClientConf(dir, defaultFS, jobTracker string) error {
 	core.Set("fs.defaultFS", defaultFS)
 	if err := writeSite(filepath.Join(dir, "core-site.xml"), core); err != nil {
 		return err
+	}
+	hdfsSite := filepath.Join(dir, "hdfs-site.xml")
+	if len(ha) == 0 {
+		if err := os.Remove(hdfsSite); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	} else {
+		hc := conf.New()
+		for k, v := range ha {
+			hc.Set(k, v)
+		}
+		if err := writeSite(hdfsSite, hc); err != nil {
+			return err
+		}
 	}
 	mapred := filepath.Join(dir, "mapred-site.xml")
 	if jobTracker == "" {

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/conf"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// `strata local -ha` runs nameservice ns1 of three NameNodes, lists them
+// with their roles, and writes a config directory through which the
+// other commands reach the active one as hdfs://ns1.
+func TestLocalHA(t *testing.T) {
+	data := t.TempDir()
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		env := &Env{Conf: conf.New(), Stdout: &out, Stderr: &errb}
+		done <- runLocal(ctx, env, []string{"-ha", "-data", data, "-datanodes", "1", "-nomapreduce"})
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(out.String(), "Use it with") {
+		select {
+		case code := <-done:
+			t.Fatalf("local exited %d: %s%s", code, out.String(), errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("local did not start: %s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	text := out.String()
+	if !strings.Contains(text, "Nameservice    ns1") || strings.Count(text, "NameNode nn") != 3 ||
+		strings.Count(text, " active\n") != 1 || strings.Count(text, " standby\n") != 2 {
+		t.Fatalf("listing:\n%s", text)
+	}
+	confDir := filepath.Join(data, "conf")
+	cc, err := conf.Load(confDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Get("fs.defaultFS") != "hdfs://ns1" || cc.Get("dfs.ha.namenodes.ns1") != "nn1,nn2,nn3" {
+		t.Fatalf("config dir: fs.defaultFS %q, members %q", cc.Get("fs.defaultFS"), cc.Get("dfs.ha.namenodes.ns1"))
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		var o, e bytes.Buffer
+		if code := Main(append([]string{"--config", confDir}, args...), nil, &o, &e); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e.String())
+		}
+		return o.String()
+	}
+	run("dfs", "-mkdir", "-p", "/local/ha")
+	if ls := run("dfs", "-ls", "/local"); !strings.Contains(ls, "/local/ha") {
+		t.Fatalf("ls /local: %q", ls)
+	}
+	if st := run("haadmin", "-getAllServiceState"); strings.Count(st, "active") != 1 || strings.Count(st, "standby") != 2 {
+		t.Fatalf("haadmin -getAllServiceState:\n%s", st)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("local exited %d: %s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("local did not stop")
+	}
+}
