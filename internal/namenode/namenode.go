@@ -124,6 +124,7 @@ func New(cfg Config) (*NameNode, error) {
 		// restores the newest snapshot and applies the committed entries.
 		// Until it wins an election the NameNode is a standby.
 		ns.standby = true
+		ns.bm.SetStandby(true)
 		ns.bm.StartupSafeMode()
 	}
 	tokens, err := blocktoken.NewMaster(blocktoken.Config{
