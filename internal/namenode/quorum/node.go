@@ -14,7 +14,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // Member is one NameNode of the group: its NameNode id and RPC address,
@@ -111,13 +110,13 @@ func (c Config) configuration() raft.Configuration {
 type Node struct {
 	Raft  *raft.Raft
 	cfg   Config
-	store *raftboltdb.BoltStore
+	store *LogStore
 	snaps *raft.FileSnapshotStore
 	trans *raft.NetworkTransport
 }
 
 type stores struct {
-	store *raftboltdb.BoltStore
+	store *LogStore
 	snaps *raft.FileSnapshotStore
 }
 
@@ -125,7 +124,7 @@ func openStores(cfg Config) (stores, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return stores{}, err
 	}
-	bs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
+	bs, err := OpenLogStore(filepath.Join(cfg.Dir, "log"))
 	if err != nil {
 		return stores{}, fmt.Errorf("quorum: opening the Raft log: %w", err)
 	}
