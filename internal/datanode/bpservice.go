@@ -276,6 +276,19 @@ func (d *DataNode) activeNameNode() string {
 	return d.cfg.NameNodeAddr
 }
 
+// nameNodesActiveFirst lists the NameNodes with the one last known active
+// first: the order a client on the DataNode fails over in.
+func (d *DataNode) nameNodesActiveFirst() []string {
+	active := d.activeNameNode()
+	out := []string{active}
+	for _, a := range d.cfg.NameNodeAddrs {
+		if a != active {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // sendIncremental sends the queued replica events; on failure they are
 // put back for the next try.
 func (a *nnActor) sendIncremental(ctx context.Context) error {

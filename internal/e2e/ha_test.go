@@ -495,6 +495,19 @@ func TestHAAdmin(t *testing.T) {
 	if code != 0 || string(bytes.TrimSpace([]byte(out))) != "standby" {
 		t.Fatalf("-getServiceState %s: %d %q", testcluster.NameNodeID(old), code, out)
 	}
+	// WebHDFS: a standby refuses with StandbyException, the active serves.
+	for i := 0; i < 3; i++ {
+		resp, err := http.Get("http://" + c.NameNodeHTTPAddrAt(i) + "/webhdfs/v1/?op=GETFILESTATUS&user.name=" + c.Superuser())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		standby := bytes.Contains(body, []byte("StandbyException"))
+		if i == target && (resp.StatusCode != 200 || standby) || i != target && (resp.StatusCode != 403 || !standby) {
+			t.Errorf("WebHDFS on %s (active %v): %d %s", testcluster.NameNodeID(i), i == target, resp.StatusCode, body)
+		}
+	}
 	for i := 0; i < 3; i++ {
 		if _, errOut, code := c.Run(c.Superuser(), "haadmin", "-checkHealth", testcluster.NameNodeID(i)); code != 0 {
 			t.Errorf("-checkHealth %s: %d %s", testcluster.NameNodeID(i), code, errOut)

@@ -62,6 +62,10 @@ func (n *NameNode) webhdfs() http.Handler {
 			if ap, err := netip.ParseAddrPort(hr.RemoteAddr); err == nil {
 				caller.Remote = net.TCPAddrFromAddrPort(ap)
 			}
+			if n.ServiceState() != HAActive {
+				// Clients (and DataNodes' redirects) try the next member.
+				return standbyError("READ")
+			}
 			return op(n, ipc.WithCaller(hr.Context(), caller), w, r)
 		}
 	}
