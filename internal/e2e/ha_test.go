@@ -495,6 +495,24 @@ func TestHAAdmin(t *testing.T) {
 	if code != 0 || string(bytes.TrimSpace([]byte(out))) != "standby" {
 		t.Fatalf("-getServiceState %s: %d %q", testcluster.NameNodeID(old), code, out)
 	}
+	// The active's status shows its role, term and its peers' lag.
+	resp, err := http.Get("http://" + c.NameNodeHTTPAddrAt(target) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		HA *namenode.HAStats `json:"ha"`
+	}
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if st.HA == nil || st.HA.State != "active" || st.HA.Term == 0 || st.HA.CommitIndex == 0 || len(st.HA.Peers) != 2 || len(st.HA.Members) != 3 {
+		t.Fatalf("active's /status HA = %+v", st.HA)
+	}
+	for _, p := range st.HA.Peers {
+		if p.State != "standby" || p.Lag < 0 || p.Lag > 10 {
+			t.Errorf("peer %+v", p)
+		}
+	}
 	// WebHDFS: a standby refuses with StandbyException, the active serves.
 	for i := 0; i < 3; i++ {
 		resp, err := http.Get("http://" + c.NameNodeHTTPAddrAt(i) + "/webhdfs/v1/?op=GETFILESTATUS&user.name=" + c.Superuser())

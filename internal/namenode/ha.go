@@ -365,7 +365,7 @@ func randomEpoch() uint64 {
 	return binary.BigEndian.Uint64(b[:]) | 1
 }
 
-// Stats is what the web page and /metrics show of the group.
+// HAStats is what the web page and /metrics show of the group.
 type HAStats struct {
 	Nameservice, ID, State          string
 	Leader                          string
@@ -374,6 +374,18 @@ type HAStats struct {
 	AppliedTxID, CommittedTxID      uint64
 	LastContact                     string
 	Members                         []HAMember
+	// Peers are the other members as they report themselves (over
+	// HTTP, on the status page): their state and how far their applied
+	// index lags this member's commit index.
+	Peers []HAPeer `json:",omitempty"`
+}
+
+// HAPeer is another member's own report.
+type HAPeer struct {
+	ID, State    string
+	AppliedIndex uint64
+	Lag          int64
+	Err          string `json:",omitempty"`
 }
 
 // HAMember is one member as the local configuration sees it.

@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -305,6 +307,50 @@ func (n *NameNode) serveDigest(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(d)
+}
+
+// memberPath serves a member's own HAStats, for its peers' status pages.
+const memberPath = "/strata/ha/member"
+
+func (n *NameNode) serveMember(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(n.ha.stats())
+}
+
+// peers asks every other configured member for its stats (500 ms each, in
+// parallel) and reports its lag behind commit.
+func (h *haNode) peers(commit uint64) []HAPeer {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var out []HAPeer
+	cl := http.Client{Timeout: 500 * time.Millisecond}
+	for _, m := range h.cfg.Members {
+		if m.ID == h.cfg.ID || m.HTTPAddr == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := HAPeer{ID: m.ID}
+			var st HAStats
+			resp, err := cl.Get("http://" + m.HTTPAddr + memberPath)
+			if err == nil {
+				err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
+				resp.Body.Close()
+			}
+			if err != nil {
+				p.State, p.Err = "unreachable", err.Error()
+			} else {
+				p.State, p.AppliedIndex, p.Lag = st.State, st.AppliedIndex, int64(commit)-int64(st.AppliedIndex)
+			}
+			mu.Lock()
+			out = append(out, p)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // versionPath serves a member's storage identity to `-bootstrapStandby`.

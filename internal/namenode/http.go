@@ -86,6 +86,7 @@ func (n *NameNode) Status() Status {
 	lastTx := n.edit.LastTxID()
 	if n.ha != nil {
 		st := n.ha.stats()
+		st.Peers = n.ha.peers(st.CommitIndex)
 		ha, lastTx = &st, st.AppliedTxID
 	}
 	return Status{
@@ -107,7 +108,8 @@ var statusPage = template.Must(template.New("status").Parse(`<!DOCTYPE html>
 <tr><th>Started</th><td>{{.Started.Format "2006-01-02 15:04:05 MST"}}</td></tr>
 <tr><th>Cluster ID</th><td>{{.ClusterID}}</td></tr>
 {{with .HA}}<tr><th>HA</th><td>{{.State}} member {{.ID}} of {{.Nameservice}}; leader {{.Leader}}, term {{.Term}}, commit index {{.CommitIndex}}, applied index {{.AppliedIndex}}, txid {{.AppliedTxID}} applied / {{.CommittedTxID}} committed, last contact {{.LastContact}}</td></tr>
-<tr><th>Members</th><td>{{range .Members}}{{.ID}} ({{.Addr}}, {{.Suffrage}}) {{end}}</td></tr>{{end}}
+<tr><th>Members</th><td>{{range .Members}}{{.ID}} ({{.Addr}}, {{.Suffrage}}) {{end}}</td></tr>
+<tr><th>Peers</th><td>{{range .Peers}}{{.ID}}: {{.State}}, applied index {{.AppliedIndex}}, {{.Lag}} behind this member's commit{{if .Err}} ({{.Err}}){{end}}<br>{{end}}</td></tr>{{end}}
 <tr><th>Storage directories</th><td>{{range .NameDirs}}{{.Path}}: {{if .Active}}active{{else}}<b>FAILED</b> at {{.FailedAt.Format "2006-01-02 15:04:05 MST"}}: {{.Err}}{{end}}<br>{{end}}</td></tr>
 <tr><th>Safe mode</th><td>{{if .SafeMode}}ON{{else}}off{{end}}</td></tr>
 <tr><th>Files and directories</th><td>{{.Files}} files, {{.Directories}} directories</td></tr>
@@ -136,6 +138,9 @@ func (n *NameNode) httpHandler() http.Handler {
 	mux.HandleFunc("GET /fsck", n.serveFsck)
 	mux.HandleFunc("GET "+versionPath, n.serveVersion)
 	mux.HandleFunc("GET "+digestPath, n.serveDigest)
+	if n.ha != nil {
+		mux.HandleFunc("GET "+memberPath, n.serveMember)
+	}
 	mux.Handle("/webhdfs/v1/", n.webhdfs())
 	return mux
 }
