@@ -348,7 +348,8 @@ func (h *haNode) rebuildLocked(upTo uint64) error {
 			if err != nil {
 				return fmt.Errorf("entry %d: %w", l.Index, err)
 			}
-			return s.applyCommittedLocked(e)
+			_, err = s.applyCommittedLocked(e)
+			return err
 		})
 		if err != nil {
 			return err
@@ -417,14 +418,44 @@ func (h *haNode) stats() HAStats {
 type haFSM struct{ h *haNode }
 
 func (f *haFSM) Apply(l *raft.Log) interface{} {
-	e, err := quorum.DecodeEntry(l.Data)
-	if err != nil {
-		f.h.log.Error("namenode: undecodable committed entry", "index", l.Index, "err", err)
-		return err
-	}
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies a batch of committed entries under one hold of the
+// namesystem lock (raft.BatchingFSM), and wakes the callers waiting for
+// this member's own edits once for the batch.
+func (f *haFSM) ApplyBatch(logs []*raft.Log) []interface{} {
+	out := make([]interface{}, len(logs))
 	s := f.h.ns
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var own uint64
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		committed, err := f.applyLocked(l)
+		if err != nil {
+			out[i] = err
+			continue
+		}
+		own = max(own, committed)
+	}
+	if own > 0 && s.ha != nil {
+		s.ha.journal.noteCommitted(own)
+	}
+	return out
+}
+
+// applyLocked applies one committed entry; it returns the entry's txid
+// when it was this member's own speculative edit.
+func (f *haFSM) applyLocked(l *raft.Log) (uint64, error) {
+	e, err := quorum.DecodeEntry(l.Data)
+	if err != nil {
+		f.h.log.Error("namenode: undecodable committed entry", "index", l.Index, "err", err)
+		return 0, err
+	}
+	s := f.h.ns
 	if s.applied > s.committed && e.TxID == s.committed+1 && e.Epoch != s.epoch {
 		// Our speculative edits did not make it into the log: a new leader
 		// replaced them. Start again from what was committed.
@@ -433,15 +464,19 @@ func (f *haFSM) Apply(l *raft.Log) interface{} {
 	if s.dirty {
 		if err := f.h.rebuildLocked(l.Index - 1); err != nil {
 			f.h.log.Error("namenode: rebuilding the namespace failed", "err", err)
-			return err
+			return 0, err
 		}
 	}
-	if err := s.applyCommittedLocked(e); err != nil {
+	own, err := s.applyCommittedLocked(e)
+	if err != nil {
 		f.h.log.Error("namenode: applying a committed entry failed", "index", l.Index, "txid", e.TxID, "err", err)
 		s.dirty = true
-		return err
+		return 0, err
 	}
-	return nil
+	if own {
+		return e.TxID, nil
+	}
+	return 0, nil
 }
 
 func (f *haFSM) Snapshot() (raft.FSMSnapshot, error) {
@@ -728,10 +763,10 @@ func (j *raftJournal) waitCommitted(ctx context.Context, txid uint64) error {
 // applyCommittedLocked applies one committed entry in txid order: entries
 // the namespace already holds are skipped (the image of a snapshot, or
 // this leader's own speculative edits, whose commit it notes).
-func (s *Namesystem) applyCommittedLocked(e quorum.Entry) error {
+func (s *Namesystem) applyCommittedLocked(e quorum.Entry) (own bool, err error) {
 	switch {
 	case e.TxID <= s.committed:
-		return nil
+		return false, nil
 	case e.TxID != s.committed+1:
 		// A proposal after one Raft refused (its leader fenced itself
 		// and will propose that txid again): every member skips it alike.
@@ -739,11 +774,11 @@ func (s *Namesystem) applyCommittedLocked(e quorum.Entry) error {
 			s.dirty = true
 		}
 		s.log.Warn("namenode: skipping a committed entry after a gap", "txid", e.TxID, "committed", s.committed)
-		return nil
+		return false, nil
 	}
 	ed, err := namespace.DecodeEdit(e.Record)
 	if err != nil {
-		return fmt.Errorf("edit %d does not decode: %w", e.TxID, err)
+		return false, fmt.Errorf("edit %d does not decode: %w", e.TxID, err)
 	}
 	if s.applied > s.committed {
 		// Our own speculative edit (the FSM checked the epoch): it is in
@@ -752,19 +787,16 @@ func (s *Namesystem) applyCommittedLocked(e quorum.Entry) error {
 		// the leadership.
 		s.committed = e.TxID
 		s.noteApplied(ed)
-		if s.ha != nil {
-			s.ha.journal.noteCommitted(e.TxID)
-		}
-		return nil
+		return true, nil
 	}
 	if err := s.tree.Apply(ed); err != nil {
-		return fmt.Errorf("edit %d: %w", e.TxID, err)
+		return false, fmt.Errorf("edit %d: %w", e.TxID, err)
 	}
 	s.noteApplied(ed)
 	s.applied, s.committed = e.TxID, e.TxID
 	s.bm.ForgetRemoved()
 	s.bm.ProcessQueued()
-	return nil
+	return false, nil
 }
 
 // replaceState swaps in a namespace loaded from a snapshot, with fresh

@@ -372,3 +372,42 @@ func TestHAFailedTransferLeavesNoGap(t *testing.T) {
 		}
 	}
 }
+
+// A member that was down while the leader compacted its log past the
+// member's last entry gets a snapshot, then goes on taking new entries
+// (its log store starts again after the snapshot).
+func TestHALaggingMemberGetsSnapshotThenEntries(t *testing.T) {
+	g := newHAGroupWith(t, 3, func(c *Config) {
+		c.CheckpointTxns = 40
+		c.HA.TrailingLogs = 5
+		c.HA.SnapshotInterval = 100 * time.Millisecond
+	})
+	a := g.active(10 * time.Second)
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/a%d", i), 0o755, true))
+	}
+	lag := (a + 1) % 3
+	g.waitDigests(10 * time.Second)
+	g.stop(lag)
+	for i := 0; i < 300; i++ {
+		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/b%d", i), 0o755, true))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for snapshotIndex(g.nns[a]) < 250 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot past the lagging member (last at %d)", snapshotIndex(g.nns[a]))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	g.start(lag)
+	g.waitDigests(20 * time.Second)
+	for i := 0; i < 50; i++ {
+		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/c%d", i), 0o755, true))
+	}
+	d := g.waitDigests(20 * time.Second)
+	if g.nns[lag].ns.rebuildCount() == 0 {
+		t.Error("the lagging member caught up without a snapshot")
+	}
+	t.Logf("lagging member caught up to txid %d", d.AppliedTxID)
+}

@@ -78,8 +78,8 @@ func TestLogStore(t *testing.T) {
 	checkRange(t, s, 0, 0)
 	storeRange(t, s, 1, 100)
 	checkRange(t, s, 1, 100)
-	if err := s.StoreLogs([]*raft.Log{entry(102)}); err == nil {
-		t.Fatal("a gap was stored")
+	if err := s.StoreLogs([]*raft.Log{entry(50)}); err == nil {
+		t.Fatal("an entry was stored over the log")
 	}
 	s = reopen(t, s)
 	checkRange(t, s, 1, 100)
@@ -170,5 +170,169 @@ func TestLogStoreTornTail(t *testing.T) {
 	if s, err := OpenLogStore(dir); err == nil {
 		s.Close()
 		t.Fatal("a log damaged before its tail opened")
+	}
+}
+
+// After a snapshot is installed Raft stores entries past a gap: the log
+// starts again there (the store is monotonic).
+func TestLogStoreRestartsAfterGap(t *testing.T) {
+	s, err := OpenLogStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.IsMonotonic() {
+		t.Fatal("not monotonic")
+	}
+	storeRange(t, s, 1, 30)
+	storeRange(t, s, 213, 220)
+	checkRange(t, s, 213, 220)
+	s = reopen(t, s)
+	checkRange(t, s, 213, 220)
+}
+
+// Crashes part-way through a deletion leave a log that opens, holds
+// every entry that was not deleted, and brings back at most a removed
+// suffix.
+func TestLogStoreCrashDuringDeletes(t *testing.T) {
+	old := segmentMaxSize
+	segmentMaxSize = 300
+	defer func() { segmentMaxSize = old }()
+
+	// Suffix: only the newest of the later segments was removed.
+	dir := t.TempDir()
+	s, _ := OpenLogStore(dir)
+	storeRange(t, s, 1, 100)
+	s.mu.RLock()
+	segs := len(s.segs)
+	newest := s.segs[segs-1].path
+	s.mu.RUnlock()
+	if segs < 4 {
+		t.Fatalf("%d segments", segs)
+	}
+	s.Close()
+	os.Remove(newest)
+	s, err := OpenLogStore(dir)
+	if err != nil {
+		t.Fatalf("after a partial suffix deletion: %v", err)
+	}
+	last, _ := s.LastIndex()
+	checkRange(t, s, 1, last)
+	s.Close()
+
+	// Reset: "first" written, only some segments removed.
+	dir = t.TempDir()
+	s, _ = OpenLogStore(dir)
+	storeRange(t, s, 1, 100)
+	s.mu.RLock()
+	oldest := s.segs[0].path
+	s.mu.RUnlock()
+	s.Close()
+	writeFileSync(dir, "first", []byte("101"))
+	os.Remove(oldest)
+	s, err = OpenLogStore(dir)
+	if err != nil {
+		t.Fatalf("after a partial reset: %v", err)
+	}
+	checkRange(t, s, 0, 0)
+	storeRange(t, s, 201, 205)
+	s = reopen(t, s)
+	checkRange(t, s, 201, 205)
+	s.Close()
+
+	// A suffix deletion inside a batch, then new entries: later batches
+	// win on load.
+	dir = t.TempDir()
+	s, _ = OpenLogStore(dir)
+	storeRange(t, s, 1, 20)
+	if err := s.DeleteRange(17, 20); err != nil {
+		t.Fatal(err)
+	}
+	var fresh []*raft.Log
+	for i := uint64(17); i <= 25; i++ {
+		l := entry(i)
+		l.Term, l.Data = 99, []byte(fmt.Sprintf("new %d", i))
+		fresh = append(fresh, l)
+	}
+	if err := s.StoreLogs(fresh); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s)
+	for i := uint64(1); i <= 25; i++ {
+		var l raft.Log
+		if err := s.GetLog(i, &l); err != nil {
+			t.Fatal(err)
+		}
+		if want := i >= 17; (l.Term == 99) != want {
+			t.Fatalf("entry %d has term %d after the override", i, l.Term)
+		}
+	}
+	s.Close()
+}
+
+// Damage that is not an interrupted last batch is refused; stray files
+// are ignored.
+func TestLogStoreDamage(t *testing.T) {
+	build := func() (string, *LogStore) {
+		dir := t.TempDir()
+		s, _ := OpenLogStore(dir)
+		storeRange(t, s, 1, 50)
+		return dir, s
+	}
+	seg := func(dir string) string { return filepath.Join(dir, fmt.Sprintf("seg-%020d", 1)) }
+
+	// A zeroed batch header in the middle.
+	dir, s := build()
+	s.Close()
+	b, _ := os.ReadFile(seg(dir))
+	copy(b[0:batchHeader], make([]byte, batchHeader))
+	os.WriteFile(seg(dir), b, 0o600)
+	if s, err := OpenLogStore(dir); err == nil {
+		s.Close()
+		t.Error("a zeroed header before good batches was taken for the end")
+	}
+
+	// A flipped length byte in the first batch.
+	dir, s = build()
+	s.Close()
+	b, _ = os.ReadFile(seg(dir))
+	b[9] ^= 0x40
+	os.WriteFile(seg(dir), b, 0o600)
+	if s, err := OpenLogStore(dir); err == nil {
+		s.Close()
+		t.Error("a damaged batch length before good batches was accepted")
+	}
+
+	// A torn last batch whose later bytes made it to disk but not its
+	// first ones: cut, the log opens with the batches before it.
+	dir, s = build()
+	s.mu.RLock()
+	lastBatch := s.locs[50-1].off // entry 50 is the last batch, alone
+	s.mu.RUnlock()
+	s.Close()
+	b, _ = os.ReadFile(seg(dir))
+	for i := lastBatch - batchHeader; i < lastBatch+4; i++ {
+		b[i] = 0
+	}
+	os.WriteFile(seg(dir), b, 0o600)
+	s, err := OpenLogStore(dir)
+	if err != nil {
+		t.Fatalf("a torn last batch: %v", err)
+	}
+	checkRange(t, s, 1, 49)
+	s.Close()
+
+	// Stray names.
+	dir, s = build()
+	s.Close()
+	os.WriteFile(filepath.Join(dir, "seg-5"), []byte("junk"), 0o600)
+	os.WriteFile(filepath.Join(dir, "seg-000000000000000000xx"), []byte("junk"), 0o600)
+	s, err = OpenLogStore(dir)
+	if err != nil {
+		t.Fatalf("stray files: %v", err)
+	}
+	checkRange(t, s, 1, 50)
+	s.Close()
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("seg-%020d", 5))); err == nil {
+		t.Error("a stray name made a segment")
 	}
 }
