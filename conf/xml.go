@@ -328,6 +328,19 @@ func charsetReader(label string, in io.Reader) (io.Reader, error) {
 // format, which LoadReader reads back: a value with a final mark is
 // written final, and each property carries its source. Text XML cannot
 // hold (invalid UTF-8, most control characters) is written as U+FFFD.
+// WriteXMLFile writes c as a Hadoop site file at path (WriteXML).
+func (c *Configuration) WriteXMLFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := c.WriteXML(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func (c *Configuration) WriteXML(w io.Writer) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

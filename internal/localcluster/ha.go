@@ -197,7 +197,7 @@ func (c *Cluster) nameservice() (nameservice.Nameservice, error) {
 	if err := os.MkdirAll(c.cfg.Dir, 0o755); err != nil {
 		return ns, err
 	}
-	return ns, writeXML(file, kept)
+	return ns, kept.WriteXMLFile(file)
 }
 
 // lookup reads nameservice id from c; want, if positive, is the number of
@@ -276,16 +276,4 @@ func freeAddr(host string, taken map[string]bool) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("localcluster: no free port on %s", host)
-}
-
-func writeXML(path string, c *conf.Configuration) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := c.WriteXML(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

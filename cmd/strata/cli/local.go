@@ -159,7 +159,7 @@ func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker str
 	}
 	core := conf.New()
 	core.Set("fs.defaultFS", defaultFS)
-	if err := writeSite(filepath.Join(dir, "core-site.xml"), core); err != nil {
+	if err := core.WriteXMLFile(filepath.Join(dir, "core-site.xml")); err != nil {
 		return err
 	}
 	hdfsSite := filepath.Join(dir, "hdfs-site.xml")
@@ -172,7 +172,7 @@ func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker str
 		for k, v := range ha {
 			hc.Set(k, v)
 		}
-		if err := writeSite(hdfsSite, hc); err != nil {
+		if err := hc.WriteXMLFile(hdfsSite); err != nil {
 			return err
 		}
 	}
@@ -186,17 +186,5 @@ func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker str
 	mc := conf.New()
 	mc.Set("mapreduce.framework.name", "classic")
 	mc.Set("mapreduce.jobtracker.address", jobTracker)
-	return writeSite(mapred, mc)
-}
-
-func writeSite(path string, c *conf.Configuration) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := c.WriteXML(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return mc.WriteXMLFile(mapred)
 }
