@@ -14,7 +14,8 @@
 //     DataNode protocol) convert protocol messages to and from domain
 //     types; http.go, webhdfs.go and fsck.go serve the web UI, WebHDFS,
 //     fsck and metrics; NameNode runs it all with the edit log
-//     (package editlog) and checkpoints.
+//     (package editlog) and checkpoints, or, as a member of an HA
+//     nameservice, with the Raft group (package quorum, ha.go).
 //
 // Lifecycle: New validates the Config, opens the storage directory, loads
 // the newest image and replays the edit log; Start listens; Ready is
@@ -26,8 +27,15 @@
 //     and appended under the namesystem lock (so log order is apply order)
 //     and synced before the reply.
 //   - A caller that goes away never fails the journal: its applied and
-//     appended edits are synced in the background, and only a real write
-//     or fsync failure stops mutations.
+//     appended edits are synced in the background, and only a write or
+//     fsync failure of every storage directory stops mutations (a failed
+//     directory is taken out of service and reported).
+//   - With HA (ha.go) the journal is the Raft group: an edit is
+//     acknowledged once a quorum has it; a standby refuses every client
+//     call with StandbyException and applies committed edits in txid
+//     order; a member that loses leadership rebuilds from its snapshot and
+//     the committed log before applying another leader's edits; ha.go's
+//     header states the invariants.
 //   - After the journal fails, no further mutation is accepted; reads go
 //     on.
 //   - Every remotely supplied count, length and list is bounded before
@@ -45,5 +53,6 @@
 //     operation runs.
 //
 // Formats: docs/format/namenode-storage.md (storage directory, edit log
-// and image) and docs/format/datanode-protocol.md.
+// and image), docs/format/namenode-ha.md (Raft log, snapshots, HA
+// protocols) and docs/format/datanode-protocol.md.
 package namenode
