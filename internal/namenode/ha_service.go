@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -46,6 +47,7 @@ func (n *NameNode) withHA(methods map[string]ipc.Method) map[string]ipc.Method {
 	}
 	out := make(map[string]ipc.Method, len(methods))
 	for name, m := range methods {
+		ownAnswer := answersFromOwnEdit[name]
 		category := "WRITE"
 		if strings.HasPrefix(name, "get") || strings.HasPrefix(name, "list") || strings.HasPrefix(name, "is") {
 			category = "READ"
@@ -54,7 +56,13 @@ func (n *NameNode) withHA(methods map[string]ipc.Method) map[string]ipc.Method {
 			if n.ServiceState() != HAActive {
 				return nil, standbyError(category)
 			}
-			resp, err := next(ctx, req)
+			var synced syncedTxID
+			resp, err := next(context.WithValue(ctx, syncedKey{}, &synced), req)
+			if ownAnswer && synced.Load() > 0 {
+				// Its answer came from its own edit, committed (Sync),
+				// and everything it saw was applied before that edit.
+				return resp, err
+			}
 			seen := n.ns.appliedTxID()
 			if werr := n.ha.journal.waitCommitted(ctx, seen); werr != nil {
 				if errors.Is(werr, errNotActive) {
@@ -66,6 +74,27 @@ func (n *NameNode) withHA(methods map[string]ipc.Method) map[string]ipc.Method {
 		})
 	}
 	return out
+}
+
+// answersFromOwnEdit are the ClientProtocol methods whose answer, when
+// they logged an edit, is computed under the namesystem lock of that edit
+// alone: once the edit is committed, nothing they answered can be lost.
+var answersFromOwnEdit = map[string]bool{
+	"mkdirs": true, "delete": true, "rename": true, "rename2": true,
+	"setPermission": true, "setOwner": true, "setTimes": true,
+	"setReplication": true, "setStoragePolicy": true,
+}
+
+// syncedTxID is where mutateThen notes, for withHA, that the call's edits
+// were made durable (their last txid).
+type syncedTxID struct{ atomic.Uint64 }
+
+type syncedKey struct{}
+
+func noteSynced(ctx context.Context, txid uint64) {
+	if v, ok := ctx.Value(syncedKey{}).(*syncedTxID); ok {
+		v.Store(txid)
+	}
 }
 
 func haStateProto(s HAState) hdfspb.HAServiceStateProto {

@@ -260,6 +260,7 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 		s.setFailed(err)
 		return s.journalError(err)
 	}
+	noteSynced(ctx, txid)
 	return nil
 }
 
