@@ -513,6 +513,17 @@ func TestHAAdmin(t *testing.T) {
 			t.Errorf("peer %+v", p)
 		}
 	}
+	resp, err = http.Get("http://" + c.NameNodeHTTPAddrAt(target) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"strata_namenode_ha_state 1", "strata_namenode_ha_term", "strata_namenode_ha_commit_index", `strata_namenode_ha_peer_lag{peer="` + testcluster.NameNodeID((target+1)%3) + `"}`} {
+		if !bytes.Contains(metrics, []byte(want)) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	// WebHDFS: a standby refuses with StandbyException, the active serves.
 	for i := 0; i < 3; i++ {
 		resp, err := http.Get("http://" + c.NameNodeHTTPAddrAt(i) + "/webhdfs/v1/?op=GETFILESTATUS&user.name=" + c.Superuser())

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/ipc"
@@ -380,6 +381,25 @@ func (h *haNode) peers(commit uint64) []HAPeer {
 	wg.Wait()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// peerLagCollector exports each peer's lag behind this member's commit
+// index, asking the peers at scrape time (peers).
+type peerLagCollector struct{ h *haNode }
+
+var peerLagDesc = prometheus.NewDesc("strata_namenode_ha_peer_lag",
+	"Raft entries a peer's applied index is behind this member's commit index (-1: unreachable).", []string{"peer"}, nil)
+
+func (c peerLagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- peerLagDesc }
+
+func (c peerLagCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.h.peers(c.h.stats().CommitIndex) {
+		lag := float64(p.Lag)
+		if p.Err != "" {
+			lag = -1
+		}
+		ch <- prometheus.MustNewConstMetric(peerLagDesc, prometheus.GaugeValue, lag, p.ID)
+	}
 }
 
 // versionPath serves a member's storage identity to `-bootstrapStandby`.

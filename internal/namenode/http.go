@@ -235,6 +235,7 @@ func (n *NameNode) registry() *prometheus.Registry {
 		gauge("ha_commit_index", "Raft commit index this member knows.", func() float64 { return float64(n.ha.stats().CommitIndex) })
 		gauge("ha_applied_txid", "Transaction id of the last edit in this member's namespace.", func() float64 { a, _ := n.ns.txids(); return float64(a) })
 		gauge("ha_committed_txid", "Transaction id of the last edit this member knows committed.", func() float64 { _, c := n.ns.txids(); return float64(c) })
+		reg.MustRegister(peerLagCollector{n.ha})
 	}
 	return reg
 }
