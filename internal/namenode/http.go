@@ -114,7 +114,7 @@ var statusPage = template.Must(template.New("status").Parse(`<!DOCTYPE html>
 <tr><th>Safe mode</th><td>{{if .SafeMode}}ON{{else}}off{{end}}</td></tr>
 <tr><th>Files and directories</th><td>{{.Files}} files, {{.Directories}} directories</td></tr>
 <tr><th>Last transaction id</th><td>{{.LastTxID}}</td></tr>
-<tr><th>Edit log</th><td>{{.EditRecords}} records in {{.EditSyncs}} syncs since start; {{.Checkpoints}} checkpoints</td></tr>
+{{if not .HA}}<tr><th>Edit log</th><td>{{.EditRecords}} records in {{.EditSyncs}} syncs since start; {{.Checkpoints}} checkpoints</td></tr>{{end}}
 <tr><th>Capacity</th><td>{{.Capacity}} bytes ({{.Remaining}} remaining) on {{.LiveDataNodes}} live DataNodes</td></tr>
 <tr><th>RPC</th><td>{{.RPCCalls}} calls on {{.RPCConnections}} connections</td></tr>
 </table>
