@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -637,4 +639,104 @@ func TestHAGoHDFS(t *testing.T) {
 			t.Errorf("read %s = %q, %v; want %q", p, b, err, want)
 		}
 	}
+}
+
+// TestHAMembership changes the group through the binary: a fourth
+// NameNode is bootstrapped, started and added with haadmin -addNameNode,
+// catches up, and a member is removed with -removeNameNode; the group
+// goes on serving.
+func TestHAMembership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 NameNodes")
+	}
+	c := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3})
+	c.ActiveNameNode()
+	cl := c.Client(c.Superuser())
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		if err := cl.Mkdir(ctx, fmt.Sprintf("/m%d", i), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rpc4, http4 := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	ids := "nn1,nn2,nn3,nn4"
+	extra := []string{
+		"-D", "dfs.ha.namenodes.ns1=" + ids,
+		"-D", "dfs.namenode.rpc-address.ns1.nn4=" + rpc4,
+		"-D", "dfs.namenode.http-address.ns1.nn4=" + http4,
+	}
+	args := func(more ...string) []string {
+		return c.NameNodeArgsAt(3, append(append([]string(nil), extra...), more...)...)
+	}
+	if out, err := exec.Command(c.Binary(), args("namenode", "-bootstrapStandby")...).CombinedOutput(); err != nil {
+		t.Fatalf("bootstrapStandby nn4: %v\n%s", err, out)
+	}
+	nn4 := exec.Command(c.Binary(), args("namenode")...)
+	var log4 testcluster.SyncBuffer
+	nn4.Stdout, nn4.Stderr = &log4, &log4
+	if err := nn4.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		nn4.Process.Kill()
+		nn4.Wait()
+		if t.Failed() {
+			t.Logf("nn4 log:\n%s", log4.String())
+		}
+	})
+	out, errOut, code := c.Run(c.Superuser(), "haadmin", "-addNameNode", "nn4", rpc4)
+	if code != 0 {
+		t.Fatalf("-addNameNode: %d %s %s", code, out, errOut)
+	}
+	out, _, _ = c.Run(c.Superuser(), "haadmin", "-getGroup")
+	if !bytes.Contains([]byte(out), []byte("nn4")) {
+		t.Fatalf("-getGroup after -addNameNode:\n%s", out)
+	}
+	if err := cl.Mkdir(ctx, "/after-add", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// nn4 catches up: same namespace as the active.
+	active := c.ActiveNameNode()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a, err1 := digestOf(c.NameNodeHTTPAddrAt(active))
+		d, err2 := digestOf(http4)
+		if err1 == nil && err2 == nil && a == d {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nn4 did not catch up: active %+v, nn4 %+v (%v %v)", a, d, err1, err2)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Remove a standby; the other three go on.
+	gone := (active + 1) % 3
+	out, errOut, code = c.Run(c.Superuser(), "haadmin", "-removeNameNode", testcluster.NameNodeID(gone))
+	if code != 0 {
+		t.Fatalf("-removeNameNode: %d %s %s", code, out, errOut)
+	}
+	c.KillNameNodeAt(gone)
+	out, _, _ = c.Run(c.Superuser(), "haadmin", "-getGroup")
+	if bytes.Contains([]byte(out), []byte(testcluster.NameNodeID(gone)+" ")) {
+		t.Errorf("-getGroup still lists %s:\n%s", testcluster.NameNodeID(gone), out)
+	}
+	if err := cl.Mkdir(ctx, "/after-remove", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, code := c.Run("mallory", "haadmin", "-removeNameNode", "nn4"); code == 0 {
+		t.Error("mallory's -removeNameNode succeeded")
+	}
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free port")
+	return ""
 }
