@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -739,4 +740,49 @@ func freeLoopbackAddr(t *testing.T) string {
 	}
 	t.Fatal("no free port")
 	return ""
+}
+
+// TestHAMapReduceAcrossFailover: a TeraSort on the JobTracker and
+// TaskTrackers of an HA nameservice survives kill -9 of the active
+// NameNode while it runs (the daemons and tasks reach hdfs://ns1 through
+// the failover client), and its output validates.
+func TestHAMapReduceAcrossFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3 NameNodes, 2 DataNodes, a JobTracker and 2 TaskTrackers")
+	}
+	c := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3, DataNodes: 2, MapReduce: true, Conf: map[string]string{"dfs.replication": "2"}})
+	c.WaitSafeModeOff()
+	run := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := c.Run(c.Superuser(), args...)
+		if code != 0 {
+			t.Fatalf("strata %v: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+		return out + errOut
+	}
+	run("-D", "mapreduce.job.maps=2", "examples", "teragen", "500000", "/tera/in")
+	done := make(chan string, 1)
+	go func() {
+		out, errOut, code := c.Run(c.Superuser(), "-D", "mapreduce.job.reduces=2", "examples", "terasort", "/tera/in", "/tera/out")
+		done <- fmt.Sprintf("exit %d\n%s\n%s", code, out, errOut)
+	}()
+	time.Sleep(time.Second)
+	old := c.ActiveNameNode()
+	c.KillNameNodeAt(old)
+	select {
+	case res := <-done:
+		t.Fatalf("terasort ended before the kill, which tests nothing: %s", res)
+	default:
+	}
+	if _, ok := c.WaitActive(30*time.Second, old); !ok {
+		t.Fatal("no new active")
+	}
+	res := <-done
+	if !strings.HasPrefix(res, "exit 0") {
+		t.Fatalf("terasort across the failover: %s", res)
+	}
+	run("examples", "teravalidate", "/tera/out", "/tera/report")
+	if out := run("dfs", "-cat", "/tera/report/part-r-00000"); strings.Contains(out, "error") || !strings.Contains(out, "checksum") {
+		t.Errorf("teravalidate report:\n%s", out)
+	}
 }
