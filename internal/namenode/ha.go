@@ -333,8 +333,9 @@ func (h *haNode) rebuildLocked(upTo uint64) error {
 	if err != nil {
 		return err
 	}
+	var recs [][]byte
 	if ok {
-		tree, txid, err = readSnapshot(r, blocks)
+		tree, txid, recs, err = readSnapshot(r, blocks)
 		r.Close()
 		if err != nil {
 			return fmt.Errorf("snapshot %s: %w", meta.ID, err)
@@ -342,6 +343,7 @@ func (h *haNode) rebuildLocked(upTo uint64) error {
 		from = meta.Index + 1
 	}
 	s.replaceState(tree, blocks, txid)
+	s.replayRPCEdits(recs)
 	if upTo >= from {
 		err = h.node.Entries(from, upTo, func(l *raft.Log) error {
 			e, err := quorum.DecodeEntry(l.Data)
@@ -486,6 +488,12 @@ func (f *haFSM) Snapshot() (raft.FSMSnapshot, error) {
 	var buf bytes.Buffer
 	buf.Write(snapshotMagic)
 	binary.Write(&buf, binary.BigEndian, s.applied)
+	recs := s.rpcEditRecords()
+	buf.Write(binary.AppendUvarint(nil, uint64(len(recs))))
+	for _, r := range recs {
+		buf.Write(binary.AppendUvarint(nil, uint64(len(r))))
+		buf.Write(r)
+	}
 	if err := s.tree.WriteImage(&buf); err != nil {
 		return nil, err
 	}
@@ -496,12 +504,13 @@ func (f *haFSM) Restore(r io.ReadCloser) error {
 	defer r.Close()
 	s := f.h.ns
 	blocks := blockmgmt.NewBlockMap()
-	tree, txid, err := readSnapshot(r, blocks)
+	tree, txid, recs, err := readSnapshot(r, blocks)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.replaceState(tree, blocks, txid)
+	s.replayRPCEdits(recs)
 	s.rebuilds++
 	s.mu.Unlock()
 	f.h.log.Info("namenode: namespace restored from a snapshot", "txid", txid)
@@ -512,18 +521,53 @@ func (f *haFSM) Restore(r io.ReadCloser) error {
 // endian) of the last edit the image holds, then the image.
 var snapshotMagic = []byte("SNAP")
 
-func readSnapshot(r io.Reader, blocks *blockmgmt.BlockMap) (*namespace.Tree, uint64, error) {
+// maxSnapshotRPCEdits bounds the retry-cache edits a snapshot may claim
+// to hold, and maxSnapshotRPCEdit one of them.
+const (
+	maxSnapshotRPCEdits = 1 << 20
+	maxSnapshotRPCEdit  = 1 << 20
+)
+
+// readSnapshot reads a snapshot: the txid of its content, the recent
+// edits with rpc ids (for the retry cache) and the namespace.
+func readSnapshot(r io.Reader, blocks *blockmgmt.BlockMap) (*namespace.Tree, uint64, [][]byte, error) {
 	br := bufio.NewReader(r)
 	head := make([]byte, len(snapshotMagic)+8)
 	if _, err := io.ReadFull(br, head); err != nil {
-		return nil, 0, fmt.Errorf("snapshot header: %w", err)
+		return nil, 0, nil, fmt.Errorf("snapshot header: %w", err)
 	}
 	if !bytes.Equal(head[:4], snapshotMagic) {
-		return nil, 0, errors.New("not a NameNode snapshot")
+		return nil, 0, nil, errors.New("not a NameNode snapshot")
 	}
 	txid := binary.BigEndian.Uint64(head[4:])
+	n, err := binary.ReadUvarint(br)
+	if err != nil || n > maxSnapshotRPCEdits {
+		return nil, 0, nil, fmt.Errorf("snapshot: bad count of retry-cache edits (%d, %v)", n, err)
+	}
+	var recs [][]byte
+	for i := uint64(0); i < n; i++ {
+		l, err := binary.ReadUvarint(br)
+		if err != nil || l > maxSnapshotRPCEdit {
+			return nil, 0, nil, fmt.Errorf("snapshot: bad retry-cache edit (%d bytes, %v)", l, err)
+		}
+		rec := make([]byte, l)
+		if _, err := io.ReadFull(br, rec); err != nil {
+			return nil, 0, nil, fmt.Errorf("snapshot: retry-cache edit: %w", err)
+		}
+		recs = append(recs, rec)
+	}
 	tree, err := namespace.ReadImage(br, blocks)
-	return tree, txid, err
+	return tree, txid, recs, err
+}
+
+// replayRPCEdits fills the retry cache from a snapshot's edits, answering
+// from the restored namespace (as a replay at start does).
+func (s *Namesystem) replayRPCEdits(recs [][]byte) {
+	for _, rec := range recs {
+		if e, err := namespace.DecodeEdit(rec); err == nil {
+			s.noteApplied(e)
+		}
+	}
 }
 
 type haSnapshot struct {
@@ -813,6 +857,7 @@ func (s *Namesystem) replaceState(tree *namespace.Tree, blocks *blockmgmt.BlockM
 	s.leases = namespace.NewLeaseManager()
 	s.applied, s.committed = txid, txid
 	s.dirty = false
+	s.rpcEdits = nil
 }
 
 func (s *Namesystem) appliedTxID() uint64 {

@@ -411,3 +411,60 @@ func TestHALaggingMemberGetsSnapshotThenEntries(t *testing.T) {
 	}
 	t.Logf("lagging member caught up to txid %d", d.AppliedTxID)
 }
+
+// Retries answered by a member that learnt the namespace from a snapshot:
+// the snapshot carries the recent edits with rpc ids, so its retry cache
+// knows calls made before the snapshot.
+func TestHARetryCacheSurvivesSnapshotInstall(t *testing.T) {
+	g := newHAGroupWith(t, 3, func(c *Config) {
+		c.CheckpointTxns = 20
+		c.HA.TrailingLogs = 5
+		c.HA.SnapshotInterval = 100 * time.Millisecond
+	})
+	a := g.active(10 * time.Second)
+	rc := &retryClient{t: t, cp: &clientProtocol{nn: g.nns[a], ns: g.nns[a].ns}, id: []byte("client-000000042")}
+	if _, err := rc.create(7, 0, "/r/f"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := rc.delete(8, 0, "/r/gone-not"); err != nil || ok {
+		t.Fatalf("delete of a missing path: %v %v", ok, err)
+	}
+	rc.mkdir(9, "/r/x")
+	if ok, err := rc.delete(10, 0, "/r/x"); err != nil || !ok {
+		t.Fatalf("delete: %v %v", ok, err)
+	}
+	// A member with a wiped disk comes back after the active compacted.
+	lost := (a + 1) % 3
+	g.stop(lost)
+	os.RemoveAll(g.cfgs[lost].NameDir)
+	ctx := context.Background()
+	for i := 0; i < 100; i++ {
+		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/pad/d%d", i), 0o755, true))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for snapshotIndex(g.nns[a]) < 80 {
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := BootstrapStandby(g.cfgs[lost], false); err != nil {
+		t.Fatal(err)
+	}
+	g.start(lost)
+	g.waitDigests(20 * time.Second)
+	// The restored member becomes the active; the client retries there.
+	if err := g.nns[a].ha.transferTo(as("hdfs"), g.cfgs[lost].HA.ID); err != nil {
+		t.Fatal(err)
+	}
+	if b := g.active(10 * time.Second); b != lost {
+		t.Fatalf("active is %d, want the restored %d", b, lost)
+	}
+	rc.cp = &clientProtocol{nn: g.nns[lost], ns: g.nns[lost].ns}
+	if _, err := rc.create(7, 1, "/r/f"); err != nil {
+		t.Errorf("retried create on the restored member: %v", err)
+	}
+	if ok, err := rc.delete(10, 1, "/r/x"); err != nil || !ok {
+		t.Errorf("retried delete on the restored member: %v %v, want true", ok, err)
+	}
+}

@@ -100,6 +100,9 @@ type Namesystem struct {
 	standby   bool
 	dirty     bool
 	rebuilds  int
+	// rpcEdits are the recent committed edits with rpc ids, which
+	// snapshots carry for the retry cache (retrycache.go).
+	rpcEdits []rpcEdit
 }
 
 func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {

@@ -296,6 +296,47 @@ func (s *Namesystem) noteApplied(e namespace.Edit) {
 		return
 	}
 	s.retry.addSucceeded(k, s.replayedAnswer(e))
+	if s.ha != nil {
+		s.rememberRPCEdit(e)
+	}
+}
+
+// rpcEdit is a committed edit that carries rpc ids, kept for snapshots:
+// a member restored from a snapshot replays them into its retry cache.
+type rpcEdit struct {
+	at  time.Time
+	rec []byte
+}
+
+// rememberRPCEdit keeps e (with s.mu held) for the retry cache's expiry,
+// at most as many as the cache holds.
+func (s *Namesystem) rememberRPCEdit(e namespace.Edit) {
+	rec, err := e.Marshal()
+	if err != nil {
+		return
+	}
+	now := s.now()
+	limit := min(s.cfg.retryCacheEntries, 1<<16)
+	drop := 0
+	for drop < len(s.rpcEdits) && (len(s.rpcEdits)-drop >= limit || now.Sub(s.rpcEdits[drop].at) > s.cfg.retryCacheExpiry) {
+		drop++
+	}
+	if drop > 0 {
+		s.rpcEdits = append(s.rpcEdits[:0:0], s.rpcEdits[drop:]...)
+	}
+	s.rpcEdits = append(s.rpcEdits, rpcEdit{at: now, rec: rec})
+}
+
+// rpcEditRecords lists the kept edits still within the expiry (s.mu held).
+func (s *Namesystem) rpcEditRecords() [][]byte {
+	now := s.now()
+	var out [][]byte
+	for _, r := range s.rpcEdits {
+		if now.Sub(r.at) <= s.cfg.retryCacheExpiry {
+			out = append(out, r.rec)
+		}
+	}
+	return out
 }
 
 // replayedAnswer is the answer of the call that made edit e, just
