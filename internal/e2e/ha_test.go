@@ -345,12 +345,31 @@ func TestHAKillActive(t *testing.T) {
 	if !ok {
 		t.Fatal("no new active within 30 s")
 	}
-	// Serving means answering a client call, not just saying so.
+	// Serving means answering a client call, not just saying so: a client
+	// of the new active alone (the failover client's own backoff is not
+	// the NameNode's).
+	direct, err := hdfs.New(hdfs.Options{Addr: c.NameNodeAddrAt(next), User: c.Superuser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := direct.Stat(sctx, "/mix")
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Since(killed) > 30*time.Second {
+			t.Fatalf("the new active does not serve: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	served := time.Since(killed)
+	direct.Close()
 	cl := c.Client(c.Superuser())
 	if _, err := cl.Stat(ctx, "/mix"); err != nil {
 		t.Fatal(err)
 	}
-	served := time.Since(killed)
 	t.Logf("kill -9 of %s at %d/%d bytes: %s active after %v, serving after %v",
 		testcluster.NameNodeID(old), progress.Load(), size, testcluster.NameNodeID(next), took.Round(time.Millisecond), served.Round(time.Millisecond))
 	fmt.Printf("HA failover: new active %s serving %v after kill -9 of %s\n", testcluster.NameNodeID(next), served.Round(time.Millisecond), testcluster.NameNodeID(old))
