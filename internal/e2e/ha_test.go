@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -678,7 +677,7 @@ func TestHAMembership(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rpc4, http4 := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	rpc4, http4 := testcluster.FreePort(t), testcluster.FreePort(t)
 	ids := "nn1,nn2,nn3,nn4"
 	extra := []string{
 		"-D", "dfs.ha.namenodes.ns1=" + ids,
@@ -746,19 +745,6 @@ func TestHAMembership(t *testing.T) {
 	if _, _, code := c.Run("mallory", "haadmin", "-removeNameNode", "nn4"); code == 0 {
 		t.Error("mallory's -removeNameNode succeeded")
 	}
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	for i := 0; i < 100; i++ {
-		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
-		if l, err := net.Listen("tcp", addr); err == nil {
-			l.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free port")
-	return ""
 }
 
 // TestHAMapReduceAcrossFailover: a TeraSort on the JobTracker and

@@ -244,7 +244,7 @@ func (h *haNode) becomeActive() {
 	if h.node.Raft.State() != raft.Leader {
 		return
 	}
-	term, _ := strconv.ParseUint(h.node.Raft.Stats()["term"], 10, 64)
+	term := h.raftNumber("term")
 	s := h.ns
 	s.mu.Lock()
 	if s.applied != s.committed || s.dirty {
@@ -402,7 +402,7 @@ func (h *haNode) stats() HAStats {
 		return st
 	}
 	raw := h.node.Raft.Stats()
-	num := func(k string) uint64 { v, _ := strconv.ParseUint(raw[k], 10, 64); return v }
+	num := func(k string) uint64 { return parseStat(raw, k) }
 	st.Term, st.CommitIndex, st.AppliedIndex, st.LastLogIndex = num("term"), num("commit_index"), num("applied_index"), num("last_log_index")
 	st.LastContact = raw["last_contact"]
 	_, id := h.node.Raft.LeaderWithID()
@@ -414,6 +414,20 @@ func (h *haNode) stats() HAStats {
 		}
 	}
 	return st
+}
+
+// raftNumber is one of Raft's numeric stats ("term", "commit_index"),
+// without the rest of stats' work (for gauges).
+func (h *haNode) raftNumber(key string) uint64 {
+	if h.node == nil {
+		return 0
+	}
+	return parseStat(h.node.Raft.Stats(), key)
+}
+
+func parseStat(raw map[string]string, key string) uint64 {
+	v, _ := strconv.ParseUint(raw[key], 10, 64)
+	return v
 }
 
 // haFSM feeds committed entries to the namesystem.
@@ -566,6 +580,7 @@ func (s *Namesystem) replayRPCEdits(recs [][]byte) {
 	for _, rec := range recs {
 		if e, err := namespace.DecodeEdit(rec); err == nil {
 			s.noteApplied(e)
+			s.rememberRPCEdit(e, rec)
 		}
 	}
 }
@@ -831,12 +846,14 @@ func (s *Namesystem) applyCommittedLocked(e quorum.Entry) (own bool, err error) 
 		// the leadership.
 		s.committed = e.TxID
 		s.noteApplied(ed)
+		s.rememberRPCEdit(ed, e.Record)
 		return true, nil
 	}
 	if err := s.tree.Apply(ed); err != nil {
 		return false, fmt.Errorf("edit %d: %w", e.TxID, err)
 	}
 	s.noteApplied(ed)
+	s.rememberRPCEdit(ed, e.Record)
 	s.applied, s.committed = e.TxID, e.TxID
 	s.bm.ForgetRemoved()
 	s.bm.ProcessQueued()

@@ -230,13 +230,7 @@ func TestHAReplaceLostMemberAndMembership(t *testing.T) {
 		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/m/d%d", i), 0o755, true))
 	}
 	// Let the active snapshot and compact past what the lost member had.
-	deadline := time.Now().Add(20 * time.Second)
-	for g.nns[a].ha.stats().LastLogIndex == 0 || snapshotIndex(g.nns[a]) < 300 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the active took no snapshot (last snapshot index %d)", snapshotIndex(g.nns[a]))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitSnapshotPast(t, g.nns[a], 300)
 	if _, err := BootstrapStandby(g.cfgs[lost], false); err != nil {
 		t.Fatal(err)
 	}
@@ -291,6 +285,19 @@ func TestHAReplaceLostMemberAndMembership(t *testing.T) {
 	}
 	mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, "/after-remove", 0o755, true))
 	g.waitDigests(20 * time.Second)
+}
+
+// waitSnapshotPast waits up to 20 s for nn to take a snapshot at Raft
+// index index or later.
+func waitSnapshotPast(t *testing.T, nn *NameNode, index uint64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for snapshotIndex(nn) < index {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot at index %d or later (last at %d)", index, snapshotIndex(nn))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func snapshotIndex(nn *NameNode) uint64 {
@@ -393,13 +400,7 @@ func TestHALaggingMemberGetsSnapshotThenEntries(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/b%d", i), 0o755, true))
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for snapshotIndex(g.nns[a]) < 250 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot past the lagging member (last at %d)", snapshotIndex(g.nns[a]))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitSnapshotPast(t, g.nns[a], 250)
 	g.start(lag)
 	g.waitDigests(20 * time.Second)
 	for i := 0; i < 50; i++ {
@@ -441,13 +442,7 @@ func TestHARetryCacheSurvivesSnapshotInstall(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		mustOK(t, g.nns[a].Namesystem().Mkdirs(ctx, fmt.Sprintf("/pad/d%d", i), 0o755, true))
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for snapshotIndex(g.nns[a]) < 80 {
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitSnapshotPast(t, g.nns[a], 80)
 	if _, err := BootstrapStandby(g.cfgs[lost], false); err != nil {
 		t.Fatal(err)
 	}
@@ -457,8 +452,14 @@ func TestHARetryCacheSurvivesSnapshotInstall(t *testing.T) {
 	if err := g.nns[a].ha.transferTo(as("hdfs"), g.cfgs[lost].HA.ID); err != nil {
 		t.Fatal(err)
 	}
-	if b := g.active(10 * time.Second); b != lost {
-		t.Fatalf("active is %d, want the restored %d", b, lost)
+	// The old active learns it lost the leadership a moment later: wait
+	// for the restored member to be the only active.
+	deadline := time.Now().Add(10 * time.Second)
+	for g.nns[lost].ServiceState() != HAActive || g.nns[a].ServiceState() == HAActive {
+		if time.Now().After(deadline) {
+			t.Fatalf("the restored member %d did not become the only active", lost)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	rc.cp = &clientProtocol{nn: g.nns[lost], ns: g.nns[lost].ns}
 	if _, err := rc.create(7, 1, "/r/f"); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/editlog"
 	"github.com/stratafs/strata/internal/namenode/quorum"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/proto/namenodepb"
 )
@@ -271,20 +272,22 @@ func (h *haNode) transferTo(ctx context.Context, target string) error {
 	return c.Call(ctx, "transferLeadership", &namenodepb.TransferLeadershipRequest{Target: proto.String(target)}, &namenodepb.TransferLeadershipResponse{})
 }
 
-func (h *haNode) member(id string) (m struct{ ID, RPCAddr string }, ok bool) {
+// member finds a member by id: configured, or added since (in the Raft
+// configuration).
+func (h *haNode) member(id string) (nameservice.NameNode, bool) {
 	for _, x := range h.cfg.Members {
 		if x.ID == id {
-			return struct{ ID, RPCAddr string }{x.ID, x.RPCAddr}, true
+			return x, true
 		}
 	}
 	if f := h.node.Raft.GetConfiguration(); f.Error() == nil {
 		for _, s := range f.Configuration().Servers {
 			if string(s.ID) == id {
-				return struct{ ID, RPCAddr string }{id, string(s.Address)}, true
+				return nameservice.NameNode{ID: id, RPCAddr: string(s.Address)}, true
 			}
 		}
 	}
-	return m, false
+	return nameservice.NameNode{}, false
 }
 
 // formatRaft starts a new group in cfg's storage: `namenode -format` on
@@ -393,7 +396,7 @@ var peerLagDesc = prometheus.NewDesc("strata_namenode_ha_peer_lag",
 func (c peerLagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- peerLagDesc }
 
 func (c peerLagCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, p := range c.h.peers(c.h.stats().CommitIndex) {
+	for _, p := range c.h.peers(c.h.raftNumber("commit_index")) {
 		lag := float64(p.Lag)
 		if p.Err != "" {
 			lag = -1

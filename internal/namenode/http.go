@@ -231,8 +231,8 @@ func (n *NameNode) registry() *prometheus.Registry {
 	gauge("goroutines", "Goroutines in the process.", func() float64 { return float64(runtime.NumGoroutine()) })
 	if n.ha != nil {
 		gauge("ha_state", "HA state: 0 initializing, 1 active, 2 standby (Hadoop's HAServiceStateProto).", func() float64 { return float64(haStateProto(n.ServiceState())) })
-		gauge("ha_term", "Raft term this member is in.", func() float64 { return float64(n.ha.stats().Term) })
-		gauge("ha_commit_index", "Raft commit index this member knows.", func() float64 { return float64(n.ha.stats().CommitIndex) })
+		gauge("ha_term", "Raft term this member is in.", func() float64 { return float64(n.ha.raftNumber("term")) })
+		gauge("ha_commit_index", "Raft commit index this member knows.", func() float64 { return float64(n.ha.raftNumber("commit_index")) })
 		gauge("ha_applied_txid", "Transaction id of the last edit in this member's namespace.", func() float64 { a, _ := n.ns.txids(); return float64(a) })
 		gauge("ha_committed_txid", "Transaction id of the last edit this member knows committed.", func() float64 { _, c := n.ns.txids(); return float64(c) })
 		reg.MustRegister(peerLagCollector{n.ha})

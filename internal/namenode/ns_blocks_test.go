@@ -22,11 +22,7 @@ func TestWriteThenReplicateAfterDeadNode(t *testing.T) {
 	ns.now = func() time.Time { return now }
 	ctx := as("hdfs")
 	nodes := []string{"dn1", "dn2", "dn3"}
-	for i, uuid := range nodes {
-		reg := blockmgmt.Registration{UUID: uuid, IP: fmt.Sprintf("10.0.0.%d", i+1), XferPort: 9866,
-			Storages: []blockmgmt.StorageReport{{ID: uuid + "-s0", Type: storage.Disk, Capacity: 1 << 30, Remaining: 1 << 30}}}
-		mustOK(t, ns.RegisterDatanode(reg, ""))
-	}
+	registerDisks(t, ns, nodes...)
 	st, err := ns.Create(ctx, "/f", CreateOptions{ClientName: "c", Perm: 0o644, Replication: 2})
 	mustOK(t, err)
 	lb, err := ns.AddBlock(ctx, AddBlockRequest{Path: "/f", Client: "c", FileID: st.FileID})
@@ -117,11 +113,7 @@ func TestDeleteInvalidatesReplicas(t *testing.T) {
 func TestRetriedAddBlockWithoutTargets(t *testing.T) {
 	ns, _ := testNS(t)
 	ctx := as("hdfs")
-	for i, uuid := range []string{"dn1", "dn2"} {
-		reg := blockmgmt.Registration{UUID: uuid, IP: fmt.Sprintf("10.0.0.%d", i+1), XferPort: 9866,
-			Storages: []blockmgmt.StorageReport{{ID: uuid + "-s0", Type: storage.Disk, Capacity: 1 << 30, Remaining: 1 << 30}}}
-		mustOK(t, ns.RegisterDatanode(reg, ""))
-	}
+	registerDisks(t, ns, "dn1", "dn2")
 	st, err := ns.Create(ctx, "/f", CreateOptions{ClientName: "c", Perm: 0o644, Replication: 2})
 	mustOK(t, err)
 	first, err := ns.AddBlock(ctx, AddBlockRequest{Path: "/f", Client: "c", FileID: st.FileID})
@@ -134,5 +126,16 @@ func TestRetriedAddBlockWithoutTargets(t *testing.T) {
 	mustOK(t, err)
 	if again.Block.ID != first.Block.ID || len(again.Locs) != 2 {
 		t.Fatalf("retried addBlock = blk_%d with %d locations, want blk_%d with 2", again.Block.ID, len(again.Locs), first.Block.ID)
+	}
+}
+
+// registerDisks registers DataNodes with one 1 GiB DISK storage each, at
+// 10.0.0.1, 10.0.0.2, ...
+func registerDisks(t *testing.T, ns *Namesystem, uuids ...string) {
+	t.Helper()
+	for i, uuid := range uuids {
+		reg := blockmgmt.Registration{UUID: uuid, IP: fmt.Sprintf("10.0.0.%d", i+1), XferPort: 9866,
+			Storages: []blockmgmt.StorageReport{{ID: uuid + "-s0", Type: storage.Disk, Capacity: 1 << 30, Remaining: 1 << 30}}}
+		mustOK(t, ns.RegisterDatanode(reg, ""))
 	}
 }

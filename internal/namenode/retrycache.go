@@ -296,9 +296,6 @@ func (s *Namesystem) noteApplied(e namespace.Edit) {
 		return
 	}
 	s.retry.addSucceeded(k, s.replayedAnswer(e))
-	if s.ha != nil {
-		s.rememberRPCEdit(e)
-	}
 }
 
 // rpcEdit is a committed edit that carries rpc ids, kept for snapshots:
@@ -308,11 +305,14 @@ type rpcEdit struct {
 	rec []byte
 }
 
-// rememberRPCEdit keeps e (with s.mu held) for the retry cache's expiry,
-// at most as many as the cache holds.
-func (s *Namesystem) rememberRPCEdit(e namespace.Edit) {
-	rec, err := e.Marshal()
-	if err != nil {
+// rememberRPCEdit keeps committed edit e, whose record is rec, when it
+// carries rpc ids (with s.mu held), for the retry cache's expiry and at
+// most as many as the cache holds.
+func (s *Namesystem) rememberRPCEdit(e namespace.Edit, rec []byte) {
+	if s.retry == nil {
+		return
+	}
+	if _, _, ok := e.RPCIDs(); !ok {
 		return
 	}
 	now := s.now()
@@ -324,7 +324,7 @@ func (s *Namesystem) rememberRPCEdit(e namespace.Edit) {
 	if drop > 0 {
 		s.rpcEdits = append(s.rpcEdits[:0:0], s.rpcEdits[drop:]...)
 	}
-	s.rpcEdits = append(s.rpcEdits, rpcEdit{at: now, rec: rec})
+	s.rpcEdits = append(s.rpcEdits, rpcEdit{at: now, rec: append([]byte(nil), rec...)})
 }
 
 // rpcEditRecords lists the kept edits still within the expiry (s.mu held).

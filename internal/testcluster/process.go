@@ -257,12 +257,12 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 		settings["fs.defaultFS"] = "hdfs://" + p.rpc
 		settings["dfs.namenode.rpc-address"] = p.rpc
 	} else if !cfg.NoHDFS {
-		p.rpc, p.http = freePort(t), freePort(t)
+		p.rpc, p.http = FreePort(t), FreePort(t)
 		settings["fs.defaultFS"] = "hdfs://" + p.rpc
 		settings["dfs.namenode.rpc-address"] = p.rpc
 	}
 	if cfg.MapReduce {
-		p.jtAddr = freePort(t)
+		p.jtAddr = FreePort(t)
 		if p.net != nil {
 			p.jtAddr = p.net.addHost(JobTrackerHost, 3).ip + ":8021"
 		}
@@ -350,12 +350,12 @@ func (p *Processes) newProcess(name string, args []string) *Process {
 	return &Process{name: name, t: p.t, bin: p.bin, args: args}
 }
 
-// freePort returns a loopback address with a port that was free a moment
+// FreePort returns a loopback address with a port that was free a moment
 // ago. It picks below Linux's ephemeral range (32768-60999), at random:
 // a port the kernel handed out for ":0" would be handed out again to the
 // many outgoing connections and listeners of parallel tests before the
 // daemon binds it, and two daemons then collide.
-func freePort(t testing.TB) string {
+func FreePort(t testing.TB) string {
 	t.Helper()
 	for range 100 {
 		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
@@ -46,7 +47,7 @@ func (p *Processes) setupHA(settings map[string]string) {
 			ip := p.net.addHost(NameNodeHostAt(i), octet).ip
 			h.rpc, h.http = append(h.rpc, ip+":8020"), append(h.http, ip+":9870")
 		} else {
-			h.rpc, h.http = append(h.rpc, freePort(p.t)), append(h.http, freePort(p.t))
+			h.rpc, h.http = append(h.rpc, FreePort(p.t)), append(h.http, FreePort(p.t))
 		}
 	}
 	h.conf = HAConf(h.rpc, h.http)
@@ -164,7 +165,7 @@ func (p *Processes) ServiceState(i int, timeout time.Duration) string {
 	if !p.NameNodeProcessAt(i).Running() {
 		return ""
 	}
-	c := ipc.NewClient(ipc.ClientConfig{Addr: p.NameNodeAddrAt(i), User: p.Superuser(), Protocol: "org.apache.hadoop.ha.HAServiceProtocol", DialTimeout: timeout})
+	c := ipc.NewClient(ipc.ClientConfig{Addr: p.NameNodeAddrAt(i), User: p.Superuser(), Protocol: namenode.HAServiceProtocolName, DialTimeout: timeout})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

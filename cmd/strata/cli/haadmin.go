@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -191,7 +192,8 @@ func (a haAdmin) fail(err error) int {
 
 func firstLine(err error) string {
 	s := err.Error()
-	if re, ok := err.(*ipc.RemoteError); ok {
+	var re *ipc.RemoteError
+	if errors.As(err, &re) {
 		s = re.Message
 	}
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -244,7 +244,7 @@ func (s *LogStore) scan(seg *segment, lastSeg bool) error {
 	next := seg.first
 	var off int64
 	for off < size {
-		if size-off >= batchHeader && bytes.Equal(data[off:off+batchHeader], make([]byte, batchHeader)) && !hasValidBatch(data, off+1) {
+		if size-off >= batchHeader && bytes.Equal(data[off:off+batchHeader], zeros[:batchHeader]) && !hasValidBatch(data, off+1) {
 			break // the zero-filled rest of the segment
 		}
 		frames, n, err := parseBatch(data, off, 0)
