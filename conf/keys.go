@@ -79,6 +79,8 @@ var knownKeys = []Key{
 	{"fixedlengthinputformat.record.length", "0", "Record length in bytes for FixedLengthInputFormat (required by it)."},
 	{"fs.defaultFS", "file:///", "Default file system URI; paths without a scheme resolve against it, e.g. hdfs://namenode:8020."},
 	{"fs.permissions.umask-mode", "022", "Umask for new files and directories, octal (022) or symbolic (u=rwx,g=rx,o=rx)."},
+	{"fs.trash.checkpoint.interval", "0", "Minutes between two trash checkpoints by the NameNode's trash emptier; 0 or more than fs.trash.interval: fs.trash.interval."},
+	{"fs.trash.interval", "0", "Minutes a trash checkpoint is kept before the NameNode deletes it; 0 turns trash off (dfs -rm deletes at once). Clients use the NameNode's value."},
 	{"hadoop.http.idle_timeout.ms", "60000", "Milliseconds an HTTP server keeps an idle keep-alive connection open."},
 	{"hadoop.security.authentication", "simple", "Authentication method: simple (the client's user name is trusted) or kerberos."},
 	{"hadoop.tmp.dir", "/tmp/hadoop-${user.name}", "Base directory for temporary files and the default data directories."},

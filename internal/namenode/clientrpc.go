@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 	"net"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -66,6 +67,8 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"getDatanodeStorageReport": ipc.Unary(c.getDatanodeStorageReport),
 		"checkAccess":              ipc.Unary(c.checkAccess),
 		"msync":                    ipc.Unary(c.msync),
+		"setQuota":                 ipc.Unary(c.setQuota),
+		"concat":                   ipc.Unary(c.concat),
 	}
 }
 
@@ -105,6 +108,7 @@ func (c *clientProtocol) getServerDefaults(ctx context.Context, _ *hdfspb.GetSer
 		FileBufferSize:   proto.Uint32(uint32(cfg.FileBufferSize)),
 		ChecksumType:     hdfspb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
 		PolicyId:         proto.Uint32(uint32(storage.DefaultID)),
+		TrashInterval:    proto.Uint64(uint64(cfg.TrashInterval / time.Minute)),
 	}}, nil
 }
 
@@ -207,29 +211,32 @@ func (c *clientProtocol) setReplication(ctx context.Context, req *hdfspb.SetRepl
 	return &hdfspb.SetReplicationResponseProto{Result: proto.Bool(ok)}, err
 }
 
-// noQuota is how HDFS sends an unset quota (-1) in its uint64 fields.
-const noQuota = ^uint64(0)
-
 func (c *clientProtocol) getContentSummary(ctx context.Context, req *hdfspb.GetContentSummaryRequestProto) (*hdfspb.GetContentSummaryResponseProto, error) {
 	s, err := c.ns.ContentSummary(ctx, req.GetPath())
 	if err != nil {
 		return nil, err
 	}
+	qu, err := c.ns.QuotaUsage(ctx, req.GetPath())
+	if err != nil {
+		return nil, err
+	}
 	return &hdfspb.GetContentSummaryResponseProto{Summary: &hdfspb.ContentSummaryProto{
 		Length: proto.Uint64(uint64(s.Length)), FileCount: proto.Uint64(uint64(s.Files)),
-		DirectoryCount: proto.Uint64(uint64(s.Dirs)), Quota: proto.Uint64(noQuota),
-		SpaceConsumed: proto.Uint64(uint64(s.SpaceConsumed)), SpaceQuota: proto.Uint64(noQuota),
+		DirectoryCount: proto.Uint64(uint64(s.Dirs)), Quota: proto.Uint64(uint64(qu.Quota)),
+		SpaceConsumed: proto.Uint64(uint64(s.SpaceConsumed)), SpaceQuota: proto.Uint64(uint64(qu.SpaceQuota)),
+		TypeQuotaInfos: typeQuotaInfos(qu),
 	}}, nil
 }
 
 func (c *clientProtocol) getQuotaUsage(ctx context.Context, req *hdfspb.GetQuotaUsageRequestProto) (*hdfspb.GetQuotaUsageResponseProto, error) {
-	s, err := c.ns.ContentSummary(ctx, req.GetPath())
+	qu, err := c.ns.QuotaUsage(ctx, req.GetPath())
 	if err != nil {
 		return nil, err
 	}
 	return &hdfspb.GetQuotaUsageResponseProto{Usage: &hdfspb.QuotaUsageProto{
-		FileAndDirectoryCount: proto.Uint64(uint64(s.Files + s.Dirs)), Quota: proto.Uint64(noQuota),
-		SpaceConsumed: proto.Uint64(uint64(s.SpaceConsumed)), SpaceQuota: proto.Uint64(noQuota),
+		FileAndDirectoryCount: proto.Uint64(uint64(qu.Count)), Quota: proto.Uint64(uint64(qu.Quota)),
+		SpaceConsumed: proto.Uint64(uint64(qu.SpaceConsumed)), SpaceQuota: proto.Uint64(uint64(qu.SpaceQuota)),
+		TypeQuotaInfos: typeQuotaInfos(qu),
 	}}, nil
 }
 

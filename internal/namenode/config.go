@@ -128,6 +128,14 @@ type Config struct {
 	// keys).
 	LeaseSoftLimit time.Duration
 	LeaseHardLimit time.Duration
+	// TrashInterval is how long the trash emptier keeps a trash
+	// checkpoint (fs.trash.interval, minutes, default 0: no trash, no
+	// emptier), reported to clients in the server defaults;
+	// TrashCheckpointInterval is how often it makes one
+	// (fs.trash.checkpoint.interval, minutes; 0 or more than
+	// TrashInterval: TrashInterval). See trash.go.
+	TrashInterval           time.Duration
+	TrashCheckpointInterval time.Duration
 	// MaxDataLength bounds an RPC frame in bytes (ipc.maximum.data.length,
 	// 128 MiB).
 	MaxDataLength int
@@ -303,6 +311,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.RetryCacheExpiry = r.Duration(keyRetryCacheExpiry, time.Millisecond)
 	cfg.RetryCacheHeapPercent = r.Float(keyRetryCacheHeap)
 	haConfigFrom(c, r, &cfg)
+	trashConfigFrom(r, &cfg)
 	return cfg, r.Err()
 }
 

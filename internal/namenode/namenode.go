@@ -57,6 +57,8 @@ type NameNode struct {
 	ns   *Namesystem
 	edit *editlog.Log
 
+	trash *trashEmptier // the monitor goroutine's (trash.go)
+
 	// tokens mints block access tokens and WebHDFS redirect tokens; its
 	// keys go to DataNodes (see keys.go).
 	tokens *blocktoken.Manager
@@ -256,6 +258,7 @@ func (n *NameNode) monitor() {
 			continue
 		}
 		n.ns.expireLeases(context.Background())
+		n.trashTick(n.ns.now())
 		if n.ha != nil {
 			continue // checkpoints are Raft snapshots
 		}

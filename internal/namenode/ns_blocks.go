@@ -135,6 +135,9 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 			prevLen = req.Previous.NumBytes
 			offset += prevLen - n.Blocks[k-1].NumBytes
 		}
+		if err := s.checkAddBlockQuota(n, prevLen); err != nil {
+			return nil, nil, err
+		}
 		targets, err := s.chooseTargetsLocked(n, req)
 		if err != nil {
 			return nil, nil, err
@@ -442,6 +445,9 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 					p, client, clientMachine, n.UC.ClientName, n.UC.ClientMachine)
 			}
 			return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to APPEND_FILE %s for %s: the file is being recovered from %s; retry later", p, client, n.UC.ClientName)
+		}
+		if err := s.checkAppendQuota(n); err != nil {
+			return nil, nil, err
 		}
 		op := namespace.ReopenFile(p, client, clientMachine, s.nowMillis())
 		then := func() {

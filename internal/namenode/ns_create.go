@@ -39,6 +39,9 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 		if err := s.checkDirItems(parent); err != nil {
 			return nil, err
 		}
+		if err := s.checkQuota(parent, namespace.Usage{NS: int64(missing)}); err != nil {
+			return nil, err
+		}
 		now := s.nowMillis()
 		var ops []namespace.Edit
 		cur := parent.Path()
@@ -146,6 +149,9 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		}
 		if !overwrite {
 			if err := s.checkDirItems(parent); err != nil {
+				return nil, err
+			}
+			if err := s.checkQuota(parent, namespace.Usage{NS: int64(max(missing, 1))}); err != nil {
 				return nil, err
 			}
 		}

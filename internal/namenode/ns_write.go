@@ -183,6 +183,14 @@ func (s *Namesystem) Rename(ctx context.Context, src, dst string, legacy, overwr
 				return nil, err
 			}
 		}
+		var replacedInode *namespace.Inode
+		if replaced {
+			replacedInode = dn
+		}
+		// Hadoop's old rename throws quota errors too, not false.
+		if err := s.checkRenameQuota(sn, dparent, replacedInode); err != nil {
+			return nil, err
+		}
 		moved = s.openFilesUnder(sn)
 		ok = true
 		return []namespace.Edit{namespace.Rename(src, target, s.nowMillis(), replaced)}, nil
@@ -279,7 +287,13 @@ func (s *Namesystem) SetReplication(ctx context.Context, p string, repl int) (bo
 		return false, ipc.Errorf(ipc.ClassIOException, "Requested replication factor of %d is out of range [1, %d] for %s", repl, s.cfg.maxReplication, p)
 	}
 	isFile := false
-	err := s.setAttr(ctx, p, func(pc namespace.Checker, n *namespace.Inode) error { return pc.Check(n, namespace.AccessWrite) }, func(n *namespace.Inode) (namespace.Edit, bool) {
+	check := func(pc namespace.Checker, n *namespace.Inode) error {
+		if err := pc.Check(n, namespace.AccessWrite); err != nil || n.IsDir {
+			return err
+		}
+		return s.checkReplicationQuota(n, repl)
+	}
+	err := s.setAttr(ctx, p, check, func(n *namespace.Inode) (namespace.Edit, bool) {
 		if n.IsDir {
 			return namespace.Edit{}, false
 		}

@@ -57,6 +57,7 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		if n.Parent != nil {
 			rec.Parent = proto.Uint64(n.Parent.ID)
 		}
+		quotaToImage(n, rec)
 		if !n.IsDir {
 			rec.Replication = proto.Uint32(uint32(n.Replication))
 			rec.BlockSize = proto.Uint64(n.BlockSize)
@@ -119,6 +120,9 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		n := ns.newInode(rec.GetId(), string(rec.GetName()), rec.GetIsDir(), rec.GetPerm(), rec.GetMtime())
 		n.Atime = rec.GetAtime()
 		n.StoragePolicy = uint8(rec.GetStoragePolicy())
+		if err := quotaFromImage(n, &rec); err != nil {
+			return nil, err
+		}
 		if !n.IsDir {
 			n.Replication = uint16(rec.GetReplication())
 			n.BlockSize = rec.GetBlockSize()
@@ -155,6 +159,7 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		ns.lastID = hdr.GetLastInodeId()
 	}
 	ns.Blocks.Note(hdr.GetLastBlockId(), hdr.GetGenStamp())
+	ns.RecountQuotas()
 	return ns, nil
 }
 

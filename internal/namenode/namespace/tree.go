@@ -33,6 +33,8 @@ type Inode struct {
 	UC          *UnderConstruction
 
 	StoragePolicy uint8
+
+	Quota *Quota // directories with a quota set (quota.go); nil otherwise
 }
 
 // UnderConstruction is the writer of a file being written.
@@ -109,6 +111,8 @@ type Tree struct {
 	lastID    uint64
 	fileCount int64
 	dirCount  int64
+
+	quotaSeen bool // a quota was set: edits keep usage (quota.go)
 }
 
 // New returns a tree holding only the root directory, owned by superuser
@@ -236,7 +240,12 @@ func (ns *Tree) Apply(e Edit) error {
 	if e.op == nil {
 		return replayErr("empty edit")
 	}
+	defer ns.chargeQuota(e)()
 	switch o := e.op.Op.(type) {
+	case *namenodepb.EditOp_SetQuota:
+		return ns.applySetQuota(o.SetQuota)
+	case *namenodepb.EditOp_Concat:
+		return ns.applyConcat(o.Concat)
 	case *namenodepb.EditOp_Mkdir:
 		return ns.applyMkdir(o.Mkdir)
 	case *namenodepb.EditOp_AddFile:

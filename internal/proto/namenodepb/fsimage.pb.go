@@ -102,8 +102,12 @@ type Inode struct {
 	BlockSize     *uint64                `protobuf:"varint,9,opt,name=block_size,json=blockSize" json:"block_size,omitempty"`
 	StoragePolicy *uint32                `protobuf:"varint,10,opt,name=storage_policy,json=storagePolicy" json:"storage_policy,omitempty"`
 	// Set while the file is being written.
-	Uc            *FileUnderConstruction `protobuf:"bytes,11,opt,name=uc" json:"uc,omitempty"`
-	Blocks        []*Block               `protobuf:"bytes,12,rep,name=blocks" json:"blocks,omitempty"`
+	Uc     *FileUnderConstruction `protobuf:"bytes,11,opt,name=uc" json:"uc,omitempty"`
+	Blocks []*Block               `protobuf:"bytes,12,rep,name=blocks" json:"blocks,omitempty"`
+	// Quotas (directories only; absent when none is set). -1: no quota.
+	NsQuota       *int64                `protobuf:"varint,30,opt,name=ns_quota,json=nsQuota" json:"ns_quota,omitempty"`
+	DsQuota       *int64                `protobuf:"varint,31,opt,name=ds_quota,json=dsQuota" json:"ds_quota,omitempty"`
+	TypeQuotas    []*QuotaByStorageType `protobuf:"bytes,32,rep,name=type_quotas,json=typeQuotas" json:"type_quotas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -222,6 +226,80 @@ func (x *Inode) GetBlocks() []*Block {
 	return nil
 }
 
+func (x *Inode) GetNsQuota() int64 {
+	if x != nil && x.NsQuota != nil {
+		return *x.NsQuota
+	}
+	return 0
+}
+
+func (x *Inode) GetDsQuota() int64 {
+	if x != nil && x.DsQuota != nil {
+		return *x.DsQuota
+	}
+	return 0
+}
+
+func (x *Inode) GetTypeQuotas() []*QuotaByStorageType {
+	if x != nil {
+		return x.TypeQuotas
+	}
+	return nil
+}
+
+// QuotaByStorageType is a directory's space quota on one storage type.
+type QuotaByStorageType struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          *uint32                `protobuf:"varint,1,opt,name=type" json:"type,omitempty"` // storage type id (DISK=1, SSD=2, ...)
+	Quota         *int64                 `protobuf:"varint,2,opt,name=quota" json:"quota,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuotaByStorageType) Reset() {
+	*x = QuotaByStorageType{}
+	mi := &file_namenode_fsimage_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuotaByStorageType) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuotaByStorageType) ProtoMessage() {}
+
+func (x *QuotaByStorageType) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuotaByStorageType.ProtoReflect.Descriptor instead.
+func (*QuotaByStorageType) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *QuotaByStorageType) GetType() uint32 {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return 0
+}
+
+func (x *QuotaByStorageType) GetQuota() int64 {
+	if x != nil && x.Quota != nil {
+		return *x.Quota
+	}
+	return 0
+}
+
 type FileUnderConstruction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientName    *string                `protobuf:"bytes,1,opt,name=client_name,json=clientName" json:"client_name,omitempty"`
@@ -232,7 +310,7 @@ type FileUnderConstruction struct {
 
 func (x *FileUnderConstruction) Reset() {
 	*x = FileUnderConstruction{}
-	mi := &file_namenode_fsimage_proto_msgTypes[2]
+	mi := &file_namenode_fsimage_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -244,7 +322,7 @@ func (x *FileUnderConstruction) String() string {
 func (*FileUnderConstruction) ProtoMessage() {}
 
 func (x *FileUnderConstruction) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[2]
+	mi := &file_namenode_fsimage_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -257,7 +335,7 @@ func (x *FileUnderConstruction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileUnderConstruction.ProtoReflect.Descriptor instead.
 func (*FileUnderConstruction) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{2}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *FileUnderConstruction) GetClientName() string {
@@ -285,7 +363,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_namenode_fsimage_proto_msgTypes[3]
+	mi := &file_namenode_fsimage_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -297,7 +375,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[3]
+	mi := &file_namenode_fsimage_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -310,7 +388,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{3}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Block) GetId() uint64 {
@@ -348,7 +426,7 @@ type ImageHeader struct {
 
 func (x *ImageHeader) Reset() {
 	*x = ImageHeader{}
-	mi := &file_namenode_fsimage_proto_msgTypes[4]
+	mi := &file_namenode_fsimage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +438,7 @@ func (x *ImageHeader) String() string {
 func (*ImageHeader) ProtoMessage() {}
 
 func (x *ImageHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[4]
+	mi := &file_namenode_fsimage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +451,7 @@ func (x *ImageHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageHeader.ProtoReflect.Descriptor instead.
 func (*ImageHeader) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{4}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ImageHeader) GetLayoutVersion() uint32 {
@@ -430,6 +508,8 @@ type EditOp struct {
 	//	*EditOp_UpdateBlocks
 	//	*EditOp_SetGenStamp
 	//	*EditOp_ReopenFile
+	//	*EditOp_SetQuota
+	//	*EditOp_Concat
 	Op isEditOp_Op `protobuf_oneof:"op"`
 	// The RPC that made this edit, on the last edit of an @AtMostOnce
 	// client call (create, append, delete, rename, rename2,
@@ -446,7 +526,7 @@ type EditOp struct {
 
 func (x *EditOp) Reset() {
 	*x = EditOp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	mi := &file_namenode_fsimage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -458,7 +538,7 @@ func (x *EditOp) String() string {
 func (*EditOp) ProtoMessage() {}
 
 func (x *EditOp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	mi := &file_namenode_fsimage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -471,7 +551,7 @@ func (x *EditOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditOp.ProtoReflect.Descriptor instead.
 func (*EditOp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{5}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EditOp) GetOp() isEditOp_Op {
@@ -607,6 +687,24 @@ func (x *EditOp) GetReopenFile() *OpReopenFile {
 	return nil
 }
 
+func (x *EditOp) GetSetQuota() *OpSetQuota {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_SetQuota); ok {
+			return x.SetQuota
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetConcat() *OpConcat {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_Concat); ok {
+			return x.Concat
+		}
+	}
+	return nil
+}
+
 func (x *EditOp) GetRpcClientId() []byte {
 	if x != nil {
 		return x.RpcClientId
@@ -681,6 +779,15 @@ type EditOp_ReopenFile struct {
 	ReopenFile *OpReopenFile `protobuf:"bytes,14,opt,name=reopen_file,json=reopenFile,oneof"`
 }
 
+type EditOp_SetQuota struct {
+	// Quotas and concat (30-39).
+	SetQuota *OpSetQuota `protobuf:"bytes,30,opt,name=set_quota,json=setQuota,oneof"`
+}
+
+type EditOp_Concat struct {
+	Concat *OpConcat `protobuf:"bytes,31,opt,name=concat,oneof"`
+}
+
 func (*EditOp_Mkdir) isEditOp_Op() {}
 
 func (*EditOp_AddFile) isEditOp_Op() {}
@@ -709,6 +816,10 @@ func (*EditOp_SetGenStamp) isEditOp_Op() {}
 
 func (*EditOp_ReopenFile) isEditOp_Op() {}
 
+func (*EditOp_SetQuota) isEditOp_Op() {}
+
+func (*EditOp_Concat) isEditOp_Op() {}
+
 type OpMkdir struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            *uint64                `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
@@ -721,7 +832,7 @@ type OpMkdir struct {
 
 func (x *OpMkdir) Reset() {
 	*x = OpMkdir{}
-	mi := &file_namenode_fsimage_proto_msgTypes[6]
+	mi := &file_namenode_fsimage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +844,7 @@ func (x *OpMkdir) String() string {
 func (*OpMkdir) ProtoMessage() {}
 
 func (x *OpMkdir) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[6]
+	mi := &file_namenode_fsimage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +857,7 @@ func (x *OpMkdir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpMkdir.ProtoReflect.Descriptor instead.
 func (*OpMkdir) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{6}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *OpMkdir) GetId() uint64 {
@@ -797,7 +908,7 @@ type OpAddFile struct {
 
 func (x *OpAddFile) Reset() {
 	*x = OpAddFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[7]
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +920,7 @@ func (x *OpAddFile) String() string {
 func (*OpAddFile) ProtoMessage() {}
 
 func (x *OpAddFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[7]
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +933,7 @@ func (x *OpAddFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddFile.ProtoReflect.Descriptor instead.
 func (*OpAddFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{7}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OpAddFile) GetId() uint64 {
@@ -907,7 +1018,7 @@ type OpCloseFile struct {
 
 func (x *OpCloseFile) Reset() {
 	*x = OpCloseFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1030,7 @@ func (x *OpCloseFile) String() string {
 func (*OpCloseFile) ProtoMessage() {}
 
 func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1043,7 @@ func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCloseFile.ProtoReflect.Descriptor instead.
 func (*OpCloseFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OpCloseFile) GetPath() string {
@@ -973,7 +1084,7 @@ type OpDelete struct {
 
 func (x *OpDelete) Reset() {
 	*x = OpDelete{}
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1096,7 @@ func (x *OpDelete) String() string {
 func (*OpDelete) ProtoMessage() {}
 
 func (x *OpDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1109,7 @@ func (x *OpDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpDelete.ProtoReflect.Descriptor instead.
 func (*OpDelete) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpDelete) GetPath() string {
@@ -1028,7 +1139,7 @@ type OpRename struct {
 
 func (x *OpRename) Reset() {
 	*x = OpRename{}
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1151,7 @@ func (x *OpRename) String() string {
 func (*OpRename) ProtoMessage() {}
 
 func (x *OpRename) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1164,7 @@ func (x *OpRename) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpRename.ProtoReflect.Descriptor instead.
 func (*OpRename) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpRename) GetSrc() string {
@@ -1094,7 +1205,7 @@ type OpSetPermission struct {
 
 func (x *OpSetPermission) Reset() {
 	*x = OpSetPermission{}
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1217,7 @@ func (x *OpSetPermission) String() string {
 func (*OpSetPermission) ProtoMessage() {}
 
 func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1230,7 @@ func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetPermission.ProtoReflect.Descriptor instead.
 func (*OpSetPermission) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpSetPermission) GetPath() string {
@@ -1147,7 +1258,7 @@ type OpSetOwner struct {
 
 func (x *OpSetOwner) Reset() {
 	*x = OpSetOwner{}
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1270,7 @@ func (x *OpSetOwner) String() string {
 func (*OpSetOwner) ProtoMessage() {}
 
 func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1283,7 @@ func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetOwner.ProtoReflect.Descriptor instead.
 func (*OpSetOwner) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpSetOwner) GetPath() string {
@@ -1207,7 +1318,7 @@ type OpSetTimes struct {
 
 func (x *OpSetTimes) Reset() {
 	*x = OpSetTimes{}
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1330,7 @@ func (x *OpSetTimes) String() string {
 func (*OpSetTimes) ProtoMessage() {}
 
 func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1343,7 @@ func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetTimes.ProtoReflect.Descriptor instead.
 func (*OpSetTimes) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OpSetTimes) GetPath() string {
@@ -1266,7 +1377,7 @@ type OpSetReplication struct {
 
 func (x *OpSetReplication) Reset() {
 	*x = OpSetReplication{}
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +1389,7 @@ func (x *OpSetReplication) String() string {
 func (*OpSetReplication) ProtoMessage() {}
 
 func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1402,7 @@ func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetReplication.ProtoReflect.Descriptor instead.
 func (*OpSetReplication) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpSetReplication) GetPath() string {
@@ -1318,7 +1429,7 @@ type OpSetStoragePolicy struct {
 
 func (x *OpSetStoragePolicy) Reset() {
 	*x = OpSetStoragePolicy{}
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1441,7 @@ func (x *OpSetStoragePolicy) String() string {
 func (*OpSetStoragePolicy) ProtoMessage() {}
 
 func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1454,7 @@ func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetStoragePolicy.ProtoReflect.Descriptor instead.
 func (*OpSetStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpSetStoragePolicy) GetPath() string {
@@ -1373,7 +1484,7 @@ type OpAddBlock struct {
 
 func (x *OpAddBlock) Reset() {
 	*x = OpAddBlock{}
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1496,7 @@ func (x *OpAddBlock) String() string {
 func (*OpAddBlock) ProtoMessage() {}
 
 func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1509,7 @@ func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddBlock.ProtoReflect.Descriptor instead.
 func (*OpAddBlock) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OpAddBlock) GetPath() string {
@@ -1437,7 +1548,7 @@ type OpUpdateBlocks struct {
 
 func (x *OpUpdateBlocks) Reset() {
 	*x = OpUpdateBlocks{}
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1560,7 @@ func (x *OpUpdateBlocks) String() string {
 func (*OpUpdateBlocks) ProtoMessage() {}
 
 func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1573,7 @@ func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpUpdateBlocks.ProtoReflect.Descriptor instead.
 func (*OpUpdateBlocks) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *OpUpdateBlocks) GetPath() string {
@@ -1497,7 +1608,7 @@ type OpSetGenStamp struct {
 
 func (x *OpSetGenStamp) Reset() {
 	*x = OpSetGenStamp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1620,7 @@ func (x *OpSetGenStamp) String() string {
 func (*OpSetGenStamp) ProtoMessage() {}
 
 func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1633,7 @@ func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetGenStamp.ProtoReflect.Descriptor instead.
 func (*OpSetGenStamp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OpSetGenStamp) GetGenStamp() uint64 {
@@ -1545,7 +1656,7 @@ type OpReopenFile struct {
 
 func (x *OpReopenFile) Reset() {
 	*x = OpReopenFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1668,7 @@ func (x *OpReopenFile) String() string {
 func (*OpReopenFile) ProtoMessage() {}
 
 func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1681,7 @@ func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReopenFile.ProtoReflect.Descriptor instead.
 func (*OpReopenFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OpReopenFile) GetPath() string {
@@ -1601,6 +1712,142 @@ func (x *OpReopenFile) GetMtime() int64 {
 	return 0
 }
 
+// OpSetQuota sets a directory's quotas (Hadoop's OP_SET_QUOTA and
+// OP_SET_QUOTA_BY_STORAGETYPE). Without storage_type, ns_quota and
+// ds_quota are the new namespace and space quotas; with it, ds_quota is
+// the new quota of that storage type and ns_quota is unused. -1 clears a
+// quota.
+type OpSetQuota struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	NsQuota       *int64                 `protobuf:"varint,2,opt,name=ns_quota,json=nsQuota" json:"ns_quota,omitempty"`
+	DsQuota       *int64                 `protobuf:"varint,3,opt,name=ds_quota,json=dsQuota" json:"ds_quota,omitempty"`
+	StorageType   *uint32                `protobuf:"varint,4,opt,name=storage_type,json=storageType" json:"storage_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpSetQuota) Reset() {
+	*x = OpSetQuota{}
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpSetQuota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpSetQuota) ProtoMessage() {}
+
+func (x *OpSetQuota) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpSetQuota.ProtoReflect.Descriptor instead.
+func (*OpSetQuota) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *OpSetQuota) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpSetQuota) GetNsQuota() int64 {
+	if x != nil && x.NsQuota != nil {
+		return *x.NsQuota
+	}
+	return 0
+}
+
+func (x *OpSetQuota) GetDsQuota() int64 {
+	if x != nil && x.DsQuota != nil {
+		return *x.DsQuota
+	}
+	return 0
+}
+
+func (x *OpSetQuota) GetStorageType() uint32 {
+	if x != nil && x.StorageType != nil {
+		return *x.StorageType
+	}
+	return 0
+}
+
+// OpConcat moves the blocks of srcs, in order, to the end of trg and
+// removes srcs (Hadoop's OP_CONCAT_DELETE). All are closed files in one
+// directory.
+type OpConcat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Trg           *string                `protobuf:"bytes,1,opt,name=trg" json:"trg,omitempty"`
+	Srcs          []string               `protobuf:"bytes,2,rep,name=srcs" json:"srcs,omitempty"`
+	Mtime         *int64                 `protobuf:"varint,3,opt,name=mtime" json:"mtime,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpConcat) Reset() {
+	*x = OpConcat{}
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpConcat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpConcat) ProtoMessage() {}
+
+func (x *OpConcat) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpConcat.ProtoReflect.Descriptor instead.
+func (*OpConcat) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *OpConcat) GetTrg() string {
+	if x != nil && x.Trg != nil {
+		return *x.Trg
+	}
+	return ""
+}
+
+func (x *OpConcat) GetSrcs() []string {
+	if x != nil {
+		return x.Srcs
+	}
+	return nil
+}
+
+func (x *OpConcat) GetMtime() int64 {
+	if x != nil && x.Mtime != nil {
+		return *x.Mtime
+	}
+	return 0
+}
+
 var File_namenode_fsimage_proto protoreflect.FileDescriptor
 
 const file_namenode_fsimage_proto_rawDesc = "" +
@@ -1610,7 +1857,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"PermStatus\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x14\n" +
 	"\x05group\x18\x02 \x01(\tR\x05group\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\rR\x04mode\"\x87\x03\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\"\x83\x04\n" +
 	"\x05Inode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06parent\x18\x02 \x01(\x04R\x06parent\x12\x12\n" +
@@ -1625,7 +1872,14 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x0estorage_policy\x18\n" +
 	" \x01(\rR\rstoragePolicy\x126\n" +
 	"\x02uc\x18\v \x01(\v2&.strata.namenode.FileUnderConstructionR\x02uc\x12.\n" +
-	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\"_\n" +
+	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\x12\x19\n" +
+	"\bns_quota\x18\x1e \x01(\x03R\ansQuota\x12\x19\n" +
+	"\bds_quota\x18\x1f \x01(\x03R\adsQuota\x12D\n" +
+	"\vtype_quotas\x18  \x03(\v2#.strata.namenode.QuotaByStorageTypeR\n" +
+	"typeQuotas\">\n" +
+	"\x12QuotaByStorageType\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\rR\x04type\x12\x14\n" +
+	"\x05quota\x18\x02 \x01(\x03R\x05quota\"_\n" +
 	"\x15FileUnderConstruction\x12\x1f\n" +
 	"\vclient_name\x18\x01 \x01(\tR\n" +
 	"clientName\x12%\n" +
@@ -1640,7 +1894,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rlast_block_id\x18\x03 \x01(\x04R\vlastBlockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x04 \x01(\x04R\bgenStamp\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\xd8\a\n" +
+	"inodeCount\"\xc9\b\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -1658,7 +1912,9 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rupdate_blocks\x18\f \x01(\v2\x1f.strata.namenode.OpUpdateBlocksH\x00R\fupdateBlocks\x12D\n" +
 	"\rset_gen_stamp\x18\r \x01(\v2\x1e.strata.namenode.OpSetGenStampH\x00R\vsetGenStamp\x12@\n" +
 	"\vreopen_file\x18\x0e \x01(\v2\x1d.strata.namenode.OpReopenFileH\x00R\n" +
-	"reopenFile\x12\"\n" +
+	"reopenFile\x12:\n" +
+	"\tset_quota\x18\x1e \x01(\v2\x1b.strata.namenode.OpSetQuotaH\x00R\bsetQuota\x123\n" +
+	"\x06concat\x18\x1f \x01(\v2\x19.strata.namenode.OpConcatH\x00R\x06concat\x12\"\n" +
 	"\rrpc_client_id\x18d \x01(\fR\vrpcClientId\x12\x1e\n" +
 	"\vrpc_call_id\x18e \x01(\x11R\trpcCallIdB\x04\n" +
 	"\x02op\"t\n" +
@@ -1729,7 +1985,17 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\vclient_name\x18\x02 \x01(\tR\n" +
 	"clientName\x12%\n" +
 	"\x0eclient_machine\x18\x03 \x01(\tR\rclientMachine\x12\x14\n" +
-	"\x05mtime\x18\x04 \x01(\x03R\x05mtimeB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
+	"\x05mtime\x18\x04 \x01(\x03R\x05mtime\"y\n" +
+	"\n" +
+	"OpSetQuota\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
+	"\bns_quota\x18\x02 \x01(\x03R\ansQuota\x12\x19\n" +
+	"\bds_quota\x18\x03 \x01(\x03R\adsQuota\x12!\n" +
+	"\fstorage_type\x18\x04 \x01(\rR\vstorageType\"F\n" +
+	"\bOpConcat\x12\x10\n" +
+	"\x03trg\x18\x01 \x01(\tR\x03trg\x12\x12\n" +
+	"\x04srcs\x18\x02 \x03(\tR\x04srcs\x12\x14\n" +
+	"\x05mtime\x18\x03 \x01(\x03R\x05mtimeB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
 
 var (
 	file_namenode_fsimage_proto_rawDescOnce sync.Once
@@ -1743,57 +2009,63 @@ func file_namenode_fsimage_proto_rawDescGZIP() []byte {
 	return file_namenode_fsimage_proto_rawDescData
 }
 
-var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_namenode_fsimage_proto_goTypes = []any{
 	(*PermStatus)(nil),            // 0: strata.namenode.PermStatus
 	(*Inode)(nil),                 // 1: strata.namenode.Inode
-	(*FileUnderConstruction)(nil), // 2: strata.namenode.FileUnderConstruction
-	(*Block)(nil),                 // 3: strata.namenode.Block
-	(*ImageHeader)(nil),           // 4: strata.namenode.ImageHeader
-	(*EditOp)(nil),                // 5: strata.namenode.EditOp
-	(*OpMkdir)(nil),               // 6: strata.namenode.OpMkdir
-	(*OpAddFile)(nil),             // 7: strata.namenode.OpAddFile
-	(*OpCloseFile)(nil),           // 8: strata.namenode.OpCloseFile
-	(*OpDelete)(nil),              // 9: strata.namenode.OpDelete
-	(*OpRename)(nil),              // 10: strata.namenode.OpRename
-	(*OpSetPermission)(nil),       // 11: strata.namenode.OpSetPermission
-	(*OpSetOwner)(nil),            // 12: strata.namenode.OpSetOwner
-	(*OpSetTimes)(nil),            // 13: strata.namenode.OpSetTimes
-	(*OpSetReplication)(nil),      // 14: strata.namenode.OpSetReplication
-	(*OpSetStoragePolicy)(nil),    // 15: strata.namenode.OpSetStoragePolicy
-	(*OpAddBlock)(nil),            // 16: strata.namenode.OpAddBlock
-	(*OpUpdateBlocks)(nil),        // 17: strata.namenode.OpUpdateBlocks
-	(*OpSetGenStamp)(nil),         // 18: strata.namenode.OpSetGenStamp
-	(*OpReopenFile)(nil),          // 19: strata.namenode.OpReopenFile
+	(*QuotaByStorageType)(nil),    // 2: strata.namenode.QuotaByStorageType
+	(*FileUnderConstruction)(nil), // 3: strata.namenode.FileUnderConstruction
+	(*Block)(nil),                 // 4: strata.namenode.Block
+	(*ImageHeader)(nil),           // 5: strata.namenode.ImageHeader
+	(*EditOp)(nil),                // 6: strata.namenode.EditOp
+	(*OpMkdir)(nil),               // 7: strata.namenode.OpMkdir
+	(*OpAddFile)(nil),             // 8: strata.namenode.OpAddFile
+	(*OpCloseFile)(nil),           // 9: strata.namenode.OpCloseFile
+	(*OpDelete)(nil),              // 10: strata.namenode.OpDelete
+	(*OpRename)(nil),              // 11: strata.namenode.OpRename
+	(*OpSetPermission)(nil),       // 12: strata.namenode.OpSetPermission
+	(*OpSetOwner)(nil),            // 13: strata.namenode.OpSetOwner
+	(*OpSetTimes)(nil),            // 14: strata.namenode.OpSetTimes
+	(*OpSetReplication)(nil),      // 15: strata.namenode.OpSetReplication
+	(*OpSetStoragePolicy)(nil),    // 16: strata.namenode.OpSetStoragePolicy
+	(*OpAddBlock)(nil),            // 17: strata.namenode.OpAddBlock
+	(*OpUpdateBlocks)(nil),        // 18: strata.namenode.OpUpdateBlocks
+	(*OpSetGenStamp)(nil),         // 19: strata.namenode.OpSetGenStamp
+	(*OpReopenFile)(nil),          // 20: strata.namenode.OpReopenFile
+	(*OpSetQuota)(nil),            // 21: strata.namenode.OpSetQuota
+	(*OpConcat)(nil),              // 22: strata.namenode.OpConcat
 }
 var file_namenode_fsimage_proto_depIdxs = []int32{
 	0,  // 0: strata.namenode.Inode.perm:type_name -> strata.namenode.PermStatus
-	2,  // 1: strata.namenode.Inode.uc:type_name -> strata.namenode.FileUnderConstruction
-	3,  // 2: strata.namenode.Inode.blocks:type_name -> strata.namenode.Block
-	6,  // 3: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
-	7,  // 4: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
-	8,  // 5: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
-	9,  // 6: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
-	10, // 7: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
-	11, // 8: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
-	12, // 9: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
-	13, // 10: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
-	14, // 11: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
-	15, // 12: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	16, // 13: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
-	17, // 14: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
-	18, // 15: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
-	19, // 16: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
-	0,  // 17: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 18: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	3,  // 19: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	3,  // 20: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
-	3,  // 21: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	3,  // 1: strata.namenode.Inode.uc:type_name -> strata.namenode.FileUnderConstruction
+	4,  // 2: strata.namenode.Inode.blocks:type_name -> strata.namenode.Block
+	2,  // 3: strata.namenode.Inode.type_quotas:type_name -> strata.namenode.QuotaByStorageType
+	7,  // 4: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
+	8,  // 5: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
+	9,  // 6: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
+	10, // 7: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
+	11, // 8: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
+	12, // 9: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
+	13, // 10: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
+	14, // 11: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
+	15, // 12: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
+	16, // 13: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
+	17, // 14: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	18, // 15: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	19, // 16: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	20, // 17: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	21, // 18: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
+	22, // 19: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
+	0,  // 20: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 21: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	4,  // 22: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	4,  // 23: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	4,  // 24: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
@@ -1801,7 +2073,7 @@ func file_namenode_fsimage_proto_init() {
 	if File_namenode_fsimage_proto != nil {
 		return
 	}
-	file_namenode_fsimage_proto_msgTypes[5].OneofWrappers = []any{
+	file_namenode_fsimage_proto_msgTypes[6].OneofWrappers = []any{
 		(*EditOp_Mkdir)(nil),
 		(*EditOp_AddFile)(nil),
 		(*EditOp_CloseFile)(nil),
@@ -1816,6 +2088,8 @@ func file_namenode_fsimage_proto_init() {
 		(*EditOp_UpdateBlocks)(nil),
 		(*EditOp_SetGenStamp)(nil),
 		(*EditOp_ReopenFile)(nil),
+		(*EditOp_SetQuota)(nil),
+		(*EditOp_Concat)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1823,7 +2097,7 @@ func file_namenode_fsimage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_namenode_fsimage_proto_rawDesc), len(file_namenode_fsimage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
