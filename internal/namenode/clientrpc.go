@@ -108,7 +108,7 @@ func (c *clientProtocol) getServerDefaults(ctx context.Context, _ *hdfspb.GetSer
 		FileBufferSize:   proto.Uint32(uint32(cfg.FileBufferSize)),
 		ChecksumType:     hdfspb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
 		PolicyId:         proto.Uint32(uint32(storage.DefaultID)),
-		TrashInterval:    proto.Uint64(uint64(cfg.TrashInterval / time.Minute)),
+		TrashInterval:    proto.Uint64(uint64((cfg.TrashInterval + time.Minute - 1) / time.Minute)), // minutes, a sub-minute test value rounded up
 	}}, nil
 }
 

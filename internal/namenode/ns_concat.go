@@ -108,4 +108,3 @@ func (s *Namesystem) Concat(ctx context.Context, trg string, srcs []string) erro
 		return []namespace.Edit{namespace.Concat(trg, srcs, s.nowMillis())}, nil
 	})
 }
-

@@ -75,7 +75,16 @@ command "rm <src>"
 				c.failPath(it.disp, fs.ErrIsDir)
 				continue
 			}
-			// strata has no trash: every delete is -skipTrash.
+			if !o["skipTrash"] {
+				moved, err := c.moveToTrash(it)
+				if err != nil {
+					c.failPath(it.disp, err)
+					continue
+				}
+				if moved {
+					continue
+				}
+			}
 			if err := it.fsys.Delete(c.ctx, it.path, recursive); err != nil {
 				if force && isMissing(err) {
 					continue

@@ -134,6 +134,7 @@ func init() {
 	commands = []*command{
 		cmdAppendToFile, cmdCat, cmdChecksum, cmdChgrp, cmdChmod, cmdChown,
 		cmdCopyFromLocal, cmdCopyToLocal, cmdCount, cmdCp, cmdDf, cmdDu, cmdGet,
+		cmdExpunge, cmdFind, cmdGetmerge, cmdMoveToLocal,
 		cmdHead, cmdHelp, cmdLs, cmdMkdir, cmdMoveFromLocal, cmdMv, cmdPut, cmdRm,
 		cmdRmdir, cmdSetrep, cmdStat, cmdTail, cmdTest, cmdText, cmdTouch,
 		cmdTouchz, cmdTruncate, cmdUsage,

@@ -160,11 +160,16 @@ func policyString(p hdfs.StoragePolicy) string {
 }
 
 func runDFSAdmin(ctx context.Context, env *Env, args []string) int {
+	if code, ok := dfsadminQuota(ctx, env, args); ok {
+		return code
+	}
 	if len(args) == 1 && args[0] == "-report" {
 		return dfsadminReport(ctx, env)
 	}
 	if len(args) < 2 || args[0] != "-safemode" {
 		fmt.Fprintln(env.Stderr, "Usage: strata dfsadmin [-report] [-safemode <enter | leave | get | wait | forceExit>]")
+		fmt.Fprintln(env.Stderr, "\t[-setQuota <quota> <dirname>...<dirname>] [-clrQuota <dirname>...<dirname>]")
+		fmt.Fprintln(env.Stderr, "\t[-setSpaceQuota <quota> [-storageType <storagetype>] <dirname>...<dirname>] [-clrSpaceQuota [-storageType <storagetype>] <dirname>...<dirname>]")
 		return 1
 	}
 	c, err := hdfsClient(env)
