@@ -173,9 +173,13 @@ func (n *NameNode) webContentSummary(ctx context.Context, w http.ResponseWriter,
 	if err != nil {
 		return err
 	}
+	qu, err := n.ns.QuotaUsage(ctx, r.Path)
+	if err != nil {
+		return err
+	}
 	webhdfs.WriteJSON(w, http.StatusOK, map[string]webhdfs.ContentSummary{"ContentSummary": {
 		DirectoryCount: s.Dirs, FileCount: s.Files, Length: s.Length, SpaceConsumed: s.SpaceConsumed,
-		Quota: -1, SpaceQuota: -1,
+		Quota: qu.Quota, SpaceQuota: qu.SpaceQuota,
 	}})
 	return nil
 }
