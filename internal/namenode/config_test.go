@@ -78,6 +78,8 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.block.access.token.enable":                   "true",
 		"dfs.block.access.key.update.interval":            "10",
 		"dfs.block.access.token.lifetime":                 "10",
+		"fs.trash.interval":                               "60",
+		"fs.trash.checkpoint.interval":                    "15",
 		"dfs.namenode.enable.retrycache":                  "false",
 		"dfs.namenode.retrycache.expirytime.millis":       "1000",
 		"dfs.namenode.retrycache.heap.percent":            "0.5",
