@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratafs/strata/internal/testcluster"
 )
@@ -276,3 +277,47 @@ func must(b []byte, err error) []byte {
 }
 
 func isNotExist(err error) bool { return err != nil && strings.Contains(err.Error(), "does not exist") }
+
+// TestTrashEmptierInTheNameNode: the NameNode process checkpoints every
+// user's Current each fs.trash.checkpoint.interval and deletes
+// checkpoints older than fs.trash.interval (seconds here, so that the
+// test is short; Hadoop's unit is minutes, which strata's keys default to).
+func TestTrashEmptierInTheNameNode(t *testing.T) {
+	c, run := quotaCluster(t, map[string]string{"fs.trash.interval": "4s", "fs.trash.checkpoint.interval": "2s"})
+	su := c.Superuser()
+	mustRun(t, run, su, "dfs", "-mkdir", "-p", "/user/bob")
+	mustRun(t, run, su, "dfs", "-chown", "bob", "/user/bob")
+	mustRun(t, run, "bob", "dfs", "-put", localFile(t, 100), "/user/bob/f")
+	if out := mustRun(t, run, "bob", "dfs", "-rm", "/user/bob/f"); !strings.HasPrefix(out, "Moved: ") {
+		t.Fatalf("rm: %q", out)
+	}
+	cl := c.Client(su)
+	defer cl.Close()
+	ctx := ctxT(t)
+	checkpoint := ""
+	deadline := time.Now().Add(20 * time.Second)
+	for checkpoint == "" && time.Now().Before(deadline) {
+		sts, _ := cl.List(ctx, "/user/bob/.Trash")
+		for _, st := range sts {
+			if regexp.MustCompile(`^\d{12}$`).MatchString(st.Name()) {
+				checkpoint = "/user/bob/.Trash/" + st.Name()
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if checkpoint == "" {
+		t.Fatal("the emptier made no checkpoint")
+	}
+	t.Logf("checkpoint %s after %v", checkpoint, 20*time.Second-time.Until(deadline))
+	if _, err := cl.Stat(ctx, checkpoint+"/user/bob/f"); err != nil {
+		t.Fatalf("checkpoint misses the file: %v", err)
+	}
+	for time.Now().Before(deadline) {
+		if _, err := cl.Stat(ctx, checkpoint); err != nil {
+			t.Logf("deleted after %v: %v", 20*time.Second-time.Until(deadline), err)
+			return // expired and deleted
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("checkpoint %s not deleted after fs.trash.interval", checkpoint)
+}

@@ -38,6 +38,11 @@ func (c *clientProtocol) setQuota(ctx context.Context, req *hdfspb.SetQuotaReque
 	return &hdfspb.SetQuotaResponseProto{}, c.ns.SetQuota(ctx, req.GetPath(), int64(req.GetNamespaceQuota()), int64(req.GetStoragespaceQuota()), typ)
 }
 
+// concat is @AtMostOnce, as Hadoop's: a retry after the sources are gone
+// gets the first success.
 func (c *clientProtocol) concat(ctx context.Context, req *hdfspb.ConcatRequestProto) (*hdfspb.ConcatResponseProto, error) {
-	return &hdfspb.ConcatResponseProto{}, c.ns.Concat(ctx, req.GetTrg(), req.GetSrcs())
+	_, err := atMostOnce(ctx, c.ns, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.ns.Concat(ctx, req.GetTrg(), req.GetSrcs())
+	}, nil, func(any) (struct{}, error) { return struct{}{}, nil })
+	return &hdfspb.ConcatResponseProto{}, err
 }
