@@ -38,4 +38,7 @@
 //     refuses to start when it happens during replay.
 //   - An image lists parents before children and siblings in name order;
 //     ReadImage refuses anything else.
+//   - A directory with a quota holds the usage of its subtree, equal at
+//     every point to a recount (RecountQuotas, VerifyQuotas): Apply keeps
+//     it for every edit, ReadImage recounts it (quota.go).
 package namespace

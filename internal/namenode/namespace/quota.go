@@ -367,6 +367,17 @@ func (t *Tree) chargeQuota(e Edit) func() {
 	for i, p := range paths {
 		before[i] = t.measureQuota(p)
 	}
+	// A subtree whose inherited storage policy changes (a policy set on
+	// it, or a rename under another policy) changes the per-type usage of
+	// the quota directories inside it too.
+	moved, movedTo := "", ""
+	switch o := e.op.Op.(type) {
+	case *namenodepb.EditOp_Rename:
+		moved, movedTo = o.Rename.GetSrc(), o.Rename.GetDst()
+	case *namenodepb.EditOp_SetStoragePolicy:
+		moved, movedTo = o.SetStoragePolicy.GetPath(), o.SetStoragePolicy.GetPath()
+	}
+	policyBefore := policyAt(t, moved)
 	return func() {
 		for i, p := range paths {
 			after := t.measureQuota(p)
@@ -377,7 +388,39 @@ func (t *Tree) chargeQuota(e Edit) func() {
 				q.Used.add(after.used, 1)
 			}
 		}
+		if moved != "" && policyAt(t, movedTo) != policyBefore {
+			t.recountInside(t.Lookup(movedTo))
+		}
 	}
+}
+
+// policyAt is the effective storage policy id of the directory at p (0
+// when p is missing or a file: files hold no quota directories).
+func policyAt(t *Tree, p string) uint8 {
+	if p == "" {
+		return 0
+	}
+	n := t.Lookup(p)
+	if n == nil || !n.IsDir {
+		return 0
+	}
+	return n.EffectivePolicyID()
+}
+
+// recountInside recounts the quota directories strictly below n.
+func (t *Tree) recountInside(n *Inode) {
+	if n == nil || !n.IsDir {
+		return
+	}
+	inherited := storage.DefaultID
+	if n.Parent != nil {
+		inherited = n.Parent.EffectivePolicyID()
+	}
+	subtreeUsage(n, inherited, func(x *Inode, u Usage) {
+		if x != n {
+			x.Quota.Used = u
+		}
+	})
 }
 
 // SetQuota sets directory path's quotas (Hadoop's setQuota after its

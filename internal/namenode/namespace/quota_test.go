@@ -166,3 +166,36 @@ func TestLong2String(t *testing.T) {
 		t.Errorf("no unit: %q", got)
 	}
 }
+
+// TestQuotaInheritedPolicyChange: setting a policy above a quota
+// directory, or moving it under another policy, changes its per-type
+// usage.
+func TestQuotaInheritedPolicyChange(t *testing.T) {
+	tr := newTree()
+	fp := Perm{Owner: "alice", Group: "staff", Mode: 0o644}
+	apply(t, tr, []Edit{
+		Mkdir(16386, "/p", perm, 1),
+		Mkdir(16387, "/p/d", perm, 1),
+		Mkdir(16388, "/cold", perm, 1),
+		SetStoragePolicy("/cold", storage.ColdID),
+		SetQuota("/p/d", 0, 100*mb, storage.SSD),
+		AddFile(NewFile{ID: 16389, Path: "/p/d/f", Perm: fp, Mtime: 2, Replication: 2, BlockSize: mb, ClientName: "c"}),
+		AddBlock("/p/d/f", BlockInfo{ID: blockmgmt.FirstBlockID, GenStamp: 1}, 0),
+		CloseFile("/p/d/f", 3, 3, []BlockInfo{{blockmgmt.FirstBlockID, 1, 1000}}),
+	})
+	q := tr.Lookup("/p/d").Quota
+	if q.Used.Types[storage.SSD] != 0 || q.Used.Types[storage.Disk] != 2000 {
+		t.Fatalf("HOT usage %+v", q.Used)
+	}
+	apply(t, tr, []Edit{SetStoragePolicy("/p", storage.AllSSDID)})
+	if q.Used.Types[storage.SSD] != 2000 || q.Used.Types[storage.Disk] != 0 {
+		t.Fatalf("after ALL_SSD above: %+v", q.Used)
+	}
+	apply(t, tr, []Edit{Rename("/p/d", "/cold/d", 4, false)})
+	if q.Used.Types[storage.Archive] != 2000 || q.Used.Types[storage.SSD] != 0 {
+		t.Fatalf("after moving under COLD: %+v", q.Used)
+	}
+	if err := tr.VerifyQuotas(); err != nil {
+		t.Fatal(err)
+	}
+}
