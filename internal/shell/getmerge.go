@@ -95,7 +95,7 @@ func copyInto(c *cmdCtx, w io.Writer, f *item) error {
 // the sources are deleted once copied.
 var cmdMoveToLocal = &command{
 	name:  "moveToLocal",
-	usage: "<src> ... <localdst>",
+	usage: "<src> <localdst>",
 	help:  "Same as -get, except that the source is deleted after it's copied.",
 	run: func(c *cmdCtx, args []string) error {
 		_, args, err := parseOpts(args, 2, unlimited)
