@@ -79,6 +79,19 @@ func (s *Namesystem) checkAppendQuota(n *namespace.Inode) error {
 	return s.checkQuota(n.Parent, d)
 }
 
+// checkTruncateQuota refuses cutting file n in the middle of block i to
+// length last of that block when a quota would be exceeded: the file is
+// reopened while the DataNodes cut the block, so the cut block is charged
+// in full, as Hadoop's computeQuotaDeltaForTruncate records it (it is
+// copied in full during recovery).
+func (s *Namesystem) checkTruncateQuota(n *namespace.Inode, i int, last int64) error {
+	d := fileCharge(n, func(c *namespace.Inode) {
+		c.Blocks = append(c.Blocks[:i], &blockmgmt.Block{NumBytes: last})
+		c.UC = &namespace.UnderConstruction{}
+	})
+	return s.checkQuota(n.Parent, d)
+}
+
 // checkReplicationQuota refuses raising n's replication over a quota.
 func (s *Namesystem) checkReplicationQuota(n *namespace.Inode, repl int) error {
 	d := fileCharge(n, func(c *namespace.Inode) { c.Replication = uint16(repl) })
@@ -87,10 +100,11 @@ func (s *Namesystem) checkReplicationQuota(n *namespace.Inode, repl int) error {
 
 // checkRenameQuota refuses moving src under dstParent (replacing dst when
 // not nil) when the destination's quotas would be exceeded; directories
-// above both are unchanged and not checked (Hadoop's
-// verifyQuotaForRename).
+// above both are not checked (Hadoop's verifyQuotaForRename). The moved
+// subtree is charged under the destination's storage policy unless it
+// has its own.
 func (s *Namesystem) checkRenameQuota(src, dstParent, dst *namespace.Inode) error {
-	d := namespace.SubtreeUsage(src)
+	d := namespace.SubtreeUsageUnder(src, dstParent)
 	if dst != nil {
 		d = d.Sub(namespace.SubtreeUsage(dst))
 	}

@@ -130,7 +130,9 @@ func (s *Namesystem) ContentSummary(ctx context.Context, p string) (Summary, err
 		sum.Files++
 		l := x.Length()
 		sum.Length += l
-		sum.SpaceConsumed += l * int64(x.Replication)
+		// As quota usage counts it (an open file's last block in full),
+		// so that -count -q and -count -u agree, as in Hadoop.
+		sum.SpaceConsumed += namespace.FileSpace(x)
 	}
 	walk(n)
 	return sum, nil

@@ -125,6 +125,9 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 		}
 		// Cut block i in the middle: the DataNodes do it under a new
 		// generation stamp while the file is open for the caller.
+		if err := s.checkTruncateQuota(n, i, newLength-pos); err != nil {
+			return nil, nil, err
+		}
 		oldGS := n.Blocks[i].GenStamp
 		newGS := s.tree.Blocks.LastGenStamp() + 1
 		bs = bs[:i+1]

@@ -108,17 +108,33 @@ func (q *Quota) TypeQuota(t storage.Type) int64 {
 	return q.Types[t]
 }
 
+// chargedSize is what block i of file n counts for: its length, or the
+// preferred block size for the last block of a file being written.
+func chargedSize(n *Inode, i int) int64 {
+	if n.UC != nil && i == len(n.Blocks)-1 {
+		return int64(n.BlockSize)
+	}
+	return n.Blocks[i].NumBytes
+}
+
+// FileSpace is the space file n consumes (bytes × replication), as
+// FileUsage counts it; getContentSummary reports the same figure.
+func FileSpace(n *Inode) int64 {
+	var space int64
+	for i := range n.Blocks {
+		space += chargedSize(n, i) * int64(n.Replication)
+	}
+	return space
+}
+
 // FileUsage is what file n consumes under policy pol.
 func FileUsage(n *Inode, pol storage.Policy) Usage {
 	var u Usage
 	u.NS = 1
+	u.Space = FileSpace(n)
 	types := pol.ChooseTypes(int(n.Replication))
-	for i, b := range n.Blocks {
-		size := b.NumBytes
-		if n.UC != nil && i == len(n.Blocks)-1 {
-			size = int64(n.BlockSize)
-		}
-		u.Space += size * int64(n.Replication)
+	for i := range n.Blocks {
+		size := chargedSize(n, i)
 		for _, t := range types {
 			if SupportsTypeQuota(t) {
 				u.Types[t] += size
@@ -148,6 +164,13 @@ func SubtreeUsage(n *Inode) Usage {
 		inherited = n.Parent.EffectivePolicyID()
 	}
 	return subtreeUsage(n, inherited, nil)
+}
+
+// SubtreeUsageUnder counts what n's subtree would consume under directory
+// dir: inodes without a policy of their own take dir's (a rename's charge
+// at its destination, as Hadoop's verifyQuotaForRename).
+func SubtreeUsageUnder(n, dir *Inode) Usage {
+	return subtreeUsage(n, dir.EffectivePolicyID(), nil)
 }
 
 // subtreeUsage counts n's subtree with policy id inherited from above;
