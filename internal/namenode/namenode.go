@@ -57,7 +57,9 @@ type NameNode struct {
 	ns   *Namesystem
 	edit *editlog.Log
 
-	trash *trashEmptier // the monitor goroutine's (trash.go)
+	trash *trashEmptier // the emptier goroutine's (trash.go)
+	// emptyTrash replaces Namesystem.EmptyTrash in tests; set before Start.
+	emptyTrash func(ctx context.Context, now time.Time, keep time.Duration) error
 
 	// tokens mints block access tokens and WebHDFS redirect tokens; its
 	// keys go to DataNodes (see keys.go).
@@ -202,7 +204,7 @@ func (n *NameNode) Start() error {
 		}()
 	}
 	n.started = time.Now()
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go func() {
 		defer n.wg.Done()
 		if err := n.rpc.Serve(ln); err != nil {
@@ -212,6 +214,10 @@ func (n *NameNode) Start() error {
 	go func() {
 		defer n.wg.Done()
 		n.monitor()
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.emptierLoop(n.monitorTick())
 	}()
 	n.log.Info("namenode: serving", "rpc", n.RPCAddr(), "http", n.HTTPAddr())
 	close(n.ready)
@@ -237,10 +243,15 @@ func (n *NameNode) HTTPAddr() string {
 	return n.httpLn.Addr().String()
 }
 
-// monitor runs the periodic work: lease expiry and checkpoints.
+// monitorTick is how often the monitor (and the trash emptier) wake.
+func (n *NameNode) monitorTick() time.Duration {
+	return min(time.Second, n.cfg.ReplicationInterval)
+}
+
+// monitor runs the periodic work: lease expiry and checkpoints. The trash
+// emptier has its own goroutine (trash.go).
 func (n *NameNode) monitor() {
-	tick := min(time.Second, n.cfg.ReplicationInterval)
-	t := time.NewTicker(tick)
+	t := time.NewTicker(n.monitorTick())
 	defer t.Stop()
 	lastRepl := time.Time{}
 	for {
@@ -258,7 +269,6 @@ func (n *NameNode) monitor() {
 			continue
 		}
 		n.ns.expireLeases(context.Background())
-		n.trashTick(n.ns.now())
 		if n.ha != nil {
 			continue // checkpoints are Raft snapshots
 		}

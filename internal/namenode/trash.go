@@ -37,8 +37,8 @@ func trashConfigFrom(r *conf.Reader, cfg *Config) {
 	cfg.TrashCheckpointInterval = r.Duration(keyTrashCheckpointInterval, time.Minute)
 }
 
-// trashEmptier is the NameNode's trash emptier; only the monitor goroutine
-// uses it.
+// trashEmptier is the NameNode's trash emptier; only its goroutine
+// (emptierLoop) uses it.
 type trashEmptier struct {
 	next time.Time // when the next run is due; zero before the first tick
 }
@@ -53,9 +53,44 @@ func (c Config) emptierInterval() time.Duration {
 	return iv
 }
 
+// emptierLoop is the trash emptier's goroutine (Hadoop's Emptier thread):
+// its renames and deletes each wait for the journal, so they must not hold
+// up the monitor's lease expiry and key rolling. It wakes every poll and
+// reads the Namesystem's clock (tests move that clock); Close stops it,
+// cancelling the run in progress.
+func (n *NameNode) emptierLoop(poll time.Duration) {
+	if n.cfg.TrashInterval <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-n.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		if ctx.Err() != nil || n.stopped() {
+			return
+		}
+		if n.ServiceState() == HAActive {
+			n.trashTick(ctx, n.ns.now())
+		}
+	}
+}
+
 // trashTick runs the emptier when its time has come. Runs are aligned to
 // multiples of the interval (Hadoop's Emptier.ceiling).
-func (n *NameNode) trashTick(now time.Time) {
+func (n *NameNode) trashTick(ctx context.Context, now time.Time) {
 	iv := n.cfg.emptierInterval()
 	if n.cfg.TrashInterval <= 0 || iv <= 0 {
 		return
@@ -71,7 +106,11 @@ func (n *NameNode) trashTick(now time.Time) {
 		return
 	}
 	n.trash.next = now.Truncate(iv).Add(iv)
-	if err := n.ns.EmptyTrash(context.Background(), now, n.cfg.TrashInterval); err != nil {
+	empty := n.emptyTrash
+	if empty == nil {
+		empty = n.ns.EmptyTrash
+	}
+	if err := empty(ctx, now, n.cfg.TrashInterval); err != nil {
 		n.log.Warn("namenode: trash emptier", "err", err)
 	}
 }
@@ -180,4 +219,14 @@ func TrashCheckpointTime(name string) (time.Time, bool) {
 	}
 	t, err := time.ParseInLocation(TrashCheckpointFormat, name[:len(TrashCheckpointFormat)], time.Local)
 	return t, err == nil
+}
+
+// stopped reports whether Close has begun.
+func (n *NameNode) stopped() bool {
+	select {
+	case <-n.stop:
+		return true
+	default:
+		return false
+	}
 }
