@@ -28,6 +28,13 @@ type Truncater interface {
 	WaitTruncated(ctx context.Context, path string) error
 }
 
+// ExactRenamer renames src to exactly dst, never into a directory there
+// (Hadoop's FileSystem.rename with Options.Rename, HDFS's rename2): an
+// existing dst is os.ErrExist unless overwrite.
+type ExactRenamer interface {
+	Rename2(ctx context.Context, src, dst string, overwrite bool) error
+}
+
 // Checksummer computes a whole-file checksum, as HDFS's getFileChecksum.
 type Checksummer interface {
 	FileChecksum(ctx context.Context, path string) (FileChecksum, error)

@@ -56,6 +56,7 @@ type localFS struct {
 }
 
 var _ Accessor = (*localFS)(nil)
+var _ ExactRenamer = (*localFS)(nil)
 
 func (l *localFS) URI() *url.URL { return &url.URL{Scheme: "file", Path: "/"} }
 func (l *localFS) Home() string  { return l.home }
@@ -393,6 +394,41 @@ func (l *localFS) Rename(ctx context.Context, src, dst string) error {
 	if dst == src || strings.HasPrefix(dst, src+"/") {
 		return &os.LinkError{Op: "rename", Old: src, New: dst,
 			Err: fmt.Errorf("a directory cannot be moved into itself: %w", ErrInvalid)}
+	}
+	if err := os.Rename(osPath(src), osPath(dst)); err != nil {
+		return lerr(err)
+	}
+	return nil
+}
+
+// Rename2 implements ExactRenamer. Without overwrite, an existing dst is
+// checked for first, so a dst created at that moment by another process
+// may be replaced (the local file system has no atomic no-replace rename
+// here); HDFS's rename2 is atomic.
+func (l *localFS) Rename2(ctx context.Context, src, dst string, overwrite bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	lerr := func(err error) error {
+		return &os.LinkError{Op: "rename", Old: src, New: dst, Err: sentinel(err)}
+	}
+	if src == "/" || dst == src || strings.HasPrefix(dst, src+"/") {
+		return lerr(ErrInvalid)
+	}
+	if _, err := os.Lstat(osPath(src)); err != nil {
+		return lerr(err)
+	}
+	if _, err := os.Lstat(osPath(dst)); err == nil && !overwrite {
+		return lerr(os.ErrExist)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return lerr(err)
+	}
+	pfi, err := os.Stat(osPath(path.Dir(dst)))
+	if err != nil {
+		return lerr(err)
+	}
+	if !pfi.IsDir() {
+		return lerr(ErrNotDir)
 	}
 	if err := os.Rename(osPath(src), osPath(dst)); err != nil {
 		return lerr(err)

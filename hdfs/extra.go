@@ -211,3 +211,4 @@ func (c *Client) FileBlockLocations(ctx context.Context, p string) ([]fs.BlockLo
 }
 
 var _ fs.BlockLocator = (*Client)(nil)
+var _ fs.ExactRenamer = (*Client)(nil)

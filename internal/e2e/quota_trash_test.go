@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -201,7 +202,19 @@ func TestTrashThroughTheBinary(t *testing.T) {
 		t.Fatalf("rm -skipTrash: %q", out)
 	}
 
-	// -expunge checkpoints Current; -expunge -immediate deletes checkpoints.
+	// A path under one trashed as a file: the file in the trash keeps its
+	// name, the new item's parent there gets a timestamp (as Hadoop).
+	mustRun(t, run, "bob", "dfs", "-put", f, "/user/bob/k")
+	mustRun(t, run, "bob", "dfs", "-rm", "/user/bob/k")
+	mustRun(t, run, "bob", "dfs", "-mkdir", "/user/bob/k")
+	mustRun(t, run, "bob", "dfs", "-put", f, "/user/bob/k/l")
+	out = mustRun(t, run, "bob", "dfs", "-rm", "/user/bob/k/l")
+	if !regexp.MustCompile(`to trash at: hdfs://\S+/user/bob/.Trash/Current/user/bob/k\d{13}/l\n$`).MatchString(out) {
+		t.Fatalf("rm under a trashed file: %q", out)
+	}
+
+	// -expunge checkpoints Current; -expunge -immediate checkpoints
+	// Current and deletes every checkpoint.
 	out = mustRun(t, run, "bob", "dfs", "-expunge")
 	m := regexp.MustCompile(`^Created trash checkpoint: (/user/bob/.Trash/\d{12})\n$`).FindStringSubmatch(out)
 	if m == nil {
@@ -211,9 +224,15 @@ func TestTrashThroughTheBinary(t *testing.T) {
 	if strings.Contains(ls, "Current") || !strings.Contains(ls, m[1]+"/user/bob/dir/g") {
 		t.Fatalf("trash after expunge:\n%s", ls)
 	}
+	mustRun(t, run, "bob", "dfs", "-put", f, "/user/bob/late")
+	mustRun(t, run, "bob", "dfs", "-rm", "/user/bob/late")
 	out = mustRun(t, run, "bob", "dfs", "-expunge", "-immediate")
-	if out != "Deleted trash checkpoint: "+m[1]+"\n" {
+	m2 := regexp.MustCompile(`^Created trash checkpoint: (/user/bob/.Trash/\d{12}(-\d+)?)\n`).FindStringSubmatch(out)
+	if m2 == nil || out != m2[0]+"Deleted trash checkpoint: "+m[1]+"\nDeleted trash checkpoint: "+m2[1]+"\n" {
 		t.Fatalf("expunge -immediate: %q", out)
+	}
+	if ls := mustRun(t, run, "bob", "dfs", "-ls", "-R", "/user/bob/.Trash"); ls != "" {
+		t.Fatalf("trash after expunge -immediate:\n%s", ls)
 	}
 	// Without the server's interval, -rm deletes at once.
 	c2, run2 := quotaCluster(t, nil)
@@ -313,9 +332,13 @@ func TestTrashEmptierInTheNameNode(t *testing.T) {
 		t.Fatalf("checkpoint misses the file: %v", err)
 	}
 	for time.Now().Before(deadline) {
-		if _, err := cl.Stat(ctx, checkpoint); err != nil {
+		_, err := cl.Stat(ctx, checkpoint)
+		if errors.Is(err, os.ErrNotExist) {
 			t.Logf("deleted after %v: %v", 20*time.Second-time.Until(deadline), err)
 			return // expired and deleted
+		}
+		if err != nil {
+			t.Fatalf("stat of the checkpoint: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

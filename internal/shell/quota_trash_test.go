@@ -1,10 +1,16 @@
 package shell
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stratafs/strata/fs"
 )
 
 func TestFind(t *testing.T) {
@@ -95,5 +101,114 @@ func TestRmTrashOnLocal(t *testing.T) {
 	e.write("g", "x")
 	if out := e.ok("-rm", "-skipTrash", "g"); out != "Deleted g\n" {
 		t.Fatalf("rm -skipTrash: %q", out)
+	}
+}
+
+// A path under one trashed before as a file (/a/b after the file /a):
+// the file in the way gets a timestamp, as Hadoop's moveToTrash on
+// FileAlreadyExistsException, and both stay in the trash.
+func TestRmTrashUnderATrashedFile(t *testing.T) {
+	e := setup(t)
+	e.env.Conf.Set("fs.trash.interval", "60")
+	e.write("a", "file a")
+	e.ok("-rm", "a")
+	e.ok("-mkdir", "a")
+	e.write("a/b", "file b")
+	out := e.ok("-rm", "a/b")
+	cur := e.dir + "/.Trash/Current" + e.dir
+	m := regexp.MustCompile(`^Moved: 'file:` + regexp.QuoteMeta(e.dir) + `/a/b' to trash at: file:` + regexp.QuoteMeta(cur) + `/a(\d+)/b\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("rm a/b: %q", out)
+	}
+	if b, err := os.ReadFile(cur + "/a" + m[1] + "/b"); err != nil || string(b) != "file b" {
+		t.Fatalf("trashed a/b: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(cur + "/a"); err != nil || string(b) != "file a" {
+		t.Fatalf("trashed a: %q %v", b, err)
+	}
+}
+
+// -expunge -immediate checkpoints Current and then deletes every
+// checkpoint: nothing is left in the trash (Hadoop's expungeImmediately).
+func TestExpungeImmediate(t *testing.T) {
+	e := setup(t)
+	e.env.Conf.Set("fs.trash.interval", "60")
+	e.write("f", "data")
+	e.ok("-rm", "f")
+	e.ok("-expunge") // an older checkpoint
+	e.write("g", "data")
+	e.ok("-rm", "g") // and something in Current
+	out := e.ok("-expunge", "-immediate")
+	if !regexp.MustCompile(`^Created trash checkpoint: \S+/.Trash/\d{12}(-\d+)?\n(Deleted trash checkpoint: \S+/.Trash/\d{12}(-\d+)?\n){2}$`).MatchString(out) {
+		t.Fatalf("expunge -immediate: %q", out)
+	}
+	left, err := os.ReadDir(e.dir + "/.Trash")
+	if err != nil || len(left) != 0 {
+		t.Fatalf("trash after expunge -immediate: %v %v", left, err)
+	}
+}
+
+// racingFS makes a directory at dst just before the first rename to dst,
+// as another client trashing a directory of that name at that moment.
+type racingFS struct {
+	fs.FileSystem
+	dst   string
+	fired bool
+}
+
+func (r *racingFS) race() {
+	if !r.fired {
+		r.fired = true
+		os.MkdirAll(r.dst, 0o755)
+	}
+}
+
+func (r *racingFS) Rename(ctx context.Context, src, dst string) error {
+	if dst == r.dst {
+		r.race()
+	}
+	return r.FileSystem.Rename(ctx, src, dst)
+}
+
+func (r *racingFS) Rename2(ctx context.Context, src, dst string, overwrite bool) error {
+	if dst == r.dst {
+		r.race()
+	}
+	return r.FileSystem.(fs.ExactRenamer).Rename2(ctx, src, dst, overwrite)
+}
+
+// The move to the trash renames to exactly its destination (Hadoop's
+// Rename.TO_TRASH): a directory that appears there first is not entered;
+// the item takes a timestamped name beside it.
+func TestRmTrashDoesNotEnterADirectoryThatAppears(t *testing.T) {
+	e := setup(t)
+	e.env.Conf.Set("fs.trash.interval", "60")
+	e.write("f", "data")
+	local, err := fs.Get(context.Background(), "file:///", e.env.WithDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := e.dir + "/.Trash/Current" + e.dir + "/f"
+	rfs := &racingFS{FileSystem: local, dst: dst}
+	var out bytes.Buffer
+	c := &cmdCtx{ctx: context.Background(), sh: &Shell{Env: e.env, Stderr: io.Discard}, out: bufio.NewWriter(&out)}
+	st, err := local.Stat(c.ctx, e.dir+"/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := c.moveToTrash(&item{fsys: rfs, path: e.dir + "/f", disp: "f", st: &st})
+	c.out.Flush()
+	if err != nil || !moved {
+		t.Fatalf("moveToTrash: %v, %v", moved, err)
+	}
+	if _, err := os.Stat(dst + "/f"); err == nil {
+		t.Fatal("the trashed file went into the directory that appeared at its destination")
+	}
+	m := regexp.MustCompile(`to trash at: file:` + regexp.QuoteMeta(dst) + `(\d+)\n$`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("moveToTrash said %q", out.String())
+	}
+	if b, err := os.ReadFile(dst + m[1]); err != nil || string(b) != "data" {
+		t.Fatalf("trashed file: %q %v", b, err)
 	}
 }
