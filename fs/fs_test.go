@@ -420,3 +420,32 @@ func TestLocalUmask(t *testing.T) {
 		}
 	}
 }
+
+// Rename2 renames to exactly dst: an existing directory there is not
+// entered (os.ErrExist) unless overwrite replaces an empty one.
+func TestLocalRename2(t *testing.T) {
+	ctx := context.Background()
+	fsys, dir := newLocal(t)
+	r := fsys.(ExactRenamer)
+	fsys.Mkdirs(ctx, dir+"/d", 0)
+	writeFile(t, fsys, dir+"/f", "1", CreateOptions{})
+	if err := r.Rename2(ctx, dir+"/f", dir+"/d", false); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("rename2 onto a directory: %v", err)
+	}
+	if _, err := fsys.Stat(ctx, dir+"/d/f"); err == nil {
+		t.Fatal("rename2 moved the file into the directory")
+	}
+	if err := r.Rename2(ctx, dir+"/f", dir+"/missing/f", false); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("rename2 under a missing parent: %v", err)
+	}
+	if err := r.Rename2(ctx, dir+"/f", dir+"/g", false); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, fsys, dir+"/h", "2", CreateOptions{})
+	if err := r.Rename2(ctx, dir+"/h", dir+"/g", true); err != nil {
+		t.Fatalf("rename2 with overwrite: %v", err)
+	}
+	if err := r.Rename2(ctx, dir+"/d", dir+"/d/e", false); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("rename2 into itself: %v", err)
+	}
+}
