@@ -260,6 +260,7 @@ func toStatus(dir string, p *hdfspb.HdfsFileStatusProto) fs.FileStatus {
 		Group:         p.GetGroup(),
 		StoragePolicy: uint8(p.GetStoragePolicy()),
 		FileID:        p.GetFileId(),
+		HasACL:        p.GetFlags()&uint32(hdfspb.HdfsFileStatusProto_HAS_ACL) != 0,
 	}
 	if p.GetAccessTime() == 0 {
 		st.AccessTime = time.Time{}

@@ -66,6 +66,18 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"getDatanodeStorageReport": ipc.Unary(c.getDatanodeStorageReport),
 		"checkAccess":              ipc.Unary(c.checkAccess),
 		"msync":                    ipc.Unary(c.msync),
+
+		// Extended attributes and ACLs (ns_xattr.go, ns_acl.go).
+		"setXAttr":         ipc.Unary(c.setXAttr),
+		"getXAttrs":        ipc.Unary(c.getXAttrs),
+		"listXAttrs":       ipc.Unary(c.listXAttrs),
+		"removeXAttr":      ipc.Unary(c.removeXAttr),
+		"setAcl":           ipc.Unary(c.setAcl),
+		"modifyAclEntries": ipc.Unary(c.modifyAclEntries),
+		"removeAclEntries": ipc.Unary(c.removeAclEntries),
+		"removeDefaultAcl": ipc.Unary(c.removeDefaultAcl),
+		"removeAcl":        ipc.Unary(c.removeAcl),
+		"getAclStatus":     ipc.Unary(c.getAclStatus),
 	}
 }
 
@@ -91,6 +103,9 @@ func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto 
 	}
 	if withName {
 		p.Path = []byte(st.Name)
+	}
+	if st.HasACL {
+		p.Flags = proto.Uint32(uint32(hdfspb.HdfsFileStatusProto_HAS_ACL))
 	}
 	return p
 }

@@ -48,6 +48,13 @@ type nsConfig struct {
 	// retryCacheExpiry is how long an entry is kept (retrycache.go).
 	retryCacheEntries int
 	retryCacheExpiry  time.Duration
+
+	// Extended attributes and ACLs (ns_xattr.go, ns_acl.go): the
+	// switches are "disabled" so that the zero value has them on, as
+	// Hadoop's defaults do.
+	xattrsDisabled bool
+	aclsDisabled   bool
+	xattrLimits    namespace.XAttrLimits
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)

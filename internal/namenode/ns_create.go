@@ -28,13 +28,15 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 			}
 			return nil, nil
 		}
-		missing := len(r.Names) - (len(r.Inodes) - 1)
-		if missing > 1 && !createParent {
-			return nil, ipc.Errorf(ipc.ClassFileNotFound, "Parent directory doesn't exist: %s", path.Dir(p))
-		}
+		// Write access to the deepest existing ancestor is checked before
+		// a missing parent is reported, as Hadoop's checkAncestorAccess.
 		parent := r.LastExisting()
 		if err := pc.Check(parent, namespace.AccessWX); err != nil {
 			return nil, err
+		}
+		missing := len(r.Names) - (len(r.Inodes) - 1)
+		if missing > 1 && !createParent {
+			return nil, ipc.Errorf(ipc.ClassFileNotFound, "Parent directory doesn't exist: %s", path.Dir(p))
 		}
 		if err := s.checkDirItems(parent); err != nil {
 			return nil, err
@@ -101,6 +103,15 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		if err := s.checkParents(pc, r); err != nil {
 			return nil, err
 		}
+		// Hadoop checks write access to the deepest existing ancestor
+		// before anything about the target (checkAncestorAccess).
+		parent := r.LastExisting()
+		if r.Exists() {
+			parent = r.Target().Parent
+		}
+		if err := pc.Check(parent, namespace.AccessWrite); err != nil {
+			return nil, err
+		}
 		var ops []namespace.Edit
 		overwrite := false
 		if n := r.Target(); n != nil {
@@ -136,13 +147,6 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		}
 		if missing > 1 && !o.CreateParent {
 			return nil, ipc.Errorf(ipc.ClassFileNotFound, "Parent directory doesn't exist: %s", parentPath)
-		}
-		parent := r.LastExisting()
-		if r.Exists() {
-			parent = r.Target().Parent
-		}
-		if err := pc.Check(parent, namespace.AccessWrite); err != nil {
-			return nil, err
 		}
 		if !overwrite {
 			if err := s.checkDirItems(parent); err != nil {

@@ -57,6 +57,10 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		if n.Parent != nil {
 			rec.Parent = proto.Uint64(n.Parent.ID)
 		}
+		for _, x := range n.XAttrs {
+			rec.Xattrs = append(rec.Xattrs, xattrProto(x))
+		}
+		rec.Acl = aclProto(n.ACL)
 		if !n.IsDir {
 			rec.Replication = proto.Uint32(uint32(n.Replication))
 			rec.BlockSize = proto.Uint64(n.BlockSize)
@@ -119,6 +123,17 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		n := ns.newInode(rec.GetId(), string(rec.GetName()), rec.GetIsDir(), rec.GetPerm(), rec.GetMtime())
 		n.Atime = rec.GetAtime()
 		n.StoragePolicy = uint8(rec.GetStoragePolicy())
+		if xs := rec.GetXattrs(); len(xs) > 0 {
+			n.XAttrs = make([]XAttr, len(xs))
+			for j, x := range xs {
+				n.XAttrs[j] = xattrFrom(x)
+			}
+		}
+		acl, err := aclFrom(rec.GetAcl())
+		if err != nil {
+			return nil, fmt.Errorf("namenode: image inode %d: %w", n.ID, err)
+		}
+		n.ACL = acl
 		if !n.IsDir {
 			n.Replication = uint16(rec.GetReplication())
 			n.BlockSize = rec.GetBlockSize()

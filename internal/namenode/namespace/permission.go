@@ -154,10 +154,14 @@ func (c Checker) denied(n *Inode, a Access) error {
 		c.P.User, a, n.Path(), n.Owner, n.Group, ModeString(n.IsDir, n.Mode))
 }
 
-// Has reports whether the principal Has access a on n by mode bits.
+// Has reports whether the principal has access a on n: by its ACL when
+// it has access entries, else by mode bits.
 func (c Checker) Has(n *Inode, a Access) bool {
 	if !c.Enabled || c.P.Superuser {
 		return true
+	}
+	if n.hasAccessACL() {
+		return c.checkACLAccess(n, a)
 	}
 	var bits uint16
 	switch {
