@@ -327,6 +327,7 @@ func (c *Client) Mkdirs(ctx context.Context, p string, perm uint16) error {
 	req := &hdfspb.MkdirsRequestProto{
 		Src:          proto.String(p),
 		Masked:       &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm &^ c.opts.Umask))},
+		Unmasked:     &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm))}, // for default ACLs, as Hadoop 3
 		CreateParent: proto.Bool(true),
 	}
 	var resp hdfspb.MkdirsResponseProto
@@ -341,6 +342,7 @@ func (c *Client) Mkdir(ctx context.Context, p string, perm uint16) error {
 	req := &hdfspb.MkdirsRequestProto{
 		Src:          proto.String(p),
 		Masked:       &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm &^ c.opts.Umask))},
+		Unmasked:     &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm))}, // for default ACLs, as Hadoop 3
 		CreateParent: proto.Bool(false),
 	}
 	var resp hdfspb.MkdirsResponseProto

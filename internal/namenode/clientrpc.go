@@ -167,7 +167,11 @@ func (c *clientProtocol) getListing(ctx context.Context, req *hdfspb.GetListingR
 }
 
 func (c *clientProtocol) mkdirs(ctx context.Context, req *hdfspb.MkdirsRequestProto) (*hdfspb.MkdirsResponseProto, error) {
-	err := c.ns.Mkdirs(ctx, req.GetSrc(), uint16(req.GetMasked().GetPerm()&0o7777), req.GetCreateParent())
+	perm := createModes{masked: uint16(req.GetMasked().GetPerm() & 0o7777)}
+	if u := req.GetUnmasked(); u != nil {
+		perm.unmasked, perm.hasUnmasked = uint16(u.GetPerm()&0o7777), true
+	}
+	err := c.ns.mkdirs(ctx, req.GetSrc(), perm, req.GetCreateParent())
 	return &hdfspb.MkdirsResponseProto{Result: proto.Bool(err == nil)}, err
 }
 
@@ -313,6 +317,8 @@ func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestPr
 	}
 	opts := CreateOptions{
 		Perm:          uint16(req.GetMasked().GetPerm() & 0o7777),
+		Unmasked:      uint16(req.GetUnmasked().GetPerm() & 0o7777),
+		HasUnmasked:   req.GetUnmasked() != nil,
 		ClientName:    req.GetClientName(),
 		ClientMachine: clientMachine(ctx),
 		Overwrite:     flags&createFlagOverwrite != 0,
