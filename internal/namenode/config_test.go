@@ -81,6 +81,10 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.enable.retrycache":                  "false",
 		"dfs.namenode.retrycache.expirytime.millis":       "1000",
 		"dfs.namenode.retrycache.heap.percent":            "0.5",
+		"dfs.namenode.xattrs.enabled":                     "false",
+		"dfs.namenode.acls.enabled":                       "false",
+		"dfs.namenode.fs-limits.max-xattrs-per-inode":     "4",
+		"dfs.namenode.fs-limits.max-xattr-size":           "100",
 	})
 }
 

@@ -1,0 +1,151 @@
+package namenode_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/testcluster"
+)
+
+func wantRemote(t *testing.T, what string, err error, class, msg string) {
+	t.Helper()
+	var re *hdfs.RemoteError
+	if !errors.As(err, &re) || re.Class != class || !strings.Contains(re.Message, msg) {
+		t.Errorf("%s: %v, want %s %q", what, err, class, msg)
+	}
+}
+
+// TestXAttrLimitsAndNamespaces checks the NameNode's limits and the rules
+// of the security and raw namespaces over RPC.
+func TestXAttrLimitsAndNamespaces(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{Conf: map[string]string{
+		"dfs.namenode.fs-limits.max-xattrs-per-inode": "2",
+		"dfs.namenode.fs-limits.max-xattr-size":       "30",
+	}})
+	ctx := context.Background()
+	su := c.Client(c.Superuser())
+	bob := c.Client("bob")
+	if err := su.Mkdirs(ctx, "/tmp", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := su.SetPermission(ctx, "/tmp", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bob.Create(ctx, "/tmp/f", fs.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	both := hdfs.XAttrCreate | hdfs.XAttrReplace
+	wantRemote(t, "too big", bob.SetXAttr(ctx, "/tmp/f", "user.abcdefghijklmnopqrstuvwxyz", []byte("12345"), both),
+		"org.apache.hadoop.HadoopIllegalArgumentException", "The XAttr is too big. The maximum combined size of the name and value is 30, but the total size is 31")
+	for _, n := range []string{"user.a", "user.b"} {
+		if err := bob.SetXAttr(ctx, "/tmp/f", n, []byte("1"), both); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantRemote(t, "third xattr", bob.SetXAttr(ctx, "/tmp/f", "user.c", nil, both),
+		"java.io.IOException", "Cannot add additional XAttr to inode, would exceed limit of 2")
+	wantRemote(t, "CREATE of an existing xattr", bob.SetXAttr(ctx, "/tmp/f", "user.a", nil, hdfs.XAttrCreate),
+		"java.io.IOException", "XAttr: a already exists. The REPLACE flag must be specified.")
+
+	// The superuser may not read a file marked unreadable by superuser;
+	// its owner may.
+	if err := bob.SetXAttr(ctx, "/tmp/f", "security.hdfs.unreadable.by.superuser", nil, hdfs.XAttrCreate); err != nil {
+		t.Fatal(err)
+	}
+	_, err = su.Open(ctx, "/tmp/f")
+	wantRemote(t, "superuser open", err, "org.apache.hadoop.security.AccessControlException", "since the superuser is not allowed to perform this operation")
+	if r, err := bob.Open(ctx, "/tmp/f"); err != nil {
+		t.Errorf("owner open: %v", err)
+	} else {
+		r.Close()
+	}
+	wantRemote(t, "removing the unreadable xattr", bob.RemoveXAttr(ctx, "/tmp/f", "security.hdfs.unreadable.by.superuser"),
+		"org.apache.hadoop.security.AccessControlException", "can not be deleted")
+
+	// raw.* only through /.reserved/raw, only for the superuser.
+	if err := bob.SetXAttr(ctx, "/.reserved/raw/tmp/f", "raw.x", nil, both); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("bob on /.reserved/raw: %v", err)
+	}
+	wantRemote(t, "raw.* outside /.reserved/raw", su.SetXAttr(ctx, "/tmp/f", "raw.x", nil, both),
+		"org.apache.hadoop.security.AccessControlException", "User doesn't have permission for xattr: raw.x")
+	if err := su.SetXAttr(ctx, "/.reserved/raw/tmp/f", "raw.x", []byte("r"), both); err != nil {
+		t.Fatal(err)
+	}
+	names, err := su.ListXAttrs(ctx, "/tmp/f")
+	if err != nil || strings.Join(names, " ") != "user.a user.b security.hdfs.unreadable.by.superuser" {
+		t.Errorf("list outside raw: %v %v", names, err)
+	}
+	m, err := su.GetXAttrs(ctx, "/.reserved/raw/tmp/f", "raw.x")
+	if err != nil || string(m["raw.x"]) != "r" {
+		t.Errorf("raw.x through /.reserved/raw: %v %v", m, err)
+	}
+}
+
+func TestXAttrACLSwitches(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{Conf: map[string]string{
+		"dfs.namenode.xattrs.enabled": "false",
+		"dfs.namenode.acls.enabled":   "false",
+	}})
+	ctx := context.Background()
+	su := c.Client(c.Superuser())
+	wantRemote(t, "xattrs disabled", su.SetXAttr(ctx, "/", "user.a", nil, hdfs.XAttrCreate), "java.io.IOException",
+		"The XAttr operation has been rejected.  Support for XAttrs has been disabled by setting dfs.namenode.xattrs.enabled to false.")
+	_, err := su.GetACLStatus(ctx, "/")
+	wantRemote(t, "acls disabled", err, "org.apache.hadoop.hdfs.protocol.AclException",
+		"The ACL operation has been rejected.  Support for ACLs has been disabled by setting dfs.namenode.acls.enabled to false.")
+}
+
+// TestACLOwnerOnly: only the owner changes an ACL; the checker applies it
+// at once and it survives a restart.
+func TestACLOwnerOnly(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{})
+	ctx := context.Background()
+	su := c.Client(c.Superuser())
+	bob := c.Client("bob")
+	if err := su.Mkdirs(ctx, "/d", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := hdfs.ParseACLSpec("user:bob:r-x", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bob.ModifyACLEntries(ctx, "/d", spec); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("bob changes root's ACL: %v", err)
+	}
+	if _, err := bob.List(ctx, "/d"); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("bob lists /d before the ACL: %v", err)
+	}
+	if err := su.ModifyACLEntries(ctx, "/d", spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.List(ctx, "/d"); err != nil {
+		t.Errorf("bob lists /d with user:bob:r-x: %v", err)
+	}
+	if err := bob.Mkdirs(ctx, "/d/x", 0o755); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("bob writes /d with r-x: %v", err)
+	}
+	c.RestartNameNode()
+	bob = c.Client("bob")
+	st, err := bob.GetACLStatus(ctx, "/d")
+	if err != nil || len(st.Entries) != 2 || st.Entries[0].String() != "user:bob:r-x" || st.Perm != 0o750 {
+		t.Fatalf("after restart: %+v %v", st, err)
+	}
+	if fi, err := bob.Stat(ctx, "/d"); err != nil || !fi.HasACL {
+		t.Errorf("stat after restart: %+v %v", fi, err)
+	}
+	if err := su.RemoveACL(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := su.GetACLStatus(ctx, "/d"); err != nil || len(st.Entries) != 0 || st.Perm != 0o700 {
+		t.Errorf("after removeAcl: %+v %v", st, err)
+	}
+}
