@@ -437,7 +437,9 @@ func DataNodeURL(hostPort string, r *Request, nameNodeRPC string) string {
 // FileStatus is Hadoop's FileStatus JSON object (fields in Hadoop's
 // order, which is alphabetical).
 type FileStatus struct {
-	AccessTime       int64  `json:"accessTime"`
+	AccessTime int64 `json:"accessTime"`
+	// AclBit is written (true) only for an inode with an ACL.
+	AclBit           bool   `json:"aclBit,omitempty"`
 	BlockSize        int64  `json:"blockSize"`
 	ChildrenNum      int    `json:"childrenNum"`
 	FileID           uint64 `json:"fileId"`
@@ -453,8 +455,6 @@ type FileStatus struct {
 	StoragePolicy int    `json:"storagePolicy"`
 	// Type is FILE, DIRECTORY or SYMLINK.
 	Type string `json:"type"`
-	// AclBit is set (only) for an inode with an ACL.
-	AclBit bool `json:"aclBit,omitempty"`
 }
 
 // FileStatuses is LISTSTATUS's FileStatuses object.
