@@ -149,3 +149,49 @@ func TestACLOwnerOnly(t *testing.T) {
 		t.Errorf("after removeAcl: %+v %v", st, err)
 	}
 }
+
+// TestWebHDFSXAttrsACLs drives the WebHDFS ops with curl and compares
+// their JSON with Hadoop's.
+func TestWebHDFSXAttrsACLs(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{})
+	su := c.Superuser()
+	base := "http://" + c.NameNode().HTTPAddr() + "/webhdfs/v1"
+	q := "&user.name=" + su
+	put := func(path, op string) curlResult { t.Helper(); return curl(t, "-X", "PUT", base+path+"?op="+op+q) }
+	get := func(path, op string) curlResult { t.Helper(); return curl(t, base+path+"?op="+op+q) }
+
+	put("/d", "MKDIRS&permission=750").want(t, "mkdirs", 200, `{"boolean":true}`)
+	put("/d", "SETXATTR&xattr.name=user.a&xattr.value=0x6869&flag=CREATE").want(t, "setxattr", 200, "")
+	put("/d", "SETXATTR&xattr.name=user.b&flag=CREATE").want(t, "setxattr without a value", 200, "")
+	put("/d", "SETXATTR&xattr.name=user.a&xattr.value=x&flag=CREATE").want(t, "setxattr CREATE of an existing one", 403,
+		`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"XAttr: a already exists. The REPLACE flag must be specified."}}`)
+	get("/d", "GETXATTRS&xattr.name=user.a&xattr.name=user.b&encoding=text").want(t, "getxattrs", 200,
+		`{"XAttrs":[{"name":"user.a","value":"\"hi\""},{"name":"user.b","value":null}]}`)
+	get("/d", "GETXATTRS&encoding=base64").want(t, "getxattrs all", 200,
+		`{"XAttrs":[{"name":"user.a","value":"0saGk="},{"name":"user.b","value":null}]}`)
+	get("/d", "LISTXATTRS").want(t, "listxattrs", 200, `{"XAttrNames":"[\"user.a\",\"user.b\"]"}`)
+	put("/d", "REMOVEXATTR&xattr.name=user.b").want(t, "removexattr", 200, "")
+	get("/d", "GETXATTRS&xattr.name=user.b").want(t, "getxattrs of a removed one", 403,
+		`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"At least one of the attributes provided was not found."}}`)
+
+	put("/d", "MODIFYACLENTRIES&aclspec=user:bob:rwx,default:group:staff:r-x").want(t, "modifyaclentries", 200, "")
+	get("/d", "GETACLSTATUS").want(t, "getaclstatus", 200, `{"AclStatus":{"entries":["user:bob:rwx","group::r-x",`+
+		`"default:user::rwx","default:group::r-x","default:group:staff:r-x","default:mask::r-x","default:other::---"],`+
+		`"group":"supergroup","owner":"`+su+`","permission":"770","stickyBit":false}}`)
+	if st := get("/d", "GETFILESTATUS").object(t, "FileStatus"); st["aclBit"] != true {
+		t.Errorf("FileStatus without aclBit: %v", st)
+	}
+	put("/d", "REMOVEACLENTRIES&aclspec=user:bob").want(t, "removeaclentries", 200, "")
+	put("/d", "REMOVEDEFAULTACL").want(t, "removedefaultacl", 200, "")
+	get("/d", "GETACLSTATUS").want(t, "getaclstatus after removals", 200,
+		`{"AclStatus":{"entries":[],"group":"supergroup","owner":"`+su+`","permission":"750","stickyBit":false}}`)
+	put("/d", "SETACL&aclspec=user::rwx,group::r--,other::---,group:staff:rw-").want(t, "setacl", 200, "")
+	put("/d", "REMOVEACL").want(t, "removeacl", 200, "")
+	get("/d", "GETACLSTATUS").want(t, "getaclstatus after removeacl", 200,
+		`{"AclStatus":{"entries":[],"group":"supergroup","owner":"`+su+`","permission":"740","stickyBit":false}}`)
+	if st := get("/d", "GETFILESTATUS").object(t, "FileStatus"); st["aclBit"] != nil {
+		t.Errorf("FileStatus keeps aclBit after removeacl: %v", st)
+	}
+	put("/d", "SETACL&aclspec=user:bob").want(t, "setacl without permissions", 400,
+		`{"RemoteException":{"exception":"IllegalArgumentException","javaClassName":"java.lang.IllegalArgumentException","message":"Invalid value for webhdfs parameter \"aclspec\": Invalid <aclSpec> : user:bob"}}`)
+}

@@ -38,4 +38,11 @@
 //     refuses to start when it happens during replay.
 //   - An image lists parents before children and siblings in name order;
 //     ReadImage refuses anything else.
+//   - An inode's extended attributes (Inode.XAttrs, nil when none) have
+//     unique (namespace, name) keys. Its ACL (Inode.ACL, nil when none) is
+//     Hadoop's AclFeature of a validated ACL: the access entries other
+//     than user::, mask:: and other:: (the mode holds those, its group bits
+//     being the mask), then the default entries, in ACL order; only
+//     directories have default entries. New children take their parent's
+//     default ACL when their Mkdir or AddFile edit applies (acl.go).
 package namespace
