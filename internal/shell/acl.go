@@ -54,7 +54,7 @@ directory has a default ACL, then getfacl also displays the default ACL.
 					st, err = a.GetACLStatus(c.ctx, it.path)
 				}
 				if err != nil {
-					c.failPath(it.disp, err)
+					c.failRemote(it, err)
 					return
 				}
 			}
@@ -209,7 +209,7 @@ Options:
 				}
 			}
 			if err != nil {
-				c.failPath(it.disp, err)
+				c.failRemote(it, err)
 			}
 		})
 		return nil

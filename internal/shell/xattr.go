@@ -22,6 +22,17 @@ type xattrFS interface {
 	RemoveXAttr(ctx context.Context, p, name string) error
 }
 
+// failRemote reports err about it as Hadoop's shell does for these
+// commands: the NameNode's own message when there is one (its
+// AccessControlExceptions name the attribute or entry at fault).
+func (c *cmdCtx) failRemote(it *item, err error) {
+	if m := remoteText(err); m != "" {
+		c.fail(m)
+		return
+	}
+	c.failPath(it.disp, err)
+}
+
 func xattrsOf(fsys fs.FileSystem, op string) (xattrFS, error) {
 	if x, ok := fsys.(xattrFS); ok {
 		return x, nil
@@ -145,7 +156,7 @@ directory.
 			got, err := x.GetXAttrs(c.ctx, it.path, names...)
 			fmt.Fprintf(c.out, "# file: %s\n", it.disp)
 			if err != nil {
-				c.failPath(it.disp, err)
+				c.failRemote(it, err)
 				return
 			}
 			keys := names
@@ -232,7 +243,7 @@ var cmdSetfattr = &command{
 				}
 			}
 			if err != nil {
-				c.failPath(it.disp, err)
+				c.failRemote(it, err)
 			}
 		})
 		return nil
