@@ -195,3 +195,42 @@ func TestWebHDFSXAttrsACLs(t *testing.T) {
 	put("/d", "SETACL&aclspec=user:bob").want(t, "setacl without permissions", 400,
 		`{"RemoteException":{"exception":"IllegalArgumentException","javaClassName":"java.lang.IllegalArgumentException","message":"Invalid value for webhdfs parameter \"aclspec\": Invalid <aclSpec> : user:bob"}}`)
 }
+
+// TestXAttrACLFailover: the standbys apply the same records, so a new
+// active serves the xattrs, ACLs and inherited ACLs the old one made.
+func TestXAttrACLFailover(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{NameNodes: 3})
+	ctx := context.Background()
+	su := c.Client(c.Superuser())
+	if err := su.Mkdirs(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := su.SetXAttr(ctx, "/d", "user.k", []byte("v"), hdfs.XAttrCreate); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := hdfs.ParseACLSpec("default:user:bob:rwx", true)
+	if err := su.ModifyACLEntries(ctx, "/d", spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := su.Mkdirs(ctx, "/d/sub", 0o777); err != nil { // unmasked 777: the default ACL, not the umask, decides
+		t.Fatal(err)
+	}
+	before, err := su.GetACLStatus(ctx, "/d/sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.StopNameNodeAt(c.ActiveNameNode())
+	su = c.Client(c.Superuser())
+	m, err := su.GetXAttrs(ctx, "/d", "user.k")
+	if err != nil || string(m["user.k"]) != "v" {
+		t.Fatalf("xattr after failover: %v %v", m, err)
+	}
+	after, err := su.GetACLStatus(ctx, "/d/sub")
+	if err != nil || len(after.Entries) != len(before.Entries) || after.Perm != before.Perm || len(after.Entries) != 7 {
+		t.Fatalf("inherited ACL after failover: %+v, before %+v (%v)", after, before, err)
+	}
+	bob := c.Client("bob")
+	if err := bob.Mkdirs(ctx, "/d/sub/bobs", 0o755); err != nil {
+		t.Errorf("bob, named in the inherited ACL, after failover: %v", err)
+	}
+}

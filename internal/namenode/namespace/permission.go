@@ -150,8 +150,13 @@ type Checker struct {
 }
 
 func (c Checker) denied(n *Inode, a Access) error {
-	return ipc.Errorf(ipc.ClassAccessControl, "Permission denied: user=%s, access=%s, inode=%q:%s:%s:%s",
-		c.P.User, a, n.Path(), n.Owner, n.Group, ModeString(n.IsDir, n.Mode))
+	// Hadoop marks a refusal by an ACL with a '+' after the mode.
+	acl := ""
+	if n.hasAccessACL() {
+		acl = "+"
+	}
+	return ipc.Errorf(ipc.ClassAccessControl, "Permission denied: user=%s, access=%s, inode=%q:%s:%s:%s%s",
+		c.P.User, a, n.Path(), n.Owner, n.Group, ModeString(n.IsDir, n.Mode), acl)
 }
 
 // Has reports whether the principal has access a on n: by its ACL when
