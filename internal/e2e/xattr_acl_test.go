@@ -221,7 +221,7 @@ func TestXAttrACLShell(t *testing.T) {
 		}
 		return m
 	}
-	if m := get("/x/f?op=GETXATTRS&xattr.name=user.empty&user.name=" + su); len(m["XAttrs"].([]any)) != 1 {
+	if m := get("/x/f?op=GETXATTRS&xattr.name=user.empty&encoding=text&user.name=" + su); len(m["XAttrs"].([]any)) != 1 {
 		t.Errorf("GETXATTRS: %v", m)
 	}
 	if m := get("/x/f?op=LISTXATTRS&user.name=" + su); m["XAttrNames"] != `["user.empty"]` {

@@ -302,9 +302,12 @@ func webXAttrDecode(s string) ([]byte, error) {
 }
 
 func (n *NameNode) webGetXAttrs(ctx context.Context, w http.ResponseWriter, r *webhdfs.Request) error {
+	// Hadoop 3 requires the encoding (validateOpParams).
 	enc := strings.ToUpper(r.String("encoding"))
 	switch enc {
-	case "", "TEXT", "HEX", "BASE64":
+	case "":
+		return ipc.Errorf(webhdfs.ClassJavaIllegalArgument, "Required param encoding for op: GETXATTRS is null or empty")
+	case "TEXT", "HEX", "BASE64":
 	default:
 		return ipc.Errorf(webhdfs.ClassJavaIllegalArgument, "Invalid value for webhdfs parameter \"encoding\": %s", r.String("encoding"))
 	}

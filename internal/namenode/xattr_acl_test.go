@@ -169,9 +169,11 @@ func TestWebHDFSXAttrsACLs(t *testing.T) {
 		`{"XAttrs":[{"name":"user.a","value":"\"hi\""},{"name":"user.b","value":null}]}`)
 	get("/d", "GETXATTRS&encoding=base64").want(t, "getxattrs all", 200,
 		`{"XAttrs":[{"name":"user.a","value":"0saGk="},{"name":"user.b","value":null}]}`)
+	get("/d", "GETXATTRS").want(t, "getxattrs without an encoding", 400,
+		`{"RemoteException":{"exception":"IllegalArgumentException","javaClassName":"java.lang.IllegalArgumentException","message":"Required param encoding for op: GETXATTRS is null or empty"}}`)
 	get("/d", "LISTXATTRS").want(t, "listxattrs", 200, `{"XAttrNames":"[\"user.a\",\"user.b\"]"}`)
 	put("/d", "REMOVEXATTR&xattr.name=user.b").want(t, "removexattr", 200, "")
-	get("/d", "GETXATTRS&xattr.name=user.b").want(t, "getxattrs of a removed one", 403,
+	get("/d", "GETXATTRS&xattr.name=user.b&encoding=text").want(t, "getxattrs of a removed one", 403,
 		`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"At least one of the attributes provided was not found."}}`)
 
 	put("/d", "MODIFYACLENTRIES&aclspec=user:bob:rwx,default:group:staff:r-x").want(t, "modifyaclentries", 200, "")
