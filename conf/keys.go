@@ -64,6 +64,7 @@ var knownKeys = []Key{
 	{"dfs.namenode.heartbeat.recheck-interval", "300000", "Milliseconds between NameNode checks for dead DataNodes (dead after 2*recheck + 10*heartbeat)."},
 	{"dfs.namenode.http-address", "127.0.0.1:9870", "NameNode web UI and WebHDFS address (host:port); strata's default (Hadoop binds 0.0.0.0:9870)."},
 	{"dfs.namenode.name.dir", "file://${hadoop.tmp.dir}/dfs/name", "Comma-separated directories where the NameNode stores fsimage and edits."},
+	{"dfs.namenode.posix.acl.inheritance.enabled", "true", "Whether a new file or directory under a default ACL takes the client's permission before its umask (Hadoop 3's POSIX ACL inheritance) rather than after it."},
 	{"dfs.namenode.reconstruction.pending.timeout-sec", "300", "Seconds before a scheduled replica copy that was not reported done is scheduled again."},
 	{"dfs.namenode.redundancy.interval.seconds", "3", "Seconds between runs of the NameNode replication monitor."},
 	{"dfs.namenode.replication.max-streams", "2", "Replica copies the NameNode schedules from one DataNode at a time."},

@@ -56,6 +56,7 @@ const (
 	keyMaxXAttrsPerInode = "dfs.namenode.fs-limits.max-xattrs-per-inode"
 	keyMaxXAttrSize      = "dfs.namenode.fs-limits.max-xattr-size"
 	keyACLsEnabled       = "dfs.namenode.acls.enabled"
+	keyACLInheritance    = "dfs.namenode.posix.acl.inheritance.enabled"
 )
 
 // maxXAttrSizeHardLimit is the most dfs.namenode.fs-limits.max-xattr-size
@@ -129,8 +130,12 @@ type Config struct {
 	// true); MaxXAttrsPerInode and MaxXAttrSize are the limits
 	// (dfs.namenode.fs-limits.max-xattrs-per-inode, 32;
 	// dfs.namenode.fs-limits.max-xattr-size, 16384 bytes of name and value).
-	XAttrsEnabled     bool
-	ACLsEnabled       bool
+	XAttrsEnabled bool
+	ACLsEnabled   bool
+	// ACLInheritance makes a child of a directory with a default ACL
+	// take the client's unmasked permission
+	// (dfs.namenode.posix.acl.inheritance.enabled, true).
+	ACLInheritance    bool
 	MaxXAttrsPerInode int
 	MaxXAttrSize      int
 	// ListLimit is the number of entries per getListing page (dfs.ls.limit,
@@ -299,6 +304,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.MaxDirItems = num(keyMaxDirItems)
 	cfg.XAttrsEnabled = r.Bool(keyXAttrsEnabled)
 	cfg.ACLsEnabled = r.Bool(keyACLsEnabled)
+	cfg.ACLInheritance = r.Bool(keyACLInheritance)
 	cfg.MaxXAttrsPerInode = num(keyMaxXAttrsPerInode)
 	cfg.MaxXAttrSize = num(keyMaxXAttrSize)
 	cfg.ListLimit = num(keyListLimit)

@@ -83,6 +83,7 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.retrycache.heap.percent":            "0.5",
 		"dfs.namenode.xattrs.enabled":                     "false",
 		"dfs.namenode.acls.enabled":                       "false",
+		"dfs.namenode.posix.acl.inheritance.enabled":      "false",
 		"dfs.namenode.fs-limits.max-xattrs-per-inode":     "4",
 		"dfs.namenode.fs-limits.max-xattr-size":           "100",
 	})

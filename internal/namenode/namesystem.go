@@ -54,7 +54,10 @@ type nsConfig struct {
 	// Hadoop's defaults do.
 	xattrsDisabled bool
 	aclsDisabled   bool
-	xattrLimits    namespace.XAttrLimits
+	// noACLInheritance: the client's masked permission applies under a
+	// default ACL too (dfs.namenode.posix.acl.inheritance.enabled=false).
+	noACLInheritance bool
+	xattrLimits      namespace.XAttrLimits
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)

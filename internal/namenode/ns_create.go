@@ -18,8 +18,9 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 
 // createModes are a new inode's permission as the client sent it: after
 // its umask, and (Hadoop 3 clients) before, which applies instead when the
-// parent has a default ACL (dfs.namenode.posix.acl.inheritance.enabled,
-// on by default in Hadoop 3): the default ACL then plays the umask's part.
+// parent has a default ACL (unless dfs.namenode.posix.acl.inheritance.enabled
+// is false; Hadoop 3's default is true): the default ACL then plays the
+// umask's part.
 type createModes struct {
 	masked, unmasked uint16
 	hasUnmasked      bool
@@ -37,6 +38,7 @@ func (s *Namesystem) mkdirs(ctx context.Context, p string, perms createModes, cr
 	if err := s.checkPath(p); err != nil {
 		return err
 	}
+	perms.hasUnmasked = perms.hasUnmasked && !s.cfg.noACLInheritance
 	pc := s.checker(ctx)
 	return s.mutate(ctx, func() ([]namespace.Edit, error) {
 		r := s.tree.Resolve(p)
@@ -185,7 +187,7 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		now := s.nowMillis()
 		group := parent.Group
 		cur := parent.Path()
-		mode := createModes{masked: o.Perm, unmasked: o.Unmasked, hasUnmasked: o.HasUnmasked}.mode(parent)
+		mode := createModes{masked: o.Perm, unmasked: o.Unmasked, hasUnmasked: o.HasUnmasked && !s.cfg.noACLInheritance}.mode(parent)
 		for i := len(r.Inodes) - 1; i < len(r.Names)-1 && missing > 0; i++ {
 			cur = path.Join(cur, r.Names[i])
 			ops = append(ops, namespace.Mkdir(s.tree.AllocInodeID(), cur, namespace.Perm{Owner: pc.P.User, Group: group, Mode: mode | 0o300}, now))

@@ -236,3 +236,32 @@ func TestXAttrACLFailover(t *testing.T) {
 		t.Errorf("bob, named in the inherited ACL, after failover: %v", err)
 	}
 }
+
+// TestACLInheritanceModes: under a default ACL a new directory takes the
+// client's unmasked permission (mask rwx from 777), unless
+// dfs.namenode.posix.acl.inheritance.enabled is false (the umask's 755
+// then filters the mask to r-x).
+func TestACLInheritanceModes(t *testing.T) {
+	for _, tc := range []struct {
+		inherit string
+		mode    uint16
+	}{{"true", 0o775}, {"false", 0o755}} {
+		c := testcluster.New(t, testcluster.Config{Conf: map[string]string{"dfs.namenode.posix.acl.inheritance.enabled": tc.inherit}})
+		ctx := context.Background()
+		su := c.Client(c.Superuser())
+		if err := su.Mkdirs(ctx, "/d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		spec, _ := hdfs.ParseACLSpec("default:group:staff:rwx", true)
+		if err := su.ModifyACLEntries(ctx, "/d", spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := su.Mkdirs(ctx, "/d/sub", 0o777); err != nil {
+			t.Fatal(err)
+		}
+		st, err := su.GetACLStatus(ctx, "/d/sub")
+		if err != nil || st.Perm != tc.mode {
+			t.Errorf("inheritance %s: %+v %v, want mode %o", tc.inherit, st, err, tc.mode)
+		}
+	}
+}
