@@ -207,7 +207,8 @@ func storeACL(n *Inode, acl []ACLEntry) error {
 	return nil
 }
 
-// aclSpec is a sorted ACL spec (AclTransformation.ValidatedAclSpec).
+// validatedSpec bounds and sorts an ACL spec (AclTransformation's
+// ValidatedAclSpec): the spec is untrusted input.
 func validatedSpec(spec []ACLEntry) ([]ACLEntry, error) {
 	if len(spec) > MaxACLEntries {
 		return nil, aclErr("Invalid ACL: ACL spec has %d entries, which exceeds maximum of %d.", len(spec), MaxACLEntries)
@@ -247,13 +248,11 @@ func MergeACL(existing, spec []ACLEntry) ([]ACLEntry, error) {
 			found = append(found, s)
 			m.scopeDirty[s.Scope] = true
 			if s.Type == ACLMask {
-				s := s
 				m.provided[s.Scope], m.maskDirty[s.Scope] = &s, true
 			} else {
 				b = append(b, s)
 			}
 		} else if e.Type == ACLMask {
-			e := e
 			m.provided[e.Scope] = &e
 		} else {
 			b = append(b, e)
@@ -265,7 +264,6 @@ func MergeACL(existing, spec []ACLEntry) ([]ACLEntry, error) {
 		}
 		m.scopeDirty[s.Scope] = true
 		if s.Type == ACLMask {
-			s := s
 			m.provided[s.Scope], m.maskDirty[s.Scope] = &s, true
 		} else {
 			b = append(b, s)
@@ -290,7 +288,6 @@ func FilterACL(existing, spec []ACLEntry) ([]ACLEntry, error) {
 				m.maskDirty[e.Scope] = true
 			}
 		} else if e.Type == ACLMask {
-			e := e
 			m.provided[e.Scope] = &e
 		} else {
 			b = append(b, e)
@@ -311,7 +308,6 @@ func ReplaceACL(existing, spec []ACLEntry) ([]ACLEntry, error) {
 	for _, s := range spec {
 		m.scopeDirty[s.Scope] = true
 		if s.Type == ACLMask {
-			s := s
 			m.provided[s.Scope], m.maskDirty[s.Scope] = &s, true
 		} else {
 			b = append(b, s)
@@ -322,7 +318,6 @@ func ReplaceACL(existing, spec []ACLEntry) ([]ACLEntry, error) {
 			continue
 		}
 		if e.Type == ACLMask {
-			e := e
 			m.provided[e.Scope] = &e
 		} else {
 			b = append(b, e)
