@@ -384,10 +384,14 @@ func (c Config) Validate() error {
 		return bad("%s must not be negative (0 disables the check), got %d", keyMaxComponentLength, c.MaxComponentLength)
 	case c.MaxDirItems < 1:
 		return bad("%s must be at least 1, got %d", keyMaxDirItems, c.MaxDirItems)
+	// FSDirectory's preconditions, in Hadoop's words. Per inode, 0 is a
+	// valid limit (no xattrs); a size of 0 would refuse every xattr.
 	case c.MaxXAttrsPerInode < 0:
-		return bad("%s cannot be less than 0, got %d", keyMaxXAttrsPerInode, c.MaxXAttrsPerInode)
-	case c.MaxXAttrSize < 0 || c.MaxXAttrSize > maxXAttrSizeHardLimit:
-		return bad("The maximum size of an xattr should be <= maximum size hard limit %d: %s = %d", maxXAttrSizeHardLimit, keyMaxXAttrSize, c.MaxXAttrSize)
+		return bad("Cannot set a negative limit on the number of xattrs per inode (%s).", keyMaxXAttrsPerInode)
+	case c.MaxXAttrSize <= 0:
+		return bad("The maximum size of an xattr should be > 0: (%s).", keyMaxXAttrSize)
+	case c.MaxXAttrSize > maxXAttrSizeHardLimit:
+		return bad("The maximum size of an xattr should be <= maximum size hard limit %d: (%s).", maxXAttrSizeHardLimit, keyMaxXAttrSize)
 	case c.ListLimit < 1:
 		return bad("%s must be at least 1, got %d", keyListLimit, c.ListLimit)
 	case c.MaxDataLength < 1:
