@@ -120,15 +120,28 @@ func (s *Namesystem) GetACLStatus(ctx context.Context, p string) (*ACLStatus, er
 	}, nil
 }
 
+// aclFromProto converts an RPC's ACL spec, bounding its entries per scope
+// and their names before it allocates or the namesystem lock is taken.
 func aclFromProto(ps []*hdfspb.AclEntryProto) ([]namespace.ACLEntry, error) {
-	if len(ps) > namespace.MaxACLEntries {
-		return nil, ipc.Errorf(namespace.ClassAclException, "Invalid ACL: ACL spec has %d entries, which exceeds maximum of %d.", len(ps), namespace.MaxACLEntries)
+	var access, def int
+	for _, p := range ps {
+		if p.GetScope() > hdfspb.AclEntryProto_DEFAULT || p.GetType() > hdfspb.AclEntryProto_OTHER || p.GetPermissions() > hdfspb.AclEntryProto_PERM_ALL {
+			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Invalid ACL entry: scope %d, type %d, permissions %d", p.GetScope(), p.GetType(), p.GetPermissions())
+		}
+		if err := namespace.CheckACLName(namespace.ACLType(p.GetType()), p.GetName()); err != nil {
+			return nil, err
+		}
+		if p.GetScope() == hdfspb.AclEntryProto_DEFAULT {
+			def++
+		} else {
+			access++
+		}
+	}
+	if err := namespace.CheckMaxEntries(access, def); err != nil {
+		return nil, err
 	}
 	out := make([]namespace.ACLEntry, len(ps))
 	for i, p := range ps {
-		if p.GetScope() > hdfspb.AclEntryProto_DEFAULT || p.GetType() > hdfspb.AclEntryProto_OTHER || p.GetPermissions() > hdfspb.AclEntryProto_PERM_ALL {
-			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Invalid ACL entry %v", p)
-		}
 		out[i] = namespace.ACLEntry{
 			Scope: namespace.ACLScope(p.GetScope()), Type: namespace.ACLType(p.GetType()),
 			Perm: namespace.Access(p.GetPermissions()), Name: p.GetName(),
@@ -202,15 +215,22 @@ func webACLSpec(r *webhdfs.Request, withPerm bool) ([]namespace.ACLEntry, error)
 	if err != nil {
 		return nil, ipc.Errorf(webhdfs.ClassJavaIllegalArgument, "Invalid value for webhdfs parameter \"aclspec\": %v", err)
 	}
-	if len(spec) > namespace.MaxACLEntries {
-		return nil, ipc.Errorf(namespace.ClassAclException, "Invalid ACL: ACL spec has %d entries, which exceeds maximum of %d.", len(spec), namespace.MaxACLEntries)
-	}
+	var access, def int
 	out := make([]namespace.ACLEntry, len(spec))
 	for i, e := range spec {
 		out[i] = namespace.ACLEntry{Type: namespace.ACLType(e.Type), Name: e.Name, Perm: namespace.Access(e.Perm)}
+		if err := namespace.CheckACLName(out[i].Type, e.Name); err != nil {
+			return nil, err
+		}
 		if e.Default {
 			out[i].Scope = namespace.ScopeDefault
+			def++
+		} else {
+			access++
 		}
+	}
+	if err := namespace.CheckMaxEntries(access, def); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

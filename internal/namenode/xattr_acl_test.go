@@ -3,6 +3,7 @@ package namenode_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -265,3 +266,64 @@ func TestACLInheritanceModes(t *testing.T) {
 		}
 	}
 }
+
+// TestACLLimitsOverRPC: the entry limit is per scope and entry names are
+// bounded, over RPC and WebHDFS; a child of a directory with a full
+// default ACL stays changeable.
+func TestACLLimitsOverRPC(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{})
+	ctx := context.Background()
+	su := c.Client(c.Superuser())
+	if err := su.Mkdirs(ctx, "/d", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for i := 0; i < 28; i++ {
+		users = append(users, fmt.Sprintf("default:user:u%d:r-x", i))
+	}
+	spec, err := hdfs.ParseACLSpec(strings.Join(users, ","), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := su.ModifyACLEntries(ctx, "/d", spec); err != nil {
+		t.Fatalf("32 default entries: %v", err)
+	}
+	if err := su.Mkdirs(ctx, "/d/c", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	more, _ := hdfs.ParseACLSpec("user:u0:rwx,default:user:u0:rwx", true)
+	if err := su.ModifyACLEntries(ctx, "/d/c", more); err != nil {
+		t.Fatalf("changing the child of a full default ACL: %v", err)
+	}
+	gone, _ := hdfs.ParseACLSpec("user:u1", false)
+	if err := su.RemoveACLEntries(ctx, "/d/c", gone); err != nil {
+		t.Fatalf("removing from the child: %v", err)
+	}
+	over, _ := hdfs.ParseACLSpec("default:user:x:r--", true)
+	wantRemote(t, "33 default entries", su.ModifyACLEntries(ctx, "/d", over),
+		"org.apache.hadoop.hdfs.protocol.AclException", "Invalid ACL: ACL has 33 default entries, which exceeds maximum of 32.")
+	var many []string
+	for i := 0; i < 33; i++ {
+		many = append(many, fmt.Sprintf("user:v%d:r--", i))
+	}
+	spec, _ = hdfs.ParseACLSpec(strings.Join(many, ","), true)
+	wantRemote(t, "33 access entries in the spec", su.ModifyACLEntries(ctx, "/d", spec),
+		"org.apache.hadoop.hdfs.protocol.AclException", "Invalid ACL: ACL has 33 access entries, which exceeds maximum of 32.")
+
+	long := strings.Repeat("n", 256)
+	spec, _ = hdfs.ParseACLSpec("default:user:"+long+":r-x", true)
+	wantRemote(t, "256-byte name", su.ModifyACLEntries(ctx, "/d/c", spec),
+		"org.apache.hadoop.hdfs.protocol.AclException", "Invalid ACL: the name of a user entry has 256 bytes, which exceeds maximum of 255.")
+	spec, _ = hdfs.ParseACLSpec("group:"+long[1:]+":r-x", true)
+	if err := su.ModifyACLEntries(ctx, "/d/c", spec); err != nil {
+		t.Errorf("255-byte name: %v", err)
+	}
+	base := "http://" + c.NameNode().HTTPAddr() + "/webhdfs/v1"
+	curl(t, "-X", "PUT", base+"/d?op=MODIFYACLENTRIES&aclspec=group:"+long+":r--&user.name="+c.Superuser()).want(t, "webhdfs 256-byte name", 403,
+		`{"RemoteException":{"exception":"AclException","javaClassName":"org.apache.hadoop.hdfs.protocol.AclException","message":"Invalid ACL: the name of a group entry has 256 bytes, which exceeds maximum of 255."}}`)
+	st, err := su.GetACLStatus(ctx, "/d")
+	if err != nil || len(st.Entries) != 32 {
+		t.Errorf("/d after the refusals: %d entries, %v", len(st.Entries), err)
+	}
+}
+

@@ -81,8 +81,50 @@ func (a Access) Symbol() string {
 	return string(b)
 }
 
-// MaxACLEntries is the most entries an ACL may have in each scope.
+// MaxACLEntries is the most entries an ACL may have in each scope, access
+// and default counted apart (AclTransformation.MAX_ENTRIES, per scope since
+// HDFS-7582). Inheritance gives a child as many access entries as its
+// parent's default entries, so a child's ACL is within the limit whenever
+// its parent's is.
 const MaxACLEntries = 32
+
+// CheckMaxEntries refuses more than MaxACLEntries access or default entries
+// (AclTransformation.checkMaxEntries).
+func CheckMaxEntries(access, def int) error {
+	if access > MaxACLEntries {
+		return aclErr("Invalid ACL: ACL has %d access entries, which exceeds maximum of %d.", access, MaxACLEntries)
+	}
+	if def > MaxACLEntries {
+		return aclErr("Invalid ACL: ACL has %d default entries, which exceeds maximum of %d.", def, MaxACLEntries)
+	}
+	return nil
+}
+
+// MaxACLNameLength bounds an entry's user or group name in bytes. Hadoop
+// has no bound; strata refuses longer names at the RPC and WebHDFS
+// boundary because inheritance copies every name into each new child's
+// inode (and so the image), letting one long name multiply. 255 is the
+// default dfs.namenode.fs-limits.max-component-length and far above any
+// real user or group name.
+const MaxACLNameLength = 255
+
+// CheckACLName refuses an entry name longer than MaxACLNameLength. The
+// message reports the length, not the (hostile) name.
+func CheckACLName(t ACLType, name string) error {
+	if len(name) > MaxACLNameLength {
+		tn := "unknown"
+		if int(t) < len(aclTypeNames) {
+			tn = aclTypeNames[t]
+		}
+		return aclErr("Invalid ACL: the name of a %s entry has %d bytes, which exceeds maximum of %d.", tn, len(name), MaxACLNameLength)
+	}
+	return nil
+}
+
+func checkScopes(es []ACLEntry) error {
+	access, def := splitScopes(es)
+	return CheckMaxEntries(len(access), len(def))
+}
 
 // aclLess is Hadoop's ACL_ENTRY_COMPARATOR: access before default; user,
 // group, mask, other; the unnamed entry before named ones, names in order.
@@ -207,14 +249,19 @@ func storeACL(n *Inode, acl []ACLEntry) error {
 	return nil
 }
 
-// validatedSpec bounds and sorts an ACL spec (AclTransformation's
-// ValidatedAclSpec): the spec is untrusted input.
+// validatedSpec sorts and bounds an ACL spec, scope by scope
+// (AclTransformation's ValidatedAclSpec): the spec is untrusted input.
 func validatedSpec(spec []ACLEntry) ([]ACLEntry, error) {
-	if len(spec) > MaxACLEntries {
-		return nil, aclErr("Invalid ACL: ACL spec has %d entries, which exceeds maximum of %d.", len(spec), MaxACLEntries)
+	for _, e := range spec {
+		if err := CheckACLName(e.Type, e.Name); err != nil {
+			return nil, err
+		}
 	}
 	out := append([]ACLEntry(nil), spec...)
 	sortACL(out)
+	if err := checkScopes(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -391,9 +438,6 @@ func calculateMasks(b []ACLEntry, m *maskState) ([]ACLEntry, error) {
 
 // buildACL sorts and validates an ACL (buildAndValidateAcl).
 func buildACL(b []ACLEntry) ([]ACLEntry, error) {
-	if len(b) > MaxACLEntries {
-		return nil, aclErr("Invalid ACL: ACL has %d entries, which exceeds maximum of %d.", len(b), MaxACLEntries)
-	}
 	sortACL(b)
 	for i, e := range b {
 		if i > 0 && sameACLKey(b[i-1], e) {
@@ -404,6 +448,9 @@ func buildACL(b []ACLEntry) ([]ACLEntry, error) {
 		}
 	}
 	access, def := splitScopes(b)
+	if err := CheckMaxEntries(len(access), len(def)); err != nil {
+		return nil, err
+	}
 	for _, t := range []ACLType{ACLUser, ACLGroup, ACLOther} {
 		if _, ok := findKey(access, ACLEntry{Scope: ScopeAccess, Type: t}); !ok {
 			return nil, aclErr("Invalid ACL: the user, group and other entries are required.")

@@ -153,8 +153,78 @@ func TestACLTransformations(t *testing.T) {
 	for i := 0; i < 33; i++ {
 		spec = append(spec, acc(ACLUser, fmt.Sprint("u", i), AccessRead))
 	}
-	if _, err := MergeACL(base, spec); err == nil || !strings.Contains(err.Error(), "ACL spec has 33 entries, which exceeds maximum of 32.") {
+	if _, err := MergeACL(base, spec); err == nil || !strings.Contains(err.Error(), "Invalid ACL: ACL has 33 access entries, which exceeds maximum of 32.") {
 		t.Errorf("33-entry spec: %v", err)
+	}
+}
+
+// TestACLLimitsPerScope: as Hadoop since HDFS-7582, access and default
+// entries are counted apart, 32 each, so a directory whose default ACL is
+// full passes it to children that can still be changed.
+func TestACLLimitsPerScope(t *testing.T) {
+	named := func(scope ACLScope, n int) []ACLEntry {
+		var es []ACLEntry
+		for i := 0; i < n; i++ {
+			es = append(es, ACLEntry{Scope: scope, Type: ACLUser, Name: fmt.Sprint("u", i), Perm: AccessRead})
+		}
+		return es
+	}
+	// 28 named users + user::, group::, mask::, other:: = 32 in each scope.
+	full := append(named(ScopeAccess, 28), named(ScopeDefault, 28)...)
+	acl, err := MergeACL(minimalACL(0o750), full)
+	if err != nil {
+		t.Fatalf("32 access and 32 default entries: %v", err)
+	}
+	if len(acl) != 64 {
+		t.Fatalf("ACL of %d entries, want 64: %s", len(acl), aclString(acl))
+	}
+	for _, tc := range []struct {
+		spec []ACLEntry
+		want string
+	}{
+		{named(ScopeAccess, 29), "Invalid ACL: ACL has 33 access entries, which exceeds maximum of 32."},
+		{named(ScopeDefault, 29), "Invalid ACL: ACL has 33 default entries, which exceeds maximum of 32."},
+		{named(ScopeDefault, 33), "Invalid ACL: ACL has 33 default entries, which exceeds maximum of 32."}, // the spec's own bound
+	} {
+		_, err := MergeACL(minimalACL(0o750), tc.spec)
+		var re *ipc.RemoteError
+		if !errors.As(err, &re) || re.Class != ClassAclException || re.Message != tc.want {
+			t.Errorf("%d entries: %v, want %q", len(tc.spec), err, tc.want)
+		}
+	}
+
+	// A child of a directory with a full default ACL inherits 32 access
+	// and 32 default entries, and stays changeable.
+	tr := newTree()
+	apply(t, tr, []Edit{Mkdir(16386, "/d", Perm{"bruce", "execs", 0o750}, 1)})
+	setACL(t, tr, "/d", replace(named(ScopeDefault, 28)...))
+	apply(t, tr, []Edit{Mkdir(16387, "/d/c", Perm{"bruce", "execs", 0o750}, 2)})
+	c := tr.Lookup("/d/c")
+	if access, def := splitScopes(c.LogicalACL()); len(access) != 32 || len(def) != 32 {
+		t.Fatalf("child has %d access and %d default entries, want 32 and 32", len(access), len(def))
+	}
+	setACL(t, tr, "/d/c", func(old []ACLEntry) ([]ACLEntry, error) {
+		return MergeACL(old, []ACLEntry{acc(ACLUser, "u0", AccessAll), def(ACLUser, "u1", AccessAll)})
+	})
+	setACL(t, tr, "/d/c", func(old []ACLEntry) ([]ACLEntry, error) {
+		return FilterACL(old, []ACLEntry{acc(ACLUser, "u2", 0)})
+	})
+	if got := len(tr.Lookup("/d/c").LogicalACL()); got != 63 {
+		t.Errorf("child ACL has %d entries after the changes, want 63", got)
+	}
+}
+
+func TestACLNameLength(t *testing.T) {
+	long := strings.Repeat("n", 256)
+	for _, spec := range [][]ACLEntry{{acc(ACLUser, long, AccessRead)}, {def(ACLGroup, long, AccessRead)}} {
+		_, err := MergeACL(minimalACL(0o750), spec)
+		var re *ipc.RemoteError
+		if !errors.As(err, &re) || re.Class != ClassAclException || !strings.Contains(re.Message, "has 256 bytes, which exceeds maximum of 255.") || strings.Contains(re.Message, long) {
+			t.Errorf("scope %d: name of 256 bytes: %v", spec[0].Scope, err)
+		}
+	}
+	if _, err := MergeACL(minimalACL(0o750), []ACLEntry{acc(ACLUser, long[1:], AccessRead)}); err != nil {
+		t.Errorf("name of 255 bytes: %v", err)
 	}
 }
 
