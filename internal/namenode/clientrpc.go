@@ -81,6 +81,10 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 	}
 }
 
+// permACLBit is FsPermissionExtension's ACL bit (1<<12; encryption is
+// 1<<13 and erasure coding 1<<14, neither of which strata has).
+const permACLBit = 1 << 12
+
 func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto {
 	ft := hdfspb.HdfsFileStatusProto_IS_FILE
 	if st.IsDir {
@@ -106,6 +110,9 @@ func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto 
 	}
 	if st.HasACL {
 		p.Flags = proto.Uint32(uint32(hdfspb.HdfsFileStatusProto_HAS_ACL))
+		// Hadoop 3 also sets FsPermissionExtension's ACL bit in the
+		// permission for clients older than the flags; readers mask it off.
+		p.Permission.Perm = proto.Uint32(uint32(st.Mode) | permACLBit)
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -327,3 +328,50 @@ func TestACLLimitsOverRPC(t *testing.T) {
 	}
 }
 
+// TestACLPermissionBit: as Hadoop 3, an inode with an ACL has the HAS_ACL
+// flag and FsPermissionExtension's bit 1<<12 in its permission; clients
+// mask the bit off.
+func TestACLPermissionBit(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{})
+	ctx := context.Background()
+	su := c.Client(c.Superuser())
+	if err := su.Mkdirs(ctx, "/d/plain", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := hdfs.ParseACLSpec("user:bob:r-x", true)
+	if err := su.ModifyACLEntries(ctx, "/d", spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := su.SetPermission(ctx, "/d", 0o1750); err != nil {
+		t.Fatal(err)
+	}
+	g := goClient(t, c, c.Superuser())
+	for _, tc := range []struct {
+		path string
+		raw  uint32
+	}{{"/d", 1<<12 | 0o1750}, {"/d/plain", 0o750}} {
+		fi, err := g.Stat(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sys is colinmarc's internal HdfsFileStatusProto.
+		perm := reflect.ValueOf(fi.Sys()).MethodByName("GetPermission").Call(nil)[0]
+		if got := uint32(perm.MethodByName("GetPerm").Call(nil)[0].Uint()); got != tc.raw {
+			t.Errorf("%s: wire permission %#o, want %#o", tc.path, got, tc.raw)
+		}
+		if fi.Mode().Perm() != 0o750 {
+			t.Errorf("%s: go client's mode %v", tc.path, fi.Mode())
+		}
+		st, err := su.Stat(ctx, tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := uint16(tc.raw & 0o7777); st.Perm != want || st.HasACL != (tc.path == "/d") {
+			t.Errorf("%s: strata client's perm %#o HasACL %v, want %#o", tc.path, st.Perm, st.HasACL, want)
+		}
+	}
+	ls, err := su.List(ctx, "/")
+	if err != nil || len(ls) != 1 || ls[0].Perm != 0o1750 || !ls[0].HasACL {
+		t.Errorf("listing: %+v %v", ls, err)
+	}
+}
