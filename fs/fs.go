@@ -53,6 +53,9 @@ type FileStatus struct {
 	StoragePolicy uint8
 	// FileID is the HDFS inode id; 0 on file://.
 	FileID uint64
+	// HasACL is set when the inode has an HDFS ACL beyond its
+	// permission bits (ls shows a '+').
+	HasACL bool
 }
 
 // Name returns the last element of Path ("" for the root).

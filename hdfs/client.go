@@ -260,6 +260,7 @@ func toStatus(dir string, p *hdfspb.HdfsFileStatusProto) fs.FileStatus {
 		Group:         p.GetGroup(),
 		StoragePolicy: uint8(p.GetStoragePolicy()),
 		FileID:        p.GetFileId(),
+		HasACL:        p.GetFlags()&uint32(hdfspb.HdfsFileStatusProto_HAS_ACL) != 0,
 	}
 	if p.GetAccessTime() == 0 {
 		st.AccessTime = time.Time{}
@@ -326,6 +327,7 @@ func (c *Client) Mkdirs(ctx context.Context, p string, perm uint16) error {
 	req := &hdfspb.MkdirsRequestProto{
 		Src:          proto.String(p),
 		Masked:       &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm &^ c.opts.Umask))},
+		Unmasked:     &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm))}, // for default ACLs, as Hadoop 3
 		CreateParent: proto.Bool(true),
 	}
 	var resp hdfspb.MkdirsResponseProto
@@ -340,6 +342,7 @@ func (c *Client) Mkdir(ctx context.Context, p string, perm uint16) error {
 	req := &hdfspb.MkdirsRequestProto{
 		Src:          proto.String(p),
 		Masked:       &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm &^ c.opts.Umask))},
+		Unmasked:     &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm))}, // for default ACLs, as Hadoop 3
 		CreateParent: proto.Bool(false),
 	}
 	var resp hdfspb.MkdirsResponseProto

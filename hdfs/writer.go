@@ -80,6 +80,7 @@ func (c *Client) CreateFile(ctx context.Context, p string, o fs.CreateOptions) (
 	req := &hdfspb.CreateRequestProto{
 		Src:          proto.String(p),
 		Masked:       &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm &^ c.opts.Umask))},
+		Unmasked:     &hdfspb.FsPermissionProto{Perm: proto.Uint32(uint32(perm))}, // for default ACLs, as Hadoop 3
 		ClientName:   proto.String(c.name),
 		CreateFlag:   proto.Uint32(flag),
 		CreateParent: proto.Bool(o.CreateParent),

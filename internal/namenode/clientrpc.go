@@ -69,8 +69,24 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"msync":                    ipc.Unary(c.msync),
 		"setQuota":                 ipc.Unary(c.setQuota),
 		"concat":                   ipc.Unary(c.concat),
+
+		// Extended attributes and ACLs (ns_xattr.go, ns_acl.go).
+		"setXAttr":         ipc.Unary(c.setXAttr),
+		"getXAttrs":        ipc.Unary(c.getXAttrs),
+		"listXAttrs":       ipc.Unary(c.listXAttrs),
+		"removeXAttr":      ipc.Unary(c.removeXAttr),
+		"setAcl":           ipc.Unary(c.setAcl),
+		"modifyAclEntries": ipc.Unary(c.modifyAclEntries),
+		"removeAclEntries": ipc.Unary(c.removeAclEntries),
+		"removeDefaultAcl": ipc.Unary(c.removeDefaultAcl),
+		"removeAcl":        ipc.Unary(c.removeAcl),
+		"getAclStatus":     ipc.Unary(c.getAclStatus),
 	}
 }
+
+// permACLBit is FsPermissionExtension's ACL bit (1<<12; encryption is
+// 1<<13 and erasure coding 1<<14, neither of which strata has).
+const permACLBit = 1 << 12
 
 func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto {
 	ft := hdfspb.HdfsFileStatusProto_IS_FILE
@@ -94,6 +110,12 @@ func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto 
 	}
 	if withName {
 		p.Path = []byte(st.Name)
+	}
+	if st.HasACL {
+		p.Flags = proto.Uint32(uint32(hdfspb.HdfsFileStatusProto_HAS_ACL))
+		// Hadoop 3 also sets FsPermissionExtension's ACL bit in the
+		// permission for clients older than the flags; readers mask it off.
+		p.Permission.Perm = proto.Uint32(uint32(st.Mode) | permACLBit)
 	}
 	return p
 }
@@ -156,7 +178,11 @@ func (c *clientProtocol) getListing(ctx context.Context, req *hdfspb.GetListingR
 }
 
 func (c *clientProtocol) mkdirs(ctx context.Context, req *hdfspb.MkdirsRequestProto) (*hdfspb.MkdirsResponseProto, error) {
-	err := c.ns.Mkdirs(ctx, req.GetSrc(), uint16(req.GetMasked().GetPerm()&0o7777), req.GetCreateParent())
+	perm := createModes{masked: uint16(req.GetMasked().GetPerm() & 0o7777)}
+	if u := req.GetUnmasked(); u != nil {
+		perm.unmasked, perm.hasUnmasked = uint16(u.GetPerm()&0o7777), true
+	}
+	err := c.ns.mkdirs(ctx, req.GetSrc(), perm, req.GetCreateParent())
 	return &hdfspb.MkdirsResponseProto{Result: proto.Bool(err == nil)}, err
 }
 
@@ -305,6 +331,8 @@ func (c *clientProtocol) create(ctx context.Context, req *hdfspb.CreateRequestPr
 	}
 	opts := CreateOptions{
 		Perm:          uint16(req.GetMasked().GetPerm() & 0o7777),
+		Unmasked:      uint16(req.GetUnmasked().GetPerm() & 0o7777),
+		HasUnmasked:   req.GetUnmasked() != nil,
 		ClientName:    req.GetClientName(),
 		ClientMachine: clientMachine(ctx),
 		Overwrite:     flags&createFlagOverwrite != 0,

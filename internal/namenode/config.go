@@ -51,7 +51,17 @@ const (
 	keyRetryCache         = "dfs.namenode.enable.retrycache"
 	keyRetryCacheExpiry   = "dfs.namenode.retrycache.expirytime.millis"
 	keyRetryCacheHeap     = "dfs.namenode.retrycache.heap.percent"
+
+	keyXAttrsEnabled     = "dfs.namenode.xattrs.enabled"
+	keyMaxXAttrsPerInode = "dfs.namenode.fs-limits.max-xattrs-per-inode"
+	keyMaxXAttrSize      = "dfs.namenode.fs-limits.max-xattr-size"
+	keyACLsEnabled       = "dfs.namenode.acls.enabled"
+	keyACLInheritance    = "dfs.namenode.posix.acl.inheritance.enabled"
 )
+
+// maxXAttrSizeHardLimit is the most dfs.namenode.fs-limits.max-xattr-size
+// may be set to (Hadoop's DFS_NAMENODE_MAX_XATTR_SIZE_HARD_LIMIT).
+const maxXAttrSizeHardLimit = 32768
 
 // Lease limits have no key in Hadoop either (HdfsConstants).
 const (
@@ -115,6 +125,19 @@ type Config struct {
 	// (dfs.namenode.fs-limits.max-directory-items, 1048576).
 	MaxComponentLength int
 	MaxDirItems        int
+	// XAttrsEnabled and ACLsEnabled switch extended attributes and ACLs
+	// on (dfs.namenode.xattrs.enabled, dfs.namenode.acls.enabled, both
+	// true); MaxXAttrsPerInode and MaxXAttrSize are the limits
+	// (dfs.namenode.fs-limits.max-xattrs-per-inode, 32;
+	// dfs.namenode.fs-limits.max-xattr-size, 16384 bytes of name and value).
+	XAttrsEnabled bool
+	ACLsEnabled   bool
+	// ACLInheritance makes a child of a directory with a default ACL
+	// take the client's unmasked permission
+	// (dfs.namenode.posix.acl.inheritance.enabled, true).
+	ACLInheritance    bool
+	MaxXAttrsPerInode int
+	MaxXAttrSize      int
 	// ListLimit is the number of entries per getListing page (dfs.ls.limit,
 	// 1000).
 	ListLimit int
@@ -287,6 +310,11 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.FileBufferSize = num(keyFileBufferSize)
 	cfg.MaxComponentLength = num(keyMaxComponentLength)
 	cfg.MaxDirItems = num(keyMaxDirItems)
+	cfg.XAttrsEnabled = r.Bool(keyXAttrsEnabled)
+	cfg.ACLsEnabled = r.Bool(keyACLsEnabled)
+	cfg.ACLInheritance = r.Bool(keyACLInheritance)
+	cfg.MaxXAttrsPerInode = num(keyMaxXAttrsPerInode)
+	cfg.MaxXAttrSize = num(keyMaxXAttrSize)
 	cfg.ListLimit = num(keyListLimit)
 	cfg.MaxDataLength = num(keyMaxDataLength)
 	cfg.CheckpointPeriod = r.Duration(keyCheckpointPeriod, time.Second)
@@ -365,6 +393,14 @@ func (c Config) Validate() error {
 		return bad("%s must not be negative (0 disables the check), got %d", keyMaxComponentLength, c.MaxComponentLength)
 	case c.MaxDirItems < 1:
 		return bad("%s must be at least 1, got %d", keyMaxDirItems, c.MaxDirItems)
+	// FSDirectory's preconditions, in Hadoop's words. Per inode, 0 is a
+	// valid limit (no xattrs); a size of 0 would refuse every xattr.
+	case c.MaxXAttrsPerInode < 0:
+		return bad("Cannot set a negative limit on the number of xattrs per inode (%s).", keyMaxXAttrsPerInode)
+	case c.MaxXAttrSize <= 0:
+		return bad("The maximum size of an xattr should be > 0: (%s).", keyMaxXAttrSize)
+	case c.MaxXAttrSize > maxXAttrSizeHardLimit:
+		return bad("The maximum size of an xattr should be <= maximum size hard limit %d: (%s).", maxXAttrSizeHardLimit, keyMaxXAttrSize)
 	case c.ListLimit < 1:
 		return bad("%s must be at least 1, got %d", keyListLimit, c.ListLimit)
 	case c.MaxDataLength < 1:

@@ -83,6 +83,11 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.enable.retrycache":                  "false",
 		"dfs.namenode.retrycache.expirytime.millis":       "1000",
 		"dfs.namenode.retrycache.heap.percent":            "0.5",
+		"dfs.namenode.xattrs.enabled":                     "false",
+		"dfs.namenode.acls.enabled":                       "false",
+		"dfs.namenode.posix.acl.inheritance.enabled":      "false",
+		"dfs.namenode.fs-limits.max-xattrs-per-inode":     "4",
+		"dfs.namenode.fs-limits.max-xattr-size":           "100",
 	})
 }
 
@@ -133,6 +138,14 @@ func TestValidate(t *testing.T) {
 		{"component length 0 disables", func(c *Config) { c.MaxComponentLength = 0 }, ""},
 		{"negative component length", func(c *Config) { c.MaxComponentLength = -1 }, "max-component-length"},
 		{"directory items 0", func(c *Config) { c.MaxDirItems = 0 }, "max-directory-items"},
+		{"xattrs per inode 0 is fine", func(c *Config) { c.MaxXAttrsPerInode = 0 }, ""},
+		{"negative xattrs per inode", func(c *Config) { c.MaxXAttrsPerInode = -1 },
+			"Cannot set a negative limit on the number of xattrs per inode (dfs.namenode.fs-limits.max-xattrs-per-inode)."},
+		{"xattr size 0", func(c *Config) { c.MaxXAttrSize = 0 }, "The maximum size of an xattr should be > 0: (dfs.namenode.fs-limits.max-xattr-size)."},
+		{"negative xattr size", func(c *Config) { c.MaxXAttrSize = -1 }, "The maximum size of an xattr should be > 0: (dfs.namenode.fs-limits.max-xattr-size)."},
+		{"xattr size above the hard limit", func(c *Config) { c.MaxXAttrSize = 32769 },
+			"The maximum size of an xattr should be <= maximum size hard limit 32768: (dfs.namenode.fs-limits.max-xattr-size)."},
+		{"xattr size at the hard limit", func(c *Config) { c.MaxXAttrSize = 32768 }, ""},
 		{"list limit 0", func(c *Config) { c.ListLimit = 0 }, "dfs.ls.limit"},
 		{"frame limit 0", func(c *Config) { c.MaxDataLength = 0 }, "ipc.maximum.data.length"},
 		{"checkpoint period 0", func(c *Config) { c.CheckpointPeriod = 0 }, "dfs.namenode.checkpoint.period"},

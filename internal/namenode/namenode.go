@@ -111,6 +111,8 @@ func New(cfg Config) (*NameNode, error) {
 		maxReplicationStreams: cfg.MaxReplicationStreams, replicationTimeout: cfg.ReplicationTimeout,
 		safeModeThreshold: cfg.SafeModeThreshold, safeModeExtension: cfg.SafeModeExtension,
 		retryCacheEntries: cfg.retryCacheEntries(), retryCacheExpiry: cfg.RetryCacheExpiry,
+		xattrsDisabled: !cfg.XAttrsEnabled, aclsDisabled: !cfg.ACLsEnabled, noACLInheritance: !cfg.ACLInheritance,
+		xattrLimits: namespace.XAttrLimits{PerInode: cfg.MaxXAttrsPerInode, Size: cfg.MaxXAttrSize},
 	}, l, cfg.Logger)
 	ns.blockPoolID = l.Version().BlockPoolID
 	if cfg.HA == nil {

@@ -48,6 +48,16 @@ type nsConfig struct {
 	// retryCacheExpiry is how long an entry is kept (retrycache.go).
 	retryCacheEntries int
 	retryCacheExpiry  time.Duration
+
+	// Extended attributes and ACLs (ns_xattr.go, ns_acl.go): the
+	// switches are "disabled" so that the zero value has them on, as
+	// Hadoop's defaults do.
+	xattrsDisabled bool
+	aclsDisabled   bool
+	// noACLInheritance: the client's masked permission applies under a
+	// default ACL too (dfs.namenode.posix.acl.inheritance.enabled=false).
+	noACLInheritance bool
+	xattrLimits      namespace.XAttrLimits
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)

@@ -57,6 +57,9 @@ func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, lengt
 	if err := pc.Check(n, namespace.AccessRead); err != nil {
 		return nil, err
 	}
+	if err := pc.UnreadableBySuperuser(n); err != nil {
+		return nil, err
+	}
 	if offset < 0 || length < 0 {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Negative offset or length: offset=%d length=%d", offset, length)
 	}

@@ -13,9 +13,32 @@ import (
 // Mkdirs creates p (and, with createParent, its missing ancestors) with
 // permission perm (already masked by the client's umask).
 func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createParent bool) error {
+	return s.mkdirs(ctx, p, createModes{masked: perm}, createParent)
+}
+
+// createModes are a new inode's permission as the client sent it: after
+// its umask, and (Hadoop 3 clients) before, which applies instead when the
+// parent has a default ACL (unless dfs.namenode.posix.acl.inheritance.enabled
+// is false; Hadoop 3's default is true): the default ACL then plays the
+// umask's part.
+type createModes struct {
+	masked, unmasked uint16
+	hasUnmasked      bool
+}
+
+// mode returns the mode a child of parent is created with.
+func (m createModes) mode(parent *namespace.Inode) uint16 {
+	if m.hasUnmasked && parent.DefaultACL() != nil {
+		return m.unmasked
+	}
+	return m.masked
+}
+
+func (s *Namesystem) mkdirs(ctx context.Context, p string, perms createModes, createParent bool) error {
 	if err := s.checkPath(p); err != nil {
 		return err
 	}
+	perms.hasUnmasked = perms.hasUnmasked && !s.cfg.noACLInheritance
 	pc := s.checker(ctx)
 	return s.mutate(ctx, func() ([]namespace.Edit, error) {
 		r := s.tree.Resolve(p)
@@ -28,13 +51,15 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 			}
 			return nil, nil
 		}
-		missing := len(r.Names) - (len(r.Inodes) - 1)
-		if missing > 1 && !createParent {
-			return nil, ipc.Errorf(ipc.ClassFileNotFound, "Parent directory doesn't exist: %s", path.Dir(p))
-		}
+		// Write access to the deepest existing ancestor is checked before
+		// a missing parent is reported, as Hadoop's checkAncestorAccess.
 		parent := r.LastExisting()
 		if err := pc.Check(parent, namespace.AccessWX); err != nil {
 			return nil, err
+		}
+		missing := len(r.Names) - (len(r.Inodes) - 1)
+		if missing > 1 && !createParent {
+			return nil, ipc.Errorf(ipc.ClassFileNotFound, "Parent directory doesn't exist: %s", path.Dir(p))
 		}
 		if err := s.checkDirItems(parent); err != nil {
 			return nil, err
@@ -45,6 +70,9 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 		now := s.nowMillis()
 		var ops []namespace.Edit
 		cur := parent.Path()
+		// Directories created below parent inherit its default ACL, if
+		// any, so one mode choice holds for all of them.
+		perm := perms.mode(parent)
 		for i := len(r.Inodes) - 1; i < len(r.Names); i++ {
 			cur = path.Join(cur, r.Names[i])
 			mode := perm
@@ -59,7 +87,12 @@ func (s *Namesystem) Mkdirs(ctx context.Context, p string, perm uint16, createPa
 
 // CreateOptions are the arguments of Create.
 type CreateOptions struct {
-	Perm          uint16
+	Perm uint16
+	// Unmasked is the permission before the client's umask, when the
+	// client sent it (HasUnmasked): used instead of Perm under a
+	// default ACL (createModes).
+	Unmasked      uint16
+	HasUnmasked   bool
 	ClientName    string
 	ClientMachine string
 	Overwrite     bool
@@ -104,6 +137,15 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		if err := s.checkParents(pc, r); err != nil {
 			return nil, err
 		}
+		// Hadoop checks write access to the deepest existing ancestor
+		// before anything about the target (checkAncestorAccess).
+		parent := r.LastExisting()
+		if r.Exists() {
+			parent = r.Target().Parent
+		}
+		if err := pc.Check(parent, namespace.AccessWrite); err != nil {
+			return nil, err
+		}
 		var ops []namespace.Edit
 		overwrite := false
 		if n := r.Target(); n != nil {
@@ -140,13 +182,6 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		if missing > 1 && !o.CreateParent {
 			return nil, ipc.Errorf(ipc.ClassFileNotFound, "Parent directory doesn't exist: %s", parentPath)
 		}
-		parent := r.LastExisting()
-		if r.Exists() {
-			parent = r.Target().Parent
-		}
-		if err := pc.Check(parent, namespace.AccessWrite); err != nil {
-			return nil, err
-		}
 		if !overwrite {
 			if err := s.checkDirItems(parent); err != nil {
 				return nil, err
@@ -158,13 +193,14 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 		now := s.nowMillis()
 		group := parent.Group
 		cur := parent.Path()
+		mode := createModes{masked: o.Perm, unmasked: o.Unmasked, hasUnmasked: o.HasUnmasked && !s.cfg.noACLInheritance}.mode(parent)
 		for i := len(r.Inodes) - 1; i < len(r.Names)-1 && missing > 0; i++ {
 			cur = path.Join(cur, r.Names[i])
-			ops = append(ops, namespace.Mkdir(s.tree.AllocInodeID(), cur, namespace.Perm{Owner: pc.P.User, Group: group, Mode: o.Perm | 0o300}, now))
+			ops = append(ops, namespace.Mkdir(s.tree.AllocInodeID(), cur, namespace.Perm{Owner: pc.P.User, Group: group, Mode: mode | 0o300}, now))
 		}
 		ops = append(ops, namespace.AddFile(namespace.NewFile{
 			ID: s.tree.AllocInodeID(), Path: p, Mtime: now,
-			Perm:        namespace.Perm{Owner: pc.P.User, Group: group, Mode: o.Perm},
+			Perm:        namespace.Perm{Owner: pc.P.User, Group: group, Mode: mode},
 			Replication: o.Replication, BlockSize: o.BlockSize,
 			ClientName: o.ClientName, ClientMachine: o.ClientMachine,
 			Overwrite: overwrite, StoragePolicy: policy,

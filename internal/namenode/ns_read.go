@@ -158,12 +158,14 @@ type FileStatus struct {
 	FileID        uint64
 	Children      int
 	StoragePolicy uint8
+	HasACL        bool // the inode has an extended ACL (ls's '+')
 }
 
 func (s *Namesystem) status(n *namespace.Inode) FileStatus {
 	st := FileStatus{
 		Name: n.Name, IsDir: n.IsDir, Mode: n.Mode, Owner: n.Owner, Group: n.Group,
 		Mtime: n.Mtime, Atime: n.Atime, FileID: n.ID, StoragePolicy: n.StoragePolicy, Children: -1,
+		HasACL: n.HasACL(),
 	}
 	if n.IsDir {
 		st.Children = len(n.Children)

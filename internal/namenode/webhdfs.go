@@ -50,6 +50,18 @@ var webOps = map[string]webOp{
 	"PUT SETSTORAGEPOLICY":    (*NameNode).webSetStoragePolicy,
 	"POST UNSETSTORAGEPOLICY": (*NameNode).webUnsetStoragePolicy,
 	"DELETE DELETE":           (*NameNode).webDelete,
+
+	// Extended attributes and ACLs (ns_xattr.go, ns_acl.go).
+	"GET GETXATTRS":        (*NameNode).webGetXAttrs,
+	"GET LISTXATTRS":       (*NameNode).webListXAttrs,
+	"PUT SETXATTR":         (*NameNode).webSetXAttr,
+	"PUT REMOVEXATTR":      (*NameNode).webRemoveXAttr,
+	"GET GETACLSTATUS":     (*NameNode).webGetACLStatus,
+	"PUT SETACL":           (*NameNode).webSetACL,
+	"PUT MODIFYACLENTRIES": (*NameNode).webModifyACLEntries,
+	"PUT REMOVEACLENTRIES": (*NameNode).webRemoveACLEntries,
+	"PUT REMOVEDEFAULTACL": (*NameNode).webRemoveDefaultACL,
+	"PUT REMOVEACL":        (*NameNode).webRemoveACL,
 }
 
 // webhdfs serves /webhdfs/v1/, running each operation as the request's
@@ -81,7 +93,7 @@ func webStatus(st *FileStatus) webhdfs.FileStatus {
 		AccessTime: st.Atime, BlockSize: int64(st.BlockSize), ChildrenNum: max(st.Children, 0), FileID: st.FileID,
 		Group: st.Group, Length: st.Length, ModificationTime: st.Mtime, Owner: st.Owner, PathSuffix: st.Name,
 		Permission: strconv.FormatUint(uint64(st.Mode&0o1777), 8), Replication: int(st.Replication),
-		StoragePolicy: int(st.StoragePolicy), Type: typ,
+		StoragePolicy: int(st.StoragePolicy), Type: typ, AclBit: st.HasACL,
 	}
 }
 

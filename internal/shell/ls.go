@@ -168,7 +168,11 @@ func (l *lister) print(it *item) {
 		repl = strconv.Itoa(st.Replication)
 	}
 	b.WriteString(permString(st.Perm))
-	b.WriteByte(' ') // no ACL bit ('+')
+	if st.HasACL {
+		b.WriteByte('+')
+	} else {
+		b.WriteByte(' ')
+	}
 	fmt.Fprintf(&b, "%*s ", l.maxRepl, repl)
 	if l.maxOwner > 0 {
 		fmt.Fprintf(&b, "%-*s ", l.maxOwner, st.Owner)

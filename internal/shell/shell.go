@@ -139,6 +139,7 @@ func init() {
 		cmdRmdir, cmdSetrep, cmdStat, cmdTail, cmdTest, cmdText, cmdTouch,
 		cmdTouchz, cmdTruncate, cmdUsage,
 	}
+	commands = append(commands, cmdGetfacl, cmdGetfattr, cmdSetfacl, cmdSetfattr)
 	sort.Slice(commands, func(i, j int) bool { return commands[i].name < commands[j].name })
 }
 

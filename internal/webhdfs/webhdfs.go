@@ -63,6 +63,9 @@ type Request struct {
 	// params are the query parameters by lower-cased name (Hadoop's
 	// parameter names are case-insensitive), first value wins.
 	params map[string]string
+	// multi holds every value of a repeated parameter (GETXATTRS's
+	// xattr.name), in request order.
+	multi map[string][]string
 }
 
 // Op runs one operation of a parsed request.
@@ -124,6 +127,16 @@ func Parse(r *http.Request) (*Request, error) {
 				}
 				if _, dup := req.params[k]; !dup {
 					req.params[k] = v
+				} else if len(req.multi[k]) < maxRepeatedParam {
+					if req.multi == nil {
+						req.multi = map[string][]string{}
+					}
+					if len(req.multi[k]) == 0 {
+						req.multi[k] = []string{req.params[k]}
+					}
+					req.multi[k] = append(req.multi[k], v)
+				} else {
+					return nil, invalid(k, "repeated more than %d times", maxRepeatedParam)
 				}
 				continue
 			}
@@ -186,6 +199,20 @@ func UnknownOp(method, op string) error {
 
 // Has reports whether parameter name was given.
 func (r *Request) Has(name string) bool { _, ok := r.params[name]; return ok }
+
+// maxRepeatedParam bounds how often one parameter may repeat.
+const maxRepeatedParam = 1024
+
+// All returns every value of parameter name, in request order.
+func (r *Request) All(name string) []string {
+	if vs, ok := r.multi[name]; ok {
+		return append([]string(nil), vs...)
+	}
+	if v, ok := r.params[name]; ok {
+		return []string{v}
+	}
+	return nil
+}
 
 // String returns parameter name, or "".
 func (r *Request) String(name string) string { return r.params[name] }
@@ -410,7 +437,9 @@ func DataNodeURL(hostPort string, r *Request, nameNodeRPC string) string {
 // FileStatus is Hadoop's FileStatus JSON object (fields in Hadoop's
 // order, which is alphabetical).
 type FileStatus struct {
-	AccessTime       int64  `json:"accessTime"`
+	AccessTime int64 `json:"accessTime"`
+	// AclBit is written (true) only for an inode with an ACL.
+	AclBit           bool   `json:"aclBit,omitempty"`
 	BlockSize        int64  `json:"blockSize"`
 	ChildrenNum      int    `json:"childrenNum"`
 	FileID           uint64 `json:"fileId"`

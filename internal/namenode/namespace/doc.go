@@ -41,4 +41,11 @@
 //   - A directory with a quota holds the usage of its subtree, equal at
 //     every point to a recount (RecountQuotas, VerifyQuotas): Apply keeps
 //     it for every edit, ReadImage recounts it (quota.go).
+//   - An inode's extended attributes (Inode.XAttrs, nil when none) have
+//     unique (namespace, name) keys. Its ACL (Inode.ACL, nil when none) is
+//     Hadoop's AclFeature of a validated ACL: the access entries other
+//     than user::, mask:: and other:: (the mode holds those, its group bits
+//     being the mask), then the default entries, in ACL order; only
+//     directories have default entries. New children take their parent's
+//     default ACL when their Mkdir or AddFile edit applies (acl.go).
 package namespace

@@ -58,6 +58,10 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 			rec.Parent = proto.Uint64(n.Parent.ID)
 		}
 		quotaToImage(n, rec)
+		for _, x := range n.XAttrs {
+			rec.Xattrs = append(rec.Xattrs, xattrProto(x))
+		}
+		rec.Acl = aclProto(n.ACL)
 		if !n.IsDir {
 			rec.Replication = proto.Uint32(uint32(n.Replication))
 			rec.BlockSize = proto.Uint64(n.BlockSize)
@@ -123,6 +127,17 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		if err := quotaFromImage(n, &rec); err != nil {
 			return nil, err
 		}
+		if xs := rec.GetXattrs(); len(xs) > 0 {
+			n.XAttrs = make([]XAttr, len(xs))
+			for j, x := range xs {
+				n.XAttrs[j] = xattrFrom(x)
+			}
+		}
+		acl, err := aclFrom(rec.GetAcl())
+		if err != nil {
+			return nil, fmt.Errorf("namenode: image inode %d: %w", n.ID, err)
+		}
+		n.ACL = acl
 		if !n.IsDir {
 			n.Replication = uint16(rec.GetReplication())
 			n.BlockSize = rec.GetBlockSize()

@@ -150,14 +150,23 @@ type Checker struct {
 }
 
 func (c Checker) denied(n *Inode, a Access) error {
-	return ipc.Errorf(ipc.ClassAccessControl, "Permission denied: user=%s, access=%s, inode=%q:%s:%s:%s",
-		c.P.User, a, n.Path(), n.Owner, n.Group, ModeString(n.IsDir, n.Mode))
+	// Hadoop marks a refusal by an ACL with a '+' after the mode.
+	acl := ""
+	if n.hasAccessACL() {
+		acl = "+"
+	}
+	return ipc.Errorf(ipc.ClassAccessControl, "Permission denied: user=%s, access=%s, inode=%q:%s:%s:%s%s",
+		c.P.User, a, n.Path(), n.Owner, n.Group, ModeString(n.IsDir, n.Mode), acl)
 }
 
-// Has reports whether the principal Has access a on n by mode bits.
+// Has reports whether the principal has access a on n: by its ACL when
+// it has access entries, else by mode bits.
 func (c Checker) Has(n *Inode, a Access) bool {
 	if !c.Enabled || c.P.Superuser {
 		return true
+	}
+	if n.hasAccessACL() {
+		return c.checkACLAccess(n, a)
 	}
 	var bits uint16
 	switch {

@@ -35,6 +35,10 @@ type Inode struct {
 	StoragePolicy uint8
 
 	Quota *Quota // directories with a quota set (quota.go); nil otherwise
+	// XAttrs are the extended attributes (xattr.go), nil when none; ACL
+	// the entries beside the mode bits (acl.go), nil without an ACL.
+	XAttrs []XAttr
+	ACL    []ACLEntry
 }
 
 // UnderConstruction is the writer of a file being written.
@@ -338,6 +342,12 @@ func (ns *Tree) Apply(e Edit) error {
 		}
 		n.Replication = uint16(o.SetReplication.GetReplication())
 		return nil
+	case *namenodepb.EditOp_SetXattr:
+		return ns.applySetXAttr(o.SetXattr)
+	case *namenodepb.EditOp_RemoveXattr:
+		return ns.applyRemoveXAttr(o.RemoveXattr)
+	case *namenodepb.EditOp_SetAcl:
+		return ns.applySetACL(o.SetAcl)
 	case *namenodepb.EditOp_SetStoragePolicy:
 		n := ns.Lookup(o.SetStoragePolicy.GetPath())
 		if n == nil {
@@ -358,6 +368,7 @@ func (ns *Tree) applyMkdir(o *namenodepb.OpMkdir) error {
 	n := ns.newInode(o.GetId(), r.Names[len(r.Names)-1], true, o.GetPerm(), o.GetMtime())
 	parent.addChild(n)
 	parent.Mtime = o.GetMtime()
+	inheritDefaultACL(n)
 	return nil
 }
 
@@ -382,6 +393,7 @@ func (ns *Tree) applyAddFile(o *namenodepb.OpAddFile) error {
 	n.UC = &UnderConstruction{ClientName: o.GetClientName(), ClientMachine: o.GetClientMachine()}
 	parent.addChild(n)
 	parent.Mtime = o.GetMtime()
+	inheritDefaultACL(n)
 	return nil
 }
 

@@ -4856,7 +4856,7 @@ var File_hdfs_client_namenode_proto protoreflect.FileDescriptor
 
 const file_hdfs_client_namenode_proto_rawDesc = "" +
 	"\n" +
-	"\x1ahdfs/client_namenode.proto\x12\x12strata.hadoop.hdfs\x1a\x0fhdfs/hdfs.proto\x1a\x10hdfs/xattr.proto\"a\n" +
+	"\x1ahdfs/client_namenode.proto\x12\x12strata.hadoop.hdfs\x1a\x0fhdfs/hdfs.proto\x1a\x10hdfs/xattr.proto\x1a\x0ehdfs/acl.proto\"a\n" +
 	"\x1dGetBlockLocationsRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x16\n" +
 	"\x06offset\x18\x02 \x02(\x04R\x06offset\x12\x16\n" +
@@ -5155,7 +5155,7 @@ const file_hdfs_client_namenode_proto_rawDesc = "" +
 	"\x0eSAFEMODE_LEAVE\x10\x01\x12\x12\n" +
 	"\x0eSAFEMODE_ENTER\x10\x02\x12\x10\n" +
 	"\fSAFEMODE_GET\x10\x03\x12\x17\n" +
-	"\x13SAFEMODE_FORCE_EXIT\x10\x042\xfb)\n" +
+	"\x13SAFEMODE_FORCE_EXIT\x10\x042\x92/\n" +
 	"\x16ClientNamenodeProtocol\x12z\n" +
 	"\x11getBlockLocations\x121.strata.hadoop.hdfs.GetBlockLocationsRequestProto\x1a2.strata.hadoop.hdfs.GetBlockLocationsResponseProto\x12z\n" +
 	"\x11getServerDefaults\x121.strata.hadoop.hdfs.GetServerDefaultsRequestProto\x1a2.strata.hadoop.hdfs.GetServerDefaultsResponseProto\x12Y\n" +
@@ -5207,7 +5207,13 @@ const file_hdfs_client_namenode_proto_rawDesc = "" +
 	"\tgetXAttrs\x12).strata.hadoop.hdfs.GetXAttrsRequestProto\x1a*.strata.hadoop.hdfs.GetXAttrsResponseProto\x12e\n" +
 	"\n" +
 	"listXAttrs\x12*.strata.hadoop.hdfs.ListXAttrsRequestProto\x1a+.strata.hadoop.hdfs.ListXAttrsResponseProto\x12h\n" +
-	"\vremoveXAttr\x12+.strata.hadoop.hdfs.RemoveXAttrRequestProto\x1a,.strata.hadoop.hdfs.RemoveXAttrResponseProto\x12h\n" +
+	"\vremoveXAttr\x12+.strata.hadoop.hdfs.RemoveXAttrRequestProto\x1a,.strata.hadoop.hdfs.RemoveXAttrResponseProto\x12w\n" +
+	"\x10modifyAclEntries\x120.strata.hadoop.hdfs.ModifyAclEntriesRequestProto\x1a1.strata.hadoop.hdfs.ModifyAclEntriesResponseProto\x12w\n" +
+	"\x10removeAclEntries\x120.strata.hadoop.hdfs.RemoveAclEntriesRequestProto\x1a1.strata.hadoop.hdfs.RemoveAclEntriesResponseProto\x12w\n" +
+	"\x10removeDefaultAcl\x120.strata.hadoop.hdfs.RemoveDefaultAclRequestProto\x1a1.strata.hadoop.hdfs.RemoveDefaultAclResponseProto\x12b\n" +
+	"\tremoveAcl\x12).strata.hadoop.hdfs.RemoveAclRequestProto\x1a*.strata.hadoop.hdfs.RemoveAclResponseProto\x12Y\n" +
+	"\x06setAcl\x12&.strata.hadoop.hdfs.SetAclRequestProto\x1a'.strata.hadoop.hdfs.SetAclResponseProto\x12k\n" +
+	"\fgetAclStatus\x12,.strata.hadoop.hdfs.GetAclStatusRequestProto\x1a-.strata.hadoop.hdfs.GetAclStatusResponseProto\x12h\n" +
 	"\vcheckAccess\x12+.strata.hadoop.hdfs.CheckAccessRequestProto\x1a,.strata.hadoop.hdfs.CheckAccessResponseProto\x12V\n" +
 	"\x05msync\x12%.strata.hadoop.hdfs.MsyncRequestProto\x1a&.strata.hadoop.hdfs.MsyncResponseProtoB2Z0github.com/stratafs/strata/internal/proto/hdfspb"
 
@@ -5343,10 +5349,22 @@ var file_hdfs_client_namenode_proto_goTypes = []any{
 	(*GetXAttrsRequestProto)(nil),                 // 114: strata.hadoop.hdfs.GetXAttrsRequestProto
 	(*ListXAttrsRequestProto)(nil),                // 115: strata.hadoop.hdfs.ListXAttrsRequestProto
 	(*RemoveXAttrRequestProto)(nil),               // 116: strata.hadoop.hdfs.RemoveXAttrRequestProto
-	(*SetXAttrResponseProto)(nil),                 // 117: strata.hadoop.hdfs.SetXAttrResponseProto
-	(*GetXAttrsResponseProto)(nil),                // 118: strata.hadoop.hdfs.GetXAttrsResponseProto
-	(*ListXAttrsResponseProto)(nil),               // 119: strata.hadoop.hdfs.ListXAttrsResponseProto
-	(*RemoveXAttrResponseProto)(nil),              // 120: strata.hadoop.hdfs.RemoveXAttrResponseProto
+	(*ModifyAclEntriesRequestProto)(nil),          // 117: strata.hadoop.hdfs.ModifyAclEntriesRequestProto
+	(*RemoveAclEntriesRequestProto)(nil),          // 118: strata.hadoop.hdfs.RemoveAclEntriesRequestProto
+	(*RemoveDefaultAclRequestProto)(nil),          // 119: strata.hadoop.hdfs.RemoveDefaultAclRequestProto
+	(*RemoveAclRequestProto)(nil),                 // 120: strata.hadoop.hdfs.RemoveAclRequestProto
+	(*SetAclRequestProto)(nil),                    // 121: strata.hadoop.hdfs.SetAclRequestProto
+	(*GetAclStatusRequestProto)(nil),              // 122: strata.hadoop.hdfs.GetAclStatusRequestProto
+	(*SetXAttrResponseProto)(nil),                 // 123: strata.hadoop.hdfs.SetXAttrResponseProto
+	(*GetXAttrsResponseProto)(nil),                // 124: strata.hadoop.hdfs.GetXAttrsResponseProto
+	(*ListXAttrsResponseProto)(nil),               // 125: strata.hadoop.hdfs.ListXAttrsResponseProto
+	(*RemoveXAttrResponseProto)(nil),              // 126: strata.hadoop.hdfs.RemoveXAttrResponseProto
+	(*ModifyAclEntriesResponseProto)(nil),         // 127: strata.hadoop.hdfs.ModifyAclEntriesResponseProto
+	(*RemoveAclEntriesResponseProto)(nil),         // 128: strata.hadoop.hdfs.RemoveAclEntriesResponseProto
+	(*RemoveDefaultAclResponseProto)(nil),         // 129: strata.hadoop.hdfs.RemoveDefaultAclResponseProto
+	(*RemoveAclResponseProto)(nil),                // 130: strata.hadoop.hdfs.RemoveAclResponseProto
+	(*SetAclResponseProto)(nil),                   // 131: strata.hadoop.hdfs.SetAclResponseProto
+	(*GetAclStatusResponseProto)(nil),             // 132: strata.hadoop.hdfs.GetAclStatusResponseProto
 }
 var file_hdfs_client_namenode_proto_depIdxs = []int32{
 	97,  // 0: strata.hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> strata.hadoop.hdfs.LocatedBlocksProto
@@ -5439,59 +5457,71 @@ var file_hdfs_client_namenode_proto_depIdxs = []int32{
 	114, // 87: strata.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:input_type -> strata.hadoop.hdfs.GetXAttrsRequestProto
 	115, // 88: strata.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:input_type -> strata.hadoop.hdfs.ListXAttrsRequestProto
 	116, // 89: strata.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:input_type -> strata.hadoop.hdfs.RemoveXAttrRequestProto
-	91,  // 90: strata.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:input_type -> strata.hadoop.hdfs.CheckAccessRequestProto
-	93,  // 91: strata.hadoop.hdfs.ClientNamenodeProtocol.msync:input_type -> strata.hadoop.hdfs.MsyncRequestProto
-	5,   // 92: strata.hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:output_type -> strata.hadoop.hdfs.GetBlockLocationsResponseProto
-	7,   // 93: strata.hadoop.hdfs.ClientNamenodeProtocol.getServerDefaults:output_type -> strata.hadoop.hdfs.GetServerDefaultsResponseProto
-	9,   // 94: strata.hadoop.hdfs.ClientNamenodeProtocol.create:output_type -> strata.hadoop.hdfs.CreateResponseProto
-	11,  // 95: strata.hadoop.hdfs.ClientNamenodeProtocol.append:output_type -> strata.hadoop.hdfs.AppendResponseProto
-	13,  // 96: strata.hadoop.hdfs.ClientNamenodeProtocol.setReplication:output_type -> strata.hadoop.hdfs.SetReplicationResponseProto
-	15,  // 97: strata.hadoop.hdfs.ClientNamenodeProtocol.setStoragePolicy:output_type -> strata.hadoop.hdfs.SetStoragePolicyResponseProto
-	17,  // 98: strata.hadoop.hdfs.ClientNamenodeProtocol.unsetStoragePolicy:output_type -> strata.hadoop.hdfs.UnsetStoragePolicyResponseProto
-	19,  // 99: strata.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicy:output_type -> strata.hadoop.hdfs.GetStoragePolicyResponseProto
-	21,  // 100: strata.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicies:output_type -> strata.hadoop.hdfs.GetStoragePoliciesResponseProto
-	23,  // 101: strata.hadoop.hdfs.ClientNamenodeProtocol.setPermission:output_type -> strata.hadoop.hdfs.SetPermissionResponseProto
-	25,  // 102: strata.hadoop.hdfs.ClientNamenodeProtocol.setOwner:output_type -> strata.hadoop.hdfs.SetOwnerResponseProto
-	27,  // 103: strata.hadoop.hdfs.ClientNamenodeProtocol.abandonBlock:output_type -> strata.hadoop.hdfs.AbandonBlockResponseProto
-	29,  // 104: strata.hadoop.hdfs.ClientNamenodeProtocol.addBlock:output_type -> strata.hadoop.hdfs.AddBlockResponseProto
-	31,  // 105: strata.hadoop.hdfs.ClientNamenodeProtocol.getAdditionalDatanode:output_type -> strata.hadoop.hdfs.GetAdditionalDatanodeResponseProto
-	33,  // 106: strata.hadoop.hdfs.ClientNamenodeProtocol.complete:output_type -> strata.hadoop.hdfs.CompleteResponseProto
-	35,  // 107: strata.hadoop.hdfs.ClientNamenodeProtocol.reportBadBlocks:output_type -> strata.hadoop.hdfs.ReportBadBlocksResponseProto
-	37,  // 108: strata.hadoop.hdfs.ClientNamenodeProtocol.concat:output_type -> strata.hadoop.hdfs.ConcatResponseProto
-	39,  // 109: strata.hadoop.hdfs.ClientNamenodeProtocol.truncate:output_type -> strata.hadoop.hdfs.TruncateResponseProto
-	41,  // 110: strata.hadoop.hdfs.ClientNamenodeProtocol.rename:output_type -> strata.hadoop.hdfs.RenameResponseProto
-	43,  // 111: strata.hadoop.hdfs.ClientNamenodeProtocol.rename2:output_type -> strata.hadoop.hdfs.Rename2ResponseProto
-	45,  // 112: strata.hadoop.hdfs.ClientNamenodeProtocol.delete:output_type -> strata.hadoop.hdfs.DeleteResponseProto
-	47,  // 113: strata.hadoop.hdfs.ClientNamenodeProtocol.mkdirs:output_type -> strata.hadoop.hdfs.MkdirsResponseProto
-	49,  // 114: strata.hadoop.hdfs.ClientNamenodeProtocol.getListing:output_type -> strata.hadoop.hdfs.GetListingResponseProto
-	51,  // 115: strata.hadoop.hdfs.ClientNamenodeProtocol.renewLease:output_type -> strata.hadoop.hdfs.RenewLeaseResponseProto
-	53,  // 116: strata.hadoop.hdfs.ClientNamenodeProtocol.recoverLease:output_type -> strata.hadoop.hdfs.RecoverLeaseResponseProto
-	55,  // 117: strata.hadoop.hdfs.ClientNamenodeProtocol.getFsStats:output_type -> strata.hadoop.hdfs.GetFsStatsResponseProto
-	57,  // 118: strata.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeReport:output_type -> strata.hadoop.hdfs.GetDatanodeReportResponseProto
-	60,  // 119: strata.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeStorageReport:output_type -> strata.hadoop.hdfs.GetDatanodeStorageReportResponseProto
-	62,  // 120: strata.hadoop.hdfs.ClientNamenodeProtocol.getPreferredBlockSize:output_type -> strata.hadoop.hdfs.GetPreferredBlockSizeResponseProto
-	64,  // 121: strata.hadoop.hdfs.ClientNamenodeProtocol.setSafeMode:output_type -> strata.hadoop.hdfs.SetSafeModeResponseProto
-	66,  // 122: strata.hadoop.hdfs.ClientNamenodeProtocol.saveNamespace:output_type -> strata.hadoop.hdfs.SaveNamespaceResponseProto
-	68,  // 123: strata.hadoop.hdfs.ClientNamenodeProtocol.rollEdits:output_type -> strata.hadoop.hdfs.RollEditsResponseProto
-	70,  // 124: strata.hadoop.hdfs.ClientNamenodeProtocol.refreshNodes:output_type -> strata.hadoop.hdfs.RefreshNodesResponseProto
-	72,  // 125: strata.hadoop.hdfs.ClientNamenodeProtocol.getFileInfo:output_type -> strata.hadoop.hdfs.GetFileInfoResponseProto
-	74,  // 126: strata.hadoop.hdfs.ClientNamenodeProtocol.getFileLinkInfo:output_type -> strata.hadoop.hdfs.GetFileLinkInfoResponseProto
-	76,  // 127: strata.hadoop.hdfs.ClientNamenodeProtocol.getContentSummary:output_type -> strata.hadoop.hdfs.GetContentSummaryResponseProto
-	78,  // 128: strata.hadoop.hdfs.ClientNamenodeProtocol.getQuotaUsage:output_type -> strata.hadoop.hdfs.GetQuotaUsageResponseProto
-	80,  // 129: strata.hadoop.hdfs.ClientNamenodeProtocol.setQuota:output_type -> strata.hadoop.hdfs.SetQuotaResponseProto
-	82,  // 130: strata.hadoop.hdfs.ClientNamenodeProtocol.fsync:output_type -> strata.hadoop.hdfs.FsyncResponseProto
-	84,  // 131: strata.hadoop.hdfs.ClientNamenodeProtocol.setTimes:output_type -> strata.hadoop.hdfs.SetTimesResponseProto
-	86,  // 132: strata.hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:output_type -> strata.hadoop.hdfs.UpdateBlockForPipelineResponseProto
-	88,  // 133: strata.hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:output_type -> strata.hadoop.hdfs.UpdatePipelineResponseProto
-	90,  // 134: strata.hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:output_type -> strata.hadoop.hdfs.GetDataEncryptionKeyResponseProto
-	117, // 135: strata.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:output_type -> strata.hadoop.hdfs.SetXAttrResponseProto
-	118, // 136: strata.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:output_type -> strata.hadoop.hdfs.GetXAttrsResponseProto
-	119, // 137: strata.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:output_type -> strata.hadoop.hdfs.ListXAttrsResponseProto
-	120, // 138: strata.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:output_type -> strata.hadoop.hdfs.RemoveXAttrResponseProto
-	92,  // 139: strata.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:output_type -> strata.hadoop.hdfs.CheckAccessResponseProto
-	94,  // 140: strata.hadoop.hdfs.ClientNamenodeProtocol.msync:output_type -> strata.hadoop.hdfs.MsyncResponseProto
-	92,  // [92:141] is the sub-list for method output_type
-	43,  // [43:92] is the sub-list for method input_type
+	117, // 90: strata.hadoop.hdfs.ClientNamenodeProtocol.modifyAclEntries:input_type -> strata.hadoop.hdfs.ModifyAclEntriesRequestProto
+	118, // 91: strata.hadoop.hdfs.ClientNamenodeProtocol.removeAclEntries:input_type -> strata.hadoop.hdfs.RemoveAclEntriesRequestProto
+	119, // 92: strata.hadoop.hdfs.ClientNamenodeProtocol.removeDefaultAcl:input_type -> strata.hadoop.hdfs.RemoveDefaultAclRequestProto
+	120, // 93: strata.hadoop.hdfs.ClientNamenodeProtocol.removeAcl:input_type -> strata.hadoop.hdfs.RemoveAclRequestProto
+	121, // 94: strata.hadoop.hdfs.ClientNamenodeProtocol.setAcl:input_type -> strata.hadoop.hdfs.SetAclRequestProto
+	122, // 95: strata.hadoop.hdfs.ClientNamenodeProtocol.getAclStatus:input_type -> strata.hadoop.hdfs.GetAclStatusRequestProto
+	91,  // 96: strata.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:input_type -> strata.hadoop.hdfs.CheckAccessRequestProto
+	93,  // 97: strata.hadoop.hdfs.ClientNamenodeProtocol.msync:input_type -> strata.hadoop.hdfs.MsyncRequestProto
+	5,   // 98: strata.hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:output_type -> strata.hadoop.hdfs.GetBlockLocationsResponseProto
+	7,   // 99: strata.hadoop.hdfs.ClientNamenodeProtocol.getServerDefaults:output_type -> strata.hadoop.hdfs.GetServerDefaultsResponseProto
+	9,   // 100: strata.hadoop.hdfs.ClientNamenodeProtocol.create:output_type -> strata.hadoop.hdfs.CreateResponseProto
+	11,  // 101: strata.hadoop.hdfs.ClientNamenodeProtocol.append:output_type -> strata.hadoop.hdfs.AppendResponseProto
+	13,  // 102: strata.hadoop.hdfs.ClientNamenodeProtocol.setReplication:output_type -> strata.hadoop.hdfs.SetReplicationResponseProto
+	15,  // 103: strata.hadoop.hdfs.ClientNamenodeProtocol.setStoragePolicy:output_type -> strata.hadoop.hdfs.SetStoragePolicyResponseProto
+	17,  // 104: strata.hadoop.hdfs.ClientNamenodeProtocol.unsetStoragePolicy:output_type -> strata.hadoop.hdfs.UnsetStoragePolicyResponseProto
+	19,  // 105: strata.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicy:output_type -> strata.hadoop.hdfs.GetStoragePolicyResponseProto
+	21,  // 106: strata.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicies:output_type -> strata.hadoop.hdfs.GetStoragePoliciesResponseProto
+	23,  // 107: strata.hadoop.hdfs.ClientNamenodeProtocol.setPermission:output_type -> strata.hadoop.hdfs.SetPermissionResponseProto
+	25,  // 108: strata.hadoop.hdfs.ClientNamenodeProtocol.setOwner:output_type -> strata.hadoop.hdfs.SetOwnerResponseProto
+	27,  // 109: strata.hadoop.hdfs.ClientNamenodeProtocol.abandonBlock:output_type -> strata.hadoop.hdfs.AbandonBlockResponseProto
+	29,  // 110: strata.hadoop.hdfs.ClientNamenodeProtocol.addBlock:output_type -> strata.hadoop.hdfs.AddBlockResponseProto
+	31,  // 111: strata.hadoop.hdfs.ClientNamenodeProtocol.getAdditionalDatanode:output_type -> strata.hadoop.hdfs.GetAdditionalDatanodeResponseProto
+	33,  // 112: strata.hadoop.hdfs.ClientNamenodeProtocol.complete:output_type -> strata.hadoop.hdfs.CompleteResponseProto
+	35,  // 113: strata.hadoop.hdfs.ClientNamenodeProtocol.reportBadBlocks:output_type -> strata.hadoop.hdfs.ReportBadBlocksResponseProto
+	37,  // 114: strata.hadoop.hdfs.ClientNamenodeProtocol.concat:output_type -> strata.hadoop.hdfs.ConcatResponseProto
+	39,  // 115: strata.hadoop.hdfs.ClientNamenodeProtocol.truncate:output_type -> strata.hadoop.hdfs.TruncateResponseProto
+	41,  // 116: strata.hadoop.hdfs.ClientNamenodeProtocol.rename:output_type -> strata.hadoop.hdfs.RenameResponseProto
+	43,  // 117: strata.hadoop.hdfs.ClientNamenodeProtocol.rename2:output_type -> strata.hadoop.hdfs.Rename2ResponseProto
+	45,  // 118: strata.hadoop.hdfs.ClientNamenodeProtocol.delete:output_type -> strata.hadoop.hdfs.DeleteResponseProto
+	47,  // 119: strata.hadoop.hdfs.ClientNamenodeProtocol.mkdirs:output_type -> strata.hadoop.hdfs.MkdirsResponseProto
+	49,  // 120: strata.hadoop.hdfs.ClientNamenodeProtocol.getListing:output_type -> strata.hadoop.hdfs.GetListingResponseProto
+	51,  // 121: strata.hadoop.hdfs.ClientNamenodeProtocol.renewLease:output_type -> strata.hadoop.hdfs.RenewLeaseResponseProto
+	53,  // 122: strata.hadoop.hdfs.ClientNamenodeProtocol.recoverLease:output_type -> strata.hadoop.hdfs.RecoverLeaseResponseProto
+	55,  // 123: strata.hadoop.hdfs.ClientNamenodeProtocol.getFsStats:output_type -> strata.hadoop.hdfs.GetFsStatsResponseProto
+	57,  // 124: strata.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeReport:output_type -> strata.hadoop.hdfs.GetDatanodeReportResponseProto
+	60,  // 125: strata.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeStorageReport:output_type -> strata.hadoop.hdfs.GetDatanodeStorageReportResponseProto
+	62,  // 126: strata.hadoop.hdfs.ClientNamenodeProtocol.getPreferredBlockSize:output_type -> strata.hadoop.hdfs.GetPreferredBlockSizeResponseProto
+	64,  // 127: strata.hadoop.hdfs.ClientNamenodeProtocol.setSafeMode:output_type -> strata.hadoop.hdfs.SetSafeModeResponseProto
+	66,  // 128: strata.hadoop.hdfs.ClientNamenodeProtocol.saveNamespace:output_type -> strata.hadoop.hdfs.SaveNamespaceResponseProto
+	68,  // 129: strata.hadoop.hdfs.ClientNamenodeProtocol.rollEdits:output_type -> strata.hadoop.hdfs.RollEditsResponseProto
+	70,  // 130: strata.hadoop.hdfs.ClientNamenodeProtocol.refreshNodes:output_type -> strata.hadoop.hdfs.RefreshNodesResponseProto
+	72,  // 131: strata.hadoop.hdfs.ClientNamenodeProtocol.getFileInfo:output_type -> strata.hadoop.hdfs.GetFileInfoResponseProto
+	74,  // 132: strata.hadoop.hdfs.ClientNamenodeProtocol.getFileLinkInfo:output_type -> strata.hadoop.hdfs.GetFileLinkInfoResponseProto
+	76,  // 133: strata.hadoop.hdfs.ClientNamenodeProtocol.getContentSummary:output_type -> strata.hadoop.hdfs.GetContentSummaryResponseProto
+	78,  // 134: strata.hadoop.hdfs.ClientNamenodeProtocol.getQuotaUsage:output_type -> strata.hadoop.hdfs.GetQuotaUsageResponseProto
+	80,  // 135: strata.hadoop.hdfs.ClientNamenodeProtocol.setQuota:output_type -> strata.hadoop.hdfs.SetQuotaResponseProto
+	82,  // 136: strata.hadoop.hdfs.ClientNamenodeProtocol.fsync:output_type -> strata.hadoop.hdfs.FsyncResponseProto
+	84,  // 137: strata.hadoop.hdfs.ClientNamenodeProtocol.setTimes:output_type -> strata.hadoop.hdfs.SetTimesResponseProto
+	86,  // 138: strata.hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:output_type -> strata.hadoop.hdfs.UpdateBlockForPipelineResponseProto
+	88,  // 139: strata.hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:output_type -> strata.hadoop.hdfs.UpdatePipelineResponseProto
+	90,  // 140: strata.hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:output_type -> strata.hadoop.hdfs.GetDataEncryptionKeyResponseProto
+	123, // 141: strata.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:output_type -> strata.hadoop.hdfs.SetXAttrResponseProto
+	124, // 142: strata.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:output_type -> strata.hadoop.hdfs.GetXAttrsResponseProto
+	125, // 143: strata.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:output_type -> strata.hadoop.hdfs.ListXAttrsResponseProto
+	126, // 144: strata.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:output_type -> strata.hadoop.hdfs.RemoveXAttrResponseProto
+	127, // 145: strata.hadoop.hdfs.ClientNamenodeProtocol.modifyAclEntries:output_type -> strata.hadoop.hdfs.ModifyAclEntriesResponseProto
+	128, // 146: strata.hadoop.hdfs.ClientNamenodeProtocol.removeAclEntries:output_type -> strata.hadoop.hdfs.RemoveAclEntriesResponseProto
+	129, // 147: strata.hadoop.hdfs.ClientNamenodeProtocol.removeDefaultAcl:output_type -> strata.hadoop.hdfs.RemoveDefaultAclResponseProto
+	130, // 148: strata.hadoop.hdfs.ClientNamenodeProtocol.removeAcl:output_type -> strata.hadoop.hdfs.RemoveAclResponseProto
+	131, // 149: strata.hadoop.hdfs.ClientNamenodeProtocol.setAcl:output_type -> strata.hadoop.hdfs.SetAclResponseProto
+	132, // 150: strata.hadoop.hdfs.ClientNamenodeProtocol.getAclStatus:output_type -> strata.hadoop.hdfs.GetAclStatusResponseProto
+	92,  // 151: strata.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:output_type -> strata.hadoop.hdfs.CheckAccessResponseProto
+	94,  // 152: strata.hadoop.hdfs.ClientNamenodeProtocol.msync:output_type -> strata.hadoop.hdfs.MsyncResponseProto
+	98,  // [98:153] is the sub-list for method output_type
+	43,  // [43:98] is the sub-list for method input_type
 	43,  // [43:43] is the sub-list for extension type_name
 	43,  // [43:43] is the sub-list for extension extendee
 	0,   // [0:43] is the sub-list for field type_name
@@ -5504,6 +5534,7 @@ func file_hdfs_client_namenode_proto_init() {
 	}
 	file_hdfs_hdfs_proto_init()
 	file_hdfs_xattr_proto_init()
+	file_hdfs_acl_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -104,6 +104,15 @@ type Inode struct {
 	// Set while the file is being written.
 	Uc     *FileUnderConstruction `protobuf:"bytes,11,opt,name=uc" json:"uc,omitempty"`
 	Blocks []*Block               `protobuf:"bytes,12,rep,name=blocks" json:"blocks,omitempty"`
+	// Extended attributes and ACLs (fields 20-29).
+	// The inode's extended attributes, in the order they were set.
+	Xattrs []*XAttr `protobuf:"bytes,20,rep,name=xattrs" json:"xattrs,omitempty"`
+	// The ACL entries beside the mode bits, as Hadoop's AclFeature keeps
+	// them: the access entries other than user::, mask:: and other::
+	// (named users, group::, named groups), then every default entry, in
+	// ACL order. The mode's group bits are the access mask when there are
+	// access entries. Empty: no ACL.
+	Acl []*AclEntry `protobuf:"bytes,21,rep,name=acl" json:"acl,omitempty"`
 	// Quotas (directories only; absent when none is set). -1: no quota.
 	NsQuota       *int64                `protobuf:"varint,30,opt,name=ns_quota,json=nsQuota" json:"ns_quota,omitempty"`
 	DsQuota       *int64                `protobuf:"varint,31,opt,name=ds_quota,json=dsQuota" json:"ds_quota,omitempty"`
@@ -226,6 +235,20 @@ func (x *Inode) GetBlocks() []*Block {
 	return nil
 }
 
+func (x *Inode) GetXattrs() []*XAttr {
+	if x != nil {
+		return x.Xattrs
+	}
+	return nil
+}
+
+func (x *Inode) GetAcl() []*AclEntry {
+	if x != nil {
+		return x.Acl
+	}
+	return nil
+}
+
 func (x *Inode) GetNsQuota() int64 {
 	if x != nil && x.NsQuota != nil {
 		return *x.NsQuota
@@ -300,6 +323,139 @@ func (x *QuotaByStorageType) GetQuota() int64 {
 	return 0
 }
 
+// XAttr is one extended attribute. namespace is Hadoop's XAttr.NameSpace
+// (USER 0, TRUSTED 1, SECURITY 2, SYSTEM 3, RAW 4); name has no prefix.
+type XAttr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     *uint32                `protobuf:"varint,1,opt,name=namespace" json:"namespace,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Value         []byte                 `protobuf:"bytes,3,opt,name=value" json:"value,omitempty"` // unset: no value
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *XAttr) Reset() {
+	*x = XAttr{}
+	mi := &file_namenode_fsimage_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *XAttr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*XAttr) ProtoMessage() {}
+
+func (x *XAttr) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use XAttr.ProtoReflect.Descriptor instead.
+func (*XAttr) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *XAttr) GetNamespace() uint32 {
+	if x != nil && x.Namespace != nil {
+		return *x.Namespace
+	}
+	return 0
+}
+
+func (x *XAttr) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *XAttr) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// AclEntry is one ACL entry: scope ACCESS 0 / DEFAULT 1, type USER 0 /
+// GROUP 1 / MASK 2 / OTHER 3, perm the rwx bits, name empty for the
+// unnamed entries (as Hadoop's AclEntryProto).
+type AclEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *uint32                `protobuf:"varint,1,opt,name=scope" json:"scope,omitempty"`
+	Type          *uint32                `protobuf:"varint,2,opt,name=type" json:"type,omitempty"`
+	Perm          *uint32                `protobuf:"varint,3,opt,name=perm" json:"perm,omitempty"`
+	Name          *string                `protobuf:"bytes,4,opt,name=name" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AclEntry) Reset() {
+	*x = AclEntry{}
+	mi := &file_namenode_fsimage_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AclEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AclEntry) ProtoMessage() {}
+
+func (x *AclEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
+func (*AclEntry) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AclEntry) GetScope() uint32 {
+	if x != nil && x.Scope != nil {
+		return *x.Scope
+	}
+	return 0
+}
+
+func (x *AclEntry) GetType() uint32 {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return 0
+}
+
+func (x *AclEntry) GetPerm() uint32 {
+	if x != nil && x.Perm != nil {
+		return *x.Perm
+	}
+	return 0
+}
+
+func (x *AclEntry) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
 type FileUnderConstruction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientName    *string                `protobuf:"bytes,1,opt,name=client_name,json=clientName" json:"client_name,omitempty"`
@@ -310,7 +466,7 @@ type FileUnderConstruction struct {
 
 func (x *FileUnderConstruction) Reset() {
 	*x = FileUnderConstruction{}
-	mi := &file_namenode_fsimage_proto_msgTypes[3]
+	mi := &file_namenode_fsimage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -322,7 +478,7 @@ func (x *FileUnderConstruction) String() string {
 func (*FileUnderConstruction) ProtoMessage() {}
 
 func (x *FileUnderConstruction) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[3]
+	mi := &file_namenode_fsimage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -335,7 +491,7 @@ func (x *FileUnderConstruction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileUnderConstruction.ProtoReflect.Descriptor instead.
 func (*FileUnderConstruction) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{3}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *FileUnderConstruction) GetClientName() string {
@@ -363,7 +519,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_namenode_fsimage_proto_msgTypes[4]
+	mi := &file_namenode_fsimage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -375,7 +531,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[4]
+	mi := &file_namenode_fsimage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -388,7 +544,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{4}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Block) GetId() uint64 {
@@ -426,7 +582,7 @@ type ImageHeader struct {
 
 func (x *ImageHeader) Reset() {
 	*x = ImageHeader{}
-	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	mi := &file_namenode_fsimage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -438,7 +594,7 @@ func (x *ImageHeader) String() string {
 func (*ImageHeader) ProtoMessage() {}
 
 func (x *ImageHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	mi := &file_namenode_fsimage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -451,7 +607,7 @@ func (x *ImageHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageHeader.ProtoReflect.Descriptor instead.
 func (*ImageHeader) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{5}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ImageHeader) GetLayoutVersion() uint32 {
@@ -508,6 +664,9 @@ type EditOp struct {
 	//	*EditOp_UpdateBlocks
 	//	*EditOp_SetGenStamp
 	//	*EditOp_ReopenFile
+	//	*EditOp_SetXattr
+	//	*EditOp_RemoveXattr
+	//	*EditOp_SetAcl
 	//	*EditOp_SetQuota
 	//	*EditOp_Concat
 	Op isEditOp_Op `protobuf_oneof:"op"`
@@ -526,7 +685,7 @@ type EditOp struct {
 
 func (x *EditOp) Reset() {
 	*x = EditOp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[6]
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +697,7 @@ func (x *EditOp) String() string {
 func (*EditOp) ProtoMessage() {}
 
 func (x *EditOp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[6]
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +710,7 @@ func (x *EditOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditOp.ProtoReflect.Descriptor instead.
 func (*EditOp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{6}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EditOp) GetOp() isEditOp_Op {
@@ -687,6 +846,33 @@ func (x *EditOp) GetReopenFile() *OpReopenFile {
 	return nil
 }
 
+func (x *EditOp) GetSetXattr() *OpSetXAttr {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_SetXattr); ok {
+			return x.SetXattr
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetRemoveXattr() *OpRemoveXAttr {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_RemoveXattr); ok {
+			return x.RemoveXattr
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetSetAcl() *OpSetAcl {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_SetAcl); ok {
+			return x.SetAcl
+		}
+	}
+	return nil
+}
+
 func (x *EditOp) GetSetQuota() *OpSetQuota {
 	if x != nil {
 		if x, ok := x.Op.(*EditOp_SetQuota); ok {
@@ -779,6 +965,19 @@ type EditOp_ReopenFile struct {
 	ReopenFile *OpReopenFile `protobuf:"bytes,14,opt,name=reopen_file,json=reopenFile,oneof"`
 }
 
+type EditOp_SetXattr struct {
+	// Extended attributes and ACLs (20-29).
+	SetXattr *OpSetXAttr `protobuf:"bytes,20,opt,name=set_xattr,json=setXattr,oneof"`
+}
+
+type EditOp_RemoveXattr struct {
+	RemoveXattr *OpRemoveXAttr `protobuf:"bytes,21,opt,name=remove_xattr,json=removeXattr,oneof"`
+}
+
+type EditOp_SetAcl struct {
+	SetAcl *OpSetAcl `protobuf:"bytes,22,opt,name=set_acl,json=setAcl,oneof"`
+}
+
 type EditOp_SetQuota struct {
 	// Quotas and concat (30-39).
 	SetQuota *OpSetQuota `protobuf:"bytes,30,opt,name=set_quota,json=setQuota,oneof"`
@@ -816,6 +1015,12 @@ func (*EditOp_SetGenStamp) isEditOp_Op() {}
 
 func (*EditOp_ReopenFile) isEditOp_Op() {}
 
+func (*EditOp_SetXattr) isEditOp_Op() {}
+
+func (*EditOp_RemoveXattr) isEditOp_Op() {}
+
+func (*EditOp_SetAcl) isEditOp_Op() {}
+
 func (*EditOp_SetQuota) isEditOp_Op() {}
 
 func (*EditOp_Concat) isEditOp_Op() {}
@@ -832,7 +1037,7 @@ type OpMkdir struct {
 
 func (x *OpMkdir) Reset() {
 	*x = OpMkdir{}
-	mi := &file_namenode_fsimage_proto_msgTypes[7]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +1049,7 @@ func (x *OpMkdir) String() string {
 func (*OpMkdir) ProtoMessage() {}
 
 func (x *OpMkdir) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[7]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +1062,7 @@ func (x *OpMkdir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpMkdir.ProtoReflect.Descriptor instead.
 func (*OpMkdir) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{7}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OpMkdir) GetId() uint64 {
@@ -908,7 +1113,7 @@ type OpAddFile struct {
 
 func (x *OpAddFile) Reset() {
 	*x = OpAddFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +1125,7 @@ func (x *OpAddFile) String() string {
 func (*OpAddFile) ProtoMessage() {}
 
 func (x *OpAddFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1138,7 @@ func (x *OpAddFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddFile.ProtoReflect.Descriptor instead.
 func (*OpAddFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpAddFile) GetId() uint64 {
@@ -1018,7 +1223,7 @@ type OpCloseFile struct {
 
 func (x *OpCloseFile) Reset() {
 	*x = OpCloseFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1235,7 @@ func (x *OpCloseFile) String() string {
 func (*OpCloseFile) ProtoMessage() {}
 
 func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1248,7 @@ func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCloseFile.ProtoReflect.Descriptor instead.
 func (*OpCloseFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpCloseFile) GetPath() string {
@@ -1084,7 +1289,7 @@ type OpDelete struct {
 
 func (x *OpDelete) Reset() {
 	*x = OpDelete{}
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1301,7 @@ func (x *OpDelete) String() string {
 func (*OpDelete) ProtoMessage() {}
 
 func (x *OpDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1314,7 @@ func (x *OpDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpDelete.ProtoReflect.Descriptor instead.
 func (*OpDelete) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpDelete) GetPath() string {
@@ -1139,7 +1344,7 @@ type OpRename struct {
 
 func (x *OpRename) Reset() {
 	*x = OpRename{}
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1356,7 @@ func (x *OpRename) String() string {
 func (*OpRename) ProtoMessage() {}
 
 func (x *OpRename) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1369,7 @@ func (x *OpRename) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpRename.ProtoReflect.Descriptor instead.
 func (*OpRename) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpRename) GetSrc() string {
@@ -1205,7 +1410,7 @@ type OpSetPermission struct {
 
 func (x *OpSetPermission) Reset() {
 	*x = OpSetPermission{}
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1422,7 @@ func (x *OpSetPermission) String() string {
 func (*OpSetPermission) ProtoMessage() {}
 
 func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1435,7 @@ func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetPermission.ProtoReflect.Descriptor instead.
 func (*OpSetPermission) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OpSetPermission) GetPath() string {
@@ -1258,7 +1463,7 @@ type OpSetOwner struct {
 
 func (x *OpSetOwner) Reset() {
 	*x = OpSetOwner{}
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1475,7 @@ func (x *OpSetOwner) String() string {
 func (*OpSetOwner) ProtoMessage() {}
 
 func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1488,7 @@ func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetOwner.ProtoReflect.Descriptor instead.
 func (*OpSetOwner) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpSetOwner) GetPath() string {
@@ -1318,7 +1523,7 @@ type OpSetTimes struct {
 
 func (x *OpSetTimes) Reset() {
 	*x = OpSetTimes{}
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1535,7 @@ func (x *OpSetTimes) String() string {
 func (*OpSetTimes) ProtoMessage() {}
 
 func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1548,7 @@ func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetTimes.ProtoReflect.Descriptor instead.
 func (*OpSetTimes) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpSetTimes) GetPath() string {
@@ -1377,7 +1582,7 @@ type OpSetReplication struct {
 
 func (x *OpSetReplication) Reset() {
 	*x = OpSetReplication{}
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1594,7 @@ func (x *OpSetReplication) String() string {
 func (*OpSetReplication) ProtoMessage() {}
 
 func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1402,7 +1607,7 @@ func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetReplication.ProtoReflect.Descriptor instead.
 func (*OpSetReplication) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OpSetReplication) GetPath() string {
@@ -1429,7 +1634,7 @@ type OpSetStoragePolicy struct {
 
 func (x *OpSetStoragePolicy) Reset() {
 	*x = OpSetStoragePolicy{}
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1646,7 @@ func (x *OpSetStoragePolicy) String() string {
 func (*OpSetStoragePolicy) ProtoMessage() {}
 
 func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1659,7 @@ func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetStoragePolicy.ProtoReflect.Descriptor instead.
 func (*OpSetStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *OpSetStoragePolicy) GetPath() string {
@@ -1484,7 +1689,7 @@ type OpAddBlock struct {
 
 func (x *OpAddBlock) Reset() {
 	*x = OpAddBlock{}
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1496,7 +1701,7 @@ func (x *OpAddBlock) String() string {
 func (*OpAddBlock) ProtoMessage() {}
 
 func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1509,7 +1714,7 @@ func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddBlock.ProtoReflect.Descriptor instead.
 func (*OpAddBlock) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OpAddBlock) GetPath() string {
@@ -1548,7 +1753,7 @@ type OpUpdateBlocks struct {
 
 func (x *OpUpdateBlocks) Reset() {
 	*x = OpUpdateBlocks{}
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1765,7 @@ func (x *OpUpdateBlocks) String() string {
 func (*OpUpdateBlocks) ProtoMessage() {}
 
 func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1778,7 @@ func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpUpdateBlocks.ProtoReflect.Descriptor instead.
 func (*OpUpdateBlocks) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OpUpdateBlocks) GetPath() string {
@@ -1608,7 +1813,7 @@ type OpSetGenStamp struct {
 
 func (x *OpSetGenStamp) Reset() {
 	*x = OpSetGenStamp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1825,7 @@ func (x *OpSetGenStamp) String() string {
 func (*OpSetGenStamp) ProtoMessage() {}
 
 func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1838,7 @@ func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetGenStamp.ProtoReflect.Descriptor instead.
 func (*OpSetGenStamp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *OpSetGenStamp) GetGenStamp() uint64 {
@@ -1656,7 +1861,7 @@ type OpReopenFile struct {
 
 func (x *OpReopenFile) Reset() {
 	*x = OpReopenFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[20]
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1873,7 @@ func (x *OpReopenFile) String() string {
 func (*OpReopenFile) ProtoMessage() {}
 
 func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[20]
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1886,7 @@ func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReopenFile.ProtoReflect.Descriptor instead.
 func (*OpReopenFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{20}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OpReopenFile) GetPath() string {
@@ -1712,6 +1917,176 @@ func (x *OpReopenFile) GetMtime() int64 {
 	return 0
 }
 
+// OpSetXAttr sets one extended attribute of path, adding it or replacing
+// the value of the one with its namespace and name.
+type OpSetXAttr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Xattr         *XAttr                 `protobuf:"bytes,2,opt,name=xattr" json:"xattr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpSetXAttr) Reset() {
+	*x = OpSetXAttr{}
+	mi := &file_namenode_fsimage_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpSetXAttr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpSetXAttr) ProtoMessage() {}
+
+func (x *OpSetXAttr) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpSetXAttr.ProtoReflect.Descriptor instead.
+func (*OpSetXAttr) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *OpSetXAttr) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpSetXAttr) GetXattr() *XAttr {
+	if x != nil {
+		return x.Xattr
+	}
+	return nil
+}
+
+// OpRemoveXAttr removes the extended attribute with namespace and name.
+type OpRemoveXAttr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Namespace     *uint32                `protobuf:"varint,2,opt,name=namespace" json:"namespace,omitempty"`
+	Name          *string                `protobuf:"bytes,3,opt,name=name" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpRemoveXAttr) Reset() {
+	*x = OpRemoveXAttr{}
+	mi := &file_namenode_fsimage_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpRemoveXAttr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpRemoveXAttr) ProtoMessage() {}
+
+func (x *OpRemoveXAttr) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpRemoveXAttr.ProtoReflect.Descriptor instead.
+func (*OpRemoveXAttr) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *OpRemoveXAttr) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpRemoveXAttr) GetNamespace() uint32 {
+	if x != nil && x.Namespace != nil {
+		return *x.Namespace
+	}
+	return 0
+}
+
+func (x *OpRemoveXAttr) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// OpSetAcl gives path the full logical ACL entries (user::, named
+// entries, group::, mask::, other::, then default entries, as Hadoop's
+// OP_SET_ACL); no entries removes the ACL.
+type OpSetAcl struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Entries       []*AclEntry            `protobuf:"bytes,2,rep,name=entries" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpSetAcl) Reset() {
+	*x = OpSetAcl{}
+	mi := &file_namenode_fsimage_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpSetAcl) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpSetAcl) ProtoMessage() {}
+
+func (x *OpSetAcl) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpSetAcl.ProtoReflect.Descriptor instead.
+func (*OpSetAcl) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *OpSetAcl) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpSetAcl) GetEntries() []*AclEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
 // OpSetQuota sets a directory's quotas (Hadoop's OP_SET_QUOTA and
 // OP_SET_QUOTA_BY_STORAGETYPE). Without storage_type, ns_quota and
 // ds_quota are the new namespace and space quotas; with it, ds_quota is
@@ -1729,7 +2104,7 @@ type OpSetQuota struct {
 
 func (x *OpSetQuota) Reset() {
 	*x = OpSetQuota{}
-	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	mi := &file_namenode_fsimage_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +2116,7 @@ func (x *OpSetQuota) String() string {
 func (*OpSetQuota) ProtoMessage() {}
 
 func (x *OpSetQuota) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	mi := &file_namenode_fsimage_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +2129,7 @@ func (x *OpSetQuota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetQuota.ProtoReflect.Descriptor instead.
 func (*OpSetQuota) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{21}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OpSetQuota) GetPath() string {
@@ -1799,7 +2174,7 @@ type OpConcat struct {
 
 func (x *OpConcat) Reset() {
 	*x = OpConcat{}
-	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	mi := &file_namenode_fsimage_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +2186,7 @@ func (x *OpConcat) String() string {
 func (*OpConcat) ProtoMessage() {}
 
 func (x *OpConcat) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	mi := &file_namenode_fsimage_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +2199,7 @@ func (x *OpConcat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpConcat.ProtoReflect.Descriptor instead.
 func (*OpConcat) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{22}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OpConcat) GetTrg() string {
@@ -1857,7 +2232,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"PermStatus\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x14\n" +
 	"\x05group\x18\x02 \x01(\tR\x05group\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\rR\x04mode\"\x83\x04\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\"\xe0\x04\n" +
 	"\x05Inode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06parent\x18\x02 \x01(\x04R\x06parent\x12\x12\n" +
@@ -1872,14 +2247,25 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x0estorage_policy\x18\n" +
 	" \x01(\rR\rstoragePolicy\x126\n" +
 	"\x02uc\x18\v \x01(\v2&.strata.namenode.FileUnderConstructionR\x02uc\x12.\n" +
-	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\x12\x19\n" +
+	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\x12.\n" +
+	"\x06xattrs\x18\x14 \x03(\v2\x16.strata.namenode.XAttrR\x06xattrs\x12+\n" +
+	"\x03acl\x18\x15 \x03(\v2\x19.strata.namenode.AclEntryR\x03acl\x12\x19\n" +
 	"\bns_quota\x18\x1e \x01(\x03R\ansQuota\x12\x19\n" +
 	"\bds_quota\x18\x1f \x01(\x03R\adsQuota\x12D\n" +
 	"\vtype_quotas\x18  \x03(\v2#.strata.namenode.QuotaByStorageTypeR\n" +
 	"typeQuotas\">\n" +
 	"\x12QuotaByStorageType\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\rR\x04type\x12\x14\n" +
-	"\x05quota\x18\x02 \x01(\x03R\x05quota\"_\n" +
+	"\x05quota\x18\x02 \x01(\x03R\x05quota\"O\n" +
+	"\x05XAttr\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\rR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\fR\x05value\"\\\n" +
+	"\bAclEntry\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\rR\x05scope\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
+	"\x04perm\x18\x03 \x01(\rR\x04perm\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\"_\n" +
 	"\x15FileUnderConstruction\x12\x1f\n" +
 	"\vclient_name\x18\x01 \x01(\tR\n" +
 	"clientName\x12%\n" +
@@ -1894,7 +2280,8 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rlast_block_id\x18\x03 \x01(\x04R\vlastBlockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x04 \x01(\x04R\bgenStamp\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\xc9\b\n" +
+	"inodeCount\"\x80\n" +
+	"\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -1913,6 +2300,9 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rset_gen_stamp\x18\r \x01(\v2\x1e.strata.namenode.OpSetGenStampH\x00R\vsetGenStamp\x12@\n" +
 	"\vreopen_file\x18\x0e \x01(\v2\x1d.strata.namenode.OpReopenFileH\x00R\n" +
 	"reopenFile\x12:\n" +
+	"\tset_xattr\x18\x14 \x01(\v2\x1b.strata.namenode.OpSetXAttrH\x00R\bsetXattr\x12C\n" +
+	"\fremove_xattr\x18\x15 \x01(\v2\x1e.strata.namenode.OpRemoveXAttrH\x00R\vremoveXattr\x124\n" +
+	"\aset_acl\x18\x16 \x01(\v2\x19.strata.namenode.OpSetAclH\x00R\x06setAcl\x12:\n" +
 	"\tset_quota\x18\x1e \x01(\v2\x1b.strata.namenode.OpSetQuotaH\x00R\bsetQuota\x123\n" +
 	"\x06concat\x18\x1f \x01(\v2\x19.strata.namenode.OpConcatH\x00R\x06concat\x12\"\n" +
 	"\rrpc_client_id\x18d \x01(\fR\vrpcClientId\x12\x1e\n" +
@@ -1985,7 +2375,18 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\vclient_name\x18\x02 \x01(\tR\n" +
 	"clientName\x12%\n" +
 	"\x0eclient_machine\x18\x03 \x01(\tR\rclientMachine\x12\x14\n" +
-	"\x05mtime\x18\x04 \x01(\x03R\x05mtime\"y\n" +
+	"\x05mtime\x18\x04 \x01(\x03R\x05mtime\"N\n" +
+	"\n" +
+	"OpSetXAttr\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12,\n" +
+	"\x05xattr\x18\x02 \x01(\v2\x16.strata.namenode.XAttrR\x05xattr\"U\n" +
+	"\rOpRemoveXAttr\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\rR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"S\n" +
+	"\bOpSetAcl\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x123\n" +
+	"\aentries\x18\x02 \x03(\v2\x19.strata.namenode.AclEntryR\aentries\"y\n" +
 	"\n" +
 	"OpSetQuota\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
@@ -2009,63 +2410,75 @@ func file_namenode_fsimage_proto_rawDescGZIP() []byte {
 	return file_namenode_fsimage_proto_rawDescData
 }
 
-var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_namenode_fsimage_proto_goTypes = []any{
 	(*PermStatus)(nil),            // 0: strata.namenode.PermStatus
 	(*Inode)(nil),                 // 1: strata.namenode.Inode
 	(*QuotaByStorageType)(nil),    // 2: strata.namenode.QuotaByStorageType
-	(*FileUnderConstruction)(nil), // 3: strata.namenode.FileUnderConstruction
-	(*Block)(nil),                 // 4: strata.namenode.Block
-	(*ImageHeader)(nil),           // 5: strata.namenode.ImageHeader
-	(*EditOp)(nil),                // 6: strata.namenode.EditOp
-	(*OpMkdir)(nil),               // 7: strata.namenode.OpMkdir
-	(*OpAddFile)(nil),             // 8: strata.namenode.OpAddFile
-	(*OpCloseFile)(nil),           // 9: strata.namenode.OpCloseFile
-	(*OpDelete)(nil),              // 10: strata.namenode.OpDelete
-	(*OpRename)(nil),              // 11: strata.namenode.OpRename
-	(*OpSetPermission)(nil),       // 12: strata.namenode.OpSetPermission
-	(*OpSetOwner)(nil),            // 13: strata.namenode.OpSetOwner
-	(*OpSetTimes)(nil),            // 14: strata.namenode.OpSetTimes
-	(*OpSetReplication)(nil),      // 15: strata.namenode.OpSetReplication
-	(*OpSetStoragePolicy)(nil),    // 16: strata.namenode.OpSetStoragePolicy
-	(*OpAddBlock)(nil),            // 17: strata.namenode.OpAddBlock
-	(*OpUpdateBlocks)(nil),        // 18: strata.namenode.OpUpdateBlocks
-	(*OpSetGenStamp)(nil),         // 19: strata.namenode.OpSetGenStamp
-	(*OpReopenFile)(nil),          // 20: strata.namenode.OpReopenFile
-	(*OpSetQuota)(nil),            // 21: strata.namenode.OpSetQuota
-	(*OpConcat)(nil),              // 22: strata.namenode.OpConcat
+	(*XAttr)(nil),                 // 3: strata.namenode.XAttr
+	(*AclEntry)(nil),              // 4: strata.namenode.AclEntry
+	(*FileUnderConstruction)(nil), // 5: strata.namenode.FileUnderConstruction
+	(*Block)(nil),                 // 6: strata.namenode.Block
+	(*ImageHeader)(nil),           // 7: strata.namenode.ImageHeader
+	(*EditOp)(nil),                // 8: strata.namenode.EditOp
+	(*OpMkdir)(nil),               // 9: strata.namenode.OpMkdir
+	(*OpAddFile)(nil),             // 10: strata.namenode.OpAddFile
+	(*OpCloseFile)(nil),           // 11: strata.namenode.OpCloseFile
+	(*OpDelete)(nil),              // 12: strata.namenode.OpDelete
+	(*OpRename)(nil),              // 13: strata.namenode.OpRename
+	(*OpSetPermission)(nil),       // 14: strata.namenode.OpSetPermission
+	(*OpSetOwner)(nil),            // 15: strata.namenode.OpSetOwner
+	(*OpSetTimes)(nil),            // 16: strata.namenode.OpSetTimes
+	(*OpSetReplication)(nil),      // 17: strata.namenode.OpSetReplication
+	(*OpSetStoragePolicy)(nil),    // 18: strata.namenode.OpSetStoragePolicy
+	(*OpAddBlock)(nil),            // 19: strata.namenode.OpAddBlock
+	(*OpUpdateBlocks)(nil),        // 20: strata.namenode.OpUpdateBlocks
+	(*OpSetGenStamp)(nil),         // 21: strata.namenode.OpSetGenStamp
+	(*OpReopenFile)(nil),          // 22: strata.namenode.OpReopenFile
+	(*OpSetXAttr)(nil),            // 23: strata.namenode.OpSetXAttr
+	(*OpRemoveXAttr)(nil),         // 24: strata.namenode.OpRemoveXAttr
+	(*OpSetAcl)(nil),              // 25: strata.namenode.OpSetAcl
+	(*OpSetQuota)(nil),            // 26: strata.namenode.OpSetQuota
+	(*OpConcat)(nil),              // 27: strata.namenode.OpConcat
 }
 var file_namenode_fsimage_proto_depIdxs = []int32{
 	0,  // 0: strata.namenode.Inode.perm:type_name -> strata.namenode.PermStatus
-	3,  // 1: strata.namenode.Inode.uc:type_name -> strata.namenode.FileUnderConstruction
-	4,  // 2: strata.namenode.Inode.blocks:type_name -> strata.namenode.Block
-	2,  // 3: strata.namenode.Inode.type_quotas:type_name -> strata.namenode.QuotaByStorageType
-	7,  // 4: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
-	8,  // 5: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
-	9,  // 6: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
-	10, // 7: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
-	11, // 8: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
-	12, // 9: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
-	13, // 10: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
-	14, // 11: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
-	15, // 12: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
-	16, // 13: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	17, // 14: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
-	18, // 15: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
-	19, // 16: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
-	20, // 17: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
-	21, // 18: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
-	22, // 19: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
-	0,  // 20: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 21: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	4,  // 22: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	4,  // 23: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
-	4,  // 24: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	5,  // 1: strata.namenode.Inode.uc:type_name -> strata.namenode.FileUnderConstruction
+	6,  // 2: strata.namenode.Inode.blocks:type_name -> strata.namenode.Block
+	3,  // 3: strata.namenode.Inode.xattrs:type_name -> strata.namenode.XAttr
+	4,  // 4: strata.namenode.Inode.acl:type_name -> strata.namenode.AclEntry
+	2,  // 5: strata.namenode.Inode.type_quotas:type_name -> strata.namenode.QuotaByStorageType
+	9,  // 6: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
+	10, // 7: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
+	11, // 8: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
+	12, // 9: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
+	13, // 10: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
+	14, // 11: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
+	15, // 12: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
+	16, // 13: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
+	17, // 14: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
+	18, // 15: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
+	19, // 16: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	20, // 17: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	21, // 18: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	22, // 19: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	23, // 20: strata.namenode.EditOp.set_xattr:type_name -> strata.namenode.OpSetXAttr
+	24, // 21: strata.namenode.EditOp.remove_xattr:type_name -> strata.namenode.OpRemoveXAttr
+	25, // 22: strata.namenode.EditOp.set_acl:type_name -> strata.namenode.OpSetAcl
+	26, // 23: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
+	27, // 24: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
+	0,  // 25: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 26: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	6,  // 27: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	6,  // 28: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	6,  // 29: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	3,  // 30: strata.namenode.OpSetXAttr.xattr:type_name -> strata.namenode.XAttr
+	4,  // 31: strata.namenode.OpSetAcl.entries:type_name -> strata.namenode.AclEntry
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
@@ -2073,7 +2486,7 @@ func file_namenode_fsimage_proto_init() {
 	if File_namenode_fsimage_proto != nil {
 		return
 	}
-	file_namenode_fsimage_proto_msgTypes[6].OneofWrappers = []any{
+	file_namenode_fsimage_proto_msgTypes[8].OneofWrappers = []any{
 		(*EditOp_Mkdir)(nil),
 		(*EditOp_AddFile)(nil),
 		(*EditOp_CloseFile)(nil),
@@ -2088,6 +2501,9 @@ func file_namenode_fsimage_proto_init() {
 		(*EditOp_UpdateBlocks)(nil),
 		(*EditOp_SetGenStamp)(nil),
 		(*EditOp_ReopenFile)(nil),
+		(*EditOp_SetXattr)(nil),
+		(*EditOp_RemoveXattr)(nil),
+		(*EditOp_SetAcl)(nil),
 		(*EditOp_SetQuota)(nil),
 		(*EditOp_Concat)(nil),
 	}
@@ -2097,7 +2513,7 @@ func file_namenode_fsimage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_namenode_fsimage_proto_rawDesc), len(file_namenode_fsimage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
