@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -135,7 +136,19 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 				cfg.ReadTimeout, cfg.ConnectTimeout = v, v
 			}
 		}
-		cfg.Counters = func(name string, n int64) { counters.Add(GroupTask, name, n) }
+		lio := newLocalIO()
+		cfg.FS = lio
+		// The shuffle ends when the last map output is in (Hadoop's
+		// shuffleFinishTime). The Counters calls are serialized but may
+		// come from a fetcher still returning after Wait did.
+		var fetched, shuffled atomic.Int64
+		numMaps := int64(max(int(spec.GetNumMaps()), len(spec.GetMaps())))
+		cfg.Counters = func(name string, n int64) {
+			counters.Add(GroupTask, name, n)
+			if name == shuffle.CounterShuffledMaps && fetched.Add(n) == numMaps {
+				shuffled.Store(time.Now().UnixNano())
+			}
+		}
 		every, err := job.Conf.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
 		if err != nil || every <= 0 {
 			every = time.Second
@@ -153,14 +166,21 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 			return nil, err
 		}
 		defer merged.Close()
+		att.phases.SortFinish = time.Now()
+		att.phases.ShuffleFinish = att.phases.SortFinish // no maps, or the last count is late
+		if ns := shuffled.Load(); ns != 0 {
+			att.phases.ShuffleFinish = time.Unix(0, ns)
+		}
 		if err := reduceMerged(ctx, job, att, merged, committer, counters); err != nil {
 			return nil, err
 		}
+		lio.addTo(counters)
 	default:
 		return nil, fmt.Errorf("mapreduce: task type %v", spec.GetType())
 	}
 	addIOCounters(counters, io0)
 	res.Counters = countersProto(counters)
+	res.Phases = phasesProto(att.phases)
 	return res, nil
 }
 

@@ -28,6 +28,8 @@ type History struct {
 	Finish   time.Time                   `json:"finishTime"`
 	Counters map[string]map[string]int64 `json:"counters"`
 	Tasks    []TaskHistory               `json:"tasks"`
+	// Attempts are every attempt launched, in launch order.
+	Attempts []AttemptHistory `json:"attempts,omitempty"`
 }
 
 // TaskHistory is one task's line of a History.
@@ -68,6 +70,9 @@ func (jt *JobTracker) history(j *job) *History {
 		}
 		h.Tasks = append(h.Tasks, TaskHistory{Task: fmt.Sprintf("%c_%06d", typ, t.index), State: st, Attempts: t.attempts,
 			Failures: t.failures, Tracker: t.tracker, LastError: t.lastError})
+	}
+	for _, r := range j.attemptReports() {
+		h.Attempts = append(h.Attempts, attemptHistory(r))
 	}
 	return h
 }

@@ -136,6 +136,10 @@ type job struct {
 	// events are the job's map completions in order, for reduces started
 	// before every map was done.
 	events []*mrpb.MapCompletionEvent
+	// attempts are every attempt launched, by id, and attemptOrder their
+	// ids in launch order (accounting.go).
+	attempts     map[string]*mrpb.AttemptReport
+	attemptOrder []string
 }
 
 // New returns a JobTracker; it does not listen until Start, which
@@ -160,10 +164,11 @@ func New(cfg Config) *JobTracker {
 	ic.Logger = cfg.Logger
 	jt.srv = ipc.NewServer(ic)
 	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
-		"submitJob":    ipc.Unary(jt.submitJob),
-		"getJobStatus": ipc.Unary(jt.getJobStatus),
-		"killJob":      ipc.Unary(jt.killJob),
-		"listJobs":     ipc.Unary(jt.listJobs),
+		"submitJob":      ipc.Unary(jt.submitJob),
+		"getJobStatus":   ipc.Unary(jt.getJobStatus),
+		"killJob":        ipc.Unary(jt.killJob),
+		"listJobs":       ipc.Unary(jt.listJobs),
+		"getTaskReports": ipc.Unary(jt.getTaskReports),
 	})
 	jt.srv.Register(InterTrackerProtocol, map[string]ipc.Method{
 		"heartbeat": ipc.Unary(jt.heartbeat),
@@ -254,6 +259,7 @@ func (jt *JobTracker) expireTrackers() {
 // maps whose output died with it (while reduces still need them). Lock
 // held.
 func (jt *JobTracker) trackerLost(name string) {
+	jt.noteLost(name)
 	for _, j := range jt.jobs {
 		if c := j.cleanup; c != nil {
 			for att, tr := range c.running {
@@ -672,6 +678,9 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 // report applies one attempt's report. Lock held.
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	j, t := jt.find(rep.GetAttemptId())
+	if j != nil {
+		jt.noteReport(j, rep)
+	}
 	if t != nil && t.cleanup {
 		jt.cleanupEnded(j, rep)
 		return
@@ -978,6 +987,7 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 		t.startedAt = map[string]time.Time{}
 	}
 	t.startedAt[att.ID()] = jt.now()
+	jt.noteLaunch(j, att.ID(), kind, tr)
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }
 
@@ -994,6 +1004,7 @@ func (jt *JobTracker) launchCleanup(j *job, tr *tracker, resp *mrpb.HeartbeatRes
 	spec := &mrpb.TaskSpec{Job: j.spec.Job, Conf: j.settings, User: proto.String(j.user), JobId: proto.String(j.id),
 		Type: mrpb.TaskType_JOB_CLEANUP.Enum(), Attempt: proto.Int32(int32(att.Attempt)),
 		OutputPath: j.spec.OutputPath, CleanupState: j.cleanupState.Enum()}
+	jt.noteLaunch(j, att.ID(), mrpb.TaskType_JOB_CLEANUP, tr)
 	jt.log.Info("jobtracker: launching job cleanup", "job", j.id, "attempt", att.ID(), "commit", j.cleanupState == mrpb.JobState_SUCCEEDED, "tracker", tr.name)
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }
