@@ -150,6 +150,29 @@ func (c *Counters) Get(group, name string) int64 {
 	return c.m[group][name]
 }
 
+// maxCounters are the counters whose job total is the largest of the
+// attempts' values rather than their sum (Hadoop's *_MAX counters).
+var maxCounters = map[string]bool{PeakMapRSS: true, PeakReduceRSS: true}
+
+// Aggregate folds an attempt's counter into a job's: added, or the
+// larger kept for a peak counter.
+func (c *Counters) Aggregate(group, name string, n int64) {
+	if group != GroupTask || !maxCounters[name] {
+		c.Add(group, name, n)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.m[group]
+	if g == nil {
+		g = map[string]int64{}
+		c.m[group] = g
+	}
+	if v, ok := g[name]; !ok || n > v {
+		g[name] = n
+	}
+}
+
 // Merge adds every counter of o into c.
 func (c *Counters) Merge(o *Counters) {
 	for _, g := range o.Groups() {

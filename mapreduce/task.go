@@ -213,7 +213,7 @@ func runJobCleanup(ctx context.Context, spec *mrpb.TaskSpec, c *conf.Configurati
 // single-segment fractions from their keys. Without a memory cap the
 // shuffle keeps its default budget.
 func shuffleMemory(cfg *shuffle.Config, c *conf.Configuration) error {
-	mb, err1 := c.GetInt("mapreduce.reduce.memory.mb")
+	mb, err1 := TaskMemoryMB(c, false)
 	ratio, err2 := c.GetFloat("mapreduce.job.heap.memory-mb.ratio")
 	input, err3 := c.GetFloat("mapreduce.reduce.shuffle.input.buffer.percent")
 	merge, err4 := c.GetFloat("mapreduce.reduce.shuffle.merge.percent")

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 )
 
@@ -51,8 +52,8 @@ func (r *Results) printAccounting(w io.Writer) {
 		}
 		c := x.ja.Counters
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%.0f%%\t\n", col(x.name), x.ja.Seconds, user, sys, daemons,
-			formatBytes(c["FILE_BYTES_READ"]), formatBytes(c["FILE_BYTES_WRITTEN"]), c["SPILLED_RECORDS"],
-			formatBytes(c["MAP_OUTPUT_MATERIALIZED_BYTES"]), formatBytes(c["REDUCE_SHUFFLE_BYTES"]), formatBytes(peak), of*100)
+			sizeString(c["FILE_BYTES_READ"]), sizeString(c["FILE_BYTES_WRITTEN"]), c["SPILLED_RECORDS"],
+			sizeString(c["MAP_OUTPUT_MATERIALIZED_BYTES"]), sizeString(c["REDUCE_SHUFFLE_BYTES"]), sizeString(peak), of*100)
 	}
 	tw.Flush()
 
@@ -123,8 +124,21 @@ func (r *Results) printAccounting(w io.Writer) {
 			if x.ja.Seconds > 0 {
 				util = busy / x.ja.Seconds * 100
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.0f%%\t\n", col(x.name), n, a.preset, formatBytes(int64(a.r)), formatBytes(int64(a.wr)), a.q, a.s, busy, util)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.0f%%\t\n", col(x.name), n, a.preset, sizeString(int64(a.r)), sizeString(int64(a.wr)), a.q, a.s, busy, util)
 		}
 	}
 	tw.Flush()
+}
+
+// sizeString is n bytes with three significant digits in decimal units
+// ("20.4 MB").
+func sizeString(n int64) string {
+	v, unit := float64(n), "B"
+	for _, u := range []string{"kB", "MB", "GB", "TB"} {
+		if math.Abs(v) < 1000 {
+			break
+		}
+		v, unit = v/1000, u
+	}
+	return formatTick(v) + " " + unit
 }

@@ -722,7 +722,7 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 				AttemptId: proto.String(t.attemptID), Url: proto.String(t.url)})
 		}
 		for _, cv := range res.GetCounters() {
-			j.counters.Add(cv.GetGroup(), cv.GetName(), cv.GetValue())
+			j.counters.Aggregate(cv.GetGroup(), cv.GetName(), cv.GetValue())
 		}
 		jt.checkDone(j)
 	case mrpb.TaskReport_FAILED, mrpb.TaskReport_KILLED:

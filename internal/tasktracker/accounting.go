@@ -51,7 +51,7 @@ func account(rep *mrpb.TaskReport, typ mrpb.TaskType, start, end time.Time, u pr
 
 // intermediateEvery is how often the TaskTracker measures the space its
 // attempts' intermediate data takes.
-const intermediateEvery = 250 * time.Millisecond
+const intermediateEvery = 100 * time.Millisecond
 
 // intermediate is the space under the local dirs' taskTracker/ trees
 // (spills, map outputs, shuffled segments and merges of every attempt)

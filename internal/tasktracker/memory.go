@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/mapreduce"
 )
 
 // memoryLimit is an attempt's cap on the resident memory of its process
@@ -21,12 +22,13 @@ func memoryLimit(settings map[string]string, isMap bool) (limit int64, every tim
 		key = keyMapMemory
 	}
 	c := conf.New()
-	for _, k := range []string{key, keyMemoryEvery} {
+	for _, k := range []string{key, keyMemoryEvery, mapreduce.KeyMapJavaOpts, mapreduce.KeyReduceJavaOpts, mapreduce.KeyChildJavaOpts, mapreduce.KeyHeapRatio} {
 		if v, ok := settings[k]; ok {
 			c.Set(k, v)
 		}
 	}
-	mb, err := c.GetInt(key)
+	// The cap may come from the papers' mapred.child.java.opts -Xmx.
+	mb, err := mapreduce.TaskMemoryMB(c, isMap)
 	if err != nil || mb <= 0 {
 		return 0, 0
 	}
