@@ -293,7 +293,7 @@ func attemptAccounts(reports []mapreduce.AttemptReport) []AttemptAccount {
 		if r.Finish.IsZero() {
 			a.End = a.Start
 		}
-		for _, g := range r.Counters.Groups() {
+		for _, g := range orEmpty(r.Counters).Groups() {
 			for _, c := range r.Counters.Group(g) {
 				a.Counters[mapreduce.HadoopName(g, c.Name)] += c.Value
 			}
@@ -376,4 +376,12 @@ func (r *RunResult) Job(step string) *JobAccounting {
 		}
 	}
 	return nil
+}
+
+// orEmpty is c, or no counters for nil.
+func orEmpty(c *mapreduce.Counters) *mapreduce.Counters {
+	if c == nil {
+		return mapreduce.NewCounters()
+	}
+	return c
 }
