@@ -16,6 +16,31 @@ import (
 // JobTracker's memory.
 const maxAttemptCounters = 512
 
+// attemptCountersKept is how many finished jobs, the most recent, keep
+// their attempts' counters in memory (getTaskReports); older finished
+// jobs keep the rest of the records, and their histories have it all.
+// Retired jobs (mapreduce.jobtracker.retiredjobs.cache.size) would
+// otherwise hold every attempt's counters.
+const attemptCountersKept = 20
+
+// trimAttemptRecords drops the attempt counters of finished jobs but the
+// attemptCountersKept most recent. Lock held.
+func (jt *JobTracker) trimAttemptRecords() {
+	kept := 0
+	for i := len(jt.order) - 1; i >= 0; i-- {
+		j := jt.jobs[jt.order[i]]
+		if j == nil || j.state == mrpb.JobState_RUNNING || !cleanupDone(j) {
+			continue
+		}
+		if kept++; kept <= attemptCountersKept {
+			continue
+		}
+		for _, r := range j.attempts {
+			r.Counters = nil
+		}
+	}
+}
+
 // noteLaunch records a new attempt of j on tr. Lock held.
 func (jt *JobTracker) noteLaunch(j *job, id string, typ mrpb.TaskType, tr *tracker) {
 	if j.attempts == nil {

@@ -549,6 +549,7 @@ func (jt *JobTracker) retire() {
 		keep = append(keep, id)
 	}
 	jt.order = keep
+	jt.trimAttemptRecords()
 }
 
 // checkDone queues the commit of a job whose tasks are all done: its
