@@ -104,6 +104,7 @@ var knownKeys = []Key{
 	{"mapreduce.input.keyvaluelinerecordreader.key.value.separator", "\t", "Separator between key and value for KeyValueTextInputFormat."},
 	{"mapreduce.input.linerecordreader.line.maxlength", "", "Longest line a text record reader accepts; longer lines are skipped. Empty: 64 MiB, and longer is an error."},
 	{"mapreduce.job.acl-modify-job", " ", "ACL (\"users groups\", * for everyone) of the users besides the job's owner and the administrators who may kill the job."},
+	{"mapreduce.job.acl-view-job", " ", "ACL (\"users groups\", * for everyone) of the users besides the job's owner and the administrators who may read the job's task reports (getTaskReports)."},
 	{"mapreduce.job.application.attempt.id", "0", "Attempt number of the job, used in the committer temporary directory names."},
 	{"mapreduce.job.heap.memory-mb.ratio", "0.8", "Fraction of mapreduce.{map,reduce}.memory.mb counted as a task's heap, which sizes the reduce's shuffle memory (Hadoop derives -Xmx from it)."},
 	{"mapreduce.job.jvm.numtasks", "1", "Task attempts a task JVM may run in Hadoop (JVM reuse); strata runs every attempt in a new process and warns on the job console when a job asks for more than 1."},

@@ -126,15 +126,23 @@ func TaskReports(ctx context.Context, c *conf.Configuration, user, id string) ([
 	}
 	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: user, Protocol: mrpb.SubmissionProtocol})
 	defer cl.Close()
-	resp := &mrpb.TaskReportsResponse{}
-	if err := cl.Call(ctx, "getTaskReports", &mrpb.JobIDRequest{JobId: proto.String(id)}, resp); err != nil {
-		return nil, fmt.Errorf("mapreduce: task reports of %s from the jobtracker at %s: %w", id, addr, err)
+	var out []AttemptReport
+	// The JobTracker pages the attempts; a page ends short of the last
+	// when the response would be too large.
+	for offset := int32(0); ; {
+		resp := &mrpb.TaskReportsResponse{}
+		if err := cl.Call(ctx, "getTaskReports", &mrpb.TaskReportsRequest{JobId: proto.String(id), Offset: proto.Int32(offset)}, resp); err != nil {
+			return nil, fmt.Errorf("mapreduce: task reports of %s from the jobtracker at %s: %w", id, addr, err)
+		}
+		for _, a := range resp.GetAttempts() {
+			out = append(out, AttemptReportFrom(a))
+		}
+		next := resp.GetNextOffset()
+		if next <= offset || next >= resp.GetTotal() {
+			return out, nil
+		}
+		offset = next
 	}
-	out := make([]AttemptReport, 0, len(resp.GetAttempts()))
-	for _, a := range resp.GetAttempts() {
-		out = append(out, AttemptReportFrom(a))
-	}
-	return out, nil
 }
 
 // attemptLog collects a local job's attempt reports.

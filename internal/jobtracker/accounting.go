@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 
@@ -11,10 +12,24 @@ import (
 	"github.com/stratafs/strata/mapreduce"
 )
 
-// maxAttemptCounters bounds the counters kept of one attempt's report: a
-// TaskTracker is trusted with its attempts' results, but not with the
-// JobTracker's memory.
-const maxAttemptCounters = 512
+// An attempt's report is bounded before the JobTracker keeps it: a
+// TaskTracker is trusted with its attempts' results (up to
+// taskrun.MaxResult each), not with the JobTracker's memory. The kept
+// counters are copied out of the report, so that none of its backing
+// array stays reachable.
+const (
+	maxAttemptCounters     = 512
+	maxAttemptCounterBytes = 32 << 10 // group and name bytes of the kept counters
+	maxAttemptError        = 4 << 10
+)
+
+// Bounds of a getTaskReports page: at most maxReportsPage attempts and
+// about maxReportsBytes (well below ipc.maximum.data.length's default
+// 128 MiB; one attempt's record is at most ~40 KiB); a page always holds
+// one attempt if any is left. A variable for tests.
+const maxReportsPage = 1000
+
+var maxReportsBytes = 4 << 20
 
 // attemptCountersKept is how many finished jobs, the most recent, keep
 // their attempts' counters in memory (getTaskReports); older finished
@@ -24,12 +39,13 @@ const maxAttemptCounters = 512
 const attemptCountersKept = 20
 
 // trimAttemptRecords drops the attempt counters of finished jobs but the
-// attemptCountersKept most recent. Lock held.
+// attemptCountersKept most recent. A job is trimmed once (countersTrimmed):
+// later calls only step over it. Lock held.
 func (jt *JobTracker) trimAttemptRecords() {
 	kept := 0
 	for i := len(jt.order) - 1; i >= 0; i-- {
 		j := jt.jobs[jt.order[i]]
-		if j == nil || j.state == mrpb.JobState_RUNNING || !cleanupDone(j) {
+		if j == nil || j.countersTrimmed || j.state == mrpb.JobState_RUNNING || !cleanupDone(j) {
 			continue
 		}
 		if kept++; kept <= attemptCountersKept {
@@ -38,6 +54,7 @@ func (jt *JobTracker) trimAttemptRecords() {
 		for _, r := range j.attempts {
 			r.Counters = nil
 		}
+		j.countersTrimmed = true
 	}
 }
 
@@ -54,7 +71,9 @@ func (jt *JobTracker) noteLaunch(j *job, id string, typ mrpb.TaskType, tr *track
 
 // noteReport records the end of an attempt as its TaskTracker reported
 // it, whatever the report then does to the job (a loser's, a late one's
-// too). Repeats of a report change nothing. Lock held.
+// too). Repeats of a report change nothing. A record's fields are only
+// ever replaced, never changed in place (pageReports relies on it). Lock
+// held.
 func (jt *JobTracker) noteReport(j *job, rep *mrpb.TaskReport) {
 	r := j.attempts[rep.GetAttemptId()]
 	if r == nil || r.GetState() != mrpb.TaskReport_RUNNING || rep.GetState() == mrpb.TaskReport_RUNNING {
@@ -64,19 +83,47 @@ func (jt *JobTracker) noteReport(j *job, rep *mrpb.TaskReport) {
 	r.State = rep.GetState().Enum()
 	r.FinishMs = proto.Int64(jt.now().UnixMilli())
 	r.ChildStartMs, r.ChildFinishMs = proto.Int64(rep.GetStartMs()), proto.Int64(rep.GetFinishMs())
-	r.Phases, r.Usage = res.GetPhases(), rep.GetUsage()
-	cs := res.GetCounters()
-	r.Counters = cs[:min(len(cs), maxAttemptCounters)]
+	r.Phases, r.Usage = proto.CloneOf(res.GetPhases()), proto.CloneOf(rep.GetUsage())
+	r.Counters = keptCounters(res.GetCounters())
 	if e := res.GetError(); e != "" {
-		r.Error = proto.String(e)
+		r.Error = proto.String(truncate(e, maxAttemptError))
 	}
 }
 
-// noteLost ends the records of the attempts that ran on a lost tracker.
-// Lock held.
+// keptCounters copies the first of cs that fit maxAttemptCounters and
+// maxAttemptCounterBytes.
+func keptCounters(cs []*mrpb.Counter) []*mrpb.Counter {
+	var out []*mrpb.Counter
+	bytes := 0
+	for _, c := range cs {
+		if bytes += len(c.GetGroup()) + len(c.GetName()); bytes > maxAttemptCounterBytes || len(out) == maxAttemptCounters {
+			break
+		}
+		out = append(out, &mrpb.Counter{Group: proto.String(c.GetGroup()), Name: proto.String(c.GetName()), Value: proto.Int64(c.GetValue())})
+	}
+	return out
+}
+
+// truncate cuts s to at most n bytes, at a rune boundary, marked "...".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// noteLost ends the records of the attempts that ran on a lost tracker in
+// the jobs still active (a finished job's records are ended when it
+// ends). Lock held.
 func (jt *JobTracker) noteLost(name string) {
 	now := jt.now().UnixMilli()
 	for _, j := range jt.jobs {
+		if j.state != mrpb.JobState_RUNNING && cleanupDone(j) {
+			continue
+		}
 		for _, r := range j.attempts {
 			if r.GetTracker() == name && r.GetState() == mrpb.TaskReport_RUNNING {
 				r.State, r.FinishMs, r.Error = mrpb.TaskReport_KILLED.Enum(), proto.Int64(now), proto.String("lost task tracker "+name)
@@ -85,27 +132,94 @@ func (jt *JobTracker) noteLost(name string) {
 	}
 }
 
-// attemptReports lists j's attempts in launch order. Lock held.
+// endAttempts ends the records of j's attempts still running when j
+// ended: they are being killed, and a kill's report may never come (a
+// tracker lost meanwhile). A later report of one changes nothing. Lock
+// held.
+func (jt *JobTracker) endAttempts(j *job) {
+	at := proto.Int64(j.finish.UnixMilli())
+	for _, r := range j.attempts {
+		if r.GetState() == mrpb.TaskReport_RUNNING && r.GetType() != mrpb.TaskType_JOB_CLEANUP {
+			r.State, r.FinishMs = mrpb.TaskReport_KILLED.Enum(), at
+		}
+	}
+}
+
+// attemptReports lists j's attempts in launch order, as copies that share
+// the records' (never changed) fields. Lock held.
 func (j *job) attemptReports() []*mrpb.AttemptReport {
 	out := make([]*mrpb.AttemptReport, 0, len(j.attemptOrder))
 	for _, id := range j.attemptOrder {
-		out = append(out, proto.CloneOf(j.attempts[id]))
+		out = append(out, shallowCopy(j.attempts[id]))
 	}
 	return out
 }
 
-// getTaskReports is strata.JobSubmissionProtocol's getTaskReports: every
-// attempt of a job the JobTracker still knows, as Hadoop's
-// getMapTaskReports and getReduceTaskReports (with their attempts) give
-// them; readable by anyone who may see the job's status.
-func (jt *JobTracker) getTaskReports(ctx context.Context, req *mrpb.JobIDRequest) (*mrpb.TaskReportsResponse, error) {
-	jt.mu.Lock()
-	defer jt.mu.Unlock()
-	j := jt.jobs[req.GetJobId()]
-	if j == nil {
-		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s (a job that finished long ago may only be in the job history: strata job -history %[1]s)", req.GetJobId())
+// shallowCopy is a new AttemptReport with r's fields: a record's fields
+// are replaced, never changed in place, so the copy stays as r was.
+func shallowCopy(r *mrpb.AttemptReport) *mrpb.AttemptReport {
+	return &mrpb.AttemptReport{AttemptId: r.AttemptId, Type: r.Type, Tracker: r.Tracker, Host: r.Host, State: r.State,
+		StartMs: r.StartMs, FinishMs: r.FinishMs, ChildStartMs: r.ChildStartMs, ChildFinishMs: r.ChildFinishMs,
+		Phases: r.Phases, Usage: r.Usage, Counters: r.Counters, Error: r.Error}
+}
+
+// getTaskReports is strata.JobSubmissionProtocol's getTaskReports: a page
+// of the attempts of a job the JobTracker still knows, of one type or
+// all, as Hadoop's getMapTaskReports and getReduceTaskReports (with their
+// attempts) give them. With ACLs on it needs Hadoop's VIEW_JOB access
+// (the owner, the administrators, mapreduce.job.acl-view-job).
+func (jt *JobTracker) getTaskReports(ctx context.Context, req *mrpb.TaskReportsRequest) (*mrpb.TaskReportsResponse, error) {
+	offset, limit := int(req.GetOffset()), int(req.GetLimit())
+	if offset < 0 || limit < 0 {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "getTaskReports: negative offset %d or limit %d", offset, limit)
 	}
-	return &mrpb.TaskReportsResponse{Attempts: j.attemptReports()}, nil
+	if limit == 0 || limit > maxReportsPage {
+		limit = maxReportsPage
+	}
+	who := jt.identify(ctx) // before the lock: the groups may come from a directory service
+	page, total, err := func() ([]*mrpb.AttemptReport, int, error) {
+		jt.mu.Lock()
+		defer jt.mu.Unlock()
+		j := jt.jobs[req.GetJobId()]
+		if j == nil {
+			return nil, 0, ipc.Errorf(ipc.ClassIOException, "unknown job %s (a job that finished long ago may only be in the job history: strata job -history %[1]s)", req.GetJobId())
+		}
+		if err := jt.checkAccess(who, j, opViewJob); err != nil {
+			return nil, 0, err
+		}
+		page, total := pageReports(j, req.Type, offset, limit)
+		return page, total, nil
+	}()
+	if err != nil {
+		return nil, err
+	}
+	// Sizing the page (the counters' strings) is done without the lock.
+	size, n := 0, 0
+	for ; n < len(page); n++ {
+		if size += proto.Size(page[n]); n > 0 && size > maxReportsBytes {
+			break
+		}
+	}
+	return &mrpb.TaskReportsResponse{Attempts: page[:n], Total: proto.Int32(int32(total)), NextOffset: proto.Int32(int32(min(offset+n, total)))}, nil
+}
+
+// pageReports is at most limit of j's attempts of typ (nil: all) from
+// offset, in launch order, as shallow copies, and how many of typ there
+// are. Lock held.
+func pageReports(j *job, typ *mrpb.TaskType, offset, limit int) ([]*mrpb.AttemptReport, int) {
+	var page []*mrpb.AttemptReport
+	total := 0
+	for _, id := range j.attemptOrder {
+		r := j.attempts[id]
+		if typ != nil && r.GetType() != *typ {
+			continue
+		}
+		if total >= offset && len(page) < limit {
+			page = append(page, shallowCopy(r))
+		}
+		total++
+	}
+	return page, total
 }
 
 // AttemptHistory is one attempt's line of a History: Hadoop's

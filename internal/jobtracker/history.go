@@ -77,6 +77,18 @@ func (jt *JobTracker) history(j *job) *History {
 	return h
 }
 
+// rewriteHistory writes j's history again once its abort ended, now with
+// the cleanup attempts, after the one written as it ended. Lock held.
+func (jt *JobTracker) rewriteHistory(j *job) {
+	h, first := jt.history(j), j.historyWritten
+	jt.goBackground(func() {
+		if first != nil {
+			<-first
+		}
+		jt.writeHistory(h)
+	})
+}
+
 // writeHistory stores h under the JobTracker's history dir, as the
 // JobTracker's user; a failure is logged, not fatal to anything. Without a
 // history dir it does nothing.

@@ -115,6 +115,9 @@ type job struct {
 	// modify are those besides the owner and the administrators who may
 	// kill the job (mapreduce.job.acl-modify-job).
 	modify ACL
+	// view are those besides the owner and the administrators who may
+	// read its task reports (mapreduce.job.acl-view-job).
+	view ACL
 	// cleanup is the job's JOB_CLEANUP task once it has one: when every
 	// task is done (commit: cleanupState SUCCEEDED) or when the job failed
 	// or was killed (abort). It runs on a TaskTracker as the job's user;
@@ -140,6 +143,13 @@ type job struct {
 	// ids in launch order (accounting.go).
 	attempts     map[string]*mrpb.AttemptReport
 	attemptOrder []string
+	// countersTrimmed: the attempts' counters were dropped (an old
+	// finished job).
+	countersTrimmed bool
+	// historyWritten is closed when the history written as the job
+	// ended is stored; a rewrite (with the cleanup attempt) waits for
+	// it.
+	historyWritten chan struct{}
 }
 
 // New returns a JobTracker; it does not listen until Start, which
@@ -349,7 +359,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	j := &job{
 		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: spec.GetName(), user: user, settings: settings,
 		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: jt.now(), secret: secret,
-		modify: ParseACL(c.Get(keyACLModifyJob)),
+		modify: ParseACL(c.Get(keyACLModifyJob)), view: ParseACL(c.Get(keyACLViewJob)),
 		maxMap: maxAttempts(keyMapMaxAttempts), maxRed: maxAttempts(keyReduceMaxAttempts),
 	}
 	j.speculateMaps, _ = c.GetBool(keyMapSpeculative)
@@ -445,9 +455,12 @@ func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrp
 	return &mrpb.KillJobResponse{}, nil
 }
 
-// Operations on a job that need the modify-job ACL (Hadoop's
-// Operation names).
-const opKillJob = "KILL_JOB"
+// Operations on a job that need its ACLs (Hadoop's Operation names):
+// KILL_JOB the modify-job ACL, VIEW_JOB the view-job one.
+const (
+	opKillJob = "KILL_JOB"
+	opViewJob = "VIEW_JOB"
+)
 
 // identity is a caller and its groups.
 type identity struct {
@@ -470,15 +483,20 @@ func (jt *JobTracker) identify(ctx context.Context) identity {
 
 // checkAccess allows op on j to its owner, the JobTracker's user, the
 // administrators (mapreduce.cluster.administrators) and those the job's
-// mapreduce.job.acl-modify-job names — everyone when
+// mapreduce.job.acl-modify-job (KILL_JOB) or mapreduce.job.acl-view-job
+// (VIEW_JOB) names — everyone when
 // mapreduce.cluster.acls.enabled is false — and refuses anyone else with
 // Hadoop's AccessControlException. Lock held.
 func (jt *JobTracker) checkAccess(who identity, j *job, op string) error {
 	if !jt.cfg.ACLsEnabled {
 		return nil
 	}
+	acl := j.modify
+	if op == opViewJob {
+		acl = j.view
+	}
 	if who.user != "" && (who.user == j.user || who.user == jt.cfg.User ||
-		jt.cfg.Admins.Allows(who.user, who.groups) || j.modify.Allows(who.user, who.groups)) {
+		jt.cfg.Admins.Allows(who.user, who.groups) || acl.Allows(who.user, who.groups)) {
 		return nil
 	}
 	jt.log.Warn("jobtracker: access denied", "user", who.user, "operation", op, "job", j.id, "owner", j.user)
@@ -498,8 +516,12 @@ func callerName(ctx context.Context) string {
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
 	j.committing, j.secret = false, nil // no attempt of it runs again
-	h := jt.history(j)
-	jt.goBackground(func() { jt.writeHistory(h) })
+	jt.endAttempts(j)
+	// The history is written now and again when the abort (the cleanup
+	// attempt) ends, which may be never.
+	h, written := jt.history(j), make(chan struct{})
+	j.historyWritten = written
+	jt.goBackground(func() { defer close(written); jt.writeHistory(h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		for att, name := range t.running {
 			if tr := jt.trackers[name]; tr != nil {
@@ -593,6 +615,7 @@ func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
 		t.state = done
 		if j.cleanupState != mrpb.JobState_SUCCEEDED {
 			jt.log.Info("jobtracker: job's output aborted", "job", j.id)
+			jt.rewriteHistory(j)
 			jt.retire()
 			return
 		}
@@ -618,6 +641,7 @@ func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
 		}
 		t.state = done
 		jt.log.Warn("jobtracker: giving up aborting the job's output", "job", j.id, "err", t.lastError)
+		jt.rewriteHistory(j)
 		jt.retire()
 	default:
 		t.state = pending

@@ -135,7 +135,13 @@ func runJob(ctx context.Context, env *Env, args []string) int {
 			}
 			fmt.Fprintf(env.Stdout, "\t\t%s=%d\n", c.GetName(), c.GetValue())
 		}
-		if reports, err := mapreduce.TaskReports(ctx, env.Conf, fs.CurrentUser(), args[1]); err == nil && len(reports) > 0 {
+		reports, err := mapreduce.TaskReports(ctx, env.Conf, fs.CurrentUser(), args[1])
+		if err != nil {
+			// The status is printed; the attempts may be refused (VIEW_JOB).
+			fmt.Fprintf(env.Stderr, "job: %v\n", err)
+			return 1
+		}
+		if len(reports) > 0 {
 			fmt.Fprintln(env.Stdout, "Attempts:")
 			mapreduce.PrintAttempts(env.Stdout, reports)
 		}

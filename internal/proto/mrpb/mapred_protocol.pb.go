@@ -227,7 +227,7 @@ func (x *TaskReport_State) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TaskReport_State.Descriptor instead.
 func (TaskReport_State) EnumDescriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{19, 0}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{20, 0}
 }
 
 type KeyValue struct {
@@ -1029,16 +1029,94 @@ func (x *AttemptReport) GetError() string {
 	return ""
 }
 
+// TaskReportsRequest asks for one page of a job's attempts: those of
+// type (all types when unset; JOB_CLEANUP is its own type), in launch
+// order, from offset, at most limit (0: the server's page size). Field 1
+// is JobIDRequest's.
+type TaskReportsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         *string                `protobuf:"bytes,1,opt,name=job_id,json=jobId" json:"job_id,omitempty"`
+	Type          *TaskType              `protobuf:"varint,2,opt,name=type,enum=strata.mapred.TaskType" json:"type,omitempty"`
+	Offset        *int32                 `protobuf:"varint,3,opt,name=offset" json:"offset,omitempty"`
+	Limit         *int32                 `protobuf:"varint,4,opt,name=limit" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskReportsRequest) Reset() {
+	*x = TaskReportsRequest{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskReportsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskReportsRequest) ProtoMessage() {}
+
+func (x *TaskReportsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskReportsRequest.ProtoReflect.Descriptor instead.
+func (*TaskReportsRequest) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TaskReportsRequest) GetJobId() string {
+	if x != nil && x.JobId != nil {
+		return *x.JobId
+	}
+	return ""
+}
+
+func (x *TaskReportsRequest) GetType() TaskType {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return TaskType_MAP
+}
+
+func (x *TaskReportsRequest) GetOffset() int32 {
+	if x != nil && x.Offset != nil {
+		return *x.Offset
+	}
+	return 0
+}
+
+func (x *TaskReportsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+// TaskReportsResponse is a page of attempts; the server cuts a page short
+// to keep the response bounded. total is how many attempts of the type
+// the job has; next_offset is where the following page starts (total:
+// none left).
 type TaskReportsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attempts      []*AttemptReport       `protobuf:"bytes,1,rep,name=attempts" json:"attempts,omitempty"`
+	Total         *int32                 `protobuf:"varint,2,opt,name=total" json:"total,omitempty"`
+	NextOffset    *int32                 `protobuf:"varint,3,opt,name=next_offset,json=nextOffset" json:"next_offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskReportsResponse) Reset() {
 	*x = TaskReportsResponse{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1128,7 @@ func (x *TaskReportsResponse) String() string {
 func (*TaskReportsResponse) ProtoMessage() {}
 
 func (x *TaskReportsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1141,7 @@ func (x *TaskReportsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskReportsResponse.ProtoReflect.Descriptor instead.
 func (*TaskReportsResponse) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{11}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TaskReportsResponse) GetAttempts() []*AttemptReport {
@@ -1071,6 +1149,20 @@ func (x *TaskReportsResponse) GetAttempts() []*AttemptReport {
 		return x.Attempts
 	}
 	return nil
+}
+
+func (x *TaskReportsResponse) GetTotal() int32 {
+	if x != nil && x.Total != nil {
+		return *x.Total
+	}
+	return 0
+}
+
+func (x *TaskReportsResponse) GetNextOffset() int32 {
+	if x != nil && x.NextOffset != nil {
+		return *x.NextOffset
+	}
+	return 0
 }
 
 type ListJobsRequest struct {
@@ -1081,7 +1173,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1093,7 +1185,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1106,7 +1198,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{12}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{13}
 }
 
 type ListJobsResponse struct {
@@ -1118,7 +1210,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1222,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1235,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{13}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -1169,7 +1261,7 @@ type MapOutputIndexEntry struct {
 
 func (x *MapOutputIndexEntry) Reset() {
 	*x = MapOutputIndexEntry{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1273,7 @@ func (x *MapOutputIndexEntry) String() string {
 func (*MapOutputIndexEntry) ProtoMessage() {}
 
 func (x *MapOutputIndexEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1286,7 @@ func (x *MapOutputIndexEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapOutputIndexEntry.ProtoReflect.Descriptor instead.
 func (*MapOutputIndexEntry) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{14}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MapOutputIndexEntry) GetOffset() int64 {
@@ -1231,7 +1323,7 @@ type MapOutput struct {
 
 func (x *MapOutput) Reset() {
 	*x = MapOutput{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1335,7 @@ func (x *MapOutput) String() string {
 func (*MapOutput) ProtoMessage() {}
 
 func (x *MapOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1348,7 @@ func (x *MapOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapOutput.ProtoReflect.Descriptor instead.
 func (*MapOutput) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{15}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MapOutput) GetPath() string {
@@ -1299,7 +1391,7 @@ type TaskResult struct {
 
 func (x *TaskResult) Reset() {
 	*x = TaskResult{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1403,7 @@ func (x *TaskResult) String() string {
 func (*TaskResult) ProtoMessage() {}
 
 func (x *TaskResult) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1416,7 @@ func (x *TaskResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskResult.ProtoReflect.Descriptor instead.
 func (*TaskResult) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{16}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TaskResult) GetOutput() *MapOutput {
@@ -1380,7 +1472,7 @@ type TaskPhases struct {
 
 func (x *TaskPhases) Reset() {
 	*x = TaskPhases{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1484,7 @@ func (x *TaskPhases) String() string {
 func (*TaskPhases) ProtoMessage() {}
 
 func (x *TaskPhases) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1497,7 @@ func (x *TaskPhases) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskPhases.ProtoReflect.Descriptor instead.
 func (*TaskPhases) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{17}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TaskPhases) GetMapFinishMs() int64 {
@@ -1447,7 +1539,7 @@ type TaskUsage struct {
 
 func (x *TaskUsage) Reset() {
 	*x = TaskUsage{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1551,7 @@ func (x *TaskUsage) String() string {
 func (*TaskUsage) ProtoMessage() {}
 
 func (x *TaskUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1564,7 @@ func (x *TaskUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskUsage.ProtoReflect.Descriptor instead.
 func (*TaskUsage) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{18}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TaskUsage) GetUserUs() int64 {
@@ -1527,7 +1619,7 @@ type TaskReport struct {
 
 func (x *TaskReport) Reset() {
 	*x = TaskReport{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1631,7 @@ func (x *TaskReport) String() string {
 func (*TaskReport) ProtoMessage() {}
 
 func (x *TaskReport) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1644,7 @@ func (x *TaskReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskReport.ProtoReflect.Descriptor instead.
 func (*TaskReport) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{19}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TaskReport) GetAttemptId() string {
@@ -1619,7 +1711,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +1723,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +1736,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{20}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -1752,7 +1844,7 @@ type TaskSpec struct {
 
 func (x *TaskSpec) Reset() {
 	*x = TaskSpec{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1764,7 +1856,7 @@ func (x *TaskSpec) String() string {
 func (*TaskSpec) ProtoMessage() {}
 
 func (x *TaskSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1777,7 +1869,7 @@ func (x *TaskSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSpec.ProtoReflect.Descriptor instead.
 func (*TaskSpec) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{21}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TaskSpec) GetJob() string {
@@ -1917,7 +2009,7 @@ type LaunchTask struct {
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2021,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2034,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{22}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -1981,7 +2073,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[23]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2085,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[23]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2098,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{23}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HeartbeatResponse) GetLaunch() []*LaunchTask {
@@ -2058,7 +2150,7 @@ type MapCompletionEventsRequest struct {
 
 func (x *MapCompletionEventsRequest) Reset() {
 	*x = MapCompletionEventsRequest{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[24]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +2162,7 @@ func (x *MapCompletionEventsRequest) String() string {
 func (*MapCompletionEventsRequest) ProtoMessage() {}
 
 func (x *MapCompletionEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[24]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2175,7 @@ func (x *MapCompletionEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapCompletionEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapCompletionEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{24}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MapCompletionEventsRequest) GetJobId() string {
@@ -2112,7 +2204,7 @@ type MapCompletionEvent struct {
 
 func (x *MapCompletionEvent) Reset() {
 	*x = MapCompletionEvent{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[25]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2124,7 +2216,7 @@ func (x *MapCompletionEvent) String() string {
 func (*MapCompletionEvent) ProtoMessage() {}
 
 func (x *MapCompletionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[25]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2137,7 +2229,7 @@ func (x *MapCompletionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapCompletionEvent.ProtoReflect.Descriptor instead.
 func (*MapCompletionEvent) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{25}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MapCompletionEvent) GetMapIndex() int32 {
@@ -2171,7 +2263,7 @@ type MapCompletionEventsResponse struct {
 
 func (x *MapCompletionEventsResponse) Reset() {
 	*x = MapCompletionEventsResponse{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[26]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2275,7 @@ func (x *MapCompletionEventsResponse) String() string {
 func (*MapCompletionEventsResponse) ProtoMessage() {}
 
 func (x *MapCompletionEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[26]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2288,7 @@ func (x *MapCompletionEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapCompletionEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapCompletionEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{26}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MapCompletionEventsResponse) GetEvents() []*MapCompletionEvent {
@@ -2285,9 +2377,17 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	" \x01(\v2\x19.strata.mapred.TaskPhasesR\x06phases\x12.\n" +
 	"\x05usage\x18\v \x01(\v2\x18.strata.mapred.TaskUsageR\x05usage\x122\n" +
 	"\bcounters\x18\f \x03(\v2\x16.strata.mapred.CounterR\bcounters\x12\x14\n" +
-	"\x05error\x18\r \x01(\tR\x05error\"O\n" +
+	"\x05error\x18\r \x01(\tR\x05error\"\x86\x01\n" +
+	"\x12TaskReportsRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12+\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x17.strata.mapred.TaskTypeR\x04type\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offset\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\"\x86\x01\n" +
 	"\x13TaskReportsResponse\x128\n" +
-	"\battempts\x18\x01 \x03(\v2\x1c.strata.mapred.AttemptReportR\battempts\"\x11\n" +
+	"\battempts\x18\x01 \x03(\v2\x1c.strata.mapred.AttemptReportR\battempts\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x1f\n" +
+	"\vnext_offset\x18\x03 \x01(\x05R\n" +
+	"nextOffset\"\x11\n" +
 	"\x0fListJobsRequest\"@\n" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.strata.mapred.JobStatusR\x04jobs\"m\n" +
@@ -2430,7 +2530,7 @@ func file_mapred_mapred_protocol_proto_rawDescGZIP() []byte {
 }
 
 var file_mapred_mapred_protocol_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_mapred_mapred_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_mapred_mapred_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_mapred_mapred_protocol_proto_goTypes = []any{
 	(JobState)(0),                       // 0: strata.mapred.JobState
 	(TaskType)(0),                       // 1: strata.mapred.TaskType
@@ -2446,23 +2546,24 @@ var file_mapred_mapred_protocol_proto_goTypes = []any{
 	(*JobStatusResponse)(nil),           // 11: strata.mapred.JobStatusResponse
 	(*KillJobResponse)(nil),             // 12: strata.mapred.KillJobResponse
 	(*AttemptReport)(nil),               // 13: strata.mapred.AttemptReport
-	(*TaskReportsResponse)(nil),         // 14: strata.mapred.TaskReportsResponse
-	(*ListJobsRequest)(nil),             // 15: strata.mapred.ListJobsRequest
-	(*ListJobsResponse)(nil),            // 16: strata.mapred.ListJobsResponse
-	(*MapOutputIndexEntry)(nil),         // 17: strata.mapred.MapOutputIndexEntry
-	(*MapOutput)(nil),                   // 18: strata.mapred.MapOutput
-	(*TaskResult)(nil),                  // 19: strata.mapred.TaskResult
-	(*TaskPhases)(nil),                  // 20: strata.mapred.TaskPhases
-	(*TaskUsage)(nil),                   // 21: strata.mapred.TaskUsage
-	(*TaskReport)(nil),                  // 22: strata.mapred.TaskReport
-	(*HeartbeatRequest)(nil),            // 23: strata.mapred.HeartbeatRequest
-	(*TaskSpec)(nil),                    // 24: strata.mapred.TaskSpec
-	(*LaunchTask)(nil),                  // 25: strata.mapred.LaunchTask
-	(*HeartbeatResponse)(nil),           // 26: strata.mapred.HeartbeatResponse
-	(*MapCompletionEventsRequest)(nil),  // 27: strata.mapred.MapCompletionEventsRequest
-	(*MapCompletionEvent)(nil),          // 28: strata.mapred.MapCompletionEvent
-	(*MapCompletionEventsResponse)(nil), // 29: strata.mapred.MapCompletionEventsResponse
-	nil,                                 // 30: strata.mapred.TaskSpec.ConfEntry
+	(*TaskReportsRequest)(nil),          // 14: strata.mapred.TaskReportsRequest
+	(*TaskReportsResponse)(nil),         // 15: strata.mapred.TaskReportsResponse
+	(*ListJobsRequest)(nil),             // 16: strata.mapred.ListJobsRequest
+	(*ListJobsResponse)(nil),            // 17: strata.mapred.ListJobsResponse
+	(*MapOutputIndexEntry)(nil),         // 18: strata.mapred.MapOutputIndexEntry
+	(*MapOutput)(nil),                   // 19: strata.mapred.MapOutput
+	(*TaskResult)(nil),                  // 20: strata.mapred.TaskResult
+	(*TaskPhases)(nil),                  // 21: strata.mapred.TaskPhases
+	(*TaskUsage)(nil),                   // 22: strata.mapred.TaskUsage
+	(*TaskReport)(nil),                  // 23: strata.mapred.TaskReport
+	(*HeartbeatRequest)(nil),            // 24: strata.mapred.HeartbeatRequest
+	(*TaskSpec)(nil),                    // 25: strata.mapred.TaskSpec
+	(*LaunchTask)(nil),                  // 26: strata.mapred.LaunchTask
+	(*HeartbeatResponse)(nil),           // 27: strata.mapred.HeartbeatResponse
+	(*MapCompletionEventsRequest)(nil),  // 28: strata.mapred.MapCompletionEventsRequest
+	(*MapCompletionEvent)(nil),          // 29: strata.mapred.MapCompletionEvent
+	(*MapCompletionEventsResponse)(nil), // 30: strata.mapred.MapCompletionEventsResponse
+	nil,                                 // 31: strata.mapred.TaskSpec.ConfEntry
 }
 var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	3,  // 0: strata.mapred.JobSpec.conf:type_name -> strata.mapred.KeyValue
@@ -2473,33 +2574,34 @@ var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	9,  // 5: strata.mapred.JobStatusResponse.status:type_name -> strata.mapred.JobStatus
 	1,  // 6: strata.mapred.AttemptReport.type:type_name -> strata.mapred.TaskType
 	2,  // 7: strata.mapred.AttemptReport.state:type_name -> strata.mapred.TaskReport.State
-	20, // 8: strata.mapred.AttemptReport.phases:type_name -> strata.mapred.TaskPhases
-	21, // 9: strata.mapred.AttemptReport.usage:type_name -> strata.mapred.TaskUsage
+	21, // 8: strata.mapred.AttemptReport.phases:type_name -> strata.mapred.TaskPhases
+	22, // 9: strata.mapred.AttemptReport.usage:type_name -> strata.mapred.TaskUsage
 	8,  // 10: strata.mapred.AttemptReport.counters:type_name -> strata.mapred.Counter
-	13, // 11: strata.mapred.TaskReportsResponse.attempts:type_name -> strata.mapred.AttemptReport
-	9,  // 12: strata.mapred.ListJobsResponse.jobs:type_name -> strata.mapred.JobStatus
-	17, // 13: strata.mapred.MapOutput.index:type_name -> strata.mapred.MapOutputIndexEntry
-	18, // 14: strata.mapred.TaskResult.output:type_name -> strata.mapred.MapOutput
-	8,  // 15: strata.mapred.TaskResult.counters:type_name -> strata.mapred.Counter
-	20, // 16: strata.mapred.TaskResult.phases:type_name -> strata.mapred.TaskPhases
-	2,  // 17: strata.mapred.TaskReport.state:type_name -> strata.mapred.TaskReport.State
-	19, // 18: strata.mapred.TaskReport.result:type_name -> strata.mapred.TaskResult
-	21, // 19: strata.mapred.TaskReport.usage:type_name -> strata.mapred.TaskUsage
-	22, // 20: strata.mapred.HeartbeatRequest.reports:type_name -> strata.mapred.TaskReport
-	30, // 21: strata.mapred.TaskSpec.conf:type_name -> strata.mapred.TaskSpec.ConfEntry
-	1,  // 22: strata.mapred.TaskSpec.type:type_name -> strata.mapred.TaskType
-	4,  // 23: strata.mapred.TaskSpec.split:type_name -> strata.mapred.InputSplit
-	28, // 24: strata.mapred.TaskSpec.maps:type_name -> strata.mapred.MapCompletionEvent
-	0,  // 25: strata.mapred.TaskSpec.cleanup_state:type_name -> strata.mapred.JobState
-	24, // 26: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
-	25, // 27: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
-	28, // 28: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
-	0,  // 29: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	1,  // 11: strata.mapred.TaskReportsRequest.type:type_name -> strata.mapred.TaskType
+	13, // 12: strata.mapred.TaskReportsResponse.attempts:type_name -> strata.mapred.AttemptReport
+	9,  // 13: strata.mapred.ListJobsResponse.jobs:type_name -> strata.mapred.JobStatus
+	18, // 14: strata.mapred.MapOutput.index:type_name -> strata.mapred.MapOutputIndexEntry
+	19, // 15: strata.mapred.TaskResult.output:type_name -> strata.mapred.MapOutput
+	8,  // 16: strata.mapred.TaskResult.counters:type_name -> strata.mapred.Counter
+	21, // 17: strata.mapred.TaskResult.phases:type_name -> strata.mapred.TaskPhases
+	2,  // 18: strata.mapred.TaskReport.state:type_name -> strata.mapred.TaskReport.State
+	20, // 19: strata.mapred.TaskReport.result:type_name -> strata.mapred.TaskResult
+	22, // 20: strata.mapred.TaskReport.usage:type_name -> strata.mapred.TaskUsage
+	23, // 21: strata.mapred.HeartbeatRequest.reports:type_name -> strata.mapred.TaskReport
+	31, // 22: strata.mapred.TaskSpec.conf:type_name -> strata.mapred.TaskSpec.ConfEntry
+	1,  // 23: strata.mapred.TaskSpec.type:type_name -> strata.mapred.TaskType
+	4,  // 24: strata.mapred.TaskSpec.split:type_name -> strata.mapred.InputSplit
+	29, // 25: strata.mapred.TaskSpec.maps:type_name -> strata.mapred.MapCompletionEvent
+	0,  // 26: strata.mapred.TaskSpec.cleanup_state:type_name -> strata.mapred.JobState
+	25, // 27: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
+	26, // 28: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
+	29, // 29: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
+	0,  // 30: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_mapred_mapred_protocol_proto_init() }
@@ -2513,7 +2615,7 @@ func file_mapred_mapred_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mapred_mapred_protocol_proto_rawDesc), len(file_mapred_mapred_protocol_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
