@@ -3,6 +3,7 @@ package tasktracker
 import (
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +20,8 @@ import (
 
 // account adds to rep what the TaskTracker knows of the child it reaped:
 // when it ran and what the kernel charged it (wait4's rusage, which
-// includes the descendants it waited for: a streaming command). A
+// includes the descendants it waited for: a streaming command), with
+// u.MaxRSS the peak of the process tree's sampled resident memory. A
 // successful attempt's counters get CPU_MILLISECONDS, its user and system
 // parts, the peak RSS and the block I/O, as Hadoop's task counters have
 // them from the child JVM's process tree.
@@ -53,8 +55,8 @@ func account(rep *mrpb.TaskReport, typ mrpb.TaskType, start, end time.Time, u pr
 // attempts' intermediate data takes.
 const intermediateEvery = 100 * time.Millisecond
 
-// intermediate is the space under the local dirs' taskTracker/ trees
-// (spills, map outputs, shuffled segments and merges of every attempt)
+// intermediate is the space of the attempts' directories under the local
+// dirs' taskTracker/ trees (spills, map outputs, shuffled segments and merges of every attempt)
 // now and at its peak since the last reset, measured every
 // intermediateEvery — a peak between two measurements is missed.
 type intermediate struct {
@@ -95,27 +97,42 @@ func (tt *TaskTracker) measureIntermediate() {
 	}
 }
 
-// diskUsage is the space (allocated blocks, as du counts) of the files
-// under <dir>/taskTracker of each dir. Files that vanish while it walks
-// are skipped.
+// diskUsage is the space (allocated blocks, as du counts) of the files in
+// the attempts' directories, <dir>/taskTracker/<job>/<attempt>/, of each
+// dir: spills, map outputs, shuffled segments and merges — not a job's
+// program (<job>/job.bin) or anything else beside the attempts. Files that
+// vanish while it walks are skipped.
 func diskUsage(dirs []string) int64 {
 	var total int64
-	for _, d := range dirs {
-		filepath.WalkDir(filepath.Join(d, "taskTracker"), func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() {
-				return nil
-			}
-			info, err := e.Info()
-			if err != nil {
-				return nil
-			}
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				total += st.Blocks * 512
-			} else {
-				total += info.Size()
-			}
+	add := func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
 			return nil
-		})
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			total += st.Blocks * 512
+		} else {
+			total += info.Size()
+		}
+		return nil
+	}
+	for _, d := range dirs {
+		root := filepath.Join(d, "taskTracker")
+		jobs, _ := os.ReadDir(root)
+		for _, j := range jobs {
+			if !j.IsDir() {
+				continue
+			}
+			atts, _ := os.ReadDir(filepath.Join(root, j.Name()))
+			for _, a := range atts {
+				if a.IsDir() {
+					filepath.WalkDir(filepath.Join(root, j.Name(), a.Name()), add)
+				}
+			}
+		}
 	}
 	return total
 }
@@ -129,7 +146,7 @@ func (tt *TaskTracker) metricsHandler() http.Handler {
 	gauge := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "tasktracker", Name: name, Help: help}, f))
 	}
-	gauge("intermediate_bytes", "Space taken by the attempts' spills, map outputs and shuffled segments (du of the local dirs' taskTracker/).",
+	gauge("intermediate_bytes", "Space taken by the attempts' spills, map outputs and shuffled segments (du of the local dirs' taskTracker/<job>/<attempt>/).",
 		func() float64 { n, _ := tt.IntermediateBytes(); return float64(n) })
 	gauge("intermediate_peak_bytes", "Most space the intermediate data took since start or the last reset.",
 		func() float64 { _, p := tt.IntermediateBytes(); return float64(p) })

@@ -40,7 +40,7 @@ func TestAccount(t *testing.T) {
 }
 
 // The intermediate space is what the attempts' directories hold, not the
-// logs; the peak stays after the files go, until reset.
+// logs or the job's program; the peak stays after the files go, until reset.
 func TestIntermediateSpace(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	write := func(p string, n int) {
@@ -55,6 +55,7 @@ func TestIntermediateSpace(t *testing.T) {
 	write(spill, 1<<20)
 	write(filepath.Join(dirs[1], "taskTracker", "job_1", "attempt_1_r_000000_0", "map_0.out"), 256<<10)
 	write(filepath.Join(dirs[0], "userlogs", "job_1", "attempt_1_m_000000_0.stderr"), 1<<20)
+	write(filepath.Join(dirs[0], "taskTracker", "job_1", "job.bin"), 1<<20) // the job's program
 	if got := diskUsage(dirs); got < (1<<20)+(256<<10) || got > (1<<20)+(256<<10)+64<<10 {
 		t.Fatalf("diskUsage %d, want about 1.25 MiB", got)
 	}

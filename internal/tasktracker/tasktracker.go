@@ -416,25 +416,12 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 			}
 		}
 	}()
-	var overMemory atomic.Int64 // the usage that got the attempt killed
-	if memLimit > 0 {
-		go func() {
-			t := time.NewTicker(memEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-cctx.Done():
-					return
-				case <-t.C:
-				}
-				if used := processGroupRSS(cmd.Process.Pid); used > memLimit {
-					overMemory.Store(used)
-					kill()
-					return
-				}
-			}
-		}()
+	sampleEvery := memEvery
+	if memLimit <= 0 {
+		sampleEvery = rssSampleEvery
 	}
+	mem := &memoryWatch{}
+	go mem.run(cctx, cmd.Process.Pid, sampleEvery, memLimit, kill)
 	var timedOut atomic.Bool
 	if timeout > 0 {
 		go func() {
@@ -465,9 +452,13 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	}
 	runErr := cmd.Wait()
 	end := time.Now()
-	rep = tt.finish(a, spec, childExit{out: out.Bytes(), err: runErr, overMemory: overMemory.Load(), memLimit: memLimit,
+	rep = tt.finish(a, spec, childExit{out: out.Bytes(), err: runErr, overMemory: mem.over.Load(), memLimit: memLimit,
 		timedOut: timedOut.Load(), timeout: timeout, killed: ctx.Err() != nil, stderr: stderr.Name(), elapsed: end.Sub(start)})
 	usage, _ := procstat.FromProcessState(cmd.ProcessState)
+	// wait4's ru_maxrss is the largest single process of the tree, a
+	// floor of the tree's peak that also covers a child too short for a
+	// sample.
+	usage.MaxRSS = max(usage.MaxRSS, mem.peak.Load())
 	account(rep, spec.GetType(), start, end, usage)
 	return rep
 }

@@ -1527,7 +1527,9 @@ type TaskUsage struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	UserUs   *int64                 `protobuf:"varint,1,opt,name=user_us,json=userUs" json:"user_us,omitempty"`
 	SystemUs *int64                 `protobuf:"varint,2,opt,name=system_us,json=systemUs" json:"system_us,omitempty"`
-	// max_rss_bytes is the child's peak resident set size.
+	// max_rss_bytes is the peak resident memory of the child's process
+	// tree (its process group, sampled; at least the largest single
+	// process's ru_maxrss).
 	MaxRssBytes *int64 `protobuf:"varint,3,opt,name=max_rss_bytes,json=maxRssBytes" json:"max_rss_bytes,omitempty"`
 	// read_bytes and write_bytes are the block I/O the kernel charged
 	// (ru_inblock and ru_oublock in 512-byte units, times 512).
