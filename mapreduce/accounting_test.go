@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/shuffle"
 )
 
 // accountingJob is a job of nred reduces over one text file of lines
@@ -171,5 +172,29 @@ func TestHadoopName(t *testing.T) {
 	a := AttemptReport{ID: "attempt_local123_0001_r_000002_1"}
 	if got := a.Task(); got != "r_000002" {
 		t.Errorf("Task() = %q", got)
+	}
+}
+
+// A reduce's shuffle ends with the last distinct map's output, not at the
+// count of fetches (a map fetched twice counts once), and never after the
+// sort.
+func TestShuffleEnd(t *testing.T) {
+	e := newShuffleEnd(3)
+	e.fetched(shuffle.MapLocation{MapIndex: 0})
+	e.fetched(shuffle.MapLocation{MapIndex: 1})
+	e.fetched(shuffle.MapLocation{MapIndex: 1, AttemptID: "rerun"})
+	if e.ended.Load() != 0 {
+		t.Fatal("the shuffle ended with two of three maps")
+	}
+	sorted := time.Now().Add(time.Hour)
+	if got := e.at(sorted); !got.Equal(sorted) {
+		t.Errorf("unfinished shuffle ends %v, want the sort's end", got)
+	}
+	e.fetched(shuffle.MapLocation{MapIndex: 2})
+	if got := e.at(sorted); got.IsZero() || !got.Before(sorted) {
+		t.Errorf("shuffle ends %v", got)
+	}
+	if early := time.Now().Add(-time.Hour); !e.at(early).Equal(early) {
+		t.Errorf("the shuffle ends after the sort")
 	}
 }

@@ -138,17 +138,9 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 		}
 		lio := newLocalIO()
 		cfg.FS = lio
-		// The shuffle ends when the last map output is in (Hadoop's
-		// shuffleFinishTime). The Counters calls are serialized but may
-		// come from a fetcher still returning after Wait did.
-		var fetched, shuffled atomic.Int64
-		numMaps := int64(max(int(spec.GetNumMaps()), len(spec.GetMaps())))
-		cfg.Counters = func(name string, n int64) {
-			counters.Add(GroupTask, name, n)
-			if name == shuffle.CounterShuffledMaps && fetched.Add(n) == numMaps {
-				shuffled.Store(time.Now().UnixNano())
-			}
-		}
+		end := newShuffleEnd(max(int(spec.GetNumMaps()), len(spec.GetMaps())))
+		cfg.Counters = func(name string, n int64) { counters.Add(GroupTask, name, n) }
+		cfg.Fetched = end.fetched
 		every, err := job.Conf.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
 		if err != nil || every <= 0 {
 			every = time.Second
@@ -167,10 +159,7 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 		}
 		defer merged.Close()
 		att.phases.SortFinish = time.Now()
-		att.phases.ShuffleFinish = att.phases.SortFinish // no maps, or the last count is late
-		if ns := shuffled.Load(); ns != 0 {
-			att.phases.ShuffleFinish = time.Unix(0, ns)
-		}
+		att.phases.ShuffleFinish = end.at(att.phases.SortFinish)
 		if err := reduceMerged(ctx, job, att, merged, committer, counters); err != nil {
 			return nil, err
 		}
@@ -229,4 +218,36 @@ func shuffleMemory(cfg *shuffle.Config, c *conf.Configuration) error {
 	}
 	cfg.MergePercent, cfg.MemoryLimitPercent = merge, limit
 	return nil
+}
+
+// shuffleEnd finds when a reduce's shuffle ended: when the last of its
+// maps' outputs was in (Hadoop's shuffleFinishTime). A map fetched twice
+// (a rerun attempt's output) counts once. fetched's calls are serialized
+// (shuffle.Config.Fetched) but may come from a fetcher still returning
+// after the shuffle's Wait did, hence the atomic.
+type shuffleEnd struct {
+	maps  int
+	seen  map[int]bool
+	ended atomic.Int64 // Unix ns; 0: not yet
+}
+
+func newShuffleEnd(maps int) *shuffleEnd { return &shuffleEnd{maps: maps, seen: map[int]bool{}} }
+
+func (e *shuffleEnd) fetched(loc shuffle.MapLocation) {
+	if e.seen[loc.MapIndex] {
+		return
+	}
+	if e.seen[loc.MapIndex] = true; len(e.seen) == e.maps {
+		e.ended.Store(time.Now().UnixNano())
+	}
+}
+
+// at is the shuffle's end given the sort's (the merge that followed):
+// never after it, and the sort's when no map was seen last (none, or its
+// call is late).
+func (e *shuffleEnd) at(sortFinish time.Time) time.Time {
+	if ns := e.ended.Load(); ns != 0 && ns <= sortFinish.UnixNano() {
+		return time.Unix(0, ns)
+	}
+	return sortFinish
 }
