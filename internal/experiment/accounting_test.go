@@ -26,11 +26,20 @@ func checkAccounting(t *testing.T, p ProfileResult, nodes int, rows uint64) {
 	var maps, reduces int
 	var cpuMS int64
 	var cpu float64
+	// The job's counters are its tasks' successful attempts': a losing
+	// speculative attempt that finished anyway is KILLED ("Already
+	// completed TIP"), so each task has one SUCCEEDED attempt.
+	succeeded := map[string]string{}
 	for _, a := range ja.Attempts {
 		cpu += a.CPU.User + a.CPU.System
 		if a.State != "SUCCEEDED" {
 			continue
 		}
+		task := a.ID[:strings.LastIndexByte(a.ID, '_')]
+		if other, ok := succeeded[task]; ok {
+			t.Errorf("%s: task %s succeeded twice: %s and %s", p.Name, task, other, a.ID)
+		}
+		succeeded[task] = a.ID
 		if a.Start < 0 || a.End < a.Start || a.Node == "" || a.Tracker == "" {
 			t.Errorf("%s: attempt %+v", p.Name, a)
 		}

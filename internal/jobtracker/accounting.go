@@ -71,23 +71,42 @@ func (jt *JobTracker) noteLaunch(j *job, id string, typ mrpb.TaskType, tr *track
 
 // noteReport records the end of an attempt as its TaskTracker reported
 // it, whatever the report then does to the job (a loser's, a late one's
-// too). Repeats of a report change nothing. A record's fields are only
-// ever replaced, never changed in place (pageReports relies on it). Lock
-// held.
-func (jt *JobTracker) noteReport(j *job, rep *mrpb.TaskReport) {
+// too): its span, phases, usage and counters. A success that does not
+// count — its task was done by another attempt, or its job had ended — is
+// KILLED, as Hadoop marks an "Already completed TIP" attempt, so that the
+// SUCCEEDED records are those whose counters are in the job's. A record
+// the JobTracker ended meanwhile (a lost tracker, the job's end) keeps its
+// state and takes the rest. Repeats of a report change nothing. A record's
+// fields are only ever replaced, never changed in place (pageReports
+// relies on it). Lock held.
+func (jt *JobTracker) noteReport(j *job, t *task, rep *mrpb.TaskReport) {
 	r := j.attempts[rep.GetAttemptId()]
-	if r == nil || r.GetState() != mrpb.TaskReport_RUNNING || rep.GetState() == mrpb.TaskReport_RUNNING {
+	if r == nil || r.ChildFinishMs != nil || rep.GetState() == mrpb.TaskReport_RUNNING {
 		return
 	}
 	res := rep.GetResult()
-	r.State = rep.GetState().Enum()
-	r.FinishMs = proto.Int64(jt.now().UnixMilli())
+	if r.GetState() == mrpb.TaskReport_RUNNING {
+		r.State, r.FinishMs = rep.GetState().Enum(), proto.Int64(jt.now().UnixMilli())
+		if e := res.GetError(); e != "" {
+			r.Error = proto.String(truncate(e, maxAttemptError))
+		}
+		if rep.GetState() == mrpb.TaskReport_SUCCEEDED && !countsSuccess(j, t, rep.GetAttemptId()) {
+			r.State, r.Error = mrpb.TaskReport_KILLED.Enum(), proto.String("Already completed TIP")
+		}
+	}
 	r.ChildStartMs, r.ChildFinishMs = proto.Int64(rep.GetStartMs()), proto.Int64(rep.GetFinishMs())
 	r.Phases, r.Usage = proto.CloneOf(res.GetPhases()), proto.CloneOf(rep.GetUsage())
 	r.Counters = keptCounters(res.GetCounters())
-	if e := res.GetError(); e != "" {
-		r.Error = proto.String(truncate(e, maxAttemptError))
+}
+
+// countsSuccess says whether a success of attempt of t is the one report
+// applies to its task and job (before report has applied it). Lock held.
+func countsSuccess(j *job, t *task, attempt string) bool {
+	if t == nil || t.cleanup {
+		return t != nil
 	}
+	_, running := t.running[attempt]
+	return j.state == mrpb.JobState_RUNNING && running && t.state != done
 }
 
 // keptCounters copies the first of cs that fit maxAttemptCounters and

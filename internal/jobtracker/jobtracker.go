@@ -704,7 +704,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	j, t := jt.find(rep.GetAttemptId())
 	if j != nil {
-		jt.noteReport(j, rep)
+		jt.noteReport(j, t, rep)
 	}
 	if t != nil && t.cleanup {
 		jt.cleanupEnded(j, rep)
