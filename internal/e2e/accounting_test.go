@@ -22,7 +22,7 @@ var (
 // TestClusterAccounting runs a job that spills on a JobTracker and a
 // TaskTracker as processes and checks the accounting a user sees: the CPU
 // and FILE counters on the job console, each attempt's phases and CPU in
-// `strata job -status`, the TaskTracker's CPU and intermediate space at
+// `strata job -status` (its owner's only), the TaskTracker's CPU and intermediate space at
 // /metrics; and the Hadoop 1 names of the papers' settings.
 func TestClusterAccounting(t *testing.T) {
 	m := startMR(t, 1)
@@ -90,6 +90,14 @@ func TestClusterAccounting(t *testing.T) {
 	}
 	if maps != 2 || reduces != 2 {
 		t.Errorf("%d maps and %d reduces in:\n%s", maps, reduces, status)
+	}
+
+	// The attempts need VIEW_JOB: another user sees the status, then
+	// Hadoop's refusal.
+	stdout, stderr, code := m.Run("mallory", "job", "-status", id)
+	if code != 1 || !strings.Contains(stdout, "State: SUCCEEDED") || strings.Contains(stdout, "Attempts:") ||
+		!strings.Contains(stderr, "User mallory cannot perform operation VIEW_JOB on "+id) {
+		t.Errorf("job -status as another user: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
 	url := shuffleURLRE.FindStringSubmatch(m.TaskTrackerProcess(0).Log())
