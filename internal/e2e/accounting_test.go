@@ -22,8 +22,9 @@ var (
 // TestClusterAccounting runs a job that spills on a JobTracker and a
 // TaskTracker as processes and checks the accounting a user sees: the CPU
 // and FILE counters on the job console, each attempt's phases and CPU in
-// `strata job -status` (its owner's only), the TaskTracker's CPU and intermediate space at
-// /metrics; and the Hadoop 1 names of the papers' settings.
+// `strata job -status` (its owner's only), the TaskTracker's CPU and
+// intermediate space at /metrics; and the Hadoop 1 names of the papers'
+// settings.
 func TestClusterAccounting(t *testing.T) {
 	m := startMR(t, 1)
 	dir := t.TempDir()
