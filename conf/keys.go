@@ -96,6 +96,7 @@ var knownKeys = []Key{
 	{"ipc.maximum.data.length", "134217728", "Largest RPC message in bytes a server accepts."},
 	{"ipc.server.handler.queue.size", "100", "RPC calls allowed in a server's call queue per handler."},
 	{"ipc.server.max.connections", "0", "Most connections an RPC server keeps open; more are closed at once. 0: no limit."},
+	{"mapred.child.java.opts", "", "Java options of task children (the papers' Hadoop 1 setting; mapreduce.{map,reduce}.java.opts take precedence): strata has no JVM and reads only -Xmx, the heap a task's memory cap is derived from when mapreduce.{map,reduce}.memory.mb is unset (cap = heap / mapreduce.job.heap.memory-mb.ratio, rounded up to a MiB)."},
 	{"mapred.tasktracker.dns.interface", "default", "Network interface whose address a TaskTracker advertises when slave.host.name is unset; default: the address it binds, else the one that reaches the JobTracker (Hadoop: the host's DNS name)."},
 	{"mapred.tasktracker.map.tasks.maximum", "2", "Map tasks a TaskTracker runs at the same time."},
 	{"mapred.tasktracker.reduce.tasks.maximum", "2", "Reduce tasks a TaskTracker runs at the same time."},
@@ -110,8 +111,10 @@ var knownKeys = []Key{
 	{"mapreduce.input.keyvaluelinerecordreader.key.value.separator", "\t", "Separator between key and value for KeyValueTextInputFormat."},
 	{"mapreduce.input.linerecordreader.line.maxlength", "", "Longest line a text record reader accepts; longer lines are skipped. Empty: 64 MiB, and longer is an error."},
 	{"mapreduce.job.acl-modify-job", " ", "ACL (\"users groups\", * for everyone) of the users besides the job's owner and the administrators who may kill the job."},
+	{"mapreduce.job.acl-view-job", " ", "ACL (\"users groups\", * for everyone) of the users besides the job's owner and the administrators who may read the job's task reports (getTaskReports)."},
 	{"mapreduce.job.application.attempt.id", "0", "Attempt number of the job, used in the committer temporary directory names."},
 	{"mapreduce.job.heap.memory-mb.ratio", "0.8", "Fraction of mapreduce.{map,reduce}.memory.mb counted as a task's heap, which sizes the reduce's shuffle memory (Hadoop derives -Xmx from it)."},
+	{"mapreduce.job.jvm.numtasks", "1", "Task attempts a task JVM may run in Hadoop (JVM reuse); strata runs every attempt in a new process and warns on the job console when a job asks for more than 1."},
 	{"mapreduce.job.maps", "2", "Default number of map tasks per job; a hint, the input splits decide."},
 	{"mapreduce.job.reduce.slowstart.completedmaps", "0.05", "Fraction of a job's maps that must be done before its reduces are scheduled; they fetch the other maps' outputs as those finish."},
 	{"mapreduce.job.reduces", "1", "Default number of reduce tasks per job."},
@@ -123,6 +126,7 @@ var knownKeys = []Key{
 	{"mapreduce.jobtracker.retiredjobs.cache.size", "1000", "Finished jobs the JobTracker keeps in memory for strata job -list and -status; older ones are only in the job history."},
 	{"mapreduce.jobtracker.staging.root.dir", "${hadoop.tmp.dir}/mapred/staging", "Directory on the default file system under which job clients stage what the tasks need (a user program's binary)."},
 	{"mapreduce.local.map.tasks.maximum", "", "Tasks the local job runner runs at once; empty means the number of CPUs."},
+	{"mapreduce.map.java.opts", "", "Java options of map task children; only -Xmx is read, as for mapred.child.java.opts, which it overrides."},
 	{"mapreduce.map.maxattempts", "4", "Attempts per map task before the job fails."},
 	{"mapreduce.map.memory.mb", "1024", "Megabytes of resident memory a map attempt's process tree (the task child and what it starts) may use before its TaskTracker kills it; 0 or less: no cap."},
 	{"mapreduce.map.output.compress", "false", "Whether map outputs are compressed before the shuffle."},
@@ -134,6 +138,7 @@ var knownKeys = []Key{
 	{"mapreduce.output.textoutputformat.separator", "\t", "Separator between key and value in text output."},
 	{"mapreduce.randomtextwriter.bytespermap", "1073741824", "Bytes of text each RandomTextWriter map writes."},
 	{"mapreduce.randomwriter.bytespermap", "1073741824", "Bytes each RandomWriter map writes."},
+	{"mapreduce.reduce.java.opts", "", "Java options of reduce task children; only -Xmx is read, as for mapred.child.java.opts, which it overrides."},
 	{"mapreduce.reduce.maxattempts", "4", "Attempts per reduce task before the job fails."},
 	{"mapreduce.reduce.memory.mb", "1024", "Megabytes of resident memory a reduce attempt's process tree may use before its TaskTracker kills it; 0 or less: no cap."},
 	{"mapreduce.reduce.shuffle.connect.timeout", "180000", "Milliseconds a reducer waits to connect to a map output server."},
@@ -213,6 +218,22 @@ var deprecations = map[string]string{
 	"mapred.reduce.tasks":                    "mapreduce.job.reduces",
 	"mapred.reduce.slowstart.completed.maps": "mapreduce.job.reduce.slowstart.completedmaps",
 	"mapred.task.timeout":                    "mapreduce.task.timeout",
+
+	// Hadoop 1 names from the papers' configuration tables (Hadoop's
+	// DeprecatedProperties); mapred.job.reuse.jvm.num.tasks is accepted,
+	// but strata does not reuse task processes (mapreduce.job.jvm.numtasks).
+	"dfs.datanode.max.xcievers":                 "dfs.datanode.max.transfer.threads",
+	"mapred.job.map.memory.mb":                  "mapreduce.map.memory.mb",
+	"mapred.job.reduce.memory.mb":               "mapreduce.reduce.memory.mb",
+	"mapred.job.reuse.jvm.num.tasks":            "mapreduce.job.jvm.numtasks",
+	"mapred.job.shuffle.input.buffer.percent":   "mapreduce.reduce.shuffle.input.buffer.percent",
+	"mapred.job.shuffle.merge.percent":          "mapreduce.reduce.shuffle.merge.percent",
+	"mapred.map.child.java.opts":                "mapreduce.map.java.opts",
+	"mapred.map.tasks.speculative.execution":    "mapreduce.map.speculative",
+	"mapred.output.compress":                    "mapreduce.output.fileoutputformat.compress",
+	"mapred.reduce.child.java.opts":             "mapreduce.reduce.java.opts",
+	"mapred.reduce.tasks.speculative.execution": "mapreduce.reduce.speculative",
+	"mapred.task.tracker.http.address":          "mapreduce.tasktracker.http.address",
 }
 
 // freePrefixes are key prefixes under which users define their own keys;

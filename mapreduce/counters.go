@@ -2,9 +2,11 @@ package mapreduce
 
 import (
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/procstat"
 )
 
 // Counter groups and names, as Hadoop prints them.
@@ -39,6 +41,86 @@ const (
 	FailedReduces         = "Failed reduce tasks"
 )
 
+// Resource counters of an attempt (Hadoop's TaskCounter display names;
+// the user/system split and the block I/O are strata's): what the
+// operating system charged the attempt's child process, from its rusage
+// when the TaskTracker reaped it. Local-mode attempts share one process
+// and have none of their own; the job gets the process's CPU time
+// instead (RunLocal).
+const (
+	CPUMilliseconds       = "CPU time spent (ms)"
+	CPUUserMilliseconds   = "CPU user time (ms)"
+	CPUSystemMilliseconds = "CPU system time (ms)"
+	PeakMapRSS            = "Peak Map Physical memory (bytes)"
+	PeakReduceRSS         = "Peak Reduce Physical memory (bytes)"
+	BlockReadBytes        = "Block I/O read bytes"
+	BlockWriteBytes       = "Block I/O write bytes"
+)
+
+// Hadoop's FileSystemCounter names for the local file system:
+// FILE_BYTES_READ and FILE_BYTES_WRITTEN count the task's input and
+// output on file:// and its intermediate data — spills, merges of spills,
+// map output files, shuffled segments kept on disk and the reduce side's
+// merges — as Hadoop's local file system counts them.
+var FileBytesRead, FileBytesWritten = fs.IOCounterNames("file")
+
+// hadoopNames are Hadoop's enum names of the built-in counters
+// (TaskCounter, JobCounter, FileSystemCounter), by display name.
+var hadoopNames = map[string]string{
+	MapInputRecords:       "MAP_INPUT_RECORDS",
+	MapOutputRecords:      "MAP_OUTPUT_RECORDS",
+	MapOutputBytes:        "MAP_OUTPUT_BYTES",
+	MapOutputMaterialized: "MAP_OUTPUT_MATERIALIZED_BYTES",
+	CombineInputRecords:   "COMBINE_INPUT_RECORDS",
+	CombineOutputRecords:  "COMBINE_OUTPUT_RECORDS",
+	SpilledRecords:        "SPILLED_RECORDS",
+	Spills:                "SPILLS",
+	ShuffledMaps:          "SHUFFLED_MAPS",
+	ReduceShuffleBytes:    "REDUCE_SHUFFLE_BYTES",
+	ReduceInputGroups:     "REDUCE_INPUT_GROUPS",
+	ReduceInputRecords:    "REDUCE_INPUT_RECORDS",
+	ReduceOutputRecords:   "REDUCE_OUTPUT_RECORDS",
+	MergedMapOutputs:      "MERGED_MAP_OUTPUTS",
+	"Failed Shuffles":     "FAILED_SHUFFLE",
+	LaunchedMaps:          "TOTAL_LAUNCHED_MAPS",
+	LaunchedReduces:       "TOTAL_LAUNCHED_REDUCES",
+	DataLocalMaps:         "DATA_LOCAL_MAPS",
+	RemoteMaps:            "OTHER_LOCAL_MAPS",
+	FailedMaps:            "NUM_FAILED_MAPS",
+	FailedReduces:         "NUM_FAILED_REDUCES",
+	CPUMilliseconds:       "CPU_MILLISECONDS",
+	CPUUserMilliseconds:   "CPU_USER_MILLISECONDS",
+	CPUSystemMilliseconds: "CPU_SYSTEM_MILLISECONDS",
+	PeakMapRSS:            "MAP_PHYSICAL_MEMORY_BYTES_MAX",
+	PeakReduceRSS:         "REDUCE_PHYSICAL_MEMORY_BYTES_MAX",
+	BlockReadBytes:        "BLOCK_READ_BYTES",
+	BlockWriteBytes:       "BLOCK_WRITE_BYTES",
+}
+
+// HadoopName is a counter's name as Hadoop's enums spell it
+// (MAP_OUTPUT_BYTES for "Map output bytes", FILE_BYTES_READ for "FILE:
+// Number of bytes read", HDFS_BYTES_WRITTEN, ...); other counters (a
+// job's own) keep their names.
+func HadoopName(group, name string) string {
+	if group == GroupFileSystem {
+		if scheme, rest, ok := strings.Cut(name, ": Number of bytes "); ok {
+			switch rest {
+			case "read":
+				return scheme + "_BYTES_READ"
+			case "written":
+				return scheme + "_BYTES_WRITTEN"
+			}
+		}
+		return name
+	}
+	if group == GroupTask || group == GroupJob {
+		if n, ok := hadoopNames[name]; ok {
+			return n
+		}
+	}
+	return name
+}
+
 // Counters is a set of named int64 counters in groups. Safe for
 // concurrent use.
 type Counters struct {
@@ -66,6 +148,29 @@ func (c *Counters) Get(group, name string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[group][name]
+}
+
+// maxCounters are the counters whose job total is the largest of the
+// attempts' values rather than their sum (Hadoop's *_MAX counters).
+var maxCounters = map[string]bool{PeakMapRSS: true, PeakReduceRSS: true}
+
+// Aggregate folds an attempt's counter into a job's: added, or the
+// larger kept for a peak counter.
+func (c *Counters) Aggregate(group, name string, n int64) {
+	if group != GroupTask || !maxCounters[name] {
+		c.Add(group, name, n)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.m[group]
+	if g == nil {
+		g = map[string]int64{}
+		c.m[group] = g
+	}
+	if v, ok := g[name]; !ok || n > v {
+		g[name] = n
+	}
 }
 
 // Merge adds every counter of o into c.
@@ -171,4 +276,12 @@ func addIOCounters(c *Counters, before map[string]fs.IOStat) {
 		c.Add(GroupFileSystem, rn, r)
 		c.Add(GroupFileSystem, wn, w)
 	}
+}
+
+// addCPUCounters adds CPU time to c as CPU_MILLISECONDS and its user and
+// system parts.
+func addCPUCounters(c *Counters, cpu procstat.CPU) {
+	c.Add(GroupTask, CPUMilliseconds, cpu.Total().Milliseconds())
+	c.Add(GroupTask, CPUUserMilliseconds, cpu.User.Milliseconds())
+	c.Add(GroupTask, CPUSystemMilliseconds, cpu.System.Milliseconds())
 }

@@ -67,6 +67,10 @@ type TaskAttempt struct {
 	// canCommit, if set, blocks until the attempt may commit its output
 	// (commit arbitration between attempts of one task on a cluster).
 	canCommit func(context.Context) error
+	// phases are when the attempt's phases ended (AttemptReport).
+	phases Phases
+	// counters are the attempt's own, once it has run (local mode).
+	counters *Counters
 }
 
 // ID is Hadoop's attempt id: attempt_<jobtime>_<n>_m_000003_0.

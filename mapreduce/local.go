@@ -17,7 +17,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
-	"github.com/stratafs/strata/internal/media"
+	"github.com/stratafs/strata/internal/procstat"
 	"github.com/stratafs/strata/internal/spill"
 	"github.com/stratafs/strata/internal/vfs"
 )
@@ -35,6 +35,9 @@ type Result struct {
 	JobID    string
 	Counters *Counters
 	Elapsed  time.Duration
+	// Attempts are a local job's attempts, by start time (a cluster's:
+	// TaskReports).
+	Attempts []AttemptReport
 }
 
 var jobSeq atomic.Int64
@@ -113,6 +116,10 @@ func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)
 	// The job's file system bytes: everything this process moved while
 	// the job ran (jobs run one at a time per process in practice).
 	io0 := ioSnapshot()
+	// The attempts share this process: the job's CPU time is the
+	// process's over the job, not a sum of attempts'.
+	cpu0, cpuErr := procstat.Self()
+	var attempts attemptLog
 	splits, err := prepare(ctx, job, env, c)
 	if err != nil {
 		return nil, err
@@ -166,7 +173,10 @@ func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)
 	err = runParallel(ctx, len(splits), lc.parallel, func(i int) error {
 		out, err := runAttempts(ctx, lc.maxAttempts, counters, GroupJob, FailedMaps, func(attempt int) (spill.Output, error) {
 			att := &TaskAttempt{JobID: jobID, Type: 'm', Task: splits[i].Index, Attempt: attempt, Env: env, Conf: c, OutputDir: job.OutputPath}
-			return runMap(ctx, job, att, splits[i], nred, lc, jobDirs, committer, counters)
+			t0 := time.Now()
+			out, err := runMap(ctx, job, att, splits[i], nred, lc, jobDirs, committer, counters)
+			attempts.record(att, t0, err)
+			return out, err
 		})
 		if err != nil {
 			return err
@@ -188,7 +198,10 @@ func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)
 		err = runParallel(ctx, nred, lc.parallel, func(r int) error {
 			_, err := runAttempts(ctx, lc.maxAttempts, counters, GroupJob, FailedReduces, func(attempt int) (struct{}, error) {
 				att := &TaskAttempt{JobID: jobID, Type: 'r', Task: r, Attempt: attempt, Env: env, Conf: c, OutputDir: job.OutputPath}
-				return struct{}{}, runReduce(ctx, job, att, outputs, lc, jobDirs, committer, counters)
+				t0 := time.Now()
+				err := runReduce(ctx, job, att, outputs, lc, jobDirs, committer, counters)
+				attempts.record(att, t0, err)
+				return struct{}{}, err
 			})
 			if err != nil {
 				return err
@@ -207,7 +220,10 @@ func RunLocal(ctx context.Context, job *Job, env fs.Env, progress func(Progress)
 	ok = true
 	report(func(p *Progress) { p.Map, p.Reduce = 1, 1 })
 	addIOCounters(counters, io0)
-	return &Result{JobID: jobID, Counters: counters, Elapsed: time.Since(start)}, nil
+	if cpu1, err := procstat.Self(); err == nil && cpuErr == nil {
+		addCPUCounters(counters, cpu1.Sub(cpu0))
+	}
+	return &Result{JobID: jobID, Counters: counters, Elapsed: time.Since(start), Attempts: attempts.sorted()}, nil
 }
 
 // runParallel runs f(0..n-1) on up to par goroutines; the first error
@@ -282,6 +298,8 @@ func runAttempts[T any](ctx context.Context, maxAttempts int, counters *Counters
 // directly for a map-only job), commit.
 func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, nred int, lc localConfig, dirs []string, committer *Committer, jobCounters *Counters) (out spill.Output, err error) {
 	counters := NewCounters()
+	att.counters = counters
+	lio := newLocalIO()
 	tc := &TaskContext{Attempt: att, Counters: counters, Split: &split}
 	rr, err := job.Input.Open(ctx, att.Env, att.Conf, split)
 	if err != nil {
@@ -323,7 +341,7 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 	} else {
 		cfg := spill.Config{
 			Partitions: nred, SortBytes: lc.sortBytes, SpillPercent: lc.spillPercent, SortFactor: lc.sortFactor,
-			Compare: job.Compare, Codec: lc.codec, LocalDirs: dirs, Name: att.ID(),
+			Compare: job.Compare, Codec: lc.codec, LocalDirs: dirs, Name: att.ID(), FS: lio,
 			Counters: func(name string, d int64) { counters.Add(GroupTask, name, d) },
 		}
 		if job.NewCombiner != nil {
@@ -363,6 +381,7 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 			return out, err
 		}
 	}
+	att.phases.MapFinish = time.Now()
 	if coll != nil {
 		if out, err = coll.Close(); err != nil {
 			return out, err
@@ -378,6 +397,7 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 		return out, err
 	}
 	committed = true
+	lio.addTo(counters)
 	jobCounters.Merge(counters)
 	return out, nil
 }
@@ -386,24 +406,29 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 // every map output on local disk, then reduce.
 func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.Output, lc localConfig, dirs []string, committer *Committer, jobCounters *Counters) error {
 	counters := NewCounters()
-	merged, err := mergeLocal(att.Task, outputs, job.CompareFunc(), lc, dirs, counters)
+	att.counters = counters
+	lio := newLocalIO()
+	// The map outputs are on this node's disks: nothing to fetch.
+	att.phases.ShuffleFinish = time.Now()
+	merged, err := mergeLocal(lio, att.Task, outputs, job.CompareFunc(), lc, dirs, counters)
 	if err != nil {
 		return err
 	}
 	defer merged.Close()
+	att.phases.SortFinish = time.Now()
 	if err := reduceMerged(ctx, job, att, merged, committer, counters); err != nil {
 		return err
 	}
+	lio.addTo(counters)
 	jobCounters.Merge(counters)
 	return nil
 }
 
 // mergeLocal opens partition r of each map output and merges them. The
 // map output files are closed when the returned iterator is.
-func mergeLocal(r int, outputs []spill.Output, cmp func(a, b []byte) int, lc localConfig, dirs []string, counters *Counters) (_ spill.Iterator, err error) {
+func mergeLocal(fsys vfs.FS, r int, outputs []spill.Output, cmp func(a, b []byte) int, lc localConfig, dirs []string, counters *Counters) (_ spill.Iterator, err error) {
 	var segs []spill.Iterator
 	var files []vfs.File
-	fsys := media.Default() // the process's file system, emulated media included
 	defer func() {
 		if err != nil {
 			for _, s := range segs {

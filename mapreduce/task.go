@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -135,7 +136,11 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 				cfg.ReadTimeout, cfg.ConnectTimeout = v, v
 			}
 		}
+		lio := newLocalIO()
+		cfg.FS = lio
+		end := newShuffleEnd(max(int(spec.GetNumMaps()), len(spec.GetMaps())))
 		cfg.Counters = func(name string, n int64) { counters.Add(GroupTask, name, n) }
+		cfg.Fetched = end.fetched
 		every, err := job.Conf.GetDuration("mapreduce.jobtracker.heartbeat.interval", time.Millisecond)
 		if err != nil || every <= 0 {
 			every = time.Second
@@ -153,14 +158,18 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 			return nil, err
 		}
 		defer merged.Close()
+		att.phases.SortFinish = time.Now()
+		att.phases.ShuffleFinish = end.at(att.phases.SortFinish)
 		if err := reduceMerged(ctx, job, att, merged, committer, counters); err != nil {
 			return nil, err
 		}
+		lio.addTo(counters)
 	default:
 		return nil, fmt.Errorf("mapreduce: task type %v", spec.GetType())
 	}
 	addIOCounters(counters, io0)
 	res.Counters = countersProto(counters)
+	res.Phases = phasesProto(att.phases)
 	return res, nil
 }
 
@@ -193,7 +202,7 @@ func runJobCleanup(ctx context.Context, spec *mrpb.TaskSpec, c *conf.Configurati
 // single-segment fractions from their keys. Without a memory cap the
 // shuffle keeps its default budget.
 func shuffleMemory(cfg *shuffle.Config, c *conf.Configuration) error {
-	mb, err1 := c.GetInt("mapreduce.reduce.memory.mb")
+	mb, err1 := TaskMemoryMB(c, false)
 	ratio, err2 := c.GetFloat("mapreduce.job.heap.memory-mb.ratio")
 	input, err3 := c.GetFloat("mapreduce.reduce.shuffle.input.buffer.percent")
 	merge, err4 := c.GetFloat("mapreduce.reduce.shuffle.merge.percent")
@@ -209,4 +218,36 @@ func shuffleMemory(cfg *shuffle.Config, c *conf.Configuration) error {
 	}
 	cfg.MergePercent, cfg.MemoryLimitPercent = merge, limit
 	return nil
+}
+
+// shuffleEnd finds when a reduce's shuffle ended: when the last of its
+// maps' outputs was in (Hadoop's shuffleFinishTime). A map fetched twice
+// (a rerun attempt's output) counts once. fetched's calls are serialized
+// (shuffle.Config.Fetched) but may come from a fetcher still returning
+// after the shuffle's Wait did, hence the atomic.
+type shuffleEnd struct {
+	maps  int
+	seen  map[int]bool
+	ended atomic.Int64 // Unix ns; 0: not yet
+}
+
+func newShuffleEnd(maps int) *shuffleEnd { return &shuffleEnd{maps: maps, seen: map[int]bool{}} }
+
+func (e *shuffleEnd) fetched(loc shuffle.MapLocation) {
+	if e.seen[loc.MapIndex] {
+		return
+	}
+	if e.seen[loc.MapIndex] = true; len(e.seen) == e.maps {
+		e.ended.Store(time.Now().UnixNano())
+	}
+}
+
+// at is the shuffle's end given the sort's (the merge that followed):
+// never after it, and the sort's when no map was seen last (none, or its
+// call is late).
+func (e *shuffleEnd) at(sortFinish time.Time) time.Time {
+	if ns := e.ended.Load(); ns != 0 && ns <= sortFinish.UnixNano() {
+		return time.Unix(0, ns)
+	}
+	return sortFinish
 }

@@ -36,4 +36,13 @@
 // `strata tco` also offers on its own. WriteFiles stores them as
 // results.json, CSV files and SVG grouped-bar charts (Chart, a small SVG
 // writer of its own).
+//
+// Each step is also accounted for (accounting.go, RunResult.Jobs): the
+// JobTracker's record of every attempt of the step's job (node, span,
+// phase ends, the child's rusage, counters by Hadoop's names), the
+// process's and the task children's CPU time over the step, each emulated
+// device's and real disk's I/O, and each TaskTracker's intermediate-space
+// peak. The tables print the first run's TeraSort; Timeline draws its
+// attempts as a Gantt chart by node and slot. The accounting reads
+// counters before and after a step, so steps must not overlap.
 package experiment

@@ -58,6 +58,8 @@ type RunResult struct {
 	TeraGen      float64 `json:"teragen_s"`
 	TeraSort     float64 `json:"terasort_s"`
 	TeraValidate float64 `json:"teravalidate_s,omitempty"`
+	// Jobs are the steps' accounting, in run order (accounting.go).
+	Jobs []JobAccounting `json:"jobs,omitempty"`
 }
 
 // DFSIOResult is one TestDFSIO run: Hadoop's report figures plus the
@@ -129,6 +131,7 @@ func (r *Results) CostInputs() []CostInput {
 func (r *Results) PrintTables(w io.Writer) {
 	if r.Rows > 0 {
 		r.printRuntimes(w)
+		r.printAccounting(w)
 	}
 	if len(r.Costs) > 0 {
 		fmt.Fprintln(w)
@@ -250,6 +253,15 @@ func (r *Results) WriteFiles(dir string) ([]string, error) {
 	}
 	for _, ch := range r.charts() {
 		errs = append(errs, write(ch.file, ch.chart.WriteSVG))
+	}
+	for _, p := range r.Profiles {
+		if len(p.Runs) == 0 {
+			continue
+		}
+		if ja := p.Runs[0].Job(accountedStep); ja != nil && len(ja.Attempts) > 0 {
+			tl := NewTimeline(fmt.Sprintf("TeraSort on %s: task attempts by node and slot (%s)", p.Name, ja.JobID), ja)
+			errs = append(errs, write("timeline-"+p.Name+".svg", tl.WriteSVG))
+		}
 	}
 	return files, errors.Join(errs...)
 }

@@ -129,6 +129,9 @@ type Options struct {
 	DFSIOReplications []int
 	DFSIOTotal        int64
 	Progress          *Progress
+
+	// acct measures the running profile's steps (accounting.go).
+	acct *accountant
 }
 
 func (o *Options) setDefaults() error {
@@ -334,6 +337,8 @@ func runProfile(ctx context.Context, o *Options, p *Profile) (pr ProfileResult, 
 			}
 		}
 	}
+	o.acct = &accountant{cl: cl, dir: dir, p: p, nodes: o.DataNodes, env: env}
+	defer func() { o.acct = nil }()
 	if o.Rows > 0 {
 		for rep := 1; rep <= o.Repetitions; rep++ {
 			run, err := runTera(ctx, o, p, env, rep)
@@ -433,6 +438,7 @@ func runTera(ctx context.Context, o *Options, p *Profile, env fs.Env, rep int) (
 		if !ok {
 			return run, fmt.Errorf("no example %s", s.name)
 		}
+		before := o.acct.begin(ctx)
 		secs, err := timed(o, fmt.Sprintf("  %s rep %d/%d %s", p.Name, rep, o.Repetitions, s.name),
 			fmt.Sprintf("%s-r%d-%s.log", p.Name, rep, s.name),
 			func(out io.Writer) error { return cmd.Run(ctx, env, s.args, out) })
@@ -440,6 +446,7 @@ func runTera(ctx context.Context, o *Options, p *Profile, env fs.Env, rep int) (
 			return run, fmt.Errorf("%s: %w", s.name, err)
 		}
 		*s.to = secs
+		run.Jobs = append(run.Jobs, o.acct.end(ctx, before, s.name, secs, stepInput(s.name, o.Rows)))
 	}
 	return run, removeTree(ctx, env, base)
 }

@@ -38,7 +38,7 @@ func TestRunTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ram, err := ParseProfile(strings.NewReader("name = ramdisk\ndevice.hdd = none\ndevice.mem = ram\nhdfs.volumes = [DISK]hdd,[RAM_DISK]mem\nmapred.local.dir = mem\nprice = 2000\nwatts = 200\npaper.speedup = 1.4\n"), "ramdisk")
+	ram, err := ParseProfile(strings.NewReader("name = ramdisk\ndevice.hdd = nvme\ndevice.mem = ram\nhdfs.volumes = [DISK]hdd,[RAM_DISK]mem\nmapred.local.dir = mem\nprice = 2000\nwatts = 200\npaper.speedup = 1.4\n"), "ramdisk")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("%s: runtimes %+v", p.Name, p)
 		}
 	}
-	if res.Profiles[1].Media != "hdd=none, mem=ram" || res.Profiles[0].Media != "" {
+	if res.Profiles[1].Media != "hdd=nvme, mem=ram" || res.Profiles[0].Media != "" {
 		t.Errorf("media descriptions %q %q", res.Profiles[0].Media, res.Profiles[1].Media)
 	}
 	for _, d := range res.DFSIO {
@@ -79,14 +79,17 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", w, progress.String())
 		}
 	}
+	for _, p := range res.Profiles {
+		checkAccounting(t, p, 2, 3000)
+	}
 	var tables bytes.Buffer
 	res.PrintTables(&tables)
-	for _, w := range []string{"(Table 4)", "(Table 5)", "(Table 7)", "Energy per job", "TestDFSIO", "1.4x"} {
+	for _, w := range []string{"(Table 4)", "(Table 5)", "(Table 7)", "Energy per job", "TestDFSIO", "1.4x", "TeraSort's CPU", "TeraSort's phases", "Emulated devices during TeraSort"} {
 		if !strings.Contains(tables.String(), w) {
 			t.Errorf("tables lack %q:\n%s", w, tables.String())
 		}
 	}
-	writeFiles(t, res, filepath.Join(dir, "out"), "results.json runtimes.csv tco.csv dfsio.csv runtime.svg cost-per-job.svg energy-per-job.svg dfsio-write-r2.svg dfsio-read-r2.svg")
+	writeFiles(t, res, filepath.Join(dir, "out"), "results.json runtimes.csv tco.csv dfsio.csv runtime.svg cost-per-job.svg energy-per-job.svg dfsio-write-r2.svg dfsio-read-r2.svg timeline-plain.svg timeline-ramdisk.svg")
 	// results.json reads back for `strata tco --from`.
 	back, err := ReadResults(filepath.Join(dir, "out", "results.json"))
 	if err != nil {
@@ -102,6 +105,10 @@ func TestRunTiny(t *testing.T) {
 	svg, _ := os.ReadFile(filepath.Join(dir, "out", "runtime.svg"))
 	if n := len(bars(t, svg)); n != 6 {
 		t.Errorf("runtime.svg has %d bars, want 6", n)
+	}
+	tl, _ := os.ReadFile(filepath.Join(dir, "out", "timeline-plain.svg"))
+	if n, want := strings.Count(string(tl), `class="phase"`), len(res.Profiles[0].Runs[0].Job("terasort").Attempts); n < want {
+		t.Errorf("timeline-plain.svg has %d phase rects for %d attempts", n, want)
 	}
 	var raw map[string]any
 	b, _ = os.ReadFile(filepath.Join(dir, "out", "results.json"))

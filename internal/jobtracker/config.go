@@ -29,6 +29,7 @@ const (
 	keyACLsEnabled       = "mapreduce.cluster.acls.enabled"
 	keyAdmins            = "mapreduce.cluster.administrators"
 	keyACLModifyJob      = "mapreduce.job.acl-modify-job"
+	keyACLViewJob        = "mapreduce.job.acl-view-job"
 )
 
 // Config configures a JobTracker. Nothing in it changes once the

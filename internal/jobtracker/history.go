@@ -28,6 +28,8 @@ type History struct {
 	Finish   time.Time                   `json:"finishTime"`
 	Counters map[string]map[string]int64 `json:"counters"`
 	Tasks    []TaskHistory               `json:"tasks"`
+	// Attempts are every attempt launched, in launch order.
+	Attempts []AttemptHistory `json:"attempts,omitempty"`
 }
 
 // TaskHistory is one task's line of a History.
@@ -69,7 +71,22 @@ func (jt *JobTracker) history(j *job) *History {
 		h.Tasks = append(h.Tasks, TaskHistory{Task: fmt.Sprintf("%c_%06d", typ, t.index), State: st, Attempts: t.attempts,
 			Failures: t.failures, Tracker: t.tracker, LastError: t.lastError})
 	}
+	for _, r := range j.attemptReports() {
+		h.Attempts = append(h.Attempts, attemptHistory(r))
+	}
 	return h
+}
+
+// rewriteHistory writes j's history again once its abort ended, now with
+// the cleanup attempts, after the one written as it ended. Lock held.
+func (jt *JobTracker) rewriteHistory(j *job) {
+	h, first := jt.history(j), j.historyWritten
+	jt.goBackground(func() {
+		if first != nil {
+			<-first
+		}
+		jt.writeHistory(h)
+	})
 }
 
 // writeHistory stores h under the JobTracker's history dir, as the

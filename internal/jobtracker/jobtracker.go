@@ -115,6 +115,9 @@ type job struct {
 	// modify are those besides the owner and the administrators who may
 	// kill the job (mapreduce.job.acl-modify-job).
 	modify ACL
+	// view are those besides the owner and the administrators who may
+	// read its task reports (mapreduce.job.acl-view-job).
+	view ACL
 	// cleanup is the job's JOB_CLEANUP task once it has one: when every
 	// task is done (commit: cleanupState SUCCEEDED) or when the job failed
 	// or was killed (abort). It runs on a TaskTracker as the job's user;
@@ -136,6 +139,17 @@ type job struct {
 	// events are the job's map completions in order, for reduces started
 	// before every map was done.
 	events []*mrpb.MapCompletionEvent
+	// attempts are every attempt launched, by id, and attemptOrder their
+	// ids in launch order (accounting.go).
+	attempts     map[string]*mrpb.AttemptReport
+	attemptOrder []string
+	// countersTrimmed: the attempts' counters were dropped (an old
+	// finished job).
+	countersTrimmed bool
+	// historyWritten is closed when the history written as the job
+	// ended is stored; a rewrite (with the cleanup attempt) waits for
+	// it.
+	historyWritten chan struct{}
 }
 
 // New returns a JobTracker; it does not listen until Start, which
@@ -160,10 +174,11 @@ func New(cfg Config) *JobTracker {
 	ic.Logger = cfg.Logger
 	jt.srv = ipc.NewServer(ic)
 	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
-		"submitJob":    ipc.Unary(jt.submitJob),
-		"getJobStatus": ipc.Unary(jt.getJobStatus),
-		"killJob":      ipc.Unary(jt.killJob),
-		"listJobs":     ipc.Unary(jt.listJobs),
+		"submitJob":      ipc.Unary(jt.submitJob),
+		"getJobStatus":   ipc.Unary(jt.getJobStatus),
+		"killJob":        ipc.Unary(jt.killJob),
+		"listJobs":       ipc.Unary(jt.listJobs),
+		"getTaskReports": ipc.Unary(jt.getTaskReports),
 	})
 	jt.srv.Register(InterTrackerProtocol, map[string]ipc.Method{
 		"heartbeat": ipc.Unary(jt.heartbeat),
@@ -254,6 +269,7 @@ func (jt *JobTracker) expireTrackers() {
 // maps whose output died with it (while reduces still need them). Lock
 // held.
 func (jt *JobTracker) trackerLost(name string) {
+	jt.noteLost(name)
 	for _, j := range jt.jobs {
 		if c := j.cleanup; c != nil {
 			for att, tr := range c.running {
@@ -343,7 +359,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	j := &job{
 		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: spec.GetName(), user: user, settings: settings,
 		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: jt.now(), secret: secret,
-		modify: ParseACL(c.Get(keyACLModifyJob)),
+		modify: ParseACL(c.Get(keyACLModifyJob)), view: ParseACL(c.Get(keyACLViewJob)),
 		maxMap: maxAttempts(keyMapMaxAttempts), maxRed: maxAttempts(keyReduceMaxAttempts),
 	}
 	j.speculateMaps, _ = c.GetBool(keyMapSpeculative)
@@ -439,9 +455,12 @@ func (jt *JobTracker) killJob(ctx context.Context, req *mrpb.JobIDRequest) (*mrp
 	return &mrpb.KillJobResponse{}, nil
 }
 
-// Operations on a job that need the modify-job ACL (Hadoop's
-// Operation names).
-const opKillJob = "KILL_JOB"
+// Operations on a job that need its ACLs (Hadoop's Operation names):
+// KILL_JOB the modify-job ACL, VIEW_JOB the view-job one.
+const (
+	opKillJob = "KILL_JOB"
+	opViewJob = "VIEW_JOB"
+)
 
 // identity is a caller and its groups.
 type identity struct {
@@ -464,15 +483,20 @@ func (jt *JobTracker) identify(ctx context.Context) identity {
 
 // checkAccess allows op on j to its owner, the JobTracker's user, the
 // administrators (mapreduce.cluster.administrators) and those the job's
-// mapreduce.job.acl-modify-job names — everyone when
+// mapreduce.job.acl-modify-job (KILL_JOB) or mapreduce.job.acl-view-job
+// (VIEW_JOB) names — everyone when
 // mapreduce.cluster.acls.enabled is false — and refuses anyone else with
 // Hadoop's AccessControlException. Lock held.
 func (jt *JobTracker) checkAccess(who identity, j *job, op string) error {
 	if !jt.cfg.ACLsEnabled {
 		return nil
 	}
+	acl := j.modify
+	if op == opViewJob {
+		acl = j.view
+	}
 	if who.user != "" && (who.user == j.user || who.user == jt.cfg.User ||
-		jt.cfg.Admins.Allows(who.user, who.groups) || j.modify.Allows(who.user, who.groups)) {
+		jt.cfg.Admins.Allows(who.user, who.groups) || acl.Allows(who.user, who.groups)) {
 		return nil
 	}
 	jt.log.Warn("jobtracker: access denied", "user", who.user, "operation", op, "job", j.id, "owner", j.user)
@@ -492,8 +516,12 @@ func callerName(ctx context.Context) string {
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
 	j.committing, j.secret = false, nil // no attempt of it runs again
-	h := jt.history(j)
-	jt.goBackground(func() { jt.writeHistory(h) })
+	jt.endAttempts(j)
+	// The history is written now and again when the abort (the cleanup
+	// attempt) ends, which may be never.
+	h, written := jt.history(j), make(chan struct{})
+	j.historyWritten = written
+	jt.goBackground(func() { defer close(written); jt.writeHistory(h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		for att, name := range t.running {
 			if tr := jt.trackers[name]; tr != nil {
@@ -543,6 +571,7 @@ func (jt *JobTracker) retire() {
 		keep = append(keep, id)
 	}
 	jt.order = keep
+	jt.trimAttemptRecords()
 }
 
 // checkDone queues the commit of a job whose tasks are all done: its
@@ -586,6 +615,7 @@ func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
 		t.state = done
 		if j.cleanupState != mrpb.JobState_SUCCEEDED {
 			jt.log.Info("jobtracker: job's output aborted", "job", j.id)
+			jt.rewriteHistory(j)
 			jt.retire()
 			return
 		}
@@ -611,6 +641,7 @@ func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
 		}
 		t.state = done
 		jt.log.Warn("jobtracker: giving up aborting the job's output", "job", j.id, "err", t.lastError)
+		jt.rewriteHistory(j)
 		jt.retire()
 	default:
 		t.state = pending
@@ -672,6 +703,9 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 // report applies one attempt's report. Lock held.
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 	j, t := jt.find(rep.GetAttemptId())
+	if j != nil {
+		jt.noteReport(j, t, rep)
+	}
 	if t != nil && t.cleanup {
 		jt.cleanupEnded(j, rep)
 		return
@@ -713,7 +747,7 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 				AttemptId: proto.String(t.attemptID), Url: proto.String(t.url)})
 		}
 		for _, cv := range res.GetCounters() {
-			j.counters.Add(cv.GetGroup(), cv.GetName(), cv.GetValue())
+			j.counters.Aggregate(cv.GetGroup(), cv.GetName(), cv.GetValue())
 		}
 		jt.checkDone(j)
 	case mrpb.TaskReport_FAILED, mrpb.TaskReport_KILLED:
@@ -978,6 +1012,7 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 		t.startedAt = map[string]time.Time{}
 	}
 	t.startedAt[att.ID()] = jt.now()
+	jt.noteLaunch(j, att.ID(), kind, tr)
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }
 
@@ -994,6 +1029,7 @@ func (jt *JobTracker) launchCleanup(j *job, tr *tracker, resp *mrpb.HeartbeatRes
 	spec := &mrpb.TaskSpec{Job: j.spec.Job, Conf: j.settings, User: proto.String(j.user), JobId: proto.String(j.id),
 		Type: mrpb.TaskType_JOB_CLEANUP.Enum(), Attempt: proto.Int32(int32(att.Attempt)),
 		OutputPath: j.spec.OutputPath, CleanupState: j.cleanupState.Enum()}
+	jt.noteLaunch(j, att.ID(), mrpb.TaskType_JOB_CLEANUP, tr)
 	jt.log.Info("jobtracker: launching job cleanup", "job", j.id, "attempt", att.ID(), "commit", j.cleanupState == mrpb.JobState_SUCCEEDED, "tracker", tr.name)
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }

@@ -303,6 +303,12 @@ func TestSpeculationWinner(t *testing.T) {
 			if m.attemptID != atts[winner] || j.counters.Get("g", "n") != 1 || len(m.losers) != 0 {
 				t.Fatalf("the loser's late success counted: output %s, counter %d, losers %v", m.attemptID, j.counters.Get("g", "n"), m.losers)
 			}
+			// Its record is KILLED (Hadoop's "Already completed TIP"), so
+			// the SUCCEEDED records are the job's counters.
+			if w, l := j.attempts[atts[winner]], j.attempts[atts[loser]]; w.GetState() != mrpb.TaskReport_SUCCEEDED ||
+				l.GetState() != mrpb.TaskReport_KILLED || l.GetError() != "Already completed TIP" || len(l.GetCounters()) != 1 {
+				t.Fatalf("records: winner %v, loser %v", w, l)
+			}
 		})
 	}
 }

@@ -136,6 +136,10 @@ type Config struct {
 	// Counters, if set, receives counter increments (the Counter* names).
 	// Calls are serialized, from the Shuffle's goroutines.
 	Counters func(name string, delta int64)
+	// Fetched, if set, is called with each map output fetched, after its
+	// counters and serialized with Counters. A map may come twice (a
+	// rerun attempt's output): count distinct MapIndex values.
+	Fetched func(loc MapLocation)
 	// OnFailure, if set, is called once each time a map attempt is given
 	// up on (every retry failed): the moment to report a fetch failure to
 	// the JobTracker. It runs on a fetcher goroutine and may call Add, but
@@ -611,6 +615,11 @@ func (s *Shuffle) finish(i int, loc MapLocation, seg *segment, err error) {
 		s.mu.Unlock()
 		s.count(CounterShuffledMaps, 1)
 		s.count(CounterReduceShuffleBytes, seg.size)
+		if f := s.cfg.Fetched; f != nil {
+			s.cntMu.Lock()
+			f(loc)
+			s.cntMu.Unlock()
+		}
 		return
 	}
 	var o outcome

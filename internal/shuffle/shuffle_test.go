@@ -398,6 +398,9 @@ func TestRerun(t *testing.T) {
 	cfg := testConfig(t, job, 0, cnt)
 	failures := make(chan MapLocation, 10)
 	cfg.OnFailure = func(loc MapLocation, err error) { failures <- loc }
+	var fetched []MapLocation // Fetched's calls are serialized
+	var fetchedMu sync.Mutex  // for the test's reads
+	cfg.Fetched = func(loc MapLocation) { fetchedMu.Lock(); fetched = append(fetched, loc); fetchedMu.Unlock() }
 	s, err := New(cfg, len(locs))
 	if err != nil {
 		t.Fatal(err)
@@ -446,6 +449,11 @@ func TestRerun(t *testing.T) {
 	if got := cnt.get(CounterShuffledMaps); got != int64(len(locs)) {
 		t.Errorf("Shuffled Maps = %d", got)
 	}
+	fetchedMu.Lock()
+	if n := len(fetched); n != len(locs) || fetched[n-1] != rerun {
+		t.Errorf("Fetched with %v, want each map once, the rerun last", fetched)
+	}
+	fetchedMu.Unlock()
 	if err := s.Add(rerun); err != nil {
 		t.Errorf("Add after the end: %v", err)
 	}

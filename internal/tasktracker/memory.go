@@ -2,13 +2,16 @@ package tasktracker
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/mapreduce"
 )
 
 // memoryLimit is an attempt's cap on the resident memory of its process
@@ -21,12 +24,13 @@ func memoryLimit(settings map[string]string, isMap bool) (limit int64, every tim
 		key = keyMapMemory
 	}
 	c := conf.New()
-	for _, k := range []string{key, keyMemoryEvery} {
+	for _, k := range []string{key, keyMemoryEvery, mapreduce.KeyMapJavaOpts, mapreduce.KeyReduceJavaOpts, mapreduce.KeyChildJavaOpts, mapreduce.KeyHeapRatio} {
 		if v, ok := settings[k]; ok {
 			c.Set(k, v)
 		}
 	}
-	mb, err := c.GetInt(key)
+	// The cap may come from the papers' mapred.child.java.opts -Xmx.
+	mb, err := mapreduce.TaskMemoryMB(c, isMap)
 	if err != nil || mb <= 0 {
 		return 0, 0
 	}
@@ -35,6 +39,40 @@ func memoryLimit(settings map[string]string, isMap bool) (limit int64, every tim
 		every = 5 * time.Second
 	}
 	return mb << 20, every
+}
+
+// rssSampleEvery is how often an attempt without a memory cap has its
+// process group's resident memory sampled (for its peak); with a cap the
+// cap's mapreduce.tasktracker.taskmemorymanager.monitoringinterval.
+const rssSampleEvery = time.Second
+
+// memoryWatch samples the resident memory of an attempt's process group:
+// its peak is the attempt's (Hadoop's PHYSICAL_MEMORY_BYTES max, of the
+// process tree), and over the cap it kills the attempt.
+type memoryWatch struct {
+	peak atomic.Int64 // the largest sample
+	over atomic.Int64 // the sample that got the attempt killed
+}
+
+// run samples pgid every interval until ctx ends or, with a cap (limit >
+// 0), a sample exceeds it: then it records the sample and calls kill.
+func (w *memoryWatch) run(ctx context.Context, pgid int, every time.Duration, limit int64, kill func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		used := processGroupRSS(pgid)
+		w.peak.Store(max(w.peak.Load(), used)) // the only writer
+		if limit > 0 && used > limit {
+			w.over.Store(used)
+			kill()
+			return
+		}
+	}
 }
 
 // processGroupRSS is the resident memory, in bytes, of every process in

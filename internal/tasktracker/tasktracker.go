@@ -26,6 +26,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/netaddr"
+	"github.com/stratafs/strata/internal/procstat"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
 	"github.com/stratafs/strata/internal/taskrun"
@@ -54,6 +55,10 @@ type TaskTracker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// inter is the space the attempts' intermediate data takes
+	// (accounting.go).
+	inter intermediate
 }
 
 type attempt struct {
@@ -124,12 +129,14 @@ func (tt *TaskTracker) Start() error {
 	tt.name = fmt.Sprintf("tracker_%s:%s", host, port)
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, tt.shuffle)
+	mux.Handle("GET /metrics", tt.metricsHandler())
 	// A request is a GET's headers; the shuffle server moves the write
 	// deadline on as each 4 MiB of a segment goes out.
 	tt.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: shuffle.DefaultWriteTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(tt.log.Handler(), slog.LevelDebug)}
-	tt.wg.Add(2)
+	tt.wg.Add(3)
+	go func() { defer tt.wg.Done(); tt.measureIntermediate() }()
 	go func() { defer tt.wg.Done(); tt.http.Serve(ln) }()
 	go func() { defer tt.wg.Done(); tt.heartbeatLoop(url) }()
 	tt.log.Info("tasktracker: serving", "name", tt.name, "shuffle", url, "jobtracker", tt.cfg.JobTracker,
@@ -409,25 +416,12 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 			}
 		}
 	}()
-	var overMemory atomic.Int64 // the usage that got the attempt killed
-	if memLimit > 0 {
-		go func() {
-			t := time.NewTicker(memEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-cctx.Done():
-					return
-				case <-t.C:
-				}
-				if used := processGroupRSS(cmd.Process.Pid); used > memLimit {
-					overMemory.Store(used)
-					kill()
-					return
-				}
-			}
-		}()
+	sampleEvery := memEvery
+	if memLimit <= 0 {
+		sampleEvery = rssSampleEvery
 	}
+	mem := &memoryWatch{}
+	go mem.run(cctx, cmd.Process.Pid, sampleEvery, memLimit, kill)
 	var timedOut atomic.Bool
 	if timeout > 0 {
 		go func() {
@@ -457,8 +451,16 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 		}()
 	}
 	runErr := cmd.Wait()
-	return tt.finish(a, spec, childExit{out: out.Bytes(), err: runErr, overMemory: overMemory.Load(), memLimit: memLimit,
-		timedOut: timedOut.Load(), timeout: timeout, killed: ctx.Err() != nil, stderr: stderr.Name(), elapsed: time.Since(start)})
+	end := time.Now()
+	rep = tt.finish(a, spec, childExit{out: out.Bytes(), err: runErr, overMemory: mem.over.Load(), memLimit: memLimit,
+		timedOut: timedOut.Load(), timeout: timeout, killed: ctx.Err() != nil, stderr: stderr.Name(), elapsed: end.Sub(start)})
+	usage, _ := procstat.FromProcessState(cmd.ProcessState)
+	// wait4's ru_maxrss is the largest single process of the tree, a
+	// floor of the tree's peak that also covers a child too short for a
+	// sample.
+	usage.MaxRSS = max(usage.MaxRSS, mem.peak.Load())
+	account(rep, spec.GetType(), start, end, usage)
+	return rep
 }
 
 // childExit is how an attempt's child process ended, as run saw it.

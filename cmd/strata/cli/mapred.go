@@ -135,6 +135,16 @@ func runJob(ctx context.Context, env *Env, args []string) int {
 			}
 			fmt.Fprintf(env.Stdout, "\t\t%s=%d\n", c.GetName(), c.GetValue())
 		}
+		reports, err := mapreduce.TaskReports(ctx, env.Conf, fs.CurrentUser(), args[1])
+		if err != nil {
+			// The status is printed; the attempts may be refused (VIEW_JOB).
+			fmt.Fprintf(env.Stderr, "job: %v\n", err)
+			return 1
+		}
+		if len(reports) > 0 {
+			fmt.Fprintln(env.Stdout, "Attempts:")
+			mapreduce.PrintAttempts(env.Stdout, reports)
+		}
 		return 0
 	case args[0] == "-kill" && len(args) == 2:
 		if err := cl.Call(ctx, "killJob", &mrpb.JobIDRequest{JobId: proto.String(args[1])}, &mrpb.KillJobResponse{}); err != nil {
@@ -163,5 +173,13 @@ func printHistory(env *Env, h *jobtracker.History) {
 	fmt.Fprintf(w, "%-10s %-10s %-9s %-9s %-28s %s\n", "Task", "State", "Attempts", "Failures", "Tracker", "Last error")
 	for _, t := range h.Tasks {
 		fmt.Fprintf(w, "%-10s %-10s %-9d %-9d %-28s %s\n", t.Task, t.State, t.Attempts, t.Failures, t.Tracker, t.LastError)
+	}
+	if len(h.Attempts) > 0 {
+		reports := make([]mapreduce.AttemptReport, len(h.Attempts))
+		for i, a := range h.Attempts {
+			reports[i] = a.Report()
+		}
+		fmt.Fprintln(w, "Attempts:")
+		mapreduce.PrintAttempts(w, reports)
 	}
 }

@@ -57,6 +57,13 @@ func Start(c *localcluster.Cluster) (_ localcluster.MapReduce, err error) {
 		return nil, err
 	}
 	jc.Logger = cfg.Logger.With("daemon", "jobtracker")
+	// The histories go to the cluster's file system, where a client of
+	// it (strata job -history with the cluster's client configuration)
+	// reads them, not to the default of the configuration it started
+	// from.
+	hc := mc.Clone()
+	hc.Set("fs.defaultFS", c.DefaultFS())
+	jc.HistoryConf = hc
 	tr := &Trackers{conf: mc, jtCfg: jc}
 	if err := tr.StartJobTracker(); err != nil {
 		return nil, err

@@ -32,6 +32,14 @@ func TestTrackersLifecycle(t *testing.T) {
 	if cl.JobTrackerAddr() != tr.JobTracker.Addr() || cl.ClientConf(conf.New()).Get("mapreduce.jobtracker.address") != tr.JobTracker.Addr() {
 		t.Fatalf("cluster names JobTracker %s, it runs at %s", cl.JobTrackerAddr(), tr.JobTracker.Addr())
 	}
+	// The JobTracker writes histories where the cluster's clients
+	// (strata job -history) read them: the same done dir on the cluster's
+	// file system.
+	client := cl.ClientConf(testConf())
+	if hc := tr.jtCfg.HistoryConf; hc.Get("fs.defaultFS") != client.Get("fs.defaultFS") || tr.jtCfg.HistoryDir != client.Get("mapreduce.jobhistory.done-dir") {
+		t.Errorf("histories written to %s on %s, read from %s on %s", tr.jtCfg.HistoryDir, hc.Get("fs.defaultFS"),
+			client.Get("mapreduce.jobhistory.done-dir"), client.Get("fs.defaultFS"))
+	}
 	addr := tr.JobTrackerAddr()
 	if err := tr.StopJobTracker(); err != nil || tr.JobTracker != nil {
 		t.Fatalf("stop: %v, %v", err, tr.JobTracker)

@@ -227,7 +227,7 @@ func (x *TaskReport_State) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TaskReport_State.Descriptor instead.
 func (TaskReport_State) EnumDescriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{15, 0}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{20, 0}
 }
 
 type KeyValue struct {
@@ -881,6 +881,290 @@ func (*KillJobResponse) Descriptor() ([]byte, []int) {
 	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{9}
 }
 
+// AttemptReport is one task attempt as the JobTracker knows it (Hadoop's
+// TaskReport and its attempts' JobHistory records): getTaskReports lists
+// every attempt launched, running ones with state RUNNING.
+type AttemptReport struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId *string                `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId" json:"attempt_id,omitempty"`
+	Type      *TaskType              `protobuf:"varint,2,opt,name=type,enum=strata.mapred.TaskType" json:"type,omitempty"`
+	Tracker   *string                `protobuf:"bytes,3,opt,name=tracker" json:"tracker,omitempty"`
+	// host is the tracker's host (the node).
+	Host  *string           `protobuf:"bytes,4,opt,name=host" json:"host,omitempty"`
+	State *TaskReport_State `protobuf:"varint,5,opt,name=state,enum=strata.mapred.TaskReport_State" json:"state,omitempty"`
+	// start_ms is when the JobTracker launched the attempt; finish_ms when
+	// its end was reported (0 while it runs).
+	StartMs  *int64 `protobuf:"varint,6,opt,name=start_ms,json=startMs" json:"start_ms,omitempty"`
+	FinishMs *int64 `protobuf:"varint,7,opt,name=finish_ms,json=finishMs" json:"finish_ms,omitempty"`
+	// child_start_ms and child_finish_ms are the TaskTracker's times for
+	// the child process.
+	ChildStartMs  *int64      `protobuf:"varint,8,opt,name=child_start_ms,json=childStartMs" json:"child_start_ms,omitempty"`
+	ChildFinishMs *int64      `protobuf:"varint,9,opt,name=child_finish_ms,json=childFinishMs" json:"child_finish_ms,omitempty"`
+	Phases        *TaskPhases `protobuf:"bytes,10,opt,name=phases" json:"phases,omitempty"`
+	Usage         *TaskUsage  `protobuf:"bytes,11,opt,name=usage" json:"usage,omitempty"`
+	Counters      []*Counter  `protobuf:"bytes,12,rep,name=counters" json:"counters,omitempty"`
+	Error         *string     `protobuf:"bytes,13,opt,name=error" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttemptReport) Reset() {
+	*x = AttemptReport{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttemptReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttemptReport) ProtoMessage() {}
+
+func (x *AttemptReport) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttemptReport.ProtoReflect.Descriptor instead.
+func (*AttemptReport) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AttemptReport) GetAttemptId() string {
+	if x != nil && x.AttemptId != nil {
+		return *x.AttemptId
+	}
+	return ""
+}
+
+func (x *AttemptReport) GetType() TaskType {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return TaskType_MAP
+}
+
+func (x *AttemptReport) GetTracker() string {
+	if x != nil && x.Tracker != nil {
+		return *x.Tracker
+	}
+	return ""
+}
+
+func (x *AttemptReport) GetHost() string {
+	if x != nil && x.Host != nil {
+		return *x.Host
+	}
+	return ""
+}
+
+func (x *AttemptReport) GetState() TaskReport_State {
+	if x != nil && x.State != nil {
+		return *x.State
+	}
+	return TaskReport_RUNNING
+}
+
+func (x *AttemptReport) GetStartMs() int64 {
+	if x != nil && x.StartMs != nil {
+		return *x.StartMs
+	}
+	return 0
+}
+
+func (x *AttemptReport) GetFinishMs() int64 {
+	if x != nil && x.FinishMs != nil {
+		return *x.FinishMs
+	}
+	return 0
+}
+
+func (x *AttemptReport) GetChildStartMs() int64 {
+	if x != nil && x.ChildStartMs != nil {
+		return *x.ChildStartMs
+	}
+	return 0
+}
+
+func (x *AttemptReport) GetChildFinishMs() int64 {
+	if x != nil && x.ChildFinishMs != nil {
+		return *x.ChildFinishMs
+	}
+	return 0
+}
+
+func (x *AttemptReport) GetPhases() *TaskPhases {
+	if x != nil {
+		return x.Phases
+	}
+	return nil
+}
+
+func (x *AttemptReport) GetUsage() *TaskUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *AttemptReport) GetCounters() []*Counter {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
+}
+
+func (x *AttemptReport) GetError() string {
+	if x != nil && x.Error != nil {
+		return *x.Error
+	}
+	return ""
+}
+
+// TaskReportsRequest asks for one page of a job's attempts: those of
+// type (all types when unset; JOB_CLEANUP is its own type), in launch
+// order, from offset, at most limit (0: the server's page size). Field 1
+// is JobIDRequest's.
+type TaskReportsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         *string                `protobuf:"bytes,1,opt,name=job_id,json=jobId" json:"job_id,omitempty"`
+	Type          *TaskType              `protobuf:"varint,2,opt,name=type,enum=strata.mapred.TaskType" json:"type,omitempty"`
+	Offset        *int32                 `protobuf:"varint,3,opt,name=offset" json:"offset,omitempty"`
+	Limit         *int32                 `protobuf:"varint,4,opt,name=limit" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskReportsRequest) Reset() {
+	*x = TaskReportsRequest{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskReportsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskReportsRequest) ProtoMessage() {}
+
+func (x *TaskReportsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskReportsRequest.ProtoReflect.Descriptor instead.
+func (*TaskReportsRequest) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TaskReportsRequest) GetJobId() string {
+	if x != nil && x.JobId != nil {
+		return *x.JobId
+	}
+	return ""
+}
+
+func (x *TaskReportsRequest) GetType() TaskType {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return TaskType_MAP
+}
+
+func (x *TaskReportsRequest) GetOffset() int32 {
+	if x != nil && x.Offset != nil {
+		return *x.Offset
+	}
+	return 0
+}
+
+func (x *TaskReportsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+// TaskReportsResponse is a page of attempts; the server cuts a page short
+// to keep the response bounded. total is how many attempts of the type
+// the job has; next_offset is where the following page starts (total:
+// none left).
+type TaskReportsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attempts      []*AttemptReport       `protobuf:"bytes,1,rep,name=attempts" json:"attempts,omitempty"`
+	Total         *int32                 `protobuf:"varint,2,opt,name=total" json:"total,omitempty"`
+	NextOffset    *int32                 `protobuf:"varint,3,opt,name=next_offset,json=nextOffset" json:"next_offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskReportsResponse) Reset() {
+	*x = TaskReportsResponse{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskReportsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskReportsResponse) ProtoMessage() {}
+
+func (x *TaskReportsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskReportsResponse.ProtoReflect.Descriptor instead.
+func (*TaskReportsResponse) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *TaskReportsResponse) GetAttempts() []*AttemptReport {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+func (x *TaskReportsResponse) GetTotal() int32 {
+	if x != nil && x.Total != nil {
+		return *x.Total
+	}
+	return 0
+}
+
+func (x *TaskReportsResponse) GetNextOffset() int32 {
+	if x != nil && x.NextOffset != nil {
+		return *x.NextOffset
+	}
+	return 0
+}
+
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -889,7 +1173,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[10]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +1185,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[10]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +1198,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{10}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{13}
 }
 
 type ListJobsResponse struct {
@@ -926,7 +1210,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1222,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[11]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1235,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{11}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -977,7 +1261,7 @@ type MapOutputIndexEntry struct {
 
 func (x *MapOutputIndexEntry) Reset() {
 	*x = MapOutputIndexEntry{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1273,7 @@ func (x *MapOutputIndexEntry) String() string {
 func (*MapOutputIndexEntry) ProtoMessage() {}
 
 func (x *MapOutputIndexEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[12]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1286,7 @@ func (x *MapOutputIndexEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapOutputIndexEntry.ProtoReflect.Descriptor instead.
 func (*MapOutputIndexEntry) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{12}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MapOutputIndexEntry) GetOffset() int64 {
@@ -1039,7 +1323,7 @@ type MapOutput struct {
 
 func (x *MapOutput) Reset() {
 	*x = MapOutput{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1051,7 +1335,7 @@ func (x *MapOutput) String() string {
 func (*MapOutput) ProtoMessage() {}
 
 func (x *MapOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[13]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1064,7 +1348,7 @@ func (x *MapOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapOutput.ProtoReflect.Descriptor instead.
 func (*MapOutput) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{13}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MapOutput) GetPath() string {
@@ -1098,14 +1382,16 @@ type TaskResult struct {
 	// failed_maps are, after a fetch failure, the map attempts whose output
 	// could not be fetched (they must run again; the reduce is not charged
 	// a failure).
-	FailedMaps    []string `protobuf:"bytes,4,rep,name=failed_maps,json=failedMaps" json:"failed_maps,omitempty"`
+	FailedMaps []string `protobuf:"bytes,4,rep,name=failed_maps,json=failedMaps" json:"failed_maps,omitempty"`
+	// phases are when the attempt's phases ended, as the child saw them.
+	Phases        *TaskPhases `protobuf:"bytes,5,opt,name=phases" json:"phases,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskResult) Reset() {
 	*x = TaskResult{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1117,7 +1403,7 @@ func (x *TaskResult) String() string {
 func (*TaskResult) ProtoMessage() {}
 
 func (x *TaskResult) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[14]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1130,7 +1416,7 @@ func (x *TaskResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskResult.ProtoReflect.Descriptor instead.
 func (*TaskResult) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{14}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TaskResult) GetOutput() *MapOutput {
@@ -1161,19 +1447,181 @@ func (x *TaskResult) GetFailedMaps() []string {
 	return nil
 }
 
+func (x *TaskResult) GetPhases() *TaskPhases {
+	if x != nil {
+		return x.Phases
+	}
+	return nil
+}
+
+// TaskPhases are the ends of an attempt's phases in Unix milliseconds
+// (0: not reached), with the meanings of Hadoop's TaskStatus: a map's
+// map_finish_ms is when the last record was mapped (reading, mapping and
+// the spills made meanwhile are before it; the final merge of the spills
+// after it); a reduce's shuffle_finish_ms is when the last map output was
+// fetched and sort_finish_ms when the merge left at most
+// mapreduce.task.io.sort.factor segments and the reducer began.
+type TaskPhases struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	MapFinishMs     *int64                 `protobuf:"varint,1,opt,name=map_finish_ms,json=mapFinishMs" json:"map_finish_ms,omitempty"`
+	ShuffleFinishMs *int64                 `protobuf:"varint,2,opt,name=shuffle_finish_ms,json=shuffleFinishMs" json:"shuffle_finish_ms,omitempty"`
+	SortFinishMs    *int64                 `protobuf:"varint,3,opt,name=sort_finish_ms,json=sortFinishMs" json:"sort_finish_ms,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TaskPhases) Reset() {
+	*x = TaskPhases{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskPhases) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskPhases) ProtoMessage() {}
+
+func (x *TaskPhases) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskPhases.ProtoReflect.Descriptor instead.
+func (*TaskPhases) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *TaskPhases) GetMapFinishMs() int64 {
+	if x != nil && x.MapFinishMs != nil {
+		return *x.MapFinishMs
+	}
+	return 0
+}
+
+func (x *TaskPhases) GetShuffleFinishMs() int64 {
+	if x != nil && x.ShuffleFinishMs != nil {
+		return *x.ShuffleFinishMs
+	}
+	return 0
+}
+
+func (x *TaskPhases) GetSortFinishMs() int64 {
+	if x != nil && x.SortFinishMs != nil {
+		return *x.SortFinishMs
+	}
+	return 0
+}
+
+// TaskUsage is what the operating system accounted to an attempt's child
+// process and its descendants (getrusage of the reaped child).
+type TaskUsage struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	UserUs   *int64                 `protobuf:"varint,1,opt,name=user_us,json=userUs" json:"user_us,omitempty"`
+	SystemUs *int64                 `protobuf:"varint,2,opt,name=system_us,json=systemUs" json:"system_us,omitempty"`
+	// max_rss_bytes is the peak resident memory of the child's process
+	// tree (its process group, sampled; at least the largest single
+	// process's ru_maxrss).
+	MaxRssBytes *int64 `protobuf:"varint,3,opt,name=max_rss_bytes,json=maxRssBytes" json:"max_rss_bytes,omitempty"`
+	// read_bytes and write_bytes are the block I/O the kernel charged
+	// (ru_inblock and ru_oublock in 512-byte units, times 512).
+	ReadBytes     *int64 `protobuf:"varint,4,opt,name=read_bytes,json=readBytes" json:"read_bytes,omitempty"`
+	WriteBytes    *int64 `protobuf:"varint,5,opt,name=write_bytes,json=writeBytes" json:"write_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskUsage) Reset() {
+	*x = TaskUsage{}
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskUsage) ProtoMessage() {}
+
+func (x *TaskUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskUsage.ProtoReflect.Descriptor instead.
+func (*TaskUsage) Descriptor() ([]byte, []int) {
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TaskUsage) GetUserUs() int64 {
+	if x != nil && x.UserUs != nil {
+		return *x.UserUs
+	}
+	return 0
+}
+
+func (x *TaskUsage) GetSystemUs() int64 {
+	if x != nil && x.SystemUs != nil {
+		return *x.SystemUs
+	}
+	return 0
+}
+
+func (x *TaskUsage) GetMaxRssBytes() int64 {
+	if x != nil && x.MaxRssBytes != nil {
+		return *x.MaxRssBytes
+	}
+	return 0
+}
+
+func (x *TaskUsage) GetReadBytes() int64 {
+	if x != nil && x.ReadBytes != nil {
+		return *x.ReadBytes
+	}
+	return 0
+}
+
+func (x *TaskUsage) GetWriteBytes() int64 {
+	if x != nil && x.WriteBytes != nil {
+		return *x.WriteBytes
+	}
+	return 0
+}
+
 // TaskReport is an attempt's end as its TaskTracker saw it.
 type TaskReport struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     *string                `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId" json:"attempt_id,omitempty"`
-	State         *TaskReport_State      `protobuf:"varint,4,opt,name=state,enum=strata.mapred.TaskReport_State" json:"state,omitempty"`
-	Result        *TaskResult            `protobuf:"bytes,5,opt,name=result" json:"result,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId *string                `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId" json:"attempt_id,omitempty"`
+	State     *TaskReport_State      `protobuf:"varint,4,opt,name=state,enum=strata.mapred.TaskReport_State" json:"state,omitempty"`
+	Result    *TaskResult            `protobuf:"bytes,5,opt,name=result" json:"result,omitempty"`
+	// start_ms and finish_ms are when the TaskTracker started the child and
+	// reaped it (Unix ms).
+	StartMs       *int64     `protobuf:"varint,6,opt,name=start_ms,json=startMs" json:"start_ms,omitempty"`
+	FinishMs      *int64     `protobuf:"varint,7,opt,name=finish_ms,json=finishMs" json:"finish_ms,omitempty"`
+	Usage         *TaskUsage `protobuf:"bytes,8,opt,name=usage" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskReport) Reset() {
 	*x = TaskReport{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1633,7 @@ func (x *TaskReport) String() string {
 func (*TaskReport) ProtoMessage() {}
 
 func (x *TaskReport) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[15]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1646,7 @@ func (x *TaskReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskReport.ProtoReflect.Descriptor instead.
 func (*TaskReport) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{15}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TaskReport) GetAttemptId() string {
@@ -1218,6 +1666,27 @@ func (x *TaskReport) GetState() TaskReport_State {
 func (x *TaskReport) GetResult() *TaskResult {
 	if x != nil {
 		return x.Result
+	}
+	return nil
+}
+
+func (x *TaskReport) GetStartMs() int64 {
+	if x != nil && x.StartMs != nil {
+		return *x.StartMs
+	}
+	return 0
+}
+
+func (x *TaskReport) GetFinishMs() int64 {
+	if x != nil && x.FinishMs != nil {
+		return *x.FinishMs
+	}
+	return 0
+}
+
+func (x *TaskReport) GetUsage() *TaskUsage {
+	if x != nil {
+		return x.Usage
 	}
 	return nil
 }
@@ -1244,7 +1713,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1725,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[16]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1738,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{16}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -1377,7 +1846,7 @@ type TaskSpec struct {
 
 func (x *TaskSpec) Reset() {
 	*x = TaskSpec{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1858,7 @@ func (x *TaskSpec) String() string {
 func (*TaskSpec) ProtoMessage() {}
 
 func (x *TaskSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[17]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1402,7 +1871,7 @@ func (x *TaskSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSpec.ProtoReflect.Descriptor instead.
 func (*TaskSpec) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{17}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TaskSpec) GetJob() string {
@@ -1542,7 +2011,7 @@ type LaunchTask struct {
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +2023,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[18]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +2036,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{18}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -1606,7 +2075,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +2087,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[19]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +2100,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{19}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HeartbeatResponse) GetLaunch() []*LaunchTask {
@@ -1683,7 +2152,7 @@ type MapCompletionEventsRequest struct {
 
 func (x *MapCompletionEventsRequest) Reset() {
 	*x = MapCompletionEventsRequest{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +2164,7 @@ func (x *MapCompletionEventsRequest) String() string {
 func (*MapCompletionEventsRequest) ProtoMessage() {}
 
 func (x *MapCompletionEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[20]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +2177,7 @@ func (x *MapCompletionEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapCompletionEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapCompletionEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{20}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MapCompletionEventsRequest) GetJobId() string {
@@ -1737,7 +2206,7 @@ type MapCompletionEvent struct {
 
 func (x *MapCompletionEvent) Reset() {
 	*x = MapCompletionEvent{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +2218,7 @@ func (x *MapCompletionEvent) String() string {
 func (*MapCompletionEvent) ProtoMessage() {}
 
 func (x *MapCompletionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[21]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +2231,7 @@ func (x *MapCompletionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapCompletionEvent.ProtoReflect.Descriptor instead.
 func (*MapCompletionEvent) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{21}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MapCompletionEvent) GetMapIndex() int32 {
@@ -1796,7 +2265,7 @@ type MapCompletionEventsResponse struct {
 
 func (x *MapCompletionEventsResponse) Reset() {
 	*x = MapCompletionEventsResponse{}
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +2277,7 @@ func (x *MapCompletionEventsResponse) String() string {
 func (*MapCompletionEventsResponse) ProtoMessage() {}
 
 func (x *MapCompletionEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mapred_mapred_protocol_proto_msgTypes[22]
+	mi := &file_mapred_mapred_protocol_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +2290,7 @@ func (x *MapCompletionEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapCompletionEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapCompletionEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{22}
+	return file_mapred_mapred_protocol_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MapCompletionEventsResponse) GetEvents() []*MapCompletionEvent {
@@ -1894,7 +2363,33 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"E\n" +
 	"\x11JobStatusResponse\x120\n" +
 	"\x06status\x18\x01 \x01(\v2\x18.strata.mapred.JobStatusR\x06status\"\x11\n" +
-	"\x0fKillJobResponse\"\x11\n" +
+	"\x0fKillJobResponse\"\xf3\x03\n" +
+	"\rAttemptReport\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12+\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x17.strata.mapred.TaskTypeR\x04type\x12\x18\n" +
+	"\atracker\x18\x03 \x01(\tR\atracker\x12\x12\n" +
+	"\x04host\x18\x04 \x01(\tR\x04host\x125\n" +
+	"\x05state\x18\x05 \x01(\x0e2\x1f.strata.mapred.TaskReport.StateR\x05state\x12\x19\n" +
+	"\bstart_ms\x18\x06 \x01(\x03R\astartMs\x12\x1b\n" +
+	"\tfinish_ms\x18\a \x01(\x03R\bfinishMs\x12$\n" +
+	"\x0echild_start_ms\x18\b \x01(\x03R\fchildStartMs\x12&\n" +
+	"\x0fchild_finish_ms\x18\t \x01(\x03R\rchildFinishMs\x121\n" +
+	"\x06phases\x18\n" +
+	" \x01(\v2\x19.strata.mapred.TaskPhasesR\x06phases\x12.\n" +
+	"\x05usage\x18\v \x01(\v2\x18.strata.mapred.TaskUsageR\x05usage\x122\n" +
+	"\bcounters\x18\f \x03(\v2\x16.strata.mapred.CounterR\bcounters\x12\x14\n" +
+	"\x05error\x18\r \x01(\tR\x05error\"\x86\x01\n" +
+	"\x12TaskReportsRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12+\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x17.strata.mapred.TaskTypeR\x04type\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offset\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\"\x86\x01\n" +
+	"\x13TaskReportsResponse\x128\n" +
+	"\battempts\x18\x01 \x03(\v2\x1c.strata.mapred.AttemptReportR\battempts\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x1f\n" +
+	"\vnext_offset\x18\x03 \x01(\x05R\n" +
+	"nextOffset\"\x11\n" +
 	"\x0fListJobsRequest\"@\n" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.strata.mapred.JobStatusR\x04jobs\"m\n" +
@@ -1908,20 +2403,37 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1d\n" +
 	"\n" +
 	"index_path\x18\x02 \x01(\tR\tindexPath\x128\n" +
-	"\x05index\x18\x03 \x03(\v2\".strata.mapred.MapOutputIndexEntryR\x05index\"\xa9\x01\n" +
+	"\x05index\x18\x03 \x03(\v2\".strata.mapred.MapOutputIndexEntryR\x05index\"\xdc\x01\n" +
 	"\n" +
 	"TaskResult\x120\n" +
 	"\x06output\x18\x01 \x01(\v2\x18.strata.mapred.MapOutputR\x06output\x122\n" +
 	"\bcounters\x18\x02 \x03(\v2\x16.strata.mapred.CounterR\bcounters\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x1f\n" +
 	"\vfailed_maps\x18\x04 \x03(\tR\n" +
-	"failedMaps\"\xde\x01\n" +
+	"failedMaps\x121\n" +
+	"\x06phases\x18\x05 \x01(\v2\x19.strata.mapred.TaskPhasesR\x06phases\"\x82\x01\n" +
+	"\n" +
+	"TaskPhases\x12\"\n" +
+	"\rmap_finish_ms\x18\x01 \x01(\x03R\vmapFinishMs\x12*\n" +
+	"\x11shuffle_finish_ms\x18\x02 \x01(\x03R\x0fshuffleFinishMs\x12$\n" +
+	"\x0esort_finish_ms\x18\x03 \x01(\x03R\fsortFinishMs\"\xa5\x01\n" +
+	"\tTaskUsage\x12\x17\n" +
+	"\auser_us\x18\x01 \x01(\x03R\x06userUs\x12\x1b\n" +
+	"\tsystem_us\x18\x02 \x01(\x03R\bsystemUs\x12\"\n" +
+	"\rmax_rss_bytes\x18\x03 \x01(\x03R\vmaxRssBytes\x12\x1d\n" +
+	"\n" +
+	"read_bytes\x18\x04 \x01(\x03R\treadBytes\x12\x1f\n" +
+	"\vwrite_bytes\x18\x05 \x01(\x03R\n" +
+	"writeBytes\"\xc6\x02\n" +
 	"\n" +
 	"TaskReport\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x125\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x1f.strata.mapred.TaskReport.StateR\x05state\x121\n" +
-	"\x06result\x18\x05 \x01(\v2\x19.strata.mapred.TaskResultR\x06result\";\n" +
+	"\x06result\x18\x05 \x01(\v2\x19.strata.mapred.TaskResultR\x06result\x12\x19\n" +
+	"\bstart_ms\x18\x06 \x01(\x03R\astartMs\x12\x1b\n" +
+	"\tfinish_ms\x18\a \x01(\x03R\bfinishMs\x12.\n" +
+	"\x05usage\x18\b \x01(\v2\x18.strata.mapred.TaskUsageR\x05usage\";\n" +
 	"\x05State\x12\v\n" +
 	"\aRUNNING\x10\x00\x12\r\n" +
 	"\tSUCCEEDED\x10\x01\x12\n" +
@@ -2020,7 +2532,7 @@ func file_mapred_mapred_protocol_proto_rawDescGZIP() []byte {
 }
 
 var file_mapred_mapred_protocol_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_mapred_mapred_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_mapred_mapred_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_mapred_mapred_protocol_proto_goTypes = []any{
 	(JobState)(0),                       // 0: strata.mapred.JobState
 	(TaskType)(0),                       // 1: strata.mapred.TaskType
@@ -2035,20 +2547,25 @@ var file_mapred_mapred_protocol_proto_goTypes = []any{
 	(*JobIDRequest)(nil),                // 10: strata.mapred.JobIDRequest
 	(*JobStatusResponse)(nil),           // 11: strata.mapred.JobStatusResponse
 	(*KillJobResponse)(nil),             // 12: strata.mapred.KillJobResponse
-	(*ListJobsRequest)(nil),             // 13: strata.mapred.ListJobsRequest
-	(*ListJobsResponse)(nil),            // 14: strata.mapred.ListJobsResponse
-	(*MapOutputIndexEntry)(nil),         // 15: strata.mapred.MapOutputIndexEntry
-	(*MapOutput)(nil),                   // 16: strata.mapred.MapOutput
-	(*TaskResult)(nil),                  // 17: strata.mapred.TaskResult
-	(*TaskReport)(nil),                  // 18: strata.mapred.TaskReport
-	(*HeartbeatRequest)(nil),            // 19: strata.mapred.HeartbeatRequest
-	(*TaskSpec)(nil),                    // 20: strata.mapred.TaskSpec
-	(*LaunchTask)(nil),                  // 21: strata.mapred.LaunchTask
-	(*HeartbeatResponse)(nil),           // 22: strata.mapred.HeartbeatResponse
-	(*MapCompletionEventsRequest)(nil),  // 23: strata.mapred.MapCompletionEventsRequest
-	(*MapCompletionEvent)(nil),          // 24: strata.mapred.MapCompletionEvent
-	(*MapCompletionEventsResponse)(nil), // 25: strata.mapred.MapCompletionEventsResponse
-	nil,                                 // 26: strata.mapred.TaskSpec.ConfEntry
+	(*AttemptReport)(nil),               // 13: strata.mapred.AttemptReport
+	(*TaskReportsRequest)(nil),          // 14: strata.mapred.TaskReportsRequest
+	(*TaskReportsResponse)(nil),         // 15: strata.mapred.TaskReportsResponse
+	(*ListJobsRequest)(nil),             // 16: strata.mapred.ListJobsRequest
+	(*ListJobsResponse)(nil),            // 17: strata.mapred.ListJobsResponse
+	(*MapOutputIndexEntry)(nil),         // 18: strata.mapred.MapOutputIndexEntry
+	(*MapOutput)(nil),                   // 19: strata.mapred.MapOutput
+	(*TaskResult)(nil),                  // 20: strata.mapred.TaskResult
+	(*TaskPhases)(nil),                  // 21: strata.mapred.TaskPhases
+	(*TaskUsage)(nil),                   // 22: strata.mapred.TaskUsage
+	(*TaskReport)(nil),                  // 23: strata.mapred.TaskReport
+	(*HeartbeatRequest)(nil),            // 24: strata.mapred.HeartbeatRequest
+	(*TaskSpec)(nil),                    // 25: strata.mapred.TaskSpec
+	(*LaunchTask)(nil),                  // 26: strata.mapred.LaunchTask
+	(*HeartbeatResponse)(nil),           // 27: strata.mapred.HeartbeatResponse
+	(*MapCompletionEventsRequest)(nil),  // 28: strata.mapred.MapCompletionEventsRequest
+	(*MapCompletionEvent)(nil),          // 29: strata.mapred.MapCompletionEvent
+	(*MapCompletionEventsResponse)(nil), // 30: strata.mapred.MapCompletionEventsResponse
+	nil,                                 // 31: strata.mapred.TaskSpec.ConfEntry
 }
 var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	3,  // 0: strata.mapred.JobSpec.conf:type_name -> strata.mapred.KeyValue
@@ -2057,27 +2574,36 @@ var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	8,  // 3: strata.mapred.JobStatus.counters:type_name -> strata.mapred.Counter
 	0,  // 4: strata.mapred.JobStatus.state:type_name -> strata.mapred.JobState
 	9,  // 5: strata.mapred.JobStatusResponse.status:type_name -> strata.mapred.JobStatus
-	9,  // 6: strata.mapred.ListJobsResponse.jobs:type_name -> strata.mapred.JobStatus
-	15, // 7: strata.mapred.MapOutput.index:type_name -> strata.mapred.MapOutputIndexEntry
-	16, // 8: strata.mapred.TaskResult.output:type_name -> strata.mapred.MapOutput
-	8,  // 9: strata.mapred.TaskResult.counters:type_name -> strata.mapred.Counter
-	2,  // 10: strata.mapred.TaskReport.state:type_name -> strata.mapred.TaskReport.State
-	17, // 11: strata.mapred.TaskReport.result:type_name -> strata.mapred.TaskResult
-	18, // 12: strata.mapred.HeartbeatRequest.reports:type_name -> strata.mapred.TaskReport
-	26, // 13: strata.mapred.TaskSpec.conf:type_name -> strata.mapred.TaskSpec.ConfEntry
-	1,  // 14: strata.mapred.TaskSpec.type:type_name -> strata.mapred.TaskType
-	4,  // 15: strata.mapred.TaskSpec.split:type_name -> strata.mapred.InputSplit
-	24, // 16: strata.mapred.TaskSpec.maps:type_name -> strata.mapred.MapCompletionEvent
-	0,  // 17: strata.mapred.TaskSpec.cleanup_state:type_name -> strata.mapred.JobState
-	20, // 18: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
-	21, // 19: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
-	24, // 20: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
-	0,  // 21: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	1,  // 6: strata.mapred.AttemptReport.type:type_name -> strata.mapred.TaskType
+	2,  // 7: strata.mapred.AttemptReport.state:type_name -> strata.mapred.TaskReport.State
+	21, // 8: strata.mapred.AttemptReport.phases:type_name -> strata.mapred.TaskPhases
+	22, // 9: strata.mapred.AttemptReport.usage:type_name -> strata.mapred.TaskUsage
+	8,  // 10: strata.mapred.AttemptReport.counters:type_name -> strata.mapred.Counter
+	1,  // 11: strata.mapred.TaskReportsRequest.type:type_name -> strata.mapred.TaskType
+	13, // 12: strata.mapred.TaskReportsResponse.attempts:type_name -> strata.mapred.AttemptReport
+	9,  // 13: strata.mapred.ListJobsResponse.jobs:type_name -> strata.mapred.JobStatus
+	18, // 14: strata.mapred.MapOutput.index:type_name -> strata.mapred.MapOutputIndexEntry
+	19, // 15: strata.mapred.TaskResult.output:type_name -> strata.mapred.MapOutput
+	8,  // 16: strata.mapred.TaskResult.counters:type_name -> strata.mapred.Counter
+	21, // 17: strata.mapred.TaskResult.phases:type_name -> strata.mapred.TaskPhases
+	2,  // 18: strata.mapred.TaskReport.state:type_name -> strata.mapred.TaskReport.State
+	20, // 19: strata.mapred.TaskReport.result:type_name -> strata.mapred.TaskResult
+	22, // 20: strata.mapred.TaskReport.usage:type_name -> strata.mapred.TaskUsage
+	23, // 21: strata.mapred.HeartbeatRequest.reports:type_name -> strata.mapred.TaskReport
+	31, // 22: strata.mapred.TaskSpec.conf:type_name -> strata.mapred.TaskSpec.ConfEntry
+	1,  // 23: strata.mapred.TaskSpec.type:type_name -> strata.mapred.TaskType
+	4,  // 24: strata.mapred.TaskSpec.split:type_name -> strata.mapred.InputSplit
+	29, // 25: strata.mapred.TaskSpec.maps:type_name -> strata.mapred.MapCompletionEvent
+	0,  // 26: strata.mapred.TaskSpec.cleanup_state:type_name -> strata.mapred.JobState
+	25, // 27: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
+	26, // 28: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
+	29, // 29: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
+	0,  // 30: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_mapred_mapred_protocol_proto_init() }
@@ -2091,7 +2617,7 @@ func file_mapred_mapred_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mapred_mapred_protocol_proto_rawDesc), len(file_mapred_mapred_protocol_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
