@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,6 +118,7 @@ func sweepStaleNetworks() {
 		}
 		runIP("", "netns", "del", name)
 		runIP("", "link", "del", "stb"+parts[1])
+		os.RemoveAll(filepath.Join(netnsEtc, name))
 	}
 }
 
@@ -186,7 +189,52 @@ func (n *network) addHost(name string, octet int) *netHost {
 	n.ip(h.ns, "link", "set", peer, "name", "eth0")
 	n.ip(h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
 	n.ip(h.ns, "link", "set", "eth0", "up")
+	n.writeHostsFiles()
 	return h
+}
+
+// netnsEtc is where ip netns exec finds a namespace's own /etc files: it
+// bind-mounts /etc/netns/<ns>/hosts over /etc/hosts for the program it
+// runs.
+const netnsEtc = "/etc/netns"
+
+// writeHostsFiles gives every namespace a hosts file naming every host of
+// the cluster (nn, jt, dn0, tt0, ..., client), as a cluster's DNS would:
+// daemons and clients in the namespaces resolve each other by name
+// (dfs.datanode.hostname=dn0 with the use.datanode.hostname keys). The
+// files are rewritten in place, so daemons already running see hosts
+// added later (a bind mount follows the inode, not the name).
+func (n *network) writeHostsFiles() {
+	n.t.Helper()
+	var b strings.Builder
+	b.WriteString("127.0.0.1\tlocalhost\n")
+	names := make([]string, 0, len(n.hosts))
+	for name := range n.hosts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(&b, "%s\t%s\n", n.hosts[name].ip, name)
+	}
+	for _, h := range n.hosts {
+		if h.ns == "" {
+			continue
+		}
+		dir := filepath.Join(netnsEtc, h.ns)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			n.t.Fatalf("testcluster: network: %v", err)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "hosts"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err == nil {
+			_, err = f.WriteString(b.String())
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			n.t.Fatalf("testcluster: network: hosts file: %v", err)
+		}
+	}
 }
 
 // wrap is the command prefix that runs a program in host's namespace.
@@ -236,6 +284,7 @@ func (n *network) close() {
 	for _, h := range n.hosts {
 		if h.ns != "" {
 			runIP("", "netns", "del", h.ns)
+			os.RemoveAll(filepath.Join(netnsEtc, h.ns))
 		}
 		if h.veth != "" {
 			runIP("", "link", "del", h.veth) // normally gone with its peer already
@@ -279,6 +328,19 @@ func (p *Processes) Heal() {
 		p.t.Fatal("testcluster: Heal needs Config.Hosts")
 	}
 	p.net.heal()
+}
+
+// HostCommand is a strata client command (ClientArgs, then args) run on
+// host, not yet started: in its network namespace with Config.Hosts,
+// where the cluster's host names resolve (nn, jt, dn<i>, tt<i>); on
+// ClientHost, or without Hosts, the same as Command.
+func (p *Processes) HostCommand(host string, args ...string) *exec.Cmd {
+	cmd := p.Command(args...)
+	if p.net == nil || host == ClientHost {
+		return cmd
+	}
+	w := p.net.wrap(host)
+	return exec.Command(w[0], append(append(w[1:len(w):len(w)], cmd.Path), cmd.Args[1:]...)...)
 }
 
 // HostAddr is the IP address of a network host (NameNodeHost,

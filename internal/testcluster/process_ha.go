@@ -65,9 +65,7 @@ func (p *Processes) startHA() {
 	h := p.ha
 	for i := range h.rpc {
 		pr := p.newProcess("namenode "+NameNodeID(i), p.NameNodeArgsAt(i, "namenode"))
-		if p.net != nil {
-			pr.wrap = p.net.wrap(NameNodeHostAt(i))
-		}
+		pr.wrap = p.hostWrap(NameNodeHostAt(i))
 		h.procs = append(h.procs, pr)
 	}
 	p.nn = h.procs[0]
