@@ -1,6 +1,8 @@
 package testcluster
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +14,7 @@ import (
 )
 
 // CPU shares (Config.HostCPU): every host with a share gets a cgroup of
-// its own, strata-<pid>-<host>, whose CFS bandwidth limit is the share:
+// its own, strata-<pid>-<cluster id>-<host>, whose CFS bandwidth limit is the share:
 // quota/period = CPUs, e.g. 50 ms per 100 ms period for half a core. A
 // daemon joins its host's cgroup before it execs (a shell writes its own
 // pid to cgroup.procs, then execs the daemon), so the daemon's threads
@@ -67,6 +69,8 @@ type cpuGroups struct {
 	t    testing.TB
 	root string // the hierarchy's directory
 	v2   bool
+	id   string            // unique: two clusters of one test never share a group
+	acct string            // v1: the cpuacct hierarchy, when mounted apart ("" if not)
 	dirs map[string]string // host -> its cgroup's directory
 }
 
@@ -82,7 +86,15 @@ func newCPUGroups(t testing.TB) *cpuGroups {
 		t.Skip("testcluster: Config.HostCPU needs a cgroup cpu controller (cgroup v2 cpu.max or v1 cpu.cfs_quota_us); none is mounted")
 	}
 	sweepStaleCgroups(root)
-	g := &cpuGroups{t: t, root: root, v2: v2, dirs: map[string]string{}}
+	b := make([]byte, 3)
+	rand.Read(b)
+	g := &cpuGroups{t: t, root: root, v2: v2, id: hex.EncodeToString(b), dirs: map[string]string{}}
+	if _, err := os.Stat("/sys/fs/cgroup/cpuacct/cpuacct.usage"); !v2 && err == nil && !sameDir(root, "/sys/fs/cgroup/cpuacct") {
+		// v1 counts CPU time in the cpuacct controller; where it is its
+		// own hierarchy, each host gets a group of the same name there too.
+		g.acct = "/sys/fs/cgroup/cpuacct"
+		sweepStaleCgroups(g.acct)
+	}
 	t.Cleanup(g.close)
 	return g
 }
@@ -104,15 +116,32 @@ func sweepStaleCgroups(root string) {
 	}
 }
 
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// name is host's cgroup's name in each hierarchy.
+func (g *cpuGroups) name(host string) string {
+	return fmt.Sprintf("%s%d-%s-%s", cgroupPrefix, os.Getpid(), g.id, host)
+}
+
 // group makes (once) host's cgroup with a quota of cpus CPUs and returns
-// its directory.
-func (g *cpuGroups) group(host string, cpus float64) string {
+// the directories a process joins: the cpu group and, on cgroup v1 with
+// cpuacct apart, its accounting twin.
+func (g *cpuGroups) group(host string, cpus float64) []string {
 	g.t.Helper()
 	if d := g.dirs[host]; d != "" {
-		return d
+		return g.joined(host)
 	}
-	d := filepath.Join(g.root, fmt.Sprintf("%s%d-%s", cgroupPrefix, os.Getpid(), host))
-	if err := os.Mkdir(d, 0o755); err != nil && !os.IsExist(err) {
+	if g.acct != "" {
+		if err := os.Mkdir(filepath.Join(g.acct, g.name(host)), 0o755); err != nil && !os.IsExist(err) {
+			g.t.Skipf("testcluster: Config.HostCPU: cannot make a cgroup: %v", err)
+		}
+	}
+	d := filepath.Join(g.root, g.name(host))
+	if err := os.Mkdir(d, 0o755); err != nil {
 		g.t.Skipf("testcluster: Config.HostCPU: cannot make a cgroup: %v", err)
 	}
 	g.dirs[host] = d
@@ -130,13 +159,25 @@ func (g *cpuGroups) group(host string, cpus float64) string {
 	if err != nil {
 		g.t.Fatalf("testcluster: cgroup %s: setting a quota of %g CPUs: %v", d, cpus, err)
 	}
-	return d
+	return g.joined(host)
 }
 
-// cgroupWrap is the command prefix that starts a program in dir's cgroup: the
-// shell joins it, then execs the program (same pid).
-func cgroupWrap(dir string) []string {
-	return []string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}
+func (g *cpuGroups) joined(host string) []string {
+	dirs := []string{g.dirs[host]}
+	if g.acct != "" {
+		dirs = append(dirs, filepath.Join(g.acct, g.name(host)))
+	}
+	return dirs
+}
+
+// cgroupWrap is the command prefix that starts a program in the cgroups
+// dirs: the shell joins each, then execs the program (same pid).
+func cgroupWrap(dirs []string) []string {
+	script := ""
+	for i := range dirs {
+		script += fmt.Sprintf(`echo $$ > "${%d}/cgroup.procs" && `, i+1)
+	}
+	return append([]string{"/bin/sh", "-c", script + fmt.Sprintf(`shift %d && exec "$@"`, len(dirs)), "sh"}, dirs...)
 }
 
 // stat is how long, in total, the kernel held back host's cgroup for
@@ -165,10 +206,13 @@ func (g *cpuGroups) stat(host string) (usage, throttled int64, ok bool) {
 		}
 	}
 	if !g.v2 {
-		// v1 keeps usage in the cpuacct controller; read it when that
-		// hierarchy holds a group of the same name (it does not unless
-		// mounted together), else leave it 0.
-		if b, err := os.ReadFile(filepath.Join(d, "cpuacct.usage")); err == nil {
+		// v1 keeps usage in the cpuacct controller: in the same group
+		// where it is mounted with cpu, else in the twin group.
+		acct := d
+		if g.acct != "" {
+			acct = filepath.Join(g.acct, g.name(host))
+		}
+		if b, err := os.ReadFile(filepath.Join(acct, "cpuacct.usage")); err == nil {
 			n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 			usage = n / 1000
 		}
@@ -182,22 +226,23 @@ func (g *cpuGroups) stat(host string) (usage, throttled int64, ok bool) {
 // are killed too, then the cgroup is removed once the kernel has reaped
 // them (a few tries; else a later run's sweep removes it).
 func (g *cpuGroups) close() {
-	for _, d := range g.dirs {
-		for try := 0; os.Remove(d) != nil && try < 50; try++ {
-			b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
-			for _, f := range strings.Fields(string(b)) {
-				if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-					syscall.Kill(pid, syscall.SIGKILL)
+	for host := range g.dirs {
+		for _, d := range g.joined(host) {
+			for try := 0; os.Remove(d) != nil && try < 50; try++ {
+				b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+				for _, f := range strings.Fields(string(b)) {
+					if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
 				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
 
 // CPUStat reports a host's cgroup with Config.HostCPU: the CPU time its
-// processes used (µs; 0 where the hierarchy does not count it, as cgroup
-// v1's cpu controller without cpuacct) and how long the kernel throttled
+// processes used (µs) and how long the kernel throttled
 // them for exceeding the quota (µs). ok is false when host has no share.
 func (p *Processes) CPUStat(host string) (usage, throttled int64, ok bool) {
 	if p.cpu == nil {

@@ -205,7 +205,7 @@ type Processes struct {
 	tts       []*Process
 	net       *network   // with Config.Hosts
 	cpu       *cpuGroups // with Config.HostCPU
-	unmount   []func() // Config.VolumeSize's tmpfs, after the processes end
+	unmount   []func()   // Config.VolumeSize's tmpfs, after the processes end
 }
 
 type procDataNode struct {
