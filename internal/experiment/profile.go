@@ -190,7 +190,7 @@ func presetNames() []string {
 	for _, p := range media.Presets() {
 		out = append(out, p.Name)
 	}
-	return append(out, NoMedia)
+	return append(out, NoMedia, "raid0-<n>-<preset>")
 }
 
 func (p *Profile) validate() error {
