@@ -97,9 +97,9 @@ var presets = []Preset{
 		Params: Params{
 			ReadMBps: 450, WriteMBps: 400,
 			Latency:    100 * time.Microsecond,
-			QueueDepth: 8,
+			QueueDepth: 9,
 		},
-		Source: "SanDisk CloudSpeed 1000 (SATA 6 Gb/s, the SanDisk paper's SSD) specification: 450/400 MB/s sequential read/write, 80,000 random 4 KiB read IOPS at high queue depth; QD1 latency 100 us estimated (not in the specification), queue depth 80,000 x 100 us",
+		Source: "SanDisk CloudSpeed 1000 (SATA 6 Gb/s, the SanDisk paper's SSD) specification: 450/400 MB/s sequential read/write, 80,000 random 4 KiB read IOPS at high queue depth; QD1 latency 100 us estimated (not in the specification), queue depth 80,000 over the model's QD1 rate, rounded",
 	},
 	{
 		Name: "spinpoint-f1",

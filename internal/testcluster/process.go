@@ -257,7 +257,7 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 		p.setupHA(settings)
 	} else if cfg.Hosts {
 		nn := p.net.addHost(NameNodeHost, 2)
-		p.rpc, p.http = nn.ip+":8020", nn.ip+":9870"
+		p.rpc, p.http = nn.IP+":8020", nn.IP+":9870"
 		settings["fs.defaultFS"] = "hdfs://" + p.rpc
 		settings["dfs.namenode.rpc-address"] = p.rpc
 	} else if !cfg.NoHDFS {
@@ -268,7 +268,7 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 	if cfg.MapReduce {
 		p.jtAddr = FreePort(t)
 		if p.net != nil {
-			p.jtAddr = p.net.addHost(JobTrackerHost, 3).ip + ":8021"
+			p.jtAddr = p.net.addHost(JobTrackerHost, 3).IP + ":8021"
 		}
 		for k, v := range MapReduceSettings {
 			settings[k] = v
@@ -352,7 +352,7 @@ func (p *Processes) hostWrap(host string) []string {
 	var w []string
 	if p.cpu != nil {
 		if cpus := p.cfg.HostCPU(host); cpus > 0 {
-			w = cgroupWrap(p.cpu.group(host, cpus))
+			w = p.cpu.wrap(host, cpus)
 		}
 	}
 	if p.net != nil {
@@ -602,7 +602,7 @@ func (p *Processes) AddDataNode() int {
 	d.p = p.newProcess(fmt.Sprintf("datanode %d", i), nil)
 	if p.net != nil {
 		h := p.net.addHost(DataNodeHost(i), 10+i)
-		d.xfer, d.httpBind = h.ip+":9866", h.ip+":9864"
+		d.xfer, d.httpBind = h.IP+":9866", h.IP+":9864"
 	}
 	d.p.wrap = p.hostWrap(DataNodeHost(i))
 	p.dns = append(p.dns, d)

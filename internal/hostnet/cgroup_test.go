@@ -1,4 +1,4 @@
-package testcluster
+package hostnet
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func TestCPUQuotaAndWrap(t *testing.T) {
 		}
 	}
 	dirs := []string{t.TempDir(), t.TempDir()}
-	w := cgroupWrap(dirs)
+	w := Wrap(dirs)
 	out, err := exec.Command(w[0], append(w[1:], "sh", "-c", "echo $$")...).Output()
 	if err != nil {
 		t.Fatal(err)
