@@ -3,9 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -401,5 +403,84 @@ func BenchmarkHostsCPUShare(b *testing.B) {
 			b.ReportMetric(best[i].Seconds(), "map-s")
 			b.ReportMetric(float64(best[i])/float64(best[0]), "x-first")
 		})
+	}
+}
+
+// TestExperimentHosts: `strata experiment dfsio -hosts` runs a profile's
+// cluster with every daemon a process on a host of its own (tracker
+// names carry the hosts' 10.x addresses), every link shaped to the
+// profile's link.mbps and every node capped at its node.cpus: a
+// replication-3 TestDFSIO write of one file runs at the links' payload
+// rate, not faster (10% allowed) and not below half. Everything the run
+// made on the machine (namespaces, cgroups) is gone after it.
+func TestExperimentHosts(t *testing.T) {
+	needNetns(t)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "shaped.profile")
+	const mbps = 100
+	if err := os.WriteFile(prof, []byte(fmt.Sprintf(`name = shaped
+device.d = none
+hdfs.volumes = [DISK]d
+mapred.local.dir = d
+link.mbps = %d
+node.cpus = 1
+`, mbps)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testcluster.Binary(t), "experiment", "dfsio", "-hosts", "-profiles", prof,
+		"-dfsio-files", "1", "-dfsio-replication", "3", "-dfsio-total", "24MB", "-out", out)
+	var console bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &console, &console
+	err := cmd.Run()
+	pid := cmd.Process.Pid
+	if err != nil {
+		t.Fatalf("strata experiment -hosts: %v\n%s", err, console.String())
+	}
+	if strings.Contains(console.String(), "loopback") {
+		t.Fatalf("the experiment fell back to loopback:\n%s", console.String())
+	}
+	tt, err := os.ReadFile(filepath.Join(out, "logs", "shaped-tasktracker-0.log"))
+	if err != nil || !regexp.MustCompile(`tracker_10\.\d+\.\d+\.10:50060`).Match(tt) {
+		t.Errorf("tasktracker 0 is not on host dn0 (10.x.y.10): %v\n%s", err, tt)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		DFSIO []struct {
+			Op         string  `json:"op"`
+			Throughput float64 `json:"throughput_mb_s"`
+		} `json:"dfsio"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	want := hostsPayload(mbps * 1_000_000)
+	var wrote bool
+	for _, d := range res.DFSIO {
+		if d.Op != "write" {
+			continue
+		}
+		wrote = true
+		t.Logf("link.mbps %d: expected payload %.2f MB/s, write %.2f MB/s", mbps, want, d.Throughput)
+		if d.Throughput > want*1.10 || d.Throughput < want/2 {
+			t.Errorf("write ran at %.2f MB/s over %d Mbit/s links (payload %.2f MB/s)", d.Throughput, mbps, want)
+		}
+	}
+	if !wrote {
+		t.Fatalf("no TestDFSIO write in results.json:\n%s", b)
+	}
+	left, _ := exec.Command("ip", "netns", "list").Output()
+	if strings.Contains(string(left), fmt.Sprintf("strata-%d-", pid)) {
+		t.Errorf("namespaces of the experiment left behind:\n%s", left)
+	}
+	for _, root := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"} {
+		if ents, err := filepath.Glob(filepath.Join(root, fmt.Sprintf("strata-%d-*", pid))); err == nil && len(ents) > 0 {
+			t.Errorf("cgroups of the experiment left behind: %v", ents)
+		}
 	}
 }

@@ -109,3 +109,17 @@ func TestRunJBOD(t *testing.T) {
 		}
 	}
 }
+
+// node.cpus and link.mbps: parsed as numbers within their ranges.
+func TestProfileHostKeys(t *testing.T) {
+	base := "name = x\ndevice.d = none\nhdfs.volumes = d\nmapred.local.dir = d\n"
+	p, err := ParseProfile(strings.NewReader(base+"node.cpus = 0.5\nlink.mbps = 10000\n"), "x")
+	if err != nil || p.NodeCPUs != 0.5 || p.LinkMbps != 10000 {
+		t.Fatalf("%+v, %v", p, err)
+	}
+	for _, bad := range []string{"node.cpus = 0", "node.cpus = 2000", "node.cpus = fast", "link.mbps = 0.01", "link.mbps = 1e7", "link.mbps = -1"} {
+		if _, err := ParseProfile(strings.NewReader(base+bad+"\n"), "x"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -221,9 +221,10 @@ func (g *CPUGroups) Stat(host string) (usage, throttled int64, ok bool) {
 // once the kernel has reaped them (a few tries; else a later process's
 // NewCPUGroups removes it).
 func (g *CPUGroups) Close() {
+	gone := func(d string) bool { err := os.Remove(d); return err == nil || os.IsNotExist(err) }
 	for host := range g.dirs {
 		for _, d := range g.joined(host) {
-			for try := 0; os.Remove(d) != nil && try < 50; try++ {
+			for try := 0; !gone(d) && try < 50; try++ {
 				b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
 				for _, f := range strings.Fields(string(b)) {
 					if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
@@ -234,4 +235,5 @@ func (g *CPUGroups) Close() {
 			}
 		}
 	}
+	clear(g.dirs) // a second Close has nothing to do
 }
