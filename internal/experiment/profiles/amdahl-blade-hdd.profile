@@ -6,3 +6,6 @@ description = Amdahl blade: one Spinpoint F1 HDD for HDFS and intermediate data
 device.hdd = spinpoint-f1
 hdfs.volumes = [DISK]hdd
 mapred.local.dir = hdd
+# With -hosts: as amdahl-blade (an estimated Atom-class share, 1 GbE).
+link.mbps = 1000
+node.cpus = 0.25

@@ -7,3 +7,9 @@ description = Amdahl blade: two Vertex SSDs in RAID0 for HDFS and intermediate d
 device.md0 = raid0-2-vertex
 hdfs.volumes = [DISK]md0
 mapred.local.dir = md0
+# With -hosts: the blades' gigabit Ethernet, and an Atom-class CPU share.
+# The share is an estimate, not the paper's figure: a dual-core 1.6 GHz
+# in-order Atom taken as about a quarter of one of this machine's cores'
+# work; set node.cpus to the ratio measured for the CPUs being compared.
+link.mbps = 1000
+node.cpus = 0.25

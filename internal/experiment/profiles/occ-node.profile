@@ -8,3 +8,7 @@ device.sas0 = sas-15k
 device.sas1 = sas-15k
 hdfs.volumes = [DISK]sas0,[DISK]sas1
 mapred.local.dir = sas0,sas1
+# With -hosts: a server-class node gets one of this machine's CPUs (the
+# unit amdahl-blade's share is measured in); the link rate is left
+# unshaped, the paper's network for these nodes not being modelled.
+node.cpus = 1

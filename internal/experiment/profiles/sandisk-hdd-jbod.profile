@@ -13,3 +13,5 @@ mapred.local.dir = hdd0,hdd1
 price = 37561
 watts = 944
 paper.speedup = 1.0
+# With -hosts: the paper's 10 GbE between every node.
+link.mbps = 10000

@@ -11,3 +11,5 @@ mapred.local.dir = ssd
 price = 43081
 watts = 962
 paper.speedup = 1.4
+# With -hosts: the paper's 10 GbE between every node.
+link.mbps = 10000

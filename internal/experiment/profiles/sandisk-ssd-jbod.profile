@@ -11,3 +11,5 @@ mapred.local.dir = ssd0,ssd1
 price = 46567
 watts = 896
 paper.speedup = 2.6
+# With -hosts: the paper's 10 GbE between every node.
+link.mbps = 10000
