@@ -112,11 +112,15 @@ func (p *Processes) Heal() {
 // where the cluster's host names resolve (nn, jt, dn<i>, tt<i>); on
 // ClientHost, or without Hosts, the same as Command.
 func (p *Processes) HostCommand(host string, args ...string) *exec.Cmd {
+	p.t.Helper()
 	cmd := p.Command(args...)
 	if p.net == nil || host == ClientHost {
 		return cmd
 	}
 	w := p.net.wrap(host)
+	if w == nil {
+		p.t.Fatalf("testcluster: HostCommand: no host %q", host)
+	}
 	return exec.Command(w[0], append(append(w[1:len(w):len(w)], cmd.Path), cmd.Args[1:]...)...)
 }
 
