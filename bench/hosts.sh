@@ -75,16 +75,17 @@ STRATA_HOSTS_ROUNDS=$rounds STRATA_HOSTS_CPUS=$cpus \
   exit 1
 }
 echo
-echo "| CPU share (quota/period) | map run time | x the first share's | expected |"
-echo "| ---: | ---: | ---: | ---: |"
+echo "| CPU share (quota/period) | map run time | x the first share's | expected | CPUs the node got |"
+echo "| ---: | ---: | ---: | ---: | ---: |"
 first=${cpus%%,*}
 awk -v first="$first" '/^BenchmarkHostsCPUShare\/cpus=/ {
   c = $1; sub(/.*cpus=/, "", c); sub(/-[0-9]+$/, "", c)
   for (i = 2; i < NF; i++) {
     if ($(i+1) == "map-s") t = $i
     if ($(i+1) == "x-first") x = $i
+    if ($(i+1) == "cpus-got") g = $i
   }
-  printf "| %s CPU | %s s | %.2fx | %.2fx |\n", c, t, x, first / c
+  printf "| %s CPU | %s s | %.2fx | %.2fx | %.2f |\n", c, t, x, first / c, g
 }' "$out"
 echo
-echo "Best of $rounds runs per share, interleaved; other load on the machine lengthens the larger shares' runs most (a quota is a ceiling, not a reservation)."
+echo "Best of $rounds runs per share, interleaved. A quota is a ceiling, not a reservation: where the node got less than its share (last column: its CPU time over the map's run time), other load set the pace, and the ratio is compressed."
