@@ -60,6 +60,10 @@ type Options struct {
 	// transfer port (dfs.domain.socket.path, used when
 	// dfs.client.read.shortcircuit is true).
 	ShortCircuitSocket string
+	// UseDatanodeHostname connects to DataNodes by the host names they
+	// report rather than their IP addresses
+	// (dfs.client.use.datanode.hostname, default false).
+	UseDatanodeHostname bool
 	// SocketTimeout is dfs.client.socket-timeout: a write pipeline waits
 	// for each ack at most this long plus 5 s per pipeline node, then
 	// takes the pipeline for failed and recovers it (Hadoop's
@@ -183,6 +187,7 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 	if on, _ := c.GetBool("dfs.client.read.shortcircuit"); on {
 		opts.ShortCircuitSocket = c.Get("dfs.domain.socket.path")
 	}
+	opts.UseDatanodeHostname, _ = c.GetBool("dfs.client.use.datanode.hostname")
 	if opts.SocketTimeout, err = socketTimeout(c, "dfs.client.socket-timeout"); err != nil {
 		return Options{}, err
 	}

@@ -97,7 +97,7 @@ func (c *Client) FileChecksum(ctx context.Context, p string) (fs.FileChecksum, e
 		tokenRefused := false
 		for _, loc := range lb.GetLocs() {
 			d := net.Dialer{Timeout: 10 * time.Second}
-			conn, err := d.DialContext(ctx, "tcp", dnAddr(loc))
+			conn, err := d.DialContext(ctx, "tcp", c.dialAddr(loc))
 			if err != nil {
 				last = err
 				continue

@@ -81,6 +81,17 @@ func dnAddr(d *hdfspb.DatanodeInfoProto) string {
 	return net.JoinHostPort(d.GetId().GetIpAddr(), fmt.Sprint(d.GetId().GetXferPort()))
 }
 
+// dialAddr is the transfer address the client connects to: the DataNode's
+// host name with Options.UseDatanodeHostname (Hadoop's
+// dfs.client.use.datanode.hostname, for clients that cannot route to the
+// addresses DataNodes report, e.g. behind NAT), else its IP address.
+func (c *Client) dialAddr(d *hdfspb.DatanodeInfoProto) string {
+	if h := d.GetId().GetHostName(); c.opts.UseDatanodeHostname && h != "" {
+		return net.JoinHostPort(h, fmt.Sprint(d.GetId().GetXferPort()))
+	}
+	return dnAddr(d)
+}
+
 // openBlock starts reading [off, end) of the file, end within the block
 // holding off, from the first replica that answers. Failed replicas are
 // remembered; one refresh of the block locations is tried when all failed.
@@ -119,7 +130,7 @@ rounds:
 				continue rounds
 			}
 			d := net.Dialer{Timeout: 10 * time.Second}
-			conn, err := d.DialContext(ctx, "tcp", dnAddr(loc))
+			conn, err := d.DialContext(ctx, "tcp", r.c.dialAddr(loc))
 			if err == nil {
 				var br *datatransfer.BlockReader
 				br, err = datatransfer.NewBlockReader(ctx, conn, r.c.name, lb.GetB(), lb.GetBlockToken(), inBlock, end-off)
@@ -139,7 +150,7 @@ rounds:
 					continue rounds
 				}
 			}
-			lastErr = fmt.Errorf("%s: %w", dnAddr(loc), err)
+			lastErr = fmt.Errorf("%s: %w", r.c.dialAddr(loc), err)
 			r.dead[uuid] = true
 		}
 		// Every known replica failed: ask the NameNode again, once.

@@ -296,7 +296,7 @@ func (w *FileWriter) connect(cfg datatransfer.WriteBlockConfig, resend []byte) e
 	cfg.SocketTimeout = w.c.opts.SocketTimeout
 	cfg.SocketWriteTimeout = w.c.opts.SocketWriteTimeout
 	d := net.Dialer{Timeout: 10 * time.Second}
-	conn, err := d.DialContext(w.ctx, "tcp", dnAddr(w.nodes[0]))
+	conn, err := d.DialContext(w.ctx, "tcp", w.c.dialAddr(w.nodes[0]))
 	if err != nil {
 		return &datatransfer.PipelineError{BadIndex: 0, Status: hdfspb.Status_ERROR, Seqno: -1, Err: err}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"google.golang.org/protobuf/proto"
 )
 
 // TestAdvertisedHost: the rule is netaddr's (tested there); a missing
@@ -38,5 +40,22 @@ func TestHostKeys(t *testing.T) {
 	}
 	if d := DefaultConfig(); d.Hostname != "" || d.DNSInterface != "default" {
 		t.Errorf("defaults: Hostname %q DNSInterface %q", d.Hostname, d.DNSInterface)
+	}
+}
+
+// dfs.datanode.use.datanode.hostname: a DataNode dials another (a
+// pipeline mirror, a transfer target) by the host name it reported only
+// when asked to, else by its IP address.
+func TestPeerAddr(t *testing.T) {
+	id := &hdfspb.DatanodeIDProto{IpAddr: proto.String("10.0.0.7"), HostName: proto.String("dn7"), XferPort: proto.Uint32(9866)}
+	if got := (&DataNode{}).peerAddr(id); got != "10.0.0.7:9866" {
+		t.Errorf("default: %s", got)
+	}
+	d := &DataNode{cfg: Config{UseDatanodeHostname: true}}
+	if got := d.peerAddr(id); got != "dn7:9866" {
+		t.Errorf("by host name: %s", got)
+	}
+	if got := d.peerAddr(&hdfspb.DatanodeIDProto{IpAddr: proto.String("10.0.0.7"), XferPort: proto.Uint32(9866)}); got != "10.0.0.7:9866" {
+		t.Errorf("no host name reported: %s", got)
 	}
 }

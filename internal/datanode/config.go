@@ -33,6 +33,7 @@ const (
 	keyHostname           = "dfs.datanode.hostname"
 	keySlaveHostName      = "slave.host.name"
 	keyDNSInterface       = "dfs.datanode.dns.interface"
+	keyUseDNHostname      = "dfs.datanode.use.datanode.hostname"
 	keyDefaultFS          = "fs.defaultFS"
 )
 
@@ -82,6 +83,10 @@ type Config struct {
 	// Hostname when Hostname is empty (dfs.datanode.dns.interface;
 	// default "default": none).
 	DNSInterface string
+	// UseDatanodeHostname connects to other DataNodes (pipeline mirrors,
+	// transfers) by the host names they report rather than their IP
+	// addresses (dfs.datanode.use.datanode.hostname; default false).
+	UseDatanodeHostname bool
 	// User is the user the DataNode acts as towards the NameNode, the
 	// NameNode's superuser (no key; "" means $HADOOP_USER_NAME, else
 	// $USER, else root).
@@ -193,6 +198,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 		cfg.NameNodeAddrs, cfg.NameNodeAddr = addrs, addrs[0]
 	}
 	cfg.Hostname, cfg.DNSInterface = c.GetTrimmed(keyHostname), c.GetTrimmed(keyDNSInterface)
+	cfg.UseDatanodeHostname, _ = c.GetBool(keyUseDNHostname)
 	if cfg.Hostname == "" {
 		cfg.Hostname = c.GetTrimmed(keySlaveHostName)
 	}

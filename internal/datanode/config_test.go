@@ -65,6 +65,7 @@ func TestConfigMapping(t *testing.T) {
 		keyHostname:                     "dn3.example",
 		keySlaveHostName:                "node3.example",
 		keyDNSInterface:                 "eth0",
+		keyUseDNHostname:                "true",
 	})
 }
 

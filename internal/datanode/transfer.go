@@ -80,7 +80,7 @@ func (d *DataNode) sendReplica(ctx context.Context, b fsdataset.Block, targets [
 		op.TargetStorageIds = ids[1:]
 	}
 	id := targets[0].GetId()
-	addr := net.JoinHostPort(id.GetIpAddr(), fmt.Sprint(id.GetXferPort()))
+	addr := d.peerAddr(id)
 	dl := net.Dialer{Timeout: 10 * time.Second}
 	raw, err := dl.DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -253,7 +253,7 @@ func (d *DataNode) writeBlock(up *peerConn, br *bufio.Reader, m *hdfspb.OpWriteB
 func (d *DataNode) connectMirror(m *hdfspb.OpWriteBlockProto, b fsdataset.Block) (*peerConn, *bufio.Reader, hdfspb.Status, string, string) {
 	targets := m.GetTargets()
 	next := targets[0].GetId()
-	addr := net.JoinHostPort(next.GetIpAddr(), fmt.Sprint(next.GetXferPort()))
+	addr := d.peerAddr(next)
 	fwd := datatransfer.MirrorWriteOp(m)
 	raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err == nil {

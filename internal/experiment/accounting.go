@@ -115,7 +115,7 @@ type NodeAccount struct {
 
 // accountant measures the steps of a profile's runs on its cluster.
 type accountant struct {
-	cl    *localcluster.Cluster
+	cl    cluster // an in-process cluster or one of hosts (hosts.go)
 	dir   string
 	p     *Profile
 	nodes int
@@ -133,10 +133,11 @@ type stepStart struct {
 }
 
 func (a *accountant) trackers() *trackers.Trackers {
-	if a == nil || a.cl == nil {
+	lc, ok := a.cl.(*localcluster.Cluster) // hosts' TaskTrackers are processes: their peaks are at their /metrics
+	if a == nil || !ok {
 		return nil
 	}
-	tr, _ := a.cl.MapReduce.(*trackers.Trackers)
+	tr, _ := lc.MapReduce.(*trackers.Trackers)
 	return tr
 }
 

@@ -45,6 +45,13 @@ type Profile struct {
 	Price, Watts float64
 	// PaperSpeedup is the published speed-up over the baseline, 0 if none.
 	PaperSpeedup float64
+	// NodeCPUs is each node's CPU share with Options.Hosts (its DataNode,
+	// TaskTracker and tasks share a CFS quota of that many CPUs), 0 for
+	// none: an Atom-class node beside a server-class one.
+	NodeCPUs float64
+	// LinkMbps is every host's link rate with Options.Hosts, in Mbit/s
+	// (tc tbf on both ends of its veth pair), 0 for an unshaped link.
+	LinkMbps float64
 	// Source is the file the profile came from ("builtin:<name>" for the
 	// built-in ones).
 	Source string
@@ -151,6 +158,14 @@ func ParseProfile(r io.Reader, source string) (*Profile, error) {
 			p.Watts, err = num()
 		case k == "paper.speedup":
 			p.PaperSpeedup, err = num()
+		case k == "node.cpus":
+			if p.NodeCPUs, err = num(); err == nil && (p.NodeCPUs < 0.01 || p.NodeCPUs > 1024) {
+				err = errf("node.cpus: %v is not a CPU share in [0.01, 1024]", p.NodeCPUs)
+			}
+		case k == "link.mbps":
+			if p.LinkMbps, err = num(); err == nil && (p.LinkMbps < 0.1 || p.LinkMbps > 1e6) {
+				err = errf("link.mbps: %v is not a rate in [0.1, 1000000] Mbit/s", p.LinkMbps)
+			}
 		default:
 			return nil, errf("unknown key %q", k)
 		}
@@ -190,7 +205,7 @@ func presetNames() []string {
 	for _, p := range media.Presets() {
 		out = append(out, p.Name)
 	}
-	return append(out, NoMedia)
+	return append(out, NoMedia, "raid0-<n>-<preset>")
 }
 
 func (p *Profile) validate() error {

@@ -90,7 +90,7 @@ func TestProfileErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"name = x\nnonsense line\n", "bad.profile:2: expected key = value"},
 		{base + "colour = blue\n", `bad.profile:5: unknown key "colour"`},
-		{base + "device.e = floppy\n", `unknown preset "floppy" (known: hdd-7200, sata-ssd, nvme, ram, none)`},
+		{base + "device.e = floppy\n", `unknown preset "floppy" (known: hdd-7200, sata-ssd, nvme, ram, sas-15k, cloudspeed-ssd, spinpoint-f1, vertex, none, raid0-<n>-<preset>)`},
 		{base + "name = y\n", "bad.profile:5: name is already set on line 1"},
 		{base + "price = -3\n", `price: "-3" is not a non-negative number`},
 		{base + "watts = lots\n", `watts: "lots" is not a non-negative number`},

@@ -132,6 +132,10 @@ type Options struct {
 
 	// acct measures the running profile's steps (accounting.go).
 	acct *accountant
+	// Hosts runs each profile's daemons as processes on hosts of their
+	// own, with the profile's link.mbps and node.cpus (hosts.go); needs
+	// root (HostsAvailable).
+	Hosts bool
 }
 
 func (o *Options) setDefaults() error {
@@ -298,10 +302,15 @@ func runProfile(ctx context.Context, o *Options, p *Profile) (pr ProfileResult, 
 		return pr, nil, err
 	}
 	defer logf.Close()
-	cl, err := localcluster.Start(localcluster.Config{Conf: c, Dir: dir, DataNodes: o.DataNodes,
-		Layout: func(i int) localcluster.Node { return p.Node(dir, i) }, MapReduce: trackers.Start, DefaultJobTracker: "127.0.0.1:0",
-		MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots, Executable: o.Executable,
-		Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	var cl cluster
+	if o.Hosts {
+		cl, err = startHosts(o, p, dir, c)
+	} else {
+		cl, err = localcluster.Start(localcluster.Config{Conf: c, Dir: dir, DataNodes: o.DataNodes,
+			Layout: func(i int) localcluster.Node { return p.Node(dir, i) }, MapReduce: trackers.Start, DefaultJobTracker: "127.0.0.1:0",
+			MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots, Executable: o.Executable,
+			Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	}
 	if err != nil {
 		return pr, nil, err
 	}

@@ -71,8 +71,8 @@ func Parse(c *conf.Configuration) (*Table, error) {
 		if !ok || dir == "" || name == "" {
 			return nil, fmt.Errorf("media: %s: %q is not DIR=PRESET", KeyDirs, pair)
 		}
-		i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name })
-		if i < 0 {
+		preset, found := resolve(ps, name)
+		if !found {
 			return nil, fmt.Errorf("media: %s: unknown preset %q (want one of %s)", KeyDirs, name, presetNames())
 		}
 		abs, err := filepath.Abs(dir)
@@ -83,7 +83,7 @@ func Parse(c *conf.Configuration) (*Table, error) {
 			return nil, fmt.Errorf("media: %s: directory %s listed twice", KeyDirs, abs)
 		}
 		seen[abs] = true
-		t.Devices = append(t.Devices, Device{Dir: abs, Preset: name, Params: ps[i].Params})
+		t.Devices = append(t.Devices, Device{Dir: abs, Preset: name, Params: preset.Params})
 	}
 	return t, nil
 }

@@ -2,7 +2,9 @@ package media
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -79,22 +81,109 @@ var presets = []Preset{
 		Params: Params{QueueDepth: 1},
 		Source: "memory (HDFS's RAM_DISK, a tmpfs): no cost is added; the directory runs at the machine's own speed",
 	},
+	// The papers' devices (issue 15); docs/MEDIA.md says which figures are
+	// the data sheets' and which are estimates.
+	{
+		Name: "sas-15k",
+		Params: Params{
+			ReadMBps: 163, WriteMBps: 163,
+			Seek:       3400*time.Microsecond + 2000*time.Microsecond,
+			QueueDepth: 1,
+		},
+		Source: "Seagate Cheetah 15K.7 (15,000 rpm SAS) data sheet: 122-204 MB/s sustained (163, the mean of the outer and inner zones), 3.4 ms average read seek, 2.0 ms average rotational latency",
+	},
+	{
+		Name: "cloudspeed-ssd",
+		Params: Params{
+			ReadMBps: 450, WriteMBps: 400,
+			Latency:    100 * time.Microsecond,
+			QueueDepth: 9,
+		},
+		Source: "SanDisk CloudSpeed 1000 (SATA 6 Gb/s, the SanDisk paper's SSD) specification: 450/400 MB/s sequential read/write, 80,000 random 4 KiB read IOPS at high queue depth; QD1 latency 100 us estimated (not in the specification), queue depth 80,000 over the model's QD1 rate, rounded",
+	},
+	{
+		Name: "spinpoint-f1",
+		Params: Params{
+			ReadMBps: 100, WriteMBps: 100,
+			Seek:       8900*time.Microsecond + 4170*time.Microsecond,
+			QueueDepth: 1,
+		},
+		Source: "Samsung Spinpoint F1 HD103UJ (7200 rpm SATA, the Amdahl blades' disk) data sheet: 8.9 ms average seek, 4.17 ms average rotational latency; 100 MB/s sustained is an estimate across the platter (reviews measured about 115 outer, 60 inner)",
+	},
+	{
+		Name: "vertex",
+		Params: Params{
+			ReadMBps: 250, WriteMBps: 160,
+			Latency:    200 * time.Microsecond,
+			QueueDepth: 1,
+		},
+		Source: "OCZ Vertex 120 GB (Indilinx Barefoot, SATA 3 Gb/s, the Amdahl blades' SSD) data sheet: up to 250/160 MB/s sequential read/write; 200 us per 4 KiB random read and no internal parallelism are estimates for that first-generation controller",
+	},
+}
+
+// raid0Prefix names a RAID0 of identical devices: raid0-<n>-<preset>,
+// e.g. raid0-2-vertex, the Amdahl blades' two striped SSDs.
+const raid0Prefix = "raid0-"
+
+// maxStripes bounds the devices of a RAID0 name.
+const maxStripes = 16
+
+// Striped is the model of a RAID0 of n devices of model p, a request
+// striped over all of them: n times the bandwidth (every member
+// transfers its share at once), n times the parallelism (small random
+// requests land on different members), the same per-request latency and
+// seek (the members position in parallel; the slowest is not modelled).
+func (p Params) Striped(n int) Params {
+	p.ReadMBps *= float64(n)
+	p.WriteMBps *= float64(n)
+	p.QueueDepth = min(p.QueueDepth*n, maxQueueDepth)
+	return p
+}
+
+// parseRAID0 splits a raid0-<n>-<preset> name.
+func parseRAID0(name string) (n int, base string, ok bool) {
+	rest, found := strings.CutPrefix(name, raid0Prefix)
+	if !found {
+		return 0, "", false
+	}
+	num, base, found := strings.Cut(rest, "-")
+	n, err := strconv.Atoi(num)
+	if !found || err != nil || n < 2 || n > maxStripes || base == "" {
+		return 0, "", false
+	}
+	return n, base, true
+}
+
+// resolve finds name among ps: a preset, or raid0-<n>-<preset> of one
+// (striped from the preset's parameters, overrides included).
+func resolve(ps []Preset, name string) (Preset, bool) {
+	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {
+		return ps[i], true
+	}
+	n, base, ok := parseRAID0(name)
+	if !ok {
+		return Preset{}, false
+	}
+	i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == base })
+	if i < 0 {
+		return Preset{}, false
+	}
+	b := ps[i]
+	return Preset{Name: name, Params: b.Params.Striped(n), Source: fmt.Sprintf("RAID0 of %d x %s, striped (Params.Striped): %s", n, base, b.Source)}, true
 }
 
 // Presets returns the built-in device models, in the order hdd-7200,
-// sata-ssd, nvme, ram.
+// sata-ssd, nvme, ram, then the papers' sas-15k, cloudspeed-ssd,
+// spinpoint-f1 and vertex. A RAID0 of any of them is named
+// raid0-<n>-<preset> (LookupPreset, strata.media.dirs).
 func Presets() []Preset {
 	return append([]Preset(nil), presets...)
 }
 
-// LookupPreset returns the built-in preset called name.
+// LookupPreset returns the built-in preset called name, or the RAID0
+// raid0-<n>-<preset> of one (2 to 16 devices).
 func LookupPreset(name string) (Preset, bool) {
-	for _, p := range presets {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Preset{}, false
+	return resolve(presets, name)
 }
 
 func presetNames() string {
@@ -102,7 +191,7 @@ func presetNames() string {
 	for i, p := range presets {
 		names[i] = p.Name
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(names, ", ") + " or raid0-<n>-<preset>"
 }
 
 // Bandwidths a model may have, in MB/s (besides 0, unlimited).

@@ -81,7 +81,15 @@
 // did, and a later run removes what a killed test binary left behind.
 // Shape(host, rate) limits a host's link with tc tbf on both ends of its
 // veth pair. (The test machines' kernel has no tc classifiers and no
-// netem and their image no iptables, hence routes for partitions.)
+// netem and their image no iptables, hence routes for partitions.) The
+// namespaces are package hostnet's, which strata experiment -hosts uses
+// too; each gets a hosts file naming every host (nn, jt, dn<i>, tt<i>),
+// and HostCommand runs a client on one of them. Config.TrackerHosts puts
+// every TaskTracker on a host of its own (TrackerHost).
+//
+// CPU shares: Config.HostCPU gives a host's daemons and their task
+// processes a cgroup CFS quota of that many CPUs (hostnet.CPUGroups);
+// CPUStat reads its CPU time and throttling.
 //
 // Small disks: Config.NameDirSize makes the name directory a tmpfs of
 // that size, Config.VolumeSize chosen DataNode volumes (root); the edit

@@ -1,16 +1,14 @@
 package testcluster
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
+
+	"github.com/stratafs/strata/internal/hostnet"
 )
 
 // Host names of the network hosts of a cluster with Config.Hosts, as
@@ -19,7 +17,7 @@ import (
 // JobTrackerHost and TaskTrackerHost.
 const (
 	NameNodeHost = "nn"
-	ClientHost   = "client"
+	ClientHost   = hostnet.ClientHost
 )
 
 // DataNodeHost is the network host name of DataNode i with Config.Hosts:
@@ -41,82 +39,12 @@ func TaskTrackerHost(i, dataNodes int) string {
 	return fmt.Sprintf("tt%d", i)
 }
 
-// netHost is one network namespace ("host") on the cluster's bridge.
-type netHost struct {
-	ns   string // network namespace name ("" for the client: the root namespace)
-	veth string // the bridge end of its veth pair, in the root namespace
-	ip   string
-}
-
-// network is a cluster's private network: a bridge in the root namespace
-// whose address is the test process's (ClientHost), and one namespace per
-// daemon host, each with a veth pair into the bridge, its own 10.x.y.z
-// address, its loopback and no other route. Nothing in it can reach
-// anything but the cluster's own addresses.
+// network is a cluster's private network (hostnet.Network: a bridge in
+// the root namespace whose address is the test process's, ClientHost,
+// and one namespace per daemon host), failing the test on error.
 type network struct {
-	t      testing.TB
-	id     string // unique: names the bridge, veths and namespaces
-	bridge string
-	prefix string // "10.a.b."
-	hosts  map[string]*netHost
-	cuts   map[[2]string]bool // host pairs partitioned (both directions)
-}
-
-var (
-	netMu      sync.Mutex
-	netSubnets = map[string]bool{}
-	netSwept   bool
-)
-
-// ip runs the ip command (in namespace ns unless ""), failing the test on
-// error.
-func (n *network) ip(ns string, args ...string) {
-	n.t.Helper()
-	if err := runIP(ns, args...); err != nil {
-		n.t.Fatalf("testcluster: network: %v", err)
-	}
-}
-
-func runIP(ns string, args ...string) error {
-	if ns != "" {
-		args = append([]string{"-n", ns}, args...)
-	}
-	out, err := exec.Command("ip", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// netnsPrefix starts the names of every namespace the harness makes:
-// strata-<pid>-<id>-<host>, so a later run can remove what a killed test
-// binary left behind (its pid no longer runs).
-const netnsPrefix = "strata-"
-
-// sweepStaleNetworks deletes the namespaces and bridges of test binaries
-// that no longer run (killed before their cleanup ran). Once per process.
-func sweepStaleNetworks() {
-	if netSwept {
-		return
-	}
-	netSwept = true
-	out, err := exec.Command("ip", "netns", "list").Output()
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-		parts := strings.SplitN(strings.TrimPrefix(name, netnsPrefix), "-", 3)
-		if !strings.HasPrefix(name, netnsPrefix) || len(parts) != 3 {
-			continue
-		}
-		pid, err := strconv.Atoi(parts[0])
-		if err != nil || pid <= 0 || syscall.Kill(pid, 0) == nil || pid == os.Getpid() {
-			continue
-		}
-		runIP("", "netns", "del", name)
-		runIP("", "link", "del", "stb"+parts[1])
-	}
+	t testing.TB
+	n *hostnet.Network
 }
 
 // newNetwork makes a cluster's bridge and registers its removal (and that
@@ -124,133 +52,29 @@ func sweepStaleNetworks() {
 // machine cannot (not root, no ip netns).
 func newNetwork(t testing.TB) *network {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("testcluster: Config.Hosts needs root (network namespaces)")
+	n, err := hostnet.New()
+	if errors.Is(err, hostnet.ErrUnavailable) {
+		t.Skipf("testcluster: Config.Hosts: %v", err)
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("testcluster: Config.Hosts needs the ip command (iproute2)")
+	if err != nil {
+		t.Fatalf("testcluster: network: %v", err)
 	}
-	netMu.Lock()
-	sweepStaleNetworks()
-	b := make([]byte, 5)
-	var id, prefix string
-	routes, _ := exec.Command("ip", "-4", "route", "show", "table", "all").Output()
-	for tries := 0; ; tries++ {
-		rand.Read(b)
-		id = hex.EncodeToString(b[:3])
-		prefix = fmt.Sprintf("10.%d.%d.", 64+int(b[3])%128, b[4])
-		if !netSubnets[prefix] && !strings.Contains(string(routes), prefix) {
-			break
-		}
-		if tries > 100 {
-			netMu.Unlock()
-			t.Fatal("testcluster: network: no free 10.x.y.0/24 subnet")
-		}
-	}
-	netSubnets[prefix] = true
-	netMu.Unlock()
-	n := &network{t: t, id: id, bridge: "stb" + id, prefix: prefix, hosts: map[string]*netHost{}, cuts: map[[2]string]bool{}}
-	// Probe: a namespace that cannot be made skips the test.
-	probe := fmt.Sprintf("%s%d-%s-probe", netnsPrefix, os.Getpid(), id)
-	if err := runIP("", "netns", "add", probe); err != nil {
-		t.Skipf("testcluster: Config.Hosts needs network namespaces: %v", err)
-	}
-	runIP("", "netns", "del", probe)
-	t.Cleanup(n.close)
-	n.ip("", "link", "add", n.bridge, "type", "bridge")
-	n.ip("", "addr", "add", prefix+"1/24", "dev", n.bridge)
-	n.ip("", "link", "set", n.bridge, "up")
-	n.hosts[ClientHost] = &netHost{ip: prefix + "1"}
-	return n
+	t.Cleanup(n.Close)
+	return &network{t: t, n: n}
 }
 
-// addHost makes host's namespace with address prefix+octet, its loopback
-// up, and a veth pair into the bridge.
-func (n *network) addHost(name string, octet int) *netHost {
+// addHost makes host's namespace with address prefix+octet.
+func (n *network) addHost(name string, octet int) *hostnet.Host {
 	n.t.Helper()
-	if h := n.hosts[name]; h != nil {
-		return h
+	h, err := n.n.AddHost(name, octet)
+	if err != nil {
+		n.t.Fatalf("testcluster: network: %v", err)
 	}
-	h := &netHost{
-		ns:   fmt.Sprintf("%s%d-%s-%s", netnsPrefix, os.Getpid(), n.id, name),
-		veth: fmt.Sprintf("st%s%d", n.id, len(n.hosts)),
-		ip:   n.prefix + strconv.Itoa(octet),
-	}
-	n.hosts[name] = h
-	peer := h.veth + "p"
-	n.ip("", "netns", "add", h.ns)
-	n.ip("", "link", "add", h.veth, "type", "veth", "peer", "name", peer)
-	n.ip("", "link", "set", peer, "netns", h.ns)
-	n.ip("", "link", "set", h.veth, "master", n.bridge, "up")
-	n.ip(h.ns, "link", "set", "lo", "up")
-	n.ip(h.ns, "link", "set", peer, "name", "eth0")
-	n.ip(h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
-	n.ip(h.ns, "link", "set", "eth0", "up")
 	return h
 }
 
 // wrap is the command prefix that runs a program in host's namespace.
-func (n *network) wrap(name string) []string {
-	return []string{"ip", "netns", "exec", n.hosts[name].ns}
-}
-
-func (n *network) host(name string) *netHost {
-	n.t.Helper()
-	h := n.hosts[name]
-	if h == nil {
-		n.t.Fatalf("testcluster: no network host %q", name)
-	}
-	return h
-}
-
-// cut makes a and b unreachable from each other: each gets an
-// "unreachable" route to the other's address, so new connections fail
-// with "no route to host" and established ones stall, as across a broken
-// link with ICMP.
-func (n *network) cut(a, b string) {
-	n.t.Helper()
-	ha, hb := n.host(a), n.host(b)
-	if a == b || n.cuts[[2]string{a, b}] {
-		return
-	}
-	n.ip(ha.ns, "route", "replace", "unreachable", hb.ip+"/32")
-	n.ip(hb.ns, "route", "replace", "unreachable", ha.ip+"/32")
-	n.cuts[[2]string{a, b}], n.cuts[[2]string{b, a}] = true, true
-}
-
-// heal removes every cut.
-func (n *network) heal() {
-	n.t.Helper()
-	for k := range n.cuts {
-		ha, hb := n.hosts[k[0]], n.hosts[k[1]]
-		runIP(ha.ns, "route", "del", "unreachable", hb.ip+"/32")
-		delete(n.cuts, k)
-	}
-}
-
-// close deletes the namespaces (their veth ends go with them, and the
-// bridge ends with those) and the bridge, whatever state the test left.
-// The processes in them are killed first (Processes.Close runs before:
-// it was registered later).
-func (n *network) close() {
-	for _, h := range n.hosts {
-		if h.ns != "" {
-			runIP("", "netns", "del", h.ns)
-		}
-		if h.veth != "" {
-			runIP("", "link", "del", h.veth) // normally gone with its peer already
-		}
-	}
-	for k := range n.cuts {
-		if n.hosts[k[0]].ns == "" {
-			runIP("", "route", "del", "unreachable", n.hosts[k[1]].ip+"/32")
-		}
-	}
-	runIP("", "link", "del", n.bridge)
-	netMu.Lock()
-	delete(netSubnets, n.prefix)
-	netMu.Unlock()
-}
+func (n *network) wrap(name string) []string { return n.n.Wrap(name) }
 
 // Partition cuts every host of a off from every host of b (both
 // directions), with Config.Hosts: host names are NameNodeHost,
@@ -267,7 +91,9 @@ func (p *Processes) Partition(a, b []string) {
 	}
 	for _, x := range a {
 		for _, y := range b {
-			p.net.cut(x, y)
+			if err := p.net.n.Cut(x, y); err != nil {
+				p.t.Fatalf("testcluster: Partition: %v", err)
+			}
 		}
 	}
 }
@@ -278,17 +104,34 @@ func (p *Processes) Heal() {
 	if p.net == nil {
 		p.t.Fatal("testcluster: Heal needs Config.Hosts")
 	}
-	p.net.heal()
+	p.net.n.Heal()
+}
+
+// HostCommand is a strata client command (ClientArgs, then args) run on
+// host, not yet started: in its network namespace with Config.Hosts,
+// where the cluster's host names resolve (nn, jt, dn<i>, tt<i>); on
+// ClientHost, or without Hosts, the same as Command.
+func (p *Processes) HostCommand(host string, args ...string) *exec.Cmd {
+	p.t.Helper()
+	cmd := p.Command(args...)
+	if p.net == nil || host == ClientHost {
+		return cmd
+	}
+	w := p.net.wrap(host)
+	if w == nil {
+		p.t.Fatalf("testcluster: HostCommand: no host %q", host)
+	}
+	return exec.Command(w[0], append(append(w[1:len(w):len(w)], cmd.Path), cmd.Args[1:]...)...)
 }
 
 // HostAddr is the IP address of a network host (NameNodeHost,
 // DataNodeHost(i), JobTrackerHost, TaskTrackerHost(i, n), ClientHost)
 // with Config.Hosts, "" without.
 func (p *Processes) HostAddr(host string) string {
-	if p.net == nil || p.net.hosts[host] == nil {
+	if p.net == nil || p.net.n.Host(host) == nil {
 		return ""
 	}
-	return p.net.hosts[host].ip
+	return p.net.n.Host(host).IP
 }
 
 // MountTmpfs mounts a tmpfs of size bytes on dir (made if missing) and
@@ -327,24 +170,7 @@ func (p *Processes) Shape(host string, bitsPerSecond int64) {
 	if p.net == nil {
 		p.t.Fatal("testcluster: Shape needs Config.Hosts")
 	}
-	h := p.net.host(host)
-	if h.ns == "" {
-		p.t.Fatal("testcluster: Shape: the client host has no link of its own; shape the other end")
-	}
-	for _, end := range []struct{ ns, dev string }{{h.ns, "eth0"}, {"", h.veth}} {
-		args := []string{"qdisc", "del", "dev", end.dev, "root"}
-		if bitsPerSecond > 0 {
-			// A burst of at least one MTU-sized packet per 10 ms tick.
-			burst := max(bitsPerSecond/8/100, 16<<10)
-			args = []string{"qdisc", "replace", "dev", end.dev, "root", "tbf",
-				"rate", fmt.Sprintf("%dbit", bitsPerSecond), "burst", strconv.FormatInt(burst, 10), "latency", "500ms"}
-		}
-		if end.ns != "" {
-			args = append([]string{"-n", end.ns}, args...)
-		}
-		out, err := exec.Command("tc", args...).CombinedOutput()
-		if err != nil && bitsPerSecond > 0 {
-			p.t.Fatalf("testcluster: tc %s: %v: %s", strings.Join(args, " "), err, out)
-		}
+	if err := p.net.n.Shape(host, bitsPerSecond); err != nil {
+		p.t.Fatalf("testcluster: %v", err)
 	}
 }

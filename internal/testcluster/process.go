@@ -203,8 +203,9 @@ type Processes struct {
 	jt        *Process
 	jtAddr    string
 	tts       []*Process
-	net       *network // with Config.Hosts
-	unmount   []func() // Config.VolumeSize's tmpfs, after the processes end
+	net       *network   // with Config.Hosts
+	cpu       *cpuGroups // with Config.HostCPU
+	unmount   []func()   // Config.VolumeSize's tmpfs, after the processes end
 }
 
 type procDataNode struct {
@@ -249,11 +250,14 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 		// killed.
 		p.net = newNetwork(t)
 	}
+	if cfg.HostCPU != nil {
+		p.cpu = newCPUGroups(t) // likewise
+	}
 	if cfg.NameNodes > 1 {
 		p.setupHA(settings)
 	} else if cfg.Hosts {
 		nn := p.net.addHost(NameNodeHost, 2)
-		p.rpc, p.http = nn.ip+":8020", nn.ip+":9870"
+		p.rpc, p.http = nn.IP+":8020", nn.IP+":9870"
 		settings["fs.defaultFS"] = "hdfs://" + p.rpc
 		settings["dfs.namenode.rpc-address"] = p.rpc
 	} else if !cfg.NoHDFS {
@@ -264,7 +268,7 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 	if cfg.MapReduce {
 		p.jtAddr = FreePort(t)
 		if p.net != nil {
-			p.jtAddr = p.net.addHost(JobTrackerHost, 3).ip + ":8021"
+			p.jtAddr = p.net.addHost(JobTrackerHost, 3).IP + ":8021"
 		}
 		for k, v := range MapReduceSettings {
 			settings[k] = v
@@ -294,9 +298,7 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 		}
 	} else if !cfg.NoHDFS {
 		p.nn = p.newProcess("namenode", p.NameNodeArgs("namenode"))
-		if p.net != nil {
-			p.nn.wrap = p.net.wrap(NameNodeHost)
-		}
+		p.nn.wrap = p.hostWrap(NameNodeHost)
 		out, err := exec.Command(p.bin, p.NameNodeArgs("namenode", "-format")...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "successfully formatted") {
 			t.Fatalf("testcluster: namenode -format: %v\n%s", err, out)
@@ -311,9 +313,7 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 	}
 	if cfg.MapReduce {
 		p.jt = p.newProcess("jobtracker", append(append([]string(nil), p.opts...), "jobtracker"))
-		if p.net != nil {
-			p.jt.wrap = p.net.wrap(JobTrackerHost)
-		}
+		p.jt.wrap = p.hostWrap(JobTrackerHost)
 		p.StartJobTracker()
 		n := cfg.TaskTrackers
 		if n == 0 {
@@ -330,20 +330,44 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 			args := append(append([]string(nil), p.opts...), "-D", "mapreduce.tasktracker.http.address="+httpAddr,
 				"-D", "mapreduce.cluster.local.dir="+local, "tasktracker")
 			tt := p.newProcess(fmt.Sprintf("tasktracker %d", i), args)
+			h := p.TrackerHost(i)
 			if p.net != nil {
-				h := TaskTrackerHost(i, cfg.DataNodes)
 				octet := 10 + i
-				if i >= cfg.DataNodes {
+				if h != DataNodeHost(i) {
 					octet = 100 + i
 				}
 				p.net.addHost(h, octet)
-				tt.wrap = p.net.wrap(h)
 			}
+			tt.wrap = p.hostWrap(h)
 			p.tts = append(p.tts, tt)
 			p.StartTaskTracker(i)
 		}
 	}
 	return p
+}
+
+// hostWrap is the command prefix that runs a daemon on host: in its
+// cgroup with Config.HostCPU, in its network namespace with Config.Hosts.
+func (p *Processes) hostWrap(host string) []string {
+	var w []string
+	if p.cpu != nil {
+		if cpus := p.cfg.HostCPU(host); cpus > 0 {
+			w = p.cpu.wrap(host, cpus)
+		}
+	}
+	if p.net != nil {
+		w = append(w, p.net.wrap(host)...)
+	}
+	return w
+}
+
+// TrackerHost is the host TaskTracker i runs on: TaskTrackerHost(i,
+// DataNodes), or "tt<i>" for every tracker with Config.TrackerHosts.
+func (p *Processes) TrackerHost(i int) string {
+	if p.cfg.TrackerHosts {
+		return fmt.Sprintf("tt%d", i)
+	}
+	return TaskTrackerHost(i, p.cfg.DataNodes)
 }
 
 func (p *Processes) newProcess(name string, args []string) *Process {
@@ -578,9 +602,9 @@ func (p *Processes) AddDataNode() int {
 	d.p = p.newProcess(fmt.Sprintf("datanode %d", i), nil)
 	if p.net != nil {
 		h := p.net.addHost(DataNodeHost(i), 10+i)
-		d.xfer, d.httpBind = h.ip+":9866", h.ip+":9864"
-		d.p.wrap = p.net.wrap(DataNodeHost(i))
+		d.xfer, d.httpBind = h.IP+":9866", h.IP+":9864"
 	}
+	d.p.wrap = p.hostWrap(DataNodeHost(i))
 	p.dns = append(p.dns, d)
 	p.dnArgs(d)
 	p.StartDataNode(i)

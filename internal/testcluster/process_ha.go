@@ -44,7 +44,7 @@ func (p *Processes) setupHA(settings map[string]string) {
 			if i > 0 {
 				octet = 4 + i
 			}
-			ip := p.net.addHost(NameNodeHostAt(i), octet).ip
+			ip := p.net.addHost(NameNodeHostAt(i), octet).IP
 			h.rpc, h.http = append(h.rpc, ip+":8020"), append(h.http, ip+":9870")
 		} else {
 			h.rpc, h.http = append(h.rpc, FreePort(p.t)), append(h.http, FreePort(p.t))
@@ -65,9 +65,7 @@ func (p *Processes) startHA() {
 	h := p.ha
 	for i := range h.rpc {
 		pr := p.newProcess("namenode "+NameNodeID(i), p.NameNodeArgsAt(i, "namenode"))
-		if p.net != nil {
-			pr.wrap = p.net.wrap(NameNodeHostAt(i))
-		}
+		pr.wrap = p.hostWrap(NameNodeHostAt(i))
 		h.procs = append(h.procs, pr)
 	}
 	p.nn = h.procs[0]

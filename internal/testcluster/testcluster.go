@@ -63,6 +63,18 @@ type Config struct {
 	// Heal cut and restore links between hosts; everything is removed at
 	// cleanup, on failure too.
 	Hosts bool
+	// TrackerHosts, with Hosts, puts every TaskTracker on a host of its
+	// own, "tt<i>" (TrackerHost), instead of its DataNode's: every daemon
+	// in a namespace of its own, and every map reads over the network.
+	TrackerHosts bool
+	// HostCPU, if set, caps the CPU of every daemon on a host, and of the
+	// task processes they start, at HostCPU(host) CPUs when that is
+	// positive (0.5: half a core): a cgroup per host with a CFS quota
+	// (cgroup.go; process implementation only; needs root and a cpu
+	// controller, else the test is skipped). Hosts are named as with
+	// Hosts (NameNodeHost, DataNodeHost(i), JobTrackerHost, TrackerHost),
+	// with or without Hosts.
+	HostCPU func(host string) float64
 	// NameDirSize, if positive, makes the NameNode's name directory a
 	// tmpfs of that many bytes (process implementation only; needs root):
 	// the edit log's disk can fill up.
@@ -104,8 +116,8 @@ func New(t testing.TB, cfg Config) *Cluster {
 	if cfg.NoHDFS {
 		t.Fatal("testcluster: NoHDFS needs the process implementation (NewProcess)")
 	}
-	if cfg.Hosts || cfg.NameDirSize > 0 || cfg.VolumeSize != nil || cfg.DataNodeConf != nil {
-		t.Fatal("testcluster: Hosts, NameDirSize, VolumeSize and DataNodeConf need the process implementation (NewProcess)")
+	if cfg.Hosts || cfg.NameDirSize > 0 || cfg.VolumeSize != nil || cfg.DataNodeConf != nil || cfg.HostCPU != nil {
+		t.Fatal("testcluster: Hosts, NameDirSize, VolumeSize, DataNodeConf and HostCPU need the process implementation (NewProcess)")
 	}
 	if cfg.MapReduce && cfg.Trackers == nil {
 		t.Fatal("testcluster: MapReduce in process needs Config.Trackers = trackers.Start (internal/localcluster/trackers)")

@@ -62,6 +62,7 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 	dfsioReps := fl.String("dfsio-replication", joinInts(experiment.DefaultDFSIOReplications), "TestDFSIO replication factors")
 	dfsioTotal := fl.String("dfsio-total", "480MB", "bytes each TestDFSIO run writes or reads, split over its files")
 	list := fl.Bool("list", false, "list the built-in profiles and exit")
+	hosts := fl.Bool("hosts", false, "run every daemon as a process on a host of its own (a network namespace), links shaped to each profile's link.mbps and nodes capped at its node.cpus; needs root, else loopback in one process")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -96,6 +97,20 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 	if !dfsioOnly {
 		if o.Rows, err = examples.ParseRows(*rows); err != nil || o.Rows == 0 {
 			return fail(2, "-rows: bad number of rows %q", *rows)
+		}
+	}
+	o.Hosts = *hosts
+	if o.Hosts {
+		if err := experiment.HostsAvailable(); err != nil {
+			fmt.Fprintf(env.Stderr, "experiment: -hosts: %v; running every profile on loopback in one process instead\n", err)
+			o.Hosts = false
+		}
+	}
+	if !o.Hosts {
+		for _, p := range o.Profiles {
+			if p.NodeCPUs > 0 || p.LinkMbps > 0 {
+				fmt.Fprintf(env.Stderr, "experiment: profile %s: node.cpus and link.mbps apply only with -hosts; ignored\n", p.Name)
+			}
 		}
 	}
 	if err := setEach(o.Profiles, *prices, "-price", "profiles", func(p *experiment.Profile, v float64) { p.Price = v }); err != nil {
