@@ -133,8 +133,11 @@ type stepStart struct {
 }
 
 func (a *accountant) trackers() *trackers.Trackers {
+	if a == nil {
+		return nil
+	}
 	lc, ok := a.cl.(*localcluster.Cluster) // hosts' TaskTrackers are processes: their peaks are at their /metrics
-	if a == nil || !ok {
+	if !ok {
 		return nil
 	}
 	tr, _ := lc.MapReduce.(*trackers.Trackers)
