@@ -68,6 +68,9 @@ type Config struct {
 	// HTTPAddr is the web, metrics and WebHDFS address, host:port
 	// (dfs.datanode.http.address, default 127.0.0.1:9864); "" disables it.
 	HTTPAddr string
+	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
+	// (strata.http.pprof.enabled; default false).
+	PProf bool
 	// Hostname is the host name the DataNode reports to the NameNode,
 	// which gives it to clients (dfs.datanode.hostname, else
 	// slave.host.name as Hadoop's deprecation of it; "" means
@@ -207,6 +210,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.SocketTimeout = r.Duration(keySocketTimeout, time.Millisecond)
 	cfg.SocketWriteTimeout = r.Duration(keyWriteTimeout, time.Millisecond)
 	cfg.BlockTokens = r.Bool(keyBlockTokens)
+	cfg.PProf = r.Bool("strata.http.pprof.enabled")
 	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))
 	if hours := r.Int(keyScanPeriod); hours < 0 {
 		cfg.ScanPeriod = -1

@@ -15,6 +15,7 @@ import (
 // the settings the job's client sent.
 const (
 	keyAddress           = "mapreduce.jobtracker.address"
+	keyHTTPAddress       = "mapreduce.jobtracker.http.address"
 	keyHeartbeatInterval = "mapreduce.jobtracker.heartbeat.interval"
 	keyTrackerExpiry     = "mapreduce.jobtracker.expire.trackers.interval"
 	keyRetiredJobs       = "mapreduce.jobtracker.retiredjobs.cache.size"
@@ -39,6 +40,13 @@ type Config struct {
 	// default "local", which means jobs run in their clients' processes
 	// and which a JobTracker refuses).
 	Addr string
+	// HTTPAddr is the web UI's address, host:port
+	// (mapreduce.jobtracker.http.address; default 127.0.0.1:50030); empty:
+	// no web UI.
+	HTTPAddr string
+	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
+	// (strata.http.pprof.enabled; default false).
+	PProf bool
 	// HeartbeatInterval is the time between a TaskTracker's heartbeats,
 	// which the JobTracker tells them in every answer
 	// (mapreduce.jobtracker.heartbeat.interval, milliseconds; default 1 s).
@@ -112,6 +120,7 @@ func read(c *conf.Configuration) (Config, error) {
 	cfg := Config{Addr: c.Get(keyAddress), HistoryDir: c.GetTrimmed(keyHistoryDir), HistoryConf: c, User: fs.CurrentUser(),
 		Admins: ParseACL(c.Get(keyAdmins))}
 	cfg.ACLsEnabled = r.Bool(keyACLsEnabled)
+	cfg.HTTPAddr, cfg.PProf = c.GetTrimmed(keyHTTPAddress), r.Bool("strata.http.pprof.enabled")
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.Add(err)
 	cfg.IPC = ipcCfg

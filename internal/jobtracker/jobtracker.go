@@ -47,6 +47,9 @@ type JobTracker struct {
 	// started by RPC handlers and the monitor (which Close stops first),
 	// so none starts once Close waits.
 	background sync.WaitGroup
+
+	// ui is the web UI's server and its record of attempts (webui.go).
+	ui webState
 }
 
 type tracker struct {
@@ -187,6 +190,10 @@ func (jt *JobTracker) Start() error {
 		return fmt.Errorf("jobtracker: %w", err)
 	}
 	jt.ln = ln
+	if err := jt.startHTTP(); err != nil {
+		ln.Close()
+		return err
+	}
 	jt.wg.Add(2)
 	go func() { defer jt.wg.Done(); jt.srv.Serve(ln) }()
 	go func() { defer jt.wg.Done(); jt.monitor() }()
@@ -201,6 +208,7 @@ func (jt *JobTracker) Addr() string { return jt.ln.Addr().String() }
 func (jt *JobTracker) Close() error {
 	jt.closeOnce.Do(func() {
 		close(jt.stop)
+		jt.stopHTTP()
 		jt.srv.Close()
 		if jt.ln != nil {
 			// Serve may not have taken the listener yet (a Close right
@@ -254,6 +262,7 @@ func (jt *JobTracker) expireTrackers() {
 // maps whose output died with it (while reduces still need them). Lock
 // held.
 func (jt *JobTracker) trackerLost(name string) {
+	jt.ui.attempts.trackerLost(name, jt.now())
 	for _, j := range jt.jobs {
 		if c := j.cleanup; c != nil {
 			for att, tr := range c.running {
@@ -492,6 +501,7 @@ func callerName(ctx context.Context) string {
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
 	j.committing, j.secret = false, nil // no attempt of it runs again
+	jt.ui.attempts.jobEnded(j.id, jt.now())
 	h := jt.history(j)
 	jt.goBackground(func() { jt.writeHistory(h) })
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
@@ -650,6 +660,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		jt.log.Info("jobtracker: tasktracker joined", "tracker", name, "host", req.GetHost())
 	}
 	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), jt.now()
+	jt.ui.attempts.heartbeat(name, req)
 	if remote != "" {
 		tr.ip = remote
 	}
@@ -671,6 +682,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 
 // report applies one attempt's report. Lock held.
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
+	jt.ui.attempts.reported(rep, jt.now())
 	j, t := jt.find(rep.GetAttemptId())
 	if t != nil && t.cleanup {
 		jt.cleanupEnded(j, rep)
@@ -978,6 +990,7 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 		t.startedAt = map[string]time.Time{}
 	}
 	t.startedAt[att.ID()] = jt.now()
+	jt.ui.attempts.launched(j.id, att.ID(), typ, t.index, tr, jt.now())
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }
 
@@ -991,6 +1004,7 @@ func (jt *JobTracker) launchCleanup(j *job, tr *tracker, resp *mrpb.HeartbeatRes
 	t.attempts++
 	t.state = running
 	t.running[att.ID()] = tr.name
+	jt.ui.attempts.launched(j.id, att.ID(), 'c', 0, tr, jt.now())
 	spec := &mrpb.TaskSpec{Job: j.spec.Job, Conf: j.settings, User: proto.String(j.user), JobId: proto.String(j.id),
 		Type: mrpb.TaskType_JOB_CLEANUP.Enum(), Attempt: proto.Int32(int32(att.Attempt)),
 		OutputPath: j.spec.OutputPath, CleanupState: j.cleanupState.Enum()}

@@ -52,6 +52,9 @@ type Config struct {
 	// HTTPAddr is where map outputs are served, host:port
 	// (mapreduce.tasktracker.http.address; default 127.0.0.1:50060).
 	HTTPAddr string
+	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
+	// (strata.http.pprof.enabled; default false).
+	PProf bool
 	// Host is the host the tracker advertises: its name
 	// tracker_<Host>:<shuffle port>, the host of its shuffle URL (unless
 	// the shuffle server is bound to a specific address, which the URL
@@ -122,6 +125,7 @@ func read(c *conf.Configuration) Config {
 	r, _ := c.GetInt(keyReduceSlots)
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
 	cfg.OutOfBandHeartbeat, _ = c.GetBool(keyOutOfBand)
+	cfg.PProf, _ = c.GetBool("strata.http.pprof.enabled")
 	return cfg
 }
 

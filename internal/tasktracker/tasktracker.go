@@ -124,6 +124,7 @@ func (tt *TaskTracker) Start() error {
 	tt.name = fmt.Sprintf("tracker_%s:%s", host, port)
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, tt.shuffle)
+	tt.registerUI(mux) // pages, /tasklog, /jmx, /metrics, /stacks (webui.go)
 	// A request is a GET's headers; the shuffle server moves the write
 	// deadline on as each 4 MiB of a segment goes out.
 	tt.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second,

@@ -270,6 +270,10 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 			settings[k] = v
 		}
 		settings["mapreduce.jobtracker.address"] = p.jtAddr
+		settings["mapreduce.jobtracker.http.address"] = "127.0.0.1:0" // the web UI; many clusters run at once
+		if p.net != nil {
+			settings["mapreduce.jobtracker.http.address"] = strings.Split(p.jtAddr, ":")[0] + ":50030"
+		}
 		settings["mapreduce.jobhistory.done-dir"] = filepath.Join(p.dir, "history")
 	}
 	for k, v := range cfg.Conf {

@@ -21,6 +21,7 @@ package trackers
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 
 	"github.com/stratafs/strata/conf"
@@ -57,6 +58,9 @@ func Start(c *localcluster.Cluster) (_ localcluster.MapReduce, err error) {
 		return nil, err
 	}
 	jc.Logger = cfg.Logger.With("daemon", "jobtracker")
+	if _, port, _ := net.SplitHostPort(jc.Addr); port == "0" && !cfg.Conf.IsSet("mapreduce.jobtracker.http.address") {
+		jc.HTTPAddr = "127.0.0.1:0" // a cluster on free ports: its web UI on one too
+	}
 	tr := &Trackers{conf: mc, jtCfg: jc}
 	if err := tr.StartJobTracker(); err != nil {
 		return nil, err
@@ -110,6 +114,9 @@ func (tr *Trackers) StartJobTracker() error {
 	}
 	tr.JobTracker = jt
 	tr.jtCfg.Addr = jt.Addr()
+	if a := jt.HTTPAddr(); a != "" {
+		tr.jtCfg.HTTPAddr = a
+	}
 	tr.conf.Set("mapreduce.jobtracker.address", jt.Addr())
 	return nil
 }

@@ -1,0 +1,781 @@
+package jobtracker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/webui"
+	"github.com/stratafs/strata/mapreduce"
+)
+
+// The JobTracker's web UI (Hadoop MRv1's jobtracker.jsp, jobdetails.jsp,
+// jobtasks.jsp, jobconf.jsp, jobhistory.jsp): the cluster's trackers and
+// slots, jobs by state with their progress, a job's counters,
+// configuration, attempts (with links to their stderr on the
+// TaskTracker that ran them) and a timeline of its attempts by tracker;
+// retired jobs from the history files.
+//
+// The scheduler keeps no finished attempts, so the UI keeps its own
+// record (attemptLog), fed by hooks in the scheduler under jt.mu: an
+// attempt is RUNNING from its launch until its report, the loss of its
+// tracker (FAILED, as Hadoop's "Lost task tracker") or the end of its job
+// (KILLED).
+
+// maxAttemptsPerJob bounds the attempts the UI remembers of one job.
+const maxAttemptsPerJob = 100000
+
+// maxHistoryList bounds the history files the history page reads.
+const maxHistoryList = 200
+
+// Attempt is one task attempt as the UI shows it.
+type Attempt struct {
+	ID, Task, Tracker string
+	// Kind is 'm', 'r' or 'c' (the job's cleanup task).
+	Kind          byte
+	State         string
+	Start, Finish time.Time
+	Error         string
+	// LogURL is its stderr on the TaskTracker that ran it.
+	LogURL string
+}
+
+// Took is the attempt's run time so far.
+func (a *Attempt) Took(now time.Time) time.Duration {
+	if a.Finish.IsZero() {
+		return now.Sub(a.Start)
+	}
+	return a.Finish.Sub(a.Start)
+}
+
+// attemptLog is the UI's record of attempts. jt.mu guards it.
+type attemptLog struct {
+	byJob map[string][]*Attempt
+	byID  map[string]*Attempt
+	// free are the trackers' free slots at their last heartbeat.
+	free map[string][2]int
+}
+
+func (l *attemptLog) init() {
+	if l.byJob == nil {
+		l.byJob, l.byID, l.free = map[string][]*Attempt{}, map[string]*Attempt{}, map[string][2]int{}
+	}
+}
+
+func (l *attemptLog) launched(jobID, id string, kind byte, index int, tr *tracker, now time.Time) {
+	l.init()
+	if len(l.byJob[jobID]) >= maxAttemptsPerJob {
+		return
+	}
+	a := &Attempt{ID: id, Tracker: tr.name, Kind: kind, Task: fmt.Sprintf("%c_%06d", kind, index), State: "RUNNING", Start: now}
+	if tr.url != "" {
+		a.LogURL = tr.url + "/tasklog?attemptid=" + url.QueryEscape(id) + "&filter=stderr"
+	}
+	l.byJob[jobID] = append(l.byJob[jobID], a)
+	l.byID[id] = a
+}
+
+func (l *attemptLog) reported(rep *mrpb.TaskReport, now time.Time) {
+	a := l.byID[rep.GetAttemptId()]
+	if a == nil || a.State != "RUNNING" || rep.GetState() == mrpb.TaskReport_RUNNING {
+		return
+	}
+	a.State, a.Finish = rep.GetState().String(), now
+	if e := rep.GetResult().GetError(); e != "" {
+		a.Error = e
+	}
+}
+
+func (l *attemptLog) trackerLost(name string, now time.Time) {
+	for _, a := range l.byID {
+		if a.Tracker == name && a.State == "RUNNING" {
+			a.State, a.Finish, a.Error = "FAILED", now, "Lost task tracker: "+name
+		}
+	}
+	delete(l.free, name)
+}
+
+func (l *attemptLog) jobEnded(jobID string, now time.Time) {
+	for _, a := range l.byJob[jobID] {
+		if a.State == "RUNNING" && a.Kind != 'c' {
+			a.State, a.Finish = "KILLED", now
+		}
+	}
+}
+
+func (l *attemptLog) heartbeat(name string, req *mrpb.HeartbeatRequest) {
+	l.init()
+	l.free[name] = [2]int{int(req.GetFreeMapSlots()), int(req.GetFreeReduceSlots())}
+}
+
+// prune forgets the attempts of jobs the JobTracker retired.
+func (l *attemptLog) prune(jobs map[string]*job) {
+	for id, as := range l.byJob {
+		if jobs[id] == nil {
+			for _, a := range as {
+				delete(l.byID, a.ID)
+			}
+			delete(l.byJob, id)
+		}
+	}
+}
+
+// webState is the web UI's server and record.
+type webState struct {
+	attempts attemptLog
+	srv      *http.Server
+	ln       net.Listener
+}
+
+// startHTTP serves the web UI on cfg.HTTPAddr, if set.
+func (jt *JobTracker) startHTTP() error {
+	if jt.cfg.HTTPAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", jt.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("jobtracker: web UI address %s (%s): %w", jt.cfg.HTTPAddr, keyHTTPAddress, err)
+	}
+	jt.ui.ln = ln
+	mux := http.NewServeMux()
+	jt.registerUI(mux)
+	jt.ui.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(jt.log.Handler(), slog.LevelDebug)}
+	jt.wg.Add(1)
+	go func() {
+		defer jt.wg.Done()
+		if err := jt.ui.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			jt.log.Error("jobtracker: web UI", "err", err)
+		}
+	}()
+	jt.log.Info("jobtracker: web UI", "http", ln.Addr().String())
+	return nil
+}
+
+func (jt *JobTracker) stopHTTP() {
+	if jt.ui.srv != nil {
+		jt.ui.srv.Close()
+	}
+}
+
+// HTTPAddr is the web UI's bound address, "" without one.
+func (jt *JobTracker) HTTPAddr() string {
+	if jt.ui.ln == nil {
+		return ""
+	}
+	return jt.ui.ln.Addr().String()
+}
+
+var jtNav = []webui.Link{{Name: "Cluster", Href: "/"}, {Name: "Job history", Href: "/jobhistory"}}
+
+func (jt *JobTracker) registerUI(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", jt.pageCluster)
+	mux.HandleFunc("GET /jobtracker.jsp", jt.pageCluster)
+	mux.HandleFunc("GET /jobdetails", jt.pageJob)
+	mux.HandleFunc("GET /jobdetails.jsp", jt.pageJob)
+	mux.HandleFunc("GET /jobconf", jt.pageConf)
+	mux.HandleFunc("GET /jobhistory", jt.pageHistory)
+	webui.Endpoints{Beans: jt.jmxBeans, Metrics: jt.registry(), PProf: jt.cfg.PProf}.Register(mux)
+}
+
+func (jt *JobTracker) render(w http.ResponseWriter, t *template.Template, title, active string, refresh int, data any) {
+	webui.Render(w, t, webui.Page{Daemon: "JobTracker " + jt.Addr(), Title: title, Nav: jtNav, Active: active, Refresh: refresh, Data: data})
+}
+
+// JobSummary is a job's line on the cluster page.
+type JobSummary struct {
+	ID, Name, User, State, Error       string
+	Maps, MapsDone, Reduces, RedsDone  int
+	MapsRunning, RedsRunning, Failures int
+	Start, Finish                      time.Time
+	Committing                         bool
+}
+
+// Elapsed is the job's run time so far.
+func (s JobSummary) Elapsed() time.Duration {
+	if s.Finish.IsZero() {
+		return time.Since(s.Start)
+	}
+	return s.Finish.Sub(s.Start)
+}
+
+// summary describes j. Lock held.
+func summary(j *job) JobSummary {
+	s := JobSummary{ID: j.id, Name: j.name, User: j.user, State: j.state.String(), Error: j.err, Maps: len(j.maps),
+		Reduces: len(j.reduces), Start: j.start, Finish: j.finish, Committing: j.committing}
+	for _, t := range j.maps {
+		switch t.state {
+		case done:
+			s.MapsDone++
+		case running:
+			s.MapsRunning++
+		}
+		s.Failures += t.failures
+	}
+	for _, t := range j.reduces {
+		switch t.state {
+		case done:
+			s.RedsDone++
+		case running:
+			s.RedsRunning++
+		}
+		s.Failures += t.failures
+	}
+	return s
+}
+
+// TrackerSummary is a TaskTracker's line on the cluster page.
+type TrackerSummary struct {
+	Name, Host, URL                    string
+	LastSeen                           time.Time
+	RunningMaps, RunningReduces        int
+	FreeMaps, FreeReduces, FailedTotal int
+}
+
+type clusterData struct {
+	Trackers                          []TrackerSummary
+	Running, Succeeded, Failed, Other []JobSummary
+	MapSlots, ReduceSlots             int
+	MapsRunning, RedsRunning          int
+	Started                           time.Time
+	Expiry                            time.Duration
+}
+
+func (jt *JobTracker) cluster() clusterData {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	jt.ui.attempts.prune(jt.jobs)
+	d := clusterData{Started: time.UnixMilli(jt.started), Expiry: jt.cfg.TrackerExpiry}
+	byTracker := map[string]*TrackerSummary{}
+	for _, tr := range jt.trackers {
+		free := jt.ui.attempts.free[tr.name]
+		byTracker[tr.name] = &TrackerSummary{Name: tr.name, Host: tr.host, URL: tr.url, LastSeen: tr.lastSeen, FreeMaps: free[0], FreeReduces: free[1]}
+	}
+	for _, a := range jt.ui.attempts.byID {
+		ts := byTracker[a.Tracker]
+		if ts == nil {
+			continue
+		}
+		switch {
+		case a.State == "RUNNING" && a.Kind == 'r':
+			ts.RunningReduces++
+		case a.State == "RUNNING":
+			ts.RunningMaps++
+		case a.State == "FAILED":
+			ts.FailedTotal++
+		}
+	}
+	for _, ts := range byTracker {
+		d.Trackers = append(d.Trackers, *ts)
+		d.MapSlots += ts.FreeMaps + ts.RunningMaps
+		d.ReduceSlots += ts.FreeReduces + ts.RunningReduces
+		d.MapsRunning += ts.RunningMaps
+		d.RedsRunning += ts.RunningReduces
+	}
+	sort.Slice(d.Trackers, func(a, b int) bool { return d.Trackers[a].Name < d.Trackers[b].Name })
+	for i := len(jt.order) - 1; i >= 0; i-- {
+		s := summary(jt.jobs[jt.order[i]])
+		switch s.State {
+		case "RUNNING":
+			d.Running = append(d.Running, s)
+		case "SUCCEEDED":
+			d.Succeeded = append(d.Succeeded, s)
+		case "FAILED":
+			d.Failed = append(d.Failed, s)
+		default:
+			d.Other = append(d.Other, s)
+		}
+	}
+	return d
+}
+
+const jobTable = `{{define "jobs"}}<table class="sortable jobs">
+<thead><tr><th>Job</th><th>Name</th><th>User</th><th>State</th><th>Started</th><th class="num">Elapsed</th><th>Map progress</th><th class="num">Maps</th><th>Reduce progress</th><th class="num">Reduces</th><th class="num">Failed attempts</th></tr></thead>
+<tbody>{{range .}}<tr data-job="{{.ID}}"><td><a href="/jobdetails?jobid={{.ID}}">{{.ID}}</a></td><td>{{.Name}}</td><td>{{.User}}</td>
+<td><span class="state {{.State}}">{{.State}}</span>{{if .Committing}} committing{{end}}</td>
+<td data-sort="{{.Start.Unix}}">{{ts .Start}}</td><td class="num">{{dur .Elapsed}}</td>
+<td class="mapprogress">{{progress .MapsDone .Maps}}</td><td class="num">{{.MapsDone}}/{{.Maps}}</td>
+<td>{{progress .RedsDone .Reduces}}</td><td class="num">{{.RedsDone}}/{{.Reduces}}</td><td class="num">{{.Failures}}</td></tr>
+{{else}}<tr><td colspan="11" class="muted">none</td></tr>{{end}}</tbody></table>{{end}}`
+
+var clusterPage = webui.Parse(jobTable+`{{define "content"}}
+<h2>Cluster summary</h2>
+<table class="kv" id="clustersummary">
+<tr><th>Started</th><td>{{ts .Started}}</td></tr>
+<tr><th>TaskTrackers</th><td id="trackers">{{len .Trackers}}</td></tr>
+<tr><th>Map slots in use</th><td id="mapslots">{{.MapsRunning}} of {{.MapSlots}}</td></tr>
+<tr><th>Reduce slots in use</th><td id="reduceslots">{{.RedsRunning}} of {{.ReduceSlots}}</td></tr>
+<tr><th>Jobs</th><td>{{len .Running}} running, {{len .Succeeded}} succeeded, {{len .Failed}} failed, {{len .Other}} killed</td></tr>
+</table>
+<h2 id="running">Running jobs</h2>{{template "jobs" .Running}}
+<h2 id="completed">Completed jobs</h2>{{template "jobs" .Succeeded}}
+<h2 id="failed">Failed jobs</h2>{{template "jobs" .Failed}}
+<h2 id="killed">Killed jobs</h2>{{template "jobs" .Other}}
+<h2>TaskTrackers</h2>
+<table class="sortable" id="tasktrackers"><thead><tr><th>Name</th><th>Host</th><th class="num">Last heartbeat</th><th class="num">Running maps</th><th class="num">Running reduces</th><th class="num">Free map slots</th><th class="num">Free reduce slots</th><th class="num">Failed attempts</th></tr></thead>
+<tbody>{{range .Trackers}}<tr><td>{{if .URL}}<a href="{{.URL}}/">{{.Name}}</a>{{else}}{{.Name}}{{end}}</td><td>{{.Host}}</td><td class="num" data-sort="{{.LastSeen.Unix}}">{{since .LastSeen}}</td>
+<td class="num">{{.RunningMaps}}</td><td class="num">{{.RunningReduces}}</td><td class="num">{{.FreeMaps}}</td><td class="num">{{.FreeReduces}}</td><td class="num">{{.FailedTotal}}</td></tr>
+{{else}}<tr><td colspan="8" class="muted">no TaskTracker has reported</td></tr>{{end}}</tbody></table>
+<p class="muted">A TaskTracker silent for {{dur .Expiry}} is declared lost; its attempts fail and run again elsewhere.</p>
+{{end}}`, nil)
+
+func (jt *JobTracker) pageCluster(w http.ResponseWriter, r *http.Request) {
+	jt.render(w, clusterPage, "JobTracker", "/", 5, jt.cluster())
+}
+
+// CounterGroup is a group of a job's counters.
+type CounterGroup struct {
+	Name     string
+	Counters []mapreduce.CounterValue
+}
+
+type jobData struct {
+	JobSummary
+	Found    bool
+	History  bool
+	Counters []CounterGroup
+	Maps     []*Attempt
+	Reduces  []*Attempt
+	Cleanup  []*Attempt
+	Tasks    []TaskHistory
+	Timeline template.HTML
+	Now      time.Time
+}
+
+func counterGroups(c map[string]map[string]int64) []CounterGroup {
+	var out []CounterGroup
+	for g, m := range c {
+		cg := CounterGroup{Name: g}
+		for n, v := range m {
+			cg.Counters = append(cg.Counters, mapreduce.CounterValue{Name: n, Value: v})
+		}
+		sort.Slice(cg.Counters, func(a, b int) bool { return cg.Counters[a].Name < cg.Counters[b].Name })
+		out = append(out, cg)
+	}
+	// Hadoop's order: file system, job, framework, then the rest.
+	rank := map[string]int{mapreduce.GroupFileSystem: 0, mapreduce.GroupJob: 1, mapreduce.GroupTask: 2}
+	sort.Slice(out, func(a, b int) bool {
+		ra, oka := rank[out[a].Name]
+		rb, okb := rank[out[b].Name]
+		if !oka {
+			ra = 3
+		}
+		if !okb {
+			rb = 3
+		}
+		if ra != rb {
+			return ra < rb
+		}
+		return out[a].Name < out[b].Name
+	})
+	return out
+}
+
+// jobDetails snapshots the job id names, or reads its history.
+func (jt *JobTracker) jobDetails(ctx context.Context, id string) jobData {
+	d := jobData{Now: time.Now()}
+	jt.mu.Lock()
+	if j := jt.jobs[id]; j != nil {
+		d.Found, d.JobSummary = true, summary(j)
+		d.Counters = counterGroups(j.counters.Map())
+		for _, a := range jt.ui.attempts.byJob[id] {
+			c := *a
+			switch c.Kind {
+			case 'm':
+				d.Maps = append(d.Maps, &c)
+			case 'r':
+				d.Reduces = append(d.Reduces, &c)
+			default:
+				d.Cleanup = append(d.Cleanup, &c)
+			}
+		}
+	}
+	jt.mu.Unlock()
+	if d.Found {
+		byTask := func(as []*Attempt) {
+			sort.SliceStable(as, func(a, b int) bool { return as[a].ID < as[b].ID })
+		}
+		byTask(d.Maps)
+		byTask(d.Reduces)
+		d.Timeline = timeline(append(append(append([]*Attempt{}, d.Maps...), d.Reduces...), d.Cleanup...), d.Start, d.Now)
+		return d
+	}
+	if h, err := jt.readHistory(ctx, id); err == nil {
+		d.Found, d.History = true, true
+		d.JobSummary = JobSummary{ID: h.JobID, Name: h.Name, User: h.User, State: h.State, Error: h.Error, Start: h.Submit, Finish: h.Finish}
+		for _, t := range h.Tasks {
+			if strings.HasPrefix(t.Task, "m_") {
+				d.Maps0(t)
+			} else {
+				d.Reduces0(t)
+			}
+			d.Failures += t.Failures
+		}
+		d.Tasks = h.Tasks
+		d.Counters = counterGroups(h.Counters)
+	}
+	return d
+}
+
+// Maps0 and Reduces0 count a history's task in the summary.
+func (d *jobData) Maps0(t TaskHistory) {
+	d.JobSummary.Maps++
+	if t.State == "SUCCEEDED" {
+		d.MapsDone++
+	}
+}
+
+func (d *jobData) Reduces0(t TaskHistory) {
+	d.JobSummary.Reduces++
+	if t.State == "SUCCEEDED" {
+		d.RedsDone++
+	}
+}
+
+// readHistory reads a retired job's history from the JobTracker's own
+// history dir, as its own user.
+func (jt *JobTracker) readHistory(ctx context.Context, id string) (*History, error) {
+	if jt.cfg.HistoryDir == "" {
+		return nil, errors.New("no history dir")
+	}
+	c := conf.New()
+	if jt.cfg.HistoryConf != nil {
+		c = jt.cfg.HistoryConf
+	}
+	hc := c.Clone()
+	hc.Set(keyHistoryDir, jt.cfg.HistoryDir)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return ReadHistory(ctx, fs.Env{Conf: hc, User: jt.cfg.User}, id)
+}
+
+const attemptTable = `{{define "attempts"}}<table class="sortable attempts">
+<thead><tr><th>Task</th><th>Attempt</th><th>State</th><th>TaskTracker</th><th>Started</th><th>Finished</th><th class="num">Time</th><th>Error</th><th>Logs</th></tr></thead>
+<tbody>{{range .}}<tr data-attempt="{{.ID}}"><td>{{.Task}}</td><td>{{.ID}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td>{{.Tracker}}</td>
+<td data-sort="{{.Start.UnixMilli}}">{{ts .Start}}</td><td>{{ts .Finish}}</td><td class="num">{{took .}}</td><td>{{.Error}}</td>
+<td>{{if .LogURL}}<a href="{{.LogURL}}">stderr</a>{{end}}</td></tr>
+{{else}}<tr><td colspan="9" class="muted">none</td></tr>{{end}}</tbody></table>{{end}}`
+
+var jobPage = webui.Parse(attemptTable+`{{define "content"}}
+{{if not .Found}}<div class="banner bad">No such job, running or in the history.</div>{{else}}
+<table class="kv" id="jobsummary">
+<tr><th>Job</th><td>{{.ID}}{{if .History}} <span class="muted">(retired: from its history file)</span>{{end}}</td></tr>
+<tr><th>Name</th><td>{{.Name}}</td></tr><tr><th>User</th><td>{{.User}}</td></tr>
+<tr><th>State</th><td><span class="state {{.State}}" id="jobstate">{{.State}}</span>{{if .Committing}} committing output{{end}}{{if .Error}} <span class="bad">{{.Error}}</span>{{end}}</td></tr>
+<tr><th>Started</th><td>{{ts .Start}}</td></tr><tr><th>Finished</th><td>{{ts .Finish}}</td></tr>
+<tr><th>Elapsed</th><td>{{dur .Elapsed}}</td></tr>
+<tr><th>Maps</th><td id="mapprogress">{{progress .MapsDone .Maps}} {{.MapsDone}} of {{.Maps}} done{{if not .History}}, {{.MapsRunning}} running{{end}}</td></tr>
+<tr><th>Reduces</th><td id="reduceprogress">{{progress .RedsDone .Reduces}} {{.RedsDone}} of {{.Reduces}} done{{if not .History}}, {{.RedsRunning}} running{{end}}</td></tr>
+<tr><th>Failed attempts</th><td>{{.Failures}}</td></tr>
+<tr><th>Configuration</th><td>{{if not .History}}<a href="/jobconf?jobid={{.ID}}" id="conflink">job configuration</a>{{else}}-{{end}}</td></tr>
+</table>
+<h2>Counters</h2>
+<table id="counters"><thead><tr><th>Group</th><th>Counter</th><th class="num">Value</th></tr></thead><tbody>
+{{range .Counters}}{{$g := .Name}}{{$n := len .Counters}}{{range $i, $c := .Counters}}<tr>{{if eq $i 0}}<td rowspan="{{$n}}">{{$g}}</td>{{end}}<td>{{$c.Name}}</td><td class="num">{{$c.Value}}</td></tr>{{end}}{{end}}
+</tbody></table>
+{{if .History}}<h2>Tasks</h2>
+<table class="sortable" id="historytasks"><thead><tr><th>Task</th><th>State</th><th class="num">Attempts</th><th class="num">Failures</th><th>TaskTracker</th><th>Last error</th></tr></thead><tbody>
+{{range .Tasks}}<tr><td>{{.Task}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td class="num">{{.Attempts}}</td><td class="num">{{.Failures}}</td><td>{{.Tracker}}</td><td>{{.LastError}}</td></tr>{{end}}
+</tbody></table>{{else}}
+<h2>Timeline</h2>{{.Timeline}}
+<h2 id="maps">Map attempts</h2>{{template "attempts" .Maps}}
+<h2 id="reduces">Reduce attempts</h2>{{template "attempts" .Reduces}}
+<h2 id="cleanup">Job cleanup attempts</h2>{{template "attempts" .Cleanup}}{{end}}
+{{end}}{{end}}`, template.FuncMap{
+	"took": func(a *Attempt) string { return webui.Duration(a.Took(time.Now())) },
+})
+
+func (jt *JobTracker) pageJob(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("jobid")
+	d := jt.jobDetails(r.Context(), id)
+	refresh := 0
+	if d.State == "RUNNING" {
+		refresh = 3
+	}
+	title := "Job " + id
+	if d.Name != "" {
+		title += ": " + d.Name
+	}
+	jt.render(w, jobPage, title, "", refresh, d)
+}
+
+var confPage = webui.Parse(`{{define "content"}}
+{{if not .Found}}<div class="banner bad">No such job in memory (a retired job's configuration is not in its history).</div>{{else}}
+<p><a href="/jobdetails?jobid={{.ID}}">back to {{.ID}}</a></p>
+<table class="sortable" id="jobconf"><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody>
+{{range .Conf}}<tr><td>{{.Name}}</td><td>{{.Value}}</td></tr>{{end}}</tbody></table>{{end}}{{end}}`, nil)
+
+func (jt *JobTracker) pageConf(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("jobid")
+	type kv struct{ Name, Value string }
+	d := struct {
+		ID    string
+		Found bool
+		Conf  []kv
+	}{ID: id}
+	jt.mu.Lock()
+	if j := jt.jobs[id]; j != nil {
+		d.Found = true
+		for k, v := range j.settings {
+			d.Conf = append(d.Conf, kv{k, v})
+		}
+	}
+	jt.mu.Unlock()
+	sort.Slice(d.Conf, func(a, b int) bool { return d.Conf[a].Name < d.Conf[b].Name })
+	jt.render(w, confPage, "Configuration of "+id, "", 0, d)
+}
+
+var historyPage = webui.Parse(`{{define "content"}}
+<p class="muted">{{.Dir}}</p>
+{{if .Err}}<div class="banner bad">{{.Err}}</div>{{end}}
+<table class="sortable" id="history"><thead><tr><th>Job</th><th>Name</th><th>User</th><th>State</th><th>Submitted</th><th>Finished</th><th class="num">Elapsed</th><th class="num">Tasks</th></tr></thead><tbody>
+{{range .Jobs}}<tr><td><a href="/jobdetails?jobid={{.JobID}}">{{.JobID}}</a></td><td>{{.Name}}</td><td>{{.User}}</td><td><span class="state {{.State}}">{{.State}}</span></td>
+<td data-sort="{{.Submit.Unix}}">{{ts .Submit}}</td><td>{{ts .Finish}}</td><td class="num">{{dur (sub .Finish .Submit)}}</td><td class="num">{{len .Tasks}}</td></tr>
+{{else}}<tr><td colspan="8" class="muted">no histories</td></tr>{{end}}</tbody></table>
+{{if .More}}<p class="warn">Only the newest {{len .Jobs}} histories are shown.</p>{{end}}{{end}}`,
+	template.FuncMap{"sub": func(a, b time.Time) time.Duration { return a.Sub(b) }})
+
+// pageHistory lists the newest histories in the JobTracker's history
+// dir: retired jobs too.
+func (jt *JobTracker) pageHistory(w http.ResponseWriter, r *http.Request) {
+	d := struct {
+		Dir, Err string
+		Jobs     []*History
+		More     bool
+	}{Dir: jt.cfg.HistoryDir}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	if err := jt.listHistories(ctx, &d.Jobs, &d.More); err != nil {
+		d.Err = err.Error()
+	}
+	jt.render(w, historyPage, "Job history", "/jobhistory", 0, d)
+}
+
+func (jt *JobTracker) listHistories(ctx context.Context, out *[]*History, more *bool) error {
+	if jt.cfg.HistoryDir == "" {
+		return fmt.Errorf("no history dir (%s)", keyHistoryDir)
+	}
+	c := jt.cfg.HistoryConf
+	if c == nil {
+		c = conf.New()
+	}
+	fsys, p, err := fs.Resolve(ctx, jt.cfg.HistoryDir, fs.Env{Conf: c, User: jt.cfg.User})
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	ents, err := fsys.List(ctx, p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var ids []string
+	for _, e := range ents {
+		name := path.Base(e.Path)
+		if strings.HasPrefix(name, "job_") && strings.HasSuffix(name, ".json") {
+			ids = append(ids, strings.TrimSuffix(name, ".json"))
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(ids))) // job ids sort by start, then sequence
+	if len(ids) > maxHistoryList {
+		ids, *more = ids[:maxHistoryList], true
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	hs := make([]*History, len(ids))
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			h, err := jt.readHistory(ctx, id)
+			if err == nil {
+				mu.Lock()
+				hs[i] = h
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, h := range hs {
+		if h != nil {
+			*out = append(*out, h)
+		}
+	}
+	return nil
+}
+
+// timeline draws a job's attempts as an SVG Gantt chart: a row per
+// tracker slot (attempts that overlap on a tracker take separate rows),
+// bars from launch to end coloured by kind and state.
+func timeline(as []*Attempt, start, now time.Time) template.HTML {
+	if len(as) == 0 {
+		return `<p class="muted">no attempts yet</p>`
+	}
+	end := start
+	for _, a := range as {
+		e := a.Finish
+		if e.IsZero() {
+			e = now
+		}
+		if e.After(end) {
+			end = e
+		}
+	}
+	span := end.Sub(start)
+	if span <= 0 {
+		span = time.Millisecond
+	}
+	type row struct {
+		tracker string
+		free    time.Time
+	}
+	sorted := append([]*Attempt(nil), as...)
+	sort.SliceStable(sorted, func(a, b int) bool {
+		if sorted[a].Tracker != sorted[b].Tracker {
+			return sorted[a].Tracker < sorted[b].Tracker
+		}
+		return sorted[a].Start.Before(sorted[b].Start)
+	})
+	var rows []row
+	rowOf := make([]int, len(sorted))
+	for i, a := range sorted {
+		e := a.Finish
+		if e.IsZero() {
+			e = now
+		}
+		r := -1
+		for k := range rows {
+			if rows[k].tracker == a.Tracker && !rows[k].free.After(a.Start) {
+				r = k
+				break
+			}
+		}
+		if r < 0 {
+			rows = append(rows, row{tracker: a.Tracker})
+			r = len(rows) - 1
+		}
+		rows[r].free = e
+		rowOf[i] = r
+	}
+	const left, width, rowH, top = 230, 760, 16, 18
+	h := top + len(rows)*rowH + 24
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="attempts by tracker over time">`, left+width+20, h, left+width+20, h)
+	for k, r := range rows {
+		y := top + k*rowH
+		if k%2 == 0 {
+			fmt.Fprintf(&b, `<rect x="0" y="%d" width="%d" height="%d" fill="#f6f7f9"/>`, y, left+width, rowH)
+		}
+		if k == 0 || rows[k-1].tracker != r.tracker {
+			fmt.Fprintf(&b, `<text x="4" y="%d">%s</text>`, y+12, template.HTMLEscapeString(r.tracker))
+		}
+	}
+	colors := map[string]string{"m": "#3b82f6", "r": "#8b5cf6", "c": "#64748b"}
+	for i, a := range sorted {
+		e := a.Finish
+		if e.IsZero() {
+			e = now
+		}
+		x0 := left + int(float64(width)*float64(a.Start.Sub(start))/float64(span))
+		x1 := left + int(float64(width)*float64(e.Sub(start))/float64(span))
+		fill := colors[string(a.Kind)]
+		stroke := "none"
+		switch a.State {
+		case "FAILED":
+			fill = "#dc2626"
+		case "KILLED":
+			fill = "#f59e0b"
+		case "RUNNING":
+			stroke = "#1e3a8a"
+		}
+		fmt.Fprintf(&b, `<rect class="attempt %s" x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"><title>%s %s on %s, %s</title></rect>`,
+			a.State, x0, top+rowOf[i]*rowH+2, max(x1-x0, 2), rowH-4, fill, stroke,
+			template.HTMLEscapeString(a.ID), a.State, template.HTMLEscapeString(a.Tracker), webui.Duration(e.Sub(a.Start)))
+	}
+	axisY := top + len(rows)*rowH + 14
+	for i := 0; i <= 4; i++ {
+		x := left + width*i/4
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#d8dde2"/><text x="%d" y="%d">%s</text>`,
+			x, top, x, axisY-10, x-10, axisY, webui.Duration(span*time.Duration(i)/4))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="12">map</text><rect x="%d" y="4" width="10" height="10" fill="#3b82f6"/>`, left, left+28)
+	fmt.Fprintf(&b, `<text x="%d" y="12">reduce</text><rect x="%d" y="4" width="10" height="10" fill="#8b5cf6"/>`, left+50, left+92)
+	fmt.Fprintf(&b, `<text x="%d" y="12">failed</text><rect x="%d" y="4" width="10" height="10" fill="#dc2626"/>`, left+114, left+152)
+	fmt.Fprintf(&b, `<text x="%d" y="12">killed</text><rect x="%d" y="4" width="10" height="10" fill="#f59e0b"/>`, left+174, left+210)
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// jmxBeans are Hadoop MRv1's JobTracker beans with the attributes
+// monitoring tools read.
+func (jt *JobTracker) jmxBeans() []webui.Bean {
+	d := jt.cluster()
+	live := map[string]any{}
+	for _, t := range d.Trackers {
+		live[t.Name] = map[string]any{"hostname": t.Host, "last_seen": t.LastSeen.UnixMilli(),
+			"health": "OK", "slots": map[string]int{"map_slots": t.FreeMaps + t.RunningMaps, "map_slots_used": t.RunningMaps,
+				"reduce_slots": t.FreeReduces + t.RunningReduces, "reduce_slots_used": t.RunningReduces}}
+	}
+	beans := []webui.Bean{
+		{"name": "Hadoop:service=JobTracker,name=JobTrackerInfo", "modelerType": "org.apache.hadoop.mapred.JobTracker",
+			"Version": "strata", "ConfigVersion": "default", "ThreadCount": 0, "SummaryJson": jsonString(map[string]any{
+				"nodes": len(d.Trackers), "alive": len(d.Trackers), "blacklisted": 0,
+				"slots": map[string]int{"map_slots": d.MapSlots, "map_slots_used": d.MapsRunning, "reduce_slots": d.ReduceSlots, "reduce_slots_used": d.RedsRunning},
+				"jobs":  len(d.Running)}),
+			"AliveNodesInfoJson": jsonString(live), "BlacklistedNodesInfoJson": "[]", "QueueInfoJson": `{"default":{"state":"running"}}`},
+		{"name": "Hadoop:service=JobTracker,name=JobTrackerMetrics", "modelerType": "JobTrackerMetrics",
+			"jobs_running": len(d.Running), "jobs_completed": len(d.Succeeded), "jobs_failed": len(d.Failed), "jobs_killed": len(d.Other),
+			"maps_running": d.MapsRunning, "reduces_running": d.RedsRunning, "map_slots": d.MapSlots, "reduce_slots": d.ReduceSlots,
+			"occupied_map_slots": d.MapsRunning, "occupied_reduce_slots": d.RedsRunning, "trackers": len(d.Trackers)},
+	}
+	return append(beans, webui.RuntimeBeans("JobTracker")...)
+}
+
+// registry is the JobTracker's Prometheus metrics, read on each scrape.
+func (jt *JobTracker) registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	gauge := func(name, help string, f func(clusterData) float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "jobtracker", Name: name, Help: help},
+			func() float64 { return f(jt.cluster()) }))
+	}
+	gauge("trackers", "TaskTrackers heard from within the expiry interval.", func(d clusterData) float64 { return float64(len(d.Trackers)) })
+	gauge("jobs_running", "Jobs running.", func(d clusterData) float64 { return float64(len(d.Running)) })
+	gauge("jobs_succeeded", "Succeeded jobs kept in memory.", func(d clusterData) float64 { return float64(len(d.Succeeded)) })
+	gauge("jobs_failed", "Failed jobs kept in memory.", func(d clusterData) float64 { return float64(len(d.Failed)) })
+	gauge("map_slots", "Map slots over all trackers.", func(d clusterData) float64 { return float64(d.MapSlots) })
+	gauge("map_slots_used", "Map slots running an attempt.", func(d clusterData) float64 { return float64(d.MapsRunning) })
+	gauge("reduce_slots", "Reduce slots over all trackers.", func(d clusterData) float64 { return float64(d.ReduceSlots) })
+	gauge("reduce_slots_used", "Reduce slots running an attempt.", func(d clusterData) float64 { return float64(d.RedsRunning) })
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "jobtracker", Name: "goroutines", Help: "Goroutines in the process."},
+		func() float64 { return float64(runtimeGoroutines()) }))
+	return reg
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func runtimeGoroutines() int { return runtime.NumGoroutine() }

@@ -1,0 +1,87 @@
+package webui
+
+import (
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 512: "512 B", 1536: "1.50 KB", 1623319044096: "1.48 TB", -2048: "-2.00 KB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{350 * time.Millisecond: "350 ms", 12300 * time.Millisecond: "12.3 s",
+		245 * time.Second: "4m 05s", 123 * time.Minute: "2h 03m", 76 * time.Hour: "3d 04h"} {
+		if got := Duration(d); got != want {
+			t.Errorf("Duration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestPermission(t *testing.T) {
+	for _, c := range []struct {
+		dir  bool
+		mode uint16
+		want string
+	}{{true, 0o755, "drwxr-xr-x"}, {false, 0o644, "-rw-r--r--"}, {true, 0o1777, "drwxrwxrwt"}, {true, 0o1770, "drwxrwx--T"}} {
+		if got := Permission(c.dir, c.mode); got != c.want {
+			t.Errorf("Permission(%v, %o) = %q, want %q", c.dir, c.mode, got, c.want)
+		}
+	}
+}
+
+func TestBar(t *testing.T) {
+	if got := string(Bar(95, 100)); !strings.Contains(got, "bar full") || !strings.Contains(got, "95.0%") {
+		t.Errorf("Bar(95, 100) = %s", got)
+	}
+	if got := string(Bar(5, 0)); !strings.Contains(got, "width:0.0%") {
+		t.Errorf("Bar(5, 0) = %s", got)
+	}
+}
+
+func TestJMXQuery(t *testing.T) {
+	beans := []Bean{{"name": "Hadoop:service=NameNode,name=FSNamesystem", "CapacityTotal": 5}, {"name": "java.lang:type=Memory"}}
+	w := httptest.NewRecorder()
+	ServeJMX(w, httptest.NewRequest("GET", "/jmx?qry=Hadoop:service=NameNode,name=*", nil), beans)
+	if !strings.Contains(w.Body.String(), "FSNamesystem") || strings.Contains(w.Body.String(), "Memory") {
+		t.Errorf("qry: %s", w.Body)
+	}
+	w = httptest.NewRecorder()
+	ServeJMX(w, httptest.NewRequest("GET", "/jmx?get=Hadoop:service=NameNode,name=FSNamesystem::CapacityTotal", nil), beans)
+	if !strings.Contains(w.Body.String(), `"CapacityTotal": 5`) {
+		t.Errorf("get: %s", w.Body)
+	}
+}
+
+func TestRecentErrors(t *testing.T) {
+	e := NewRecentErrors(2)
+	log := slog.New(e.Wrap(slog.NewTextHandler(&strings.Builder{}, nil))).With("daemon", "dn")
+	log.Info("fine")
+	log.Warn("one", "k", 1)
+	log.Error("two")
+	log.Error("three")
+	got := e.Entries()
+	if len(got) != 2 || got[0].Message != "three" || got[1].Message != "two" {
+		t.Fatalf("entries: %+v", got)
+	}
+	if !strings.Contains(got[0].Attrs, "daemon=dn") {
+		t.Errorf("attrs: %q", got[0].Attrs)
+	}
+}
+
+func TestRender(t *testing.T) {
+	tm := Parse(`{{define "content"}}<p>{{.}} {{bytes 2048}}</p>{{end}}`, nil)
+	w := httptest.NewRecorder()
+	Render(w, tm, Page{Daemon: "Test", Title: "T", Nav: []Link{{"Home", "/"}}, Active: "/", Data: "<x>"})
+	body := w.Body.String()
+	if !strings.Contains(body, "&lt;x&gt; 2.00 KB") || !strings.Contains(body, `class="active"`) {
+		t.Errorf("render: %s", body)
+	}
+}
