@@ -91,6 +91,16 @@ func (l *attemptLog) launched(jobID, id string, kind byte, index int, tr *tracke
 	}
 	l.byJob[jobID] = append(l.byJob[jobID], a)
 	l.byID[id] = a
+	// The heartbeat's free slots, less what its answer launches (a
+	// cleanup takes a map slot when one is free, as assign does).
+	free := l.free[tr.name]
+	switch {
+	case kind == 'r', kind == 'c' && free[0] == 0:
+		free[1] = max(free[1]-1, 0)
+	default:
+		free[0] = max(free[0]-1, 0)
+	}
+	l.free[tr.name] = free
 }
 
 func (l *attemptLog) reported(rep *mrpb.TaskReport, now time.Time) {
@@ -124,6 +134,17 @@ func (l *attemptLog) jobEnded(jobID string, now time.Time) {
 func (l *attemptLog) heartbeat(name string, req *mrpb.HeartbeatRequest) {
 	l.init()
 	l.free[name] = [2]int{int(req.GetFreeMapSlots()), int(req.GetFreeReduceSlots())}
+}
+
+// failed counts a job's failed attempts, lost trackers' included.
+func (l *attemptLog) failed(jobID string) int {
+	n := 0
+	for _, a := range l.byJob[jobID] {
+		if a.State == "FAILED" {
+			n++
+		}
+	}
+	return n
 }
 
 // prune forgets the attempts of jobs the JobTracker retired.
@@ -197,7 +218,7 @@ func (jt *JobTracker) registerUI(mux *http.ServeMux) {
 }
 
 func (jt *JobTracker) render(w http.ResponseWriter, t *template.Template, title, active string, refresh int, data any) {
-	webui.Render(w, t, webui.Page{Daemon: "JobTracker " + jt.Addr(), Title: title, Nav: jtNav, Active: active, Refresh: refresh, Data: data})
+	webui.Render(w, t, webui.Page{Daemon: "JobTracker " + jt.cfg.Addr, Title: title, Nav: jtNav, Active: active, Refresh: refresh, Data: data})
 }
 
 // JobSummary is a job's line on the cluster page.
@@ -205,22 +226,22 @@ type JobSummary struct {
 	ID, Name, User, State, Error       string
 	Maps, MapsDone, Reduces, RedsDone  int
 	MapsRunning, RedsRunning, Failures int
-	Start, Finish                      time.Time
+	Start, Finish, Now                 time.Time
 	Committing                         bool
 }
 
-// Elapsed is the job's run time so far.
+// Elapsed is the job's run time until it finished or Now.
 func (s JobSummary) Elapsed() time.Duration {
 	if s.Finish.IsZero() {
-		return time.Since(s.Start)
+		return s.Now.Sub(s.Start)
 	}
 	return s.Finish.Sub(s.Start)
 }
 
 // summary describes j. Lock held.
-func summary(j *job) JobSummary {
+func summary(j *job, now time.Time) JobSummary {
 	s := JobSummary{ID: j.id, Name: j.name, User: j.user, State: j.state.String(), Error: j.err, Maps: len(j.maps),
-		Reduces: len(j.reduces), Start: j.start, Finish: j.finish, Committing: j.committing}
+		Reduces: len(j.reduces), Start: j.start, Finish: j.finish, Now: now, Committing: j.committing}
 	for _, t := range j.maps {
 		switch t.state {
 		case done:
@@ -292,7 +313,8 @@ func (jt *JobTracker) cluster() clusterData {
 	}
 	sort.Slice(d.Trackers, func(a, b int) bool { return d.Trackers[a].Name < d.Trackers[b].Name })
 	for i := len(jt.order) - 1; i >= 0; i-- {
-		s := summary(jt.jobs[jt.order[i]])
+		s := summary(jt.jobs[jt.order[i]], jt.now())
+		s.Failures = jt.ui.attempts.failed(s.ID)
 		switch s.State {
 		case "RUNNING":
 			d.Running = append(d.Running, s)
@@ -349,15 +371,15 @@ type CounterGroup struct {
 
 type jobData struct {
 	JobSummary
-	Found    bool
-	History  bool
-	Counters []CounterGroup
-	Maps     []*Attempt
-	Reduces  []*Attempt
-	Cleanup  []*Attempt
-	Tasks    []TaskHistory
-	Timeline template.HTML
-	Now      time.Time
+	Found           bool
+	History         bool
+	Counters        []CounterGroup
+	MapAttempts     []*Attempt
+	ReduceAttempts  []*Attempt
+	CleanupAttempts []*Attempt
+	Tasks           []TaskHistory
+	Timeline        template.HTML
+	Now             time.Time
 }
 
 func counterGroups(c map[string]map[string]int64) []CounterGroup {
@@ -391,20 +413,21 @@ func counterGroups(c map[string]map[string]int64) []CounterGroup {
 
 // jobDetails snapshots the job id names, or reads its history.
 func (jt *JobTracker) jobDetails(ctx context.Context, id string) jobData {
-	d := jobData{Now: time.Now()}
+	d := jobData{Now: jt.now()}
 	jt.mu.Lock()
 	if j := jt.jobs[id]; j != nil {
-		d.Found, d.JobSummary = true, summary(j)
+		d.Found, d.JobSummary = true, summary(j, jt.now())
+		d.Failures = jt.ui.attempts.failed(id)
 		d.Counters = counterGroups(j.counters.Map())
 		for _, a := range jt.ui.attempts.byJob[id] {
 			c := *a
 			switch c.Kind {
 			case 'm':
-				d.Maps = append(d.Maps, &c)
+				d.MapAttempts = append(d.MapAttempts, &c)
 			case 'r':
-				d.Reduces = append(d.Reduces, &c)
+				d.ReduceAttempts = append(d.ReduceAttempts, &c)
 			default:
-				d.Cleanup = append(d.Cleanup, &c)
+				d.CleanupAttempts = append(d.CleanupAttempts, &c)
 			}
 		}
 	}
@@ -413,9 +436,9 @@ func (jt *JobTracker) jobDetails(ctx context.Context, id string) jobData {
 		byTask := func(as []*Attempt) {
 			sort.SliceStable(as, func(a, b int) bool { return as[a].ID < as[b].ID })
 		}
-		byTask(d.Maps)
-		byTask(d.Reduces)
-		d.Timeline = timeline(append(append(append([]*Attempt{}, d.Maps...), d.Reduces...), d.Cleanup...), d.Start, d.Now)
+		byTask(d.MapAttempts)
+		byTask(d.ReduceAttempts)
+		d.Timeline = timeline(append(append(append([]*Attempt{}, d.MapAttempts...), d.ReduceAttempts...), d.CleanupAttempts...), d.Start, d.Now)
 		return d
 	}
 	if h, err := jt.readHistory(ctx, id); err == nil {
@@ -496,9 +519,9 @@ var jobPage = webui.Parse(attemptTable+`{{define "content"}}
 {{range .Tasks}}<tr><td>{{.Task}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td class="num">{{.Attempts}}</td><td class="num">{{.Failures}}</td><td>{{.Tracker}}</td><td>{{.LastError}}</td></tr>{{end}}
 </tbody></table>{{else}}
 <h2>Timeline</h2>{{.Timeline}}
-<h2 id="maps">Map attempts</h2>{{template "attempts" .Maps}}
-<h2 id="reduces">Reduce attempts</h2>{{template "attempts" .Reduces}}
-<h2 id="cleanup">Job cleanup attempts</h2>{{template "attempts" .Cleanup}}{{end}}
+<h2 id="maps">Map attempts</h2>{{template "attempts" .MapAttempts}}
+<h2 id="reduces">Reduce attempts</h2>{{template "attempts" .ReduceAttempts}}
+<h2 id="cleanup">Job cleanup attempts</h2>{{template "attempts" .CleanupAttempts}}{{end}}
 {{end}}{{end}}`, template.FuncMap{
 	"took": func(a *Attempt) string { return webui.Duration(a.Took(time.Now())) },
 })
