@@ -126,7 +126,7 @@ var dnPageTmpl = webui.Parse(`{{define "content"}}
 <tr><th>Block access tokens</th><td>{{if .BlockTokens}}checked{{else}}off{{end}}{{if .BlockKeys}} (keys received){{end}}</td></tr>
 <tr><th>Transfer threads in use</th><td id="xceivers">{{.Xceivers}} of {{.MaxXceivers}}</td></tr>
 <tr><th>Blocks</th><td id="blockcount">{{.Blocks}}</td></tr>
-<tr><th>Capacity</th><td>{{bytes .Capacity}}, used {{bar .Used .Capacity}}, {{bytes .Remaining}} remaining</td></tr>
+<tr><th>Capacity</th><td>{{bytes .Capacity}}: {{usage .Used .Remaining .Capacity}}, {{bytes .Remaining}} remaining</td></tr>
 <tr><th>Failed volumes</th><td{{if gt .Failed 0}} class="bad"{{end}}>{{.Failed}}</td></tr>
 <tr><th>Bytes written / read</th><td>{{bytes .Written}} / {{bytes .Read}}</td></tr>
 <tr><th>Short-circuit reads</th><td>{{.ShortCircuit}}</td></tr>
@@ -138,7 +138,7 @@ var dnPageTmpl = webui.Parse(`{{define "content"}}
 <thead><tr><th>Directory</th><th>Storage type</th><th>Storage ID</th><th>State</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th></tr></thead>
 <tbody>{{range .Volumes}}<tr><td>{{.Path}}</td><td>{{.Type}}</td><td>{{.StorageID}}</td>
 <td>{{if .Failed}}<span class="state FAILED">FAILED</span>{{else}}<span class="ok">in service</span>{{end}}</td>
-<td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td data-sort="{{.DfsUsed}}">{{bar .DfsUsed .Capacity}}</td>
+<td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td data-sort="{{.DfsUsed}}">{{usage .DfsUsed .Remaining .Capacity}}</td>
 <td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td><td class="num">{{.NumBlocks}}</td></tr>{{end}}</tbody></table>
 <h2>Block scanner</h2>
 {{with .Scan}}{{if .Enabled}}<table class="kv" id="scanner">
@@ -149,7 +149,7 @@ var dnPageTmpl = webui.Parse(`{{define "content"}}
 </table>{{else}}<p class="muted">The block scanner is off (dfs.datanode.scan.period.hours &lt; 0).</p>{{end}}{{end}}
 <h2>Recent warnings and errors</h2>
 <table class="sortable" id="errors"><thead><tr><th>Time</th><th>Level</th><th>Message</th></tr></thead><tbody>
-{{range .Errors}}<tr><td>{{ts .Time}}</td><td>{{.Level}}</td><td>{{.Message}}<span class="muted">{{.Attrs}}</span></td></tr>
+{{range .Errors}}<tr><td>{{ts .Time}}</td><td>{{.Level}}</td><td class="wrap">{{.Message}}<span class="muted">{{.Attrs}}</span></td></tr>
 {{else}}<tr><td colspan="3" class="muted">none since start</td></tr>{{end}}</tbody></table>
 {{end}}`, nil)
 

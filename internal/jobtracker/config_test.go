@@ -44,6 +44,8 @@ func TestConfigMapping(t *testing.T) {
 		keyHistoryDir:                               "hdfs://nn:8020/history",
 		keyACLsEnabled:                              "false",
 		keyAdmins:                                   "root admins",
+		keyHTTPAddress:                              "10.1.1.1:50031",
+		"strata.http.pprof.enabled":                 "true",
 		"ipc.client.connection.maxidletime":         "5000",
 		"ipc.client.idlethreshold":                  "10",
 		"ipc.maximum.data.length":                   "1048576",

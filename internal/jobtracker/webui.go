@@ -493,7 +493,7 @@ func (jt *JobTracker) readHistory(ctx context.Context, id string) (*History, err
 const attemptTable = `{{define "attempts"}}<table class="sortable attempts">
 <thead><tr><th>Task</th><th>Attempt</th><th>State</th><th>TaskTracker</th><th>Started</th><th>Finished</th><th class="num">Time</th><th>Error</th><th>Logs</th></tr></thead>
 <tbody>{{range .}}<tr data-attempt="{{.ID}}"><td>{{.Task}}</td><td>{{.ID}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td>{{.Tracker}}</td>
-<td data-sort="{{.Start.UnixMilli}}">{{ts .Start}}</td><td>{{ts .Finish}}</td><td class="num">{{took .}}</td><td>{{.Error}}</td>
+<td data-sort="{{.Start.UnixMilli}}">{{ts .Start}}</td><td>{{ts .Finish}}</td><td class="num">{{took .}}</td><td class="wrap">{{.Error}}</td>
 <td>{{if .LogURL}}<a href="{{.LogURL}}">stderr</a>{{end}}</td></tr>
 {{else}}<tr><td colspan="9" class="muted">none</td></tr>{{end}}</tbody></table>{{end}}`
 
@@ -516,7 +516,7 @@ var jobPage = webui.Parse(attemptTable+`{{define "content"}}
 </tbody></table>
 {{if .History}}<h2>Tasks</h2>
 <table class="sortable" id="historytasks"><thead><tr><th>Task</th><th>State</th><th class="num">Attempts</th><th class="num">Failures</th><th>TaskTracker</th><th>Last error</th></tr></thead><tbody>
-{{range .Tasks}}<tr><td>{{.Task}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td class="num">{{.Attempts}}</td><td class="num">{{.Failures}}</td><td>{{.Tracker}}</td><td>{{.LastError}}</td></tr>{{end}}
+{{range .Tasks}}<tr><td>{{.Task}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td class="num">{{.Attempts}}</td><td class="num">{{.Failures}}</td><td>{{.Tracker}}</td><td class="wrap">{{.LastError}}</td></tr>{{end}}
 </tbody></table>{{else}}
 <h2>Timeline</h2>{{.Timeline}}
 <h2 id="maps">Map attempts</h2>{{template "attempts" .MapAttempts}}

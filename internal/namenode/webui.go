@@ -152,7 +152,7 @@ var overviewPage = webui.Parse(`{{define "content"}}
 <tr><th>Safe mode</th><td>{{if .SafeMode}}<span class="warn">ON</span>{{else}}off{{end}}</td></tr>
 <tr><th>Files and directories</th><td id="files">{{.Files}} files, {{.Directories}} directories, {{.Blocks.Blocks}} blocks</td></tr>
 <tr><th>Configured capacity</th><td>{{bytes .Capacity}}</td></tr>
-<tr><th>DFS used</th><td>{{bytes .Used}} {{bar .Used .Capacity}}</td></tr>
+<tr><th>DFS used</th><td>{{bytes .Used}} {{usage .Used .Remaining .Capacity}}</td></tr>
 <tr><th>DFS remaining</th><td>{{bytes .Remaining}} ({{pct .Remaining .Capacity}})</td></tr>
 <tr><th>Live nodes</th><td><a href="/datanodes" id="live">{{.Nodes.Live}}</a></td></tr>
 <tr><th>Dead nodes</th><td><a href="/datanodes#dead" id="dead">{{.Nodes.Dead}}</a></td></tr>
@@ -167,7 +167,7 @@ var overviewPage = webui.Parse(`{{define "content"}}
 <h2>Capacity by storage type</h2>
 <table class="sortable" id="storagetypes">
 <thead><tr><th>Storage type</th><th class="num">Volumes</th><th class="num">Failed</th><th class="num">Capacity</th><th class="num">Used</th><th class="num">Remaining</th><th>Use</th></tr></thead>
-<tbody>{{range .ByType}}<tr><td>{{.Type}}</td><td class="num">{{.Volumes}}</td><td class="num">{{.Failed}}</td><td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td class="num" data-sort="{{.Used}}">{{bytes .Used}}</td><td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td><td>{{bar .Used .Capacity}}</td></tr>
+<tbody>{{range .ByType}}<tr><td>{{.Type}}</td><td class="num">{{.Volumes}}</td><td class="num">{{.Failed}}</td><td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td class="num" data-sort="{{.Used}}">{{bytes .Used}}</td><td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td><td>{{usage .Used .Remaining .Capacity}}</td></tr>
 {{else}}<tr><td colspan="7" class="muted">no DataNode has reported storage</td></tr>{{end}}</tbody>
 </table>
 <h2>NameNode journal status</h2>
@@ -227,11 +227,11 @@ var datanodesPage = webui.Parse(`{{define "content"}}
 <table class="sortable" id="datanodes">
 <thead><tr><th>Node</th><th>State</th><th class="num">Last contact</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th><th class="num">Failed volumes</th><th class="num">Xceivers</th><th>Version</th></tr></thead>
 <tbody>{{range .Live}}<tr>
-<td>{{if .Web}}<a href="{{.Web}}">{{.Host}} ({{.IP}}:{{.XferPort}})</a>{{else}}{{.Host}} ({{.IP}}:{{.XferPort}}){{end}}</td>
+<td class="wrap">{{if .Web}}<a href="{{.Web}}">{{.Host}} ({{.IP}}:{{.XferPort}})</a>{{else}}{{.Host}} ({{.IP}}:{{.XferPort}}){{end}}</td>
 <td><span class="state {{.State}}">{{.State}}</span></td>
 <td class="num" data-sort="{{.LastHeartbeat.Unix}}">{{since .LastHeartbeat}}</td>
 <td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td>
-<td data-sort="{{.Used}}">{{bar .Used .Capacity}}</td>
+<td data-sort="{{.Used}}">{{usage .Used .Remaining .Capacity}}</td>
 <td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td>
 <td class="num">{{.Blocks}}</td><td class="num{{if gt .Failed 0}} bad{{end}}">{{.Failed}}</td><td class="num">{{.Xceivers}}</td><td>strata</td></tr>
 {{else}}<tr><td colspan="10" class="muted">no live DataNodes</td></tr>{{end}}</tbody></table>
@@ -240,7 +240,7 @@ var datanodesPage = webui.Parse(`{{define "content"}}
 <thead><tr><th>Node</th><th>Storage ID</th><th>Type</th><th>State</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th></tr></thead>
 <tbody>{{range .Live}}{{$n := .}}{{range .Storages}}<tr><td>{{$n.Host}}</td><td>{{.StorageID}}</td><td>{{.Type}}</td>
 <td>{{if .Failed}}<span class="state FAILED">FAILED</span>{{else}}<span class="ok">in service</span>{{end}}</td>
-<td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td data-sort="{{.Used}}">{{bar .Used .Capacity}}</td>
+<td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td data-sort="{{.Used}}">{{usage .Used .Remaining .Capacity}}</td>
 <td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td><td class="num">{{.Blocks}}</td></tr>{{end}}{{end}}</tbody></table>
 <h2 id="dead">Dead</h2>
 <table class="sortable" id="deadnodes"><thead><tr><th>Node</th><th class="num">Last contact</th></tr></thead>
@@ -306,9 +306,12 @@ type browseData struct {
 	Standby            bool
 }
 
-func policyName(id uint8) string {
+// policyName names the storage policy id, or inherited (an inode without
+// one of its own takes its parent's), as Hadoop reports the effective
+// policy.
+func policyName(id uint8, inherited string) string {
 	if id == 0 {
-		return "(inherited)"
+		return inherited
 	}
 	if p, ok := storage.ByID(id); ok {
 		return p.Name
@@ -346,8 +349,12 @@ func (n *NameNode) browse(r *http.Request) browseData {
 		d.Err = "Path does not exist: " + p
 		return d
 	}
+	inherited := "HOT"
+	if pol, err := n.ns.StoragePolicy(ctx, p); err == nil {
+		inherited = pol.Name
+	}
 	if !st.IsDir {
-		d.File = &browseEntry{FileStatus: *st, Path: p, Policy: policyName(st.StoragePolicy)}
+		d.File = &browseEntry{FileStatus: *st, Path: p, Policy: policyName(st.StoragePolicy, inherited)}
 		lbs, err := n.ns.BlockLocations(ctx, p, 0, st.Length, "")
 		if err != nil {
 			d.Err = ipcMessage(err)
@@ -370,7 +377,7 @@ func (n *NameNode) browse(r *http.Request) browseData {
 			break
 		}
 		for _, e := range l.Entries {
-			d.Entries = append(d.Entries, browseEntry{FileStatus: e, Path: path.Join(p, e.Name), Policy: policyName(e.StoragePolicy)})
+			d.Entries = append(d.Entries, browseEntry{FileStatus: e, Path: path.Join(p, e.Name), Policy: policyName(e.StoragePolicy, inherited)})
 		}
 		if l.Remaining == 0 || len(l.Entries) == 0 {
 			break

@@ -107,6 +107,7 @@ func Funcs() template.FuncMap {
 		"ts":       Timestamp,
 		"pct":      Percent,
 		"bar":      Bar,
+		"usage":    Usage,
 		"progress": Progress,
 		"perm":     Permission,
 		"add":      func(a, b int) int { return a + b },
@@ -196,6 +197,25 @@ func Bar(used, total int64) template.HTML {
 	}
 	return template.HTML(fmt.Sprintf(`<span class="%s" title="%s of %s"><span style="width:%.1f%%"></span></span><span class="barlabel">%s</span>`,
 		class, template.HTMLEscapeString(Bytes(used)), template.HTMLEscapeString(Bytes(total)), 100*f, Percent(used, total)))
+}
+
+// Usage is a volume's use as Hadoop's Datanodes page draws it: DFS used
+// (dark) and other use of the disk (light) out of capacity, remaining
+// the rest, labelled with the DFS and total shares.
+func Usage(dfsUsed, remaining, capacity int64) template.HTML {
+	if capacity <= 0 {
+		return template.HTML(`<span class="bar"></span><span class="barlabel">-</span>`)
+	}
+	other := max(capacity-remaining-dfsUsed, 0)
+	f := func(n int64) float64 { return math.Min(100, math.Max(0, 100*float64(n)/float64(capacity))) }
+	class := "bar stacked"
+	if used := f(dfsUsed + other); used > 90 {
+		class += " full"
+	} else if used > 75 {
+		class += " high"
+	}
+	return template.HTML(fmt.Sprintf(`<span class="%s" title="DFS used %s, other use %s, remaining %s of %s"><span style="width:%.1f%%"></span><span class="other" style="width:%.1f%%"></span></span><span class="barlabel">%s DFS, %s used</span>`,
+		class, Bytes(dfsUsed), Bytes(other), Bytes(remaining), Bytes(capacity), f(dfsUsed), f(other), Percent(dfsUsed, capacity), Percent(dfsUsed+other, capacity)))
 }
 
 // Progress is a progress bar of done out of total (tasks, say), with the

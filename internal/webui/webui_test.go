@@ -46,6 +46,16 @@ func TestBar(t *testing.T) {
 	}
 }
 
+func TestUsage(t *testing.T) {
+	got := string(Usage(10, 40, 100)) // 10 DFS, 50 other, 40 remaining
+	if !strings.Contains(got, "width:10.0%") || !strings.Contains(got, "width:50.0%") || !strings.Contains(got, "10.0% DFS, 60.0% used") {
+		t.Errorf("Usage(10, 40, 100) = %s", got)
+	}
+	if got := string(Usage(95, 0, 100)); !strings.Contains(got, "full") {
+		t.Errorf("Usage(95, 0, 100) = %s", got)
+	}
+}
+
 func TestJMXQuery(t *testing.T) {
 	beans := []Bean{{"name": "Hadoop:service=NameNode,name=FSNamesystem", "CapacityTotal": 5}, {"name": "java.lang:type=Memory"}}
 	w := httptest.NewRecorder()

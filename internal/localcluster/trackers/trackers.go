@@ -102,6 +102,15 @@ func Start(c *localcluster.Cluster) (_ localcluster.MapReduce, err error) {
 // JobTrackerAddr is the JobTracker's RPC address.
 func (tr *Trackers) JobTrackerAddr() string { return tr.jtCfg.Addr }
 
+// JobTrackerHTTPAddr is the JobTracker's web UI address ("" without one
+// or while it is stopped).
+func (tr *Trackers) JobTrackerHTTPAddr() string {
+	if tr.JobTracker == nil {
+		return ""
+	}
+	return tr.JobTracker.HTTPAddr()
+}
+
 // StartJobTracker starts the JobTracker; after its first start, on the
 // address it had.
 func (tr *Trackers) StartJobTracker() error {
