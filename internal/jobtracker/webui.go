@@ -776,29 +776,54 @@ func (jt *JobTracker) jmxBeans() []webui.Bean {
 	return append(beans, webui.RuntimeBeans("JobTracker")...)
 }
 
-// registry is the JobTracker's Prometheus metrics, read on each scrape.
+// registry is the JobTracker's Prometheus metrics, read on each scrape
+// from one snapshot of the cluster (one hold of the scheduler's lock).
 func (jt *JobTracker) registry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	gauge := func(name, help string, f func(clusterData) float64) {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "jobtracker", Name: name, Help: help},
-			func() float64 { return f(jt.cluster()) }))
-	}
-	gauge("trackers", "TaskTrackers heard from within the expiry interval.", func(d clusterData) float64 { return float64(len(d.Trackers)) })
-	gauge("jobs_running", "Jobs running.", func(d clusterData) float64 { return float64(len(d.Running)) })
-	gauge("jobs_succeeded", "Succeeded jobs kept in memory.", func(d clusterData) float64 { return float64(len(d.Succeeded)) })
-	gauge("jobs_failed", "Failed jobs kept in memory.", func(d clusterData) float64 { return float64(len(d.Failed)) })
-	gauge("map_slots", "Map slots over all trackers.", func(d clusterData) float64 { return float64(d.MapSlots) })
-	gauge("map_slots_used", "Map slots running an attempt.", func(d clusterData) float64 { return float64(d.MapsRunning) })
-	gauge("reduce_slots", "Reduce slots over all trackers.", func(d clusterData) float64 { return float64(d.ReduceSlots) })
-	gauge("reduce_slots_used", "Reduce slots running an attempt.", func(d clusterData) float64 { return float64(d.RedsRunning) })
+	reg.MustRegister(clusterCollector{jt})
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "jobtracker", Name: "goroutines", Help: "Goroutines in the process."},
-		func() float64 { return float64(runtimeGoroutines()) }))
+		func() float64 { return float64(runtime.NumGoroutine()) }))
 	return reg
+}
+
+type clusterGauge struct {
+	desc *prometheus.Desc
+	f    func(clusterData) float64
+}
+
+func gaugeDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("strata_jobtracker_"+name, help, nil, nil)
+}
+
+var clusterGauges = []clusterGauge{
+	{gaugeDesc("trackers", "TaskTrackers heard from within the expiry interval."), func(d clusterData) float64 { return float64(len(d.Trackers)) }},
+	{gaugeDesc("jobs_running", "Jobs running."), func(d clusterData) float64 { return float64(len(d.Running)) }},
+	{gaugeDesc("jobs_succeeded", "Succeeded jobs kept in memory."), func(d clusterData) float64 { return float64(len(d.Succeeded)) }},
+	{gaugeDesc("jobs_failed", "Failed jobs kept in memory."), func(d clusterData) float64 { return float64(len(d.Failed)) }},
+	{gaugeDesc("jobs_killed", "Killed jobs kept in memory."), func(d clusterData) float64 { return float64(len(d.Other)) }},
+	{gaugeDesc("map_slots", "Map slots over all trackers."), func(d clusterData) float64 { return float64(d.MapSlots) }},
+	{gaugeDesc("map_slots_used", "Map slots running an attempt."), func(d clusterData) float64 { return float64(d.MapsRunning) }},
+	{gaugeDesc("reduce_slots", "Reduce slots over all trackers."), func(d clusterData) float64 { return float64(d.ReduceSlots) }},
+	{gaugeDesc("reduce_slots_used", "Reduce slots running an attempt."), func(d clusterData) float64 { return float64(d.RedsRunning) }},
+}
+
+// clusterCollector reports clusterGauges from one snapshot per scrape.
+type clusterCollector struct{ jt *JobTracker }
+
+func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, g := range clusterGauges {
+		ch <- g.desc
+	}
+}
+
+func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	d := c.jt.cluster()
+	for _, g := range clusterGauges {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, g.f(d))
+	}
 }
 
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
-func runtimeGoroutines() int { return runtime.NumGoroutine() }

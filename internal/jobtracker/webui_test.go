@@ -39,6 +39,9 @@ func TestWebUIAttempts(t *testing.T) {
 	if !strings.Contains(cl, `<td id="mapslots">2 of 2</td>`) || !strings.Contains(cl, j.id) {
 		t.Errorf("cluster page:\n%s", cl)
 	}
+	if m := get("/metrics"); !strings.Contains(m, "strata_jobtracker_map_slots_used 2") || !strings.Contains(m, "strata_jobtracker_trackers 2") {
+		t.Errorf("metrics:\n%s", m)
+	}
 	h.clk.advance(h.jt.cfg.TrackerExpiry + time.Second)
 	h.heartbeat(beat{tracker: "tt-h1", reports: []*mrpb.TaskReport{succeeded(attemptID(j, 'm', 0, 0))}})
 	h.jt.expireTrackers()

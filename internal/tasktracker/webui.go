@@ -60,7 +60,7 @@ func localDir(p string) LocalDir {
 	}
 	d.Capacity = int64(st.Blocks) * int64(st.Bsize)
 	d.Free = int64(st.Bavail) * int64(st.Bsize)
-	d.Used = d.Capacity - int64(st.Bfree)*int64(st.Bsize)
+	d.Used = d.Capacity - d.Free // as df counts it for unprivileged users
 	return d
 }
 
