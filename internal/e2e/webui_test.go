@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
@@ -284,6 +285,20 @@ func TestWebUI(t *testing.T) {
 			t.Errorf("datanodes page: %d rows, volumes:\n%s", rows, vols)
 		}
 		br.screenshot("namenode-datanodes")
+		// Sorting: a click on the Blocks header orders the volumes by it,
+		// a second click the other way.
+		blocksCol := func() []int {
+			var bs []int
+			br.eval(`Array.from(document.querySelectorAll("#volumes tbody tr")).map(r => Number(r.cells[7].innerText))`, &bs)
+			return bs
+		}
+		br.run("sort volumes", chromedp.Click("#volumes thead th:nth-child(8)", chromedp.ByQuery))
+		asc := blocksCol()
+		br.run("sort volumes", chromedp.Click("#volumes thead th:nth-child(8)", chromedp.ByQuery))
+		desc := blocksCol()
+		if len(asc) != 4 || asc[0] > asc[3] || desc[0] < desc[3] || asc[0] == desc[0] {
+			t.Errorf("sorting volumes by blocks: %v then %v", asc, desc)
+		}
 		br.checkLinks("datanodes")
 
 		br.open(nn + "/startup")
@@ -324,6 +339,15 @@ func TestWebUI(t *testing.T) {
 		resp.Body.Close()
 		if !bytes.Equal(got, data) {
 			t.Errorf("download through WebHDFS: %d bytes, want the file's %d", len(got), len(data))
+		}
+
+		// Without JavaScript the listing is all there.
+		br.run("scripts off", emulation.SetScriptExecutionDisabled(true))
+		br.open(dir)
+		noJS := br.text("#listing")
+		br.run("scripts on", emulation.SetScriptExecutionDisabled(false))
+		if !strings.Contains(noJS, "data.bin") {
+			t.Errorf("listing without JavaScript:\n%s", noJS)
 		}
 
 		// mkdir, upload and delete through the page.
