@@ -52,3 +52,29 @@ func TestWebUIAttempts(t *testing.T) {
 		}
 	}
 }
+
+// TestWebUIHistory: a job the JobTracker no longer holds is shown from its
+// history file, and the history page lists it.
+func TestWebUIHistory(t *testing.T) {
+	h := newHarness(t)
+	start := h.clk.now()
+	h.jt.writeHistory(&History{JobID: "job_1_0042", Name: "old sort", User: "carol", State: "SUCCEEDED", Submit: start, Finish: start.Add(90 * time.Second),
+		Counters: map[string]map[string]int64{"Job Counters": {"Launched map tasks": 3}},
+		Tasks:    []TaskHistory{{Task: "m_000000", State: "SUCCEEDED", Attempts: 2, Failures: 1, Tracker: "tt-h1", LastError: "disk <full>"}}})
+	mux := http.NewServeMux()
+	h.jt.registerUI(mux)
+	for u, want := range map[string][]string{
+		"/jobdetails?jobid=job_1_0042": {"old sort", "from its history file", "Launched map tasks", "disk &lt;full&gt;", "1m 30s"},
+		"/jobhistory":                  {"job_1_0042", "carol", "1m 30s"},
+		"/jobdetails?jobid=job_9_9":    {"No such job"},
+		"/jobdetails?jobid=../../etc":  {"No such job"},
+	} {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest("GET", u, nil))
+		for _, s := range want {
+			if !strings.Contains(w.Body.String(), s) {
+				t.Errorf("GET %s lacks %q:\n%s", u, s, w.Body)
+			}
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (tr *Trackers) StartJobTracker() error {
 	}
 	jt := jobtracker.New(tr.jtCfg)
 	if err := jt.Start(); err != nil {
-		return &localcluster.StartError{Err: err, Hint: "choose another port with -D mapreduce.jobtracker.address=127.0.0.1:0, or -nomapreduce"}
+		return &localcluster.StartError{Err: err, Hint: "choose other ports with -D mapreduce.jobtracker.address=127.0.0.1:0 (and -D mapreduce.jobtracker.http.address=127.0.0.1:0 for its web UI), or -nomapreduce"}
 	}
 	tr.JobTracker = jt
 	tr.jtCfg.Addr = jt.Addr()
