@@ -149,6 +149,7 @@ var knownKeys = []Key{
 	{"nfs.stream.timeout", "600000", "Milliseconds the NFS gateway keeps an idle file's HDFS output stream open before closing it."},
 	{"slave.host.name", "", "Host name or address a TaskTracker (and a DataNode without dfs.datanode.hostname) reports and is named by, tracker_<host>:<port>; empty: per the dns.interface keys."},
 	{"strata.datanode.direct-io.write", "false", "Whether DataNodes write block files with O_DIRECT, bypassing the page cache."},
+	{"strata.datanode.http.cors.allowed-origins", "", "Comma-separated origins (scheme://host:port) besides the NameNodes' web UIs (dfs.namenode.http-address) whose pages may call a DataNode's WebHDFS across origins (CORS)."},
 	{"strata.ha.raft.election.timeout.ms", "1000", "Milliseconds a Raft election may take before a NameNode of an HA nameservice starts another (hashicorp/raft ElectionTimeout)."},
 	{"strata.ha.raft.heartbeat.timeout.ms", "1000", "Milliseconds a standby NameNode hears no active before it calls an election; failover takes about this plus an election."},
 	{"strata.ha.raft.leader-lease.timeout.ms", "500", "Milliseconds an active NameNode that reaches no quorum keeps serving before it steps down; must be below the heartbeat timeout."},

@@ -20,6 +20,8 @@ import (
 const (
 	keyAddress            = "dfs.datanode.address"
 	keyHTTPAddress        = "dfs.datanode.http.address"
+	keyNameNodeHTTP       = "dfs.namenode.http-address"
+	keyCORSOrigins        = "strata.datanode.http.cors.allowed-origins"
 	keyDomainSocket       = "dfs.domain.socket.path"
 	keyHeartbeat          = "dfs.heartbeat.interval"
 	keyBlockReport        = "dfs.blockreport.intervalMsec"
@@ -61,6 +63,18 @@ type Config struct {
 	// is required, at most nameservice.MaxNameNodes, none twice.
 	NameNodeAddrs []string
 	NameNodeAddr  string
+	// NameNodeHTTPAddrs are the NameNodes' web UI addresses, host:port
+	// (dfs.namenode.http-address.<ns>.<nn> of each member, else
+	// dfs.namenode.http-address). Pages of exactly these origins
+	// (http://host:port, the host also as the addresses it resolves to)
+	// may send uploads here across origins (CORS); a harness whose
+	// NameNode binds port 0 sets the bound address.
+	NameNodeHTTPAddrs []string
+	// CORSOrigins are further origins ("https://nn.example:9871") whose
+	// pages may call this DataNode's WebHDFS across origins
+	// (strata.datanode.http.cors.allowed-origins, comma-separated;
+	// default none).
+	CORSOrigins []string
 	// XferAddr is the DataTransferProtocol address, host:port
 	// (dfs.datanode.address, default 127.0.0.1:9866). Port 0 picks a free
 	// port; "" is ":0".
@@ -195,6 +209,8 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	if len(addrs) > 0 {
 		cfg.NameNodeAddrs, cfg.NameNodeAddr = addrs, addrs[0]
 	}
+	cfg.NameNodeHTTPAddrs = nameNodeHTTPAddrs(c)
+	cfg.CORSOrigins = c.GetStrings(keyCORSOrigins)
 	cfg.Hostname, cfg.DNSInterface = c.GetTrimmed(keyHostname), c.GetTrimmed(keyDNSInterface)
 	if cfg.Hostname == "" {
 		cfg.Hostname = c.GetTrimmed(keySlaveHostName)
@@ -263,6 +279,27 @@ func nameNodeAddrs(c *conf.Configuration, authority string) ([]string, error) {
 		return nameservice.Resolve(c, authority)
 	}
 	return ns.RPCAddrs(), nil
+}
+
+// nameNodeHTTPAddrs are the web UI addresses of the nameservice's
+// members that name one, else dfs.namenode.http-address.
+func nameNodeHTTPAddrs(c *conf.Configuration) []string {
+	var out []string
+	for _, id := range nameservice.IDs(c) {
+		if ns, ok, err := nameservice.Lookup(c, id); err == nil && ok {
+			for _, m := range ns.NameNodes {
+				if m.HTTPAddr != "" {
+					out = append(out, m.HTTPAddr)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		if a := c.GetTrimmed(keyNameNodeHTTP); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // withDefaults returns c with its "0 means the default" fields (see

@@ -18,9 +18,11 @@ import (
 // DataNode is the DataNode daemon. Lifecycle: New (opens the volumes) →
 // Start (listens, registers with the NameNode) → Close.
 type DataNode struct {
-	cfg  Config
-	log  *slog.Logger
-	data *fsdataset.Dataset
+	cfg Config
+	// origins caches the origins the browse page's uploads may come from.
+	origins originCache
+	log     *slog.Logger
+	data    *fsdataset.Dataset
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -202,13 +203,14 @@ func (d *DataNode) clusterIDOrEmpty() string {
 
 // cors lets the NameNode's browse page send an upload's data here (a
 // cross-origin PUT, after the NameNode's CREATE answered with this
-// DataNode's address, as Hadoop's explorer does). Only pages served from
-// a NameNode's host may: the request's own authority is still the signed
-// redirect token in the URL.
+// DataNode's address, as Hadoop's explorer does). Only pages of exactly
+// the NameNodes' web UIs may (scheme, host and port; see allowedOrigins),
+// or of an origin Config.CORSOrigins lists: the request's own authority
+// is still the signed redirect token in the URL.
 func (d *DataNode) cors(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && d.nameNodeOrigin(origin) {
+		if origin != "" && d.origins.allowed(origin, d.allowedOrigins) {
 			w.Header().Set("Access-Control-Allow-Origin", origin)
 			w.Header().Set("Vary", "Origin")
 			if r.Method == http.MethodOptions {
@@ -223,21 +225,86 @@ func (d *DataNode) cors(h http.Handler) http.Handler {
 	})
 }
 
-// nameNodeOrigin says whether origin is a page of a host one of the
-// DataNode's NameNodes runs on.
-func (d *DataNode) nameNodeOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
+// originCache is the set of allowed origins, rebuilt at most once per
+// originTTL (it resolves the NameNodes' host names).
+type originCache struct {
+	mu    sync.Mutex
+	at    time.Time
+	set   map[string]bool
+	clock func() time.Time
+}
+
+const originTTL = time.Minute
+
+func (c *originCache) allowed(origin string, build func() map[string]bool) bool {
+	now := time.Now()
+	if c.clock != nil {
+		now = c.clock()
 	}
-	for _, a := range d.cfg.NameNodeAddrs {
-		host, _, err := net.SplitHostPort(a)
+	c.mu.Lock()
+	if c.set == nil || now.Sub(c.at) > originTTL {
+		c.set, c.at = build(), now
+	}
+	key, ok := normalOrigin(origin)
+	ok = ok && c.set[key]
+	c.mu.Unlock()
+	return ok
+}
+
+// normalOrigin is origin as "scheme://host:port", lower case, with the
+// scheme's port when it names none; false for what is not an http(s)
+// origin.
+func normalOrigin(origin string) (string, bool) {
+	u, err := url.Parse(strings.TrimSuffix(origin, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil || u.RawQuery != "" {
+		return "", false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.ToLower(u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port)), true
+}
+
+// allowedOrigins are "http://host:port" for each NameNode web UI address
+// the DataNode knows (Config.NameNodeHTTPAddrs): the address as written,
+// and the addresses its host name resolves to, so a page reached by IP
+// matches a NameNode configured by name. A UI bound to a wildcard host
+// (0.0.0.0) is reached by the host names of the NameNodes' RPC
+// addresses. Config.CORSOrigins are added as they are.
+func (d *DataNode) allowedOrigins() map[string]bool {
+	set := map[string]bool{}
+	add := func(host, port string) {
+		set["http://"+strings.ToLower(net.JoinHostPort(host, port))] = true
+		if net.ParseIP(host) != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		ips, _ := net.DefaultResolver.LookupHost(ctx, host)
+		for _, ip := range ips {
+			set["http://"+net.JoinHostPort(ip, port)] = true
+		}
+	}
+	for _, a := range d.cfg.NameNodeHTTPAddrs {
+		host, port, err := net.SplitHostPort(strings.TrimSpace(a))
 		if err != nil {
-			host = a
+			continue
 		}
-		if strings.EqualFold(host, u.Hostname()) {
-			return true
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			for _, rpc := range d.cfg.NameNodeAddrs {
+				if h, _, err := net.SplitHostPort(rpc); err == nil {
+					add(h, port)
+				}
+			}
+			continue
+		}
+		add(host, port)
+	}
+	for _, o := range d.cfg.CORSOrigins {
+		if key, ok := normalOrigin(strings.TrimSpace(o)); ok {
+			set[key] = true
 		}
 	}
-	return false
+	return set
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"path"
 	"sort"
 	"strings"
@@ -33,6 +34,9 @@ const webUser = "dr.who"
 
 // maxBrowseEntries bounds a listing the browse page renders.
 const maxBrowseEntries = 5000
+
+// maxBrowseBlocks bounds the blocks of one file the browse page renders.
+const maxBrowseBlocks = 1000
 
 // maxFsckReport bounds the fsck report the fsck page shows.
 const maxFsckReport = 4 << 20
@@ -302,6 +306,7 @@ type browseData struct {
 	Truncated          bool
 	File               *browseEntry
 	Blocks             []LocatedBlock
+	BlocksCut          bool
 	Err                string
 	Standby            bool
 }
@@ -364,6 +369,9 @@ func (n *NameNode) browse(r *http.Request) browseData {
 		if lbs.LastBlock != nil && !lbs.LastBlockComplete && (len(d.Blocks) == 0 || d.Blocks[len(d.Blocks)-1].Block.ID != lbs.LastBlock.Block.ID) {
 			d.Blocks = append(d.Blocks, *lbs.LastBlock)
 		}
+		if len(d.Blocks) > maxBrowseBlocks {
+			d.Blocks, d.BlocksCut = d.Blocks[:maxBrowseBlocks], true
+		}
 		return d
 	}
 	after := ""
@@ -411,13 +419,14 @@ var explorerPage = webui.Parse(`{{define "content"}}
 <tr><th>Block size</th><td>{{bytes (i64 .BlockSize)}}</td></tr>
 <tr><th>Storage policy</th><td>{{.Policy}}</td></tr>
 <tr><th>Modified</th><td>{{ts (millis .Mtime)}}</td></tr>
-<tr><th>Download</th><td><a id="download" href="/webhdfs/v1{{.Path}}?op=OPEN&amp;user.name={{$.User}}">download through WebHDFS</a></td></tr>
+<tr><th>Download</th><td><a id="download" href="/webhdfs/v1{{segments .Path}}?op=OPEN&amp;user.name={{$.User}}">download through WebHDFS</a></td></tr>
 </table>{{end}}
 <h2>Blocks</h2>
 <table class="sortable" id="blocks"><thead><tr><th class="num">#</th><th>Block</th><th class="num">Offset</th><th class="num">Size</th><th>Locations</th></tr></thead><tbody>
 {{range $i, $b := .Blocks}}<tr><td class="num">{{$i}}</td><td>blk_{{$b.Block.ID}}_{{$b.Block.GenStamp}}{{if $b.Corrupt}} <span class="bad">corrupt</span>{{end}}</td><td class="num">{{$b.Offset}}</td><td class="num" data-sort="{{$b.Block.NumBytes}}">{{bytes $b.Block.NumBytes}}</td>
 <td>{{range $b.Locs}}{{.Node.Host}} ({{.Node.IP}}:{{.Node.XferPort}}, {{.StorageType}})<br>{{end}}</td></tr>{{end}}
 </tbody></table>
+{{if .BlocksCut}}<p class="warn">Only the first {{len .Blocks}} blocks are shown.</p>{{end}}
 <p><button type="button" data-delete="{{.Path}}">Delete this file</button> <a href="/explorer?path={{.Parent}}&amp;user.name={{.User}}">back to {{.Parent}}</a></p>
 {{else}}
 <div class="tools" id="writetools">
@@ -439,10 +448,21 @@ var explorerPage = webui.Parse(`{{define "content"}}
 {{if .Truncated}}<p class="warn">Only the first {{len .Entries}} entries are shown.</p>{{end}}
 {{end}}
 <script src="/static/webui/explorer.js" defer data-path="{{.Path}}" data-user="{{.User}}" data-parent="{{.Parent}}" id="explorer"></script>
-{{end}}`, template.FuncMap{"i64": func(v uint64) int64 { return int64(v) }})
+{{end}}`, template.FuncMap{"i64": func(v uint64) int64 { return int64(v) }, "segments": escapeSegments})
 
 func (n *NameNode) pageExplorer(w http.ResponseWriter, r *http.Request) {
 	n.render(w, explorerPage, "Browse Directory", "/explorer", 0, n.browse(r))
+}
+
+// escapeSegments escapes each segment of an absolute path for a URL's
+// path: html/template leaves '?', '#' and "%XX" in a path as they are, so
+// a file named "a?op=DELETE" would otherwise make a link run another op.
+func escapeSegments(p string) string {
+	seg := strings.Split(p, "/")
+	for i, s := range seg {
+		seg[i] = url.PathEscape(s)
+	}
+	return strings.Join(seg, "/")
 }
 
 // limitWriter keeps the first max bytes written to it and says whether
@@ -480,12 +500,13 @@ func (n *NameNode) pageFsck(w http.ResponseWriter, r *http.Request) {
 	p := q.Get("path")
 	user := q.Get("user.name")
 	if user == "" {
-		user = n.cfg.Superuser
+		user = webUser // Hadoop's static user, never the superuser
 	}
 	d := map[string]any{"Path": p, "User": user, "Files": q.Get("files") == "1", "Blocks": q.Get("blocks") == "1", "Locations": q.Get("locations") == "1"}
 	if p != "" {
 		d["Ran"] = true
 		lw := &limitWriter{max: maxFsckReport}
+		healthy, ran := false, false
 		ctx := ipc.WithCaller(r.Context(), &ipc.Caller{User: user, Protocol: "http"})
 		if err := n.ns.checker(ctx).Superuser(""); err != nil && n.cfg.Permissions {
 			fmt.Fprintf(&lw.buf, "%v\n\nFsck on path '%s' FAILED\n", ipcMessage(err), p)
@@ -494,14 +515,19 @@ func (n *NameNode) pageFsck(w http.ResponseWriter, r *http.Request) {
 			if i := strings.LastIndexByte(from, ':'); i > 0 {
 				from = from[:i]
 			}
-			n.ns.fsck(lw, path.Clean("/"+p), user, from, fsckOptions{files: d["Files"].(bool), blocks: d["Blocks"].(bool), locations: d["Locations"].(bool)})
+			healthy = n.ns.fsck(lw, path.Clean("/"+p), user, from, fsckOptions{files: d["Files"].(bool), blocks: d["Blocks"].(bool), locations: d["Locations"].(bool)})
+			ran = true
 		}
-		rep := lw.buf.String()
-		d["Report"], d["Truncated"] = rep, lw.truncated
-		d["Healthy"] = strings.Contains(rep, "is HEALTHY")
+		d["Report"], d["Truncated"] = lw.buf.String(), lw.truncated
+		// The verdict is fsck's own, never read back from the report (a
+		// path name can contain "is HEALTHY").
+		d["Healthy"] = ran && healthy
 		d["Verdict"] = "FAILED"
-		if strings.Contains(rep, "is CORRUPT") {
-			d["Verdict"] = "CORRUPT"
+		if ran && !healthy && !lw.truncated {
+			// false is also fsck's answer for a missing path.
+			if st, err := n.ns.FileInfo(ctx, path.Clean("/"+p)); err == nil && st != nil {
+				d["Verdict"] = "CORRUPT"
+			}
 		}
 	}
 	n.render(w, fsckPage, "fsck", "/fsckui", 0, d)

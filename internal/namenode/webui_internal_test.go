@@ -3,6 +3,7 @@ package namenode
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,50 @@ func TestWebUIPages(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/debug/pprof/ without strata.http.pprof.enabled: %s", resp.Status)
+	}
+}
+
+// TestWebUIHostileNames: a file's download link escapes each path
+// segment, so "?", "#" and "%XX" in a name cannot add a query (an op run
+// as another user) or a fragment; fsck's verdict is fsck's, not a
+// substring of the report; the fsck page without user.name runs as
+// Hadoop's static user, not the superuser.
+func TestWebUIHostileNames(t *testing.T) {
+	nn := startTestNameNode(t, nil)
+	ns := nn.Namesystem()
+	mustOK(t, ns.Mkdirs(as("hdfs"), "/d", 0o777, false))
+	names := map[string]string{
+		"a?op=GETFILESTATUS&user.name=hdfs&x=": "a%3Fop=GETFILESTATUS&amp;user.name=hdfs&amp;x=",
+		"b#frag":                               "b%23frag",
+		"c%2Fd":                                "c%252Fd",
+	}
+	for name := range names {
+		if _, err := ns.Create(as("alice"), "/d/"+name, CreateOptions{ClientName: "c", Perm: 0o644}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(p string) string {
+		t.Helper()
+		resp, err := http.Get("http://" + nn.HTTPAddr() + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	for name, want := range names {
+		body := get("/explorer?user.name=alice&path=" + url.QueryEscape("/d/"+name))
+		link := `href="/webhdfs/v1/d/` + want + `?op=OPEN&amp;user.name=alice"`
+		if !strings.Contains(body, link) {
+			i := strings.Index(body, `id="download"`)
+			t.Errorf("%q: no %s in %.300s", name, link, body[max(i, 0):])
+		}
+	}
+	if body := get("/fsckui?user.name=hdfs&path=" + url.QueryEscape("/none is HEALTHY")); strings.Contains(body, `"ok">HEALTHY`) || !strings.Contains(body, ">FAILED<") {
+		t.Errorf("fsck of a missing path named \"is HEALTHY\": %s", body)
+	}
+	if body := get("/fsckui?path=/"); !strings.Contains(body, "Access denied for user dr.who") {
+		t.Errorf("fsck without user.name is not dr.who's: %s", body)
 	}
 }

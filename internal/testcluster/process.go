@@ -597,7 +597,12 @@ func (p *Processes) dnArgs(d *procDataNode) {
 	d.p.args = append(args,
 		"-D", "dfs.datanode.data.dir="+d.dataDirs,
 		"-D", "dfs.datanode.address="+d.xfer,
-		"-D", "dfs.datanode.http.address="+d.httpBind, "datanode")
+		"-D", "dfs.datanode.http.address="+d.httpBind)
+	if p.ha == nil && p.http != "" {
+		// The NameNode's web UI may upload to the DataNode (CORS).
+		d.p.args = append(d.p.args, "-D", "dfs.namenode.http-address="+p.http)
+	}
+	d.p.args = append(d.p.args, "datanode")
 }
 
 // NumDataNodes is the number of DataNodes ever added.
