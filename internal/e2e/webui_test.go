@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,7 +411,7 @@ func TestWebUI(t *testing.T) {
 		writeLines(t, in, "web", 200)
 		out, done, id := startJob(t, m, su, "streaming", "-input", "file://"+in, "-output", "file://"+outDir,
 			"-mapper", "sleep 3; cat", "-reducer", "cat", "-numReduceTasks", "1")
-		job := jt + "/jobdetails?jobid=" + id
+		job := jt + "/jobdetails?user.name=" + url.QueryEscape(su) + "&jobid=" + id // ACLs are on: the owner's pages
 		// Both trackers run maps; kill one while its attempts run.
 		var victim string
 		br.until(job, "maps running on both trackers", 20*time.Second, func() bool {
@@ -430,8 +431,22 @@ func TestWebUI(t *testing.T) {
 		m.KillTaskTracker(trackerIndex(t, m, victim))
 		br.screenshot("jobtracker-job-running")
 		br.open(jt + "/")
-		if s := br.text("#mapslots"); !regexp.MustCompile(`^[1-4] of [24]$`).MatchString(s) {
-			t.Errorf("map slots in use while the job's maps run: %q", s)
+		// Each tracker has 2 map and 2 reduce slots (Hadoop's default
+		// maxima): the totals are exactly twice the trackers listed, with
+		// the job's maps (at most 2 per tracker) in use.
+		trackers, _ := strconv.Atoi(br.text("#trackers"))
+		slots := regexp.MustCompile(`^(\d+) of (\d+)$`)
+		for _, sel := range []string{"#mapslots", "#reduceslots"} {
+			s := br.text(sel)
+			m := slots.FindStringSubmatch(s)
+			if m == nil {
+				t.Errorf("%s: %q", sel, s)
+				continue
+			}
+			used, total := atoi(m[1]), atoi(m[2])
+			if total != 2*trackers || used > total || (sel == "#mapslots" && used < 1) {
+				t.Errorf("%s with %d trackers while the job's maps run: %q", sel, trackers, s)
+			}
 		}
 		br.screenshot("jobtracker")
 		br.until(job, "the killed tracker's attempts failed", 20*time.Second, func() bool {
@@ -593,4 +608,9 @@ func TestWebUIHA(t *testing.T) {
 			t.Errorf("standby %d's browse page: %q", i, banner)
 		}
 	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -30,6 +30,7 @@ const (
 	keyACLsEnabled       = "mapreduce.cluster.acls.enabled"
 	keyAdmins            = "mapreduce.cluster.administrators"
 	keyACLModifyJob      = "mapreduce.job.acl-modify-job"
+	keyACLViewJob        = "mapreduce.job.acl-view-job"
 )
 
 // Config configures a JobTracker. Nothing in it changes once the
@@ -81,6 +82,10 @@ type Config struct {
 	// (mapreduce.cluster.administrators, Hadoop's ACL format "users
 	// groups"; default " ", nobody but User).
 	Admins ACL
+	// Redactor hides sensitive settings on the job configuration page
+	// (hadoop.security.sensitive-config-keys of the JobTracker's own
+	// configuration; nil: the default patterns).
+	Redactor *conf.Redactor
 	// Groups returns a user's groups for the ACLs (no key; nil: the
 	// operating system's, as Hadoop's ShellBasedUnixGroupsMapping).
 	Groups func(user string) []string
@@ -120,6 +125,9 @@ func read(c *conf.Configuration) (Config, error) {
 	cfg := Config{Addr: c.Get(keyAddress), HistoryDir: c.GetTrimmed(keyHistoryDir), HistoryConf: c, User: fs.CurrentUser(),
 		Admins: ParseACL(c.Get(keyAdmins))}
 	cfg.ACLsEnabled = r.Bool(keyACLsEnabled)
+	red, err := conf.NewRedactor(c)
+	r.AddAs(err)
+	cfg.Redactor = red
 	cfg.HTTPAddr, cfg.PProf = c.GetTrimmed(keyHTTPAddress), r.Bool("strata.http.pprof.enabled")
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.Add(err)

@@ -46,6 +46,7 @@ func TestConfigMapping(t *testing.T) {
 		keyAdmins:                                   "root admins",
 		keyHTTPAddress:                              "10.1.1.1:50031",
 		"strata.http.pprof.enabled":                 "true",
+		"hadoop.security.sensitive-config-keys":     "token$",
 		"ipc.client.connection.maxidletime":         "5000",
 		"ipc.client.idlethreshold":                  "10",
 		"ipc.maximum.data.length":                   "1048576",

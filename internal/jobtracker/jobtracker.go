@@ -118,6 +118,9 @@ type job struct {
 	// modify are those besides the owner and the administrators who may
 	// kill the job (mapreduce.job.acl-modify-job).
 	modify ACL
+	// view are those besides them who may see the job's pages and
+	// configuration (mapreduce.job.acl-view-job).
+	view ACL
 	// cleanup is the job's JOB_CLEANUP task once it has one: when every
 	// task is done (commit: cleanupState SUCCEEDED) or when the job failed
 	// or was killed (abort). It runs on a TaskTracker as the job's user;
@@ -352,7 +355,7 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	j := &job{
 		id: fmt.Sprintf("job_%d_%04d", jt.started, jt.seq), spec: spec, name: spec.GetName(), user: user, settings: settings,
 		state: mrpb.JobState_RUNNING, counters: mapreduce.NewCounters(), start: jt.now(), secret: secret,
-		modify: ParseACL(c.Get(keyACLModifyJob)),
+		modify: ParseACL(c.Get(keyACLModifyJob)), view: ParseACL(c.Get(keyACLViewJob)),
 		maxMap: maxAttempts(keyMapMaxAttempts), maxRed: maxAttempts(keyReduceMaxAttempts),
 	}
 	j.speculateMaps, _ = c.GetBool(keyMapSpeculative)
@@ -547,6 +550,7 @@ func (jt *JobTracker) retire() {
 	for _, id := range jt.order {
 		if finished > jt.cfg.RetiredJobs && retirable(jt.jobs[id]) {
 			delete(jt.jobs, id)
+			jt.ui.attempts.forget(id)
 			finished--
 			continue
 		}

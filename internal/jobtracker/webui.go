@@ -14,6 +14,7 @@ import (
 	"path"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,9 +49,12 @@ const maxHistoryList = 200
 
 // Attempt is one task attempt as the UI shows it.
 type Attempt struct {
-	ID, Task, Tracker string
+	ID, Job, Task, Tracker string
 	// Kind is 'm', 'r' or 'c' (the job's cleanup task).
-	Kind          byte
+	Kind byte
+	// slot is the kind of slot it holds: 0 map, 1 reduce (a cleanup
+	// takes a map slot when one is free, else a reduce slot).
+	slot          int
 	State         string
 	Start, Finish time.Time
 	Error         string
@@ -66,97 +70,155 @@ func (a *Attempt) Took(now time.Time) time.Duration {
 	return a.Finish.Sub(a.Start)
 }
 
-// attemptLog is the UI's record of attempts. jt.mu guards it.
+// trackerCounts are a tracker's slots as the cluster page shows them.
+type trackerCounts struct {
+	// free are the tracker's free slots (map, reduce) at its last
+	// heartbeat, less what that heartbeat's answer launched.
+	free [2]int
+	// running are the running attempts by the slot they hold.
+	running [2]int
+	failed  int
+}
+
+// jobAttempts are the attempts the UI lists of one job, in launch order.
+type jobAttempts struct {
+	all                     []*Attempt
+	maps, reduces, cleanups []*Attempt
+	// failed counts the job's failed attempts, unlisted ones too;
+	// unlisted counts those launched past maxAttemptsPerJob.
+	failed, unlisted int
+}
+
+// attemptLog is the UI's record of attempts. jt.mu guards it. Its
+// counters are kept as attempts change, so no page walks every attempt
+// under the lock: running holds every running attempt (bounded by the
+// cluster's slots), listed or not.
 type attemptLog struct {
-	byJob map[string][]*Attempt
-	byID  map[string]*Attempt
-	// free are the trackers' free slots at their last heartbeat.
-	free map[string][2]int
+	jobs     map[string]*jobAttempts
+	running  map[string]*Attempt
+	trackers map[string]*trackerCounts
 }
 
 func (l *attemptLog) init() {
-	if l.byJob == nil {
-		l.byJob, l.byID, l.free = map[string][]*Attempt{}, map[string]*Attempt{}, map[string][2]int{}
+	if l.jobs == nil {
+		l.jobs, l.running, l.trackers = map[string]*jobAttempts{}, map[string]*Attempt{}, map[string]*trackerCounts{}
 	}
+}
+
+func (l *attemptLog) tracker(name string) *trackerCounts {
+	l.init()
+	tc := l.trackers[name]
+	if tc == nil {
+		tc = &trackerCounts{}
+		l.trackers[name] = tc
+	}
+	return tc
+}
+
+func (l *attemptLog) job(id string) *jobAttempts {
+	l.init()
+	ja := l.jobs[id]
+	if ja == nil {
+		ja = &jobAttempts{}
+		l.jobs[id] = ja
+	}
+	return ja
 }
 
 func (l *attemptLog) launched(jobID, id string, kind byte, index int, tr *tracker, now time.Time) {
-	l.init()
-	if len(l.byJob[jobID]) >= maxAttemptsPerJob {
-		return
+	tc := l.tracker(tr.name)
+	// The heartbeat's free slots, less what its answer launches (a
+	// cleanup takes a map slot when one is free, as assign does).
+	slot := 0
+	if kind == 'r' || kind == 'c' && tc.free[0] == 0 {
+		slot = 1
 	}
-	a := &Attempt{ID: id, Tracker: tr.name, Kind: kind, Task: fmt.Sprintf("%c_%06d", kind, index), State: "RUNNING", Start: now}
+	tc.free[slot] = max(tc.free[slot]-1, 0)
+	tc.running[slot]++
+	a := &Attempt{ID: id, Job: jobID, Tracker: tr.name, Kind: kind, slot: slot, Task: fmt.Sprintf("%c_%06d", kind, index), State: "RUNNING", Start: now}
 	if tr.url != "" {
 		a.LogURL = tr.url + "/tasklog?attemptid=" + url.QueryEscape(id) + "&filter=stderr"
 	}
-	l.byJob[jobID] = append(l.byJob[jobID], a)
-	l.byID[id] = a
-	// The heartbeat's free slots, less what its answer launches (a
-	// cleanup takes a map slot when one is free, as assign does).
-	free := l.free[tr.name]
-	switch {
-	case kind == 'r', kind == 'c' && free[0] == 0:
-		free[1] = max(free[1]-1, 0)
-	default:
-		free[0] = max(free[0]-1, 0)
+	l.running[id] = a
+	ja := l.job(jobID)
+	if len(ja.all) >= maxAttemptsPerJob {
+		ja.unlisted++ // counted while it runs, not listed
+		return
 	}
-	l.free[tr.name] = free
+	ja.all = append(ja.all, a)
+	switch kind {
+	case 'm':
+		ja.maps = append(ja.maps, a)
+	case 'r':
+		ja.reduces = append(ja.reduces, a)
+	default:
+		ja.cleanups = append(ja.cleanups, a)
+	}
+}
+
+// finish ends running attempt a in state.
+func (l *attemptLog) finish(a *Attempt, state, msg string, now time.Time) {
+	a.State, a.Finish = state, now
+	if msg != "" {
+		a.Error = msg
+	}
+	delete(l.running, a.ID)
+	if tc := l.trackers[a.Tracker]; tc != nil {
+		tc.running[a.slot] = max(tc.running[a.slot]-1, 0)
+		if state == "FAILED" {
+			tc.failed++
+		}
+	}
+	if ja := l.jobs[a.Job]; ja != nil && state == "FAILED" {
+		ja.failed++
+	}
 }
 
 func (l *attemptLog) reported(rep *mrpb.TaskReport, now time.Time) {
-	a := l.byID[rep.GetAttemptId()]
-	if a == nil || a.State != "RUNNING" || rep.GetState() == mrpb.TaskReport_RUNNING {
+	a := l.running[rep.GetAttemptId()]
+	if a == nil || rep.GetState() == mrpb.TaskReport_RUNNING {
 		return
 	}
-	a.State, a.Finish = rep.GetState().String(), now
-	if e := rep.GetResult().GetError(); e != "" {
-		a.Error = e
-	}
+	l.finish(a, rep.GetState().String(), rep.GetResult().GetError(), now)
 }
 
 func (l *attemptLog) trackerLost(name string, now time.Time) {
-	for _, a := range l.byID {
-		if a.Tracker == name && a.State == "RUNNING" {
-			a.State, a.Finish, a.Error = "FAILED", now, "Lost task tracker: "+name
+	for _, a := range l.running {
+		if a.Tracker == name {
+			l.finish(a, "FAILED", "Lost task tracker: "+name, now)
 		}
 	}
-	delete(l.free, name)
+	delete(l.trackers, name)
 }
 
 func (l *attemptLog) jobEnded(jobID string, now time.Time) {
-	for _, a := range l.byJob[jobID] {
-		if a.State == "RUNNING" && a.Kind != 'c' {
-			a.State, a.Finish = "KILLED", now
+	for _, a := range l.running {
+		if a.Job == jobID && a.Kind != 'c' {
+			l.finish(a, "KILLED", "", now)
 		}
 	}
 }
 
 func (l *attemptLog) heartbeat(name string, req *mrpb.HeartbeatRequest) {
-	l.init()
-	l.free[name] = [2]int{int(req.GetFreeMapSlots()), int(req.GetFreeReduceSlots())}
+	l.tracker(name).free = [2]int{int(req.GetFreeMapSlots()), int(req.GetFreeReduceSlots())}
 }
 
 // failed counts a job's failed attempts, lost trackers' included.
 func (l *attemptLog) failed(jobID string) int {
-	n := 0
-	for _, a := range l.byJob[jobID] {
-		if a.State == "FAILED" {
-			n++
-		}
+	if ja := l.jobs[jobID]; ja != nil {
+		return ja.failed
 	}
-	return n
+	return 0
 }
 
-// prune forgets the attempts of jobs the JobTracker retired.
-func (l *attemptLog) prune(jobs map[string]*job) {
-	for id, as := range l.byJob {
-		if jobs[id] == nil {
-			for _, a := range as {
-				delete(l.byID, a.ID)
-			}
-			delete(l.byJob, id)
+// forget drops the attempts of a job the JobTracker retired.
+func (l *attemptLog) forget(jobID string) {
+	for _, a := range l.running {
+		if a.Job == jobID {
+			l.finish(a, "KILLED", "", a.Start)
 		}
 	}
+	delete(l.jobs, jobID)
 }
 
 // webState is the web UI's server and record.
@@ -283,26 +345,14 @@ type clusterData struct {
 func (jt *JobTracker) cluster() clusterData {
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
-	jt.ui.attempts.prune(jt.jobs)
 	d := clusterData{Started: time.UnixMilli(jt.started), Expiry: jt.cfg.TrackerExpiry}
 	byTracker := map[string]*TrackerSummary{}
 	for _, tr := range jt.trackers {
-		free := jt.ui.attempts.free[tr.name]
-		byTracker[tr.name] = &TrackerSummary{Name: tr.name, Host: tr.host, URL: tr.url, LastSeen: tr.lastSeen, FreeMaps: free[0], FreeReduces: free[1]}
-	}
-	for _, a := range jt.ui.attempts.byID {
-		ts := byTracker[a.Tracker]
-		if ts == nil {
-			continue
+		ts := &TrackerSummary{Name: tr.name, Host: tr.host, URL: tr.url, LastSeen: tr.lastSeen}
+		if tc := jt.ui.attempts.trackers[tr.name]; tc != nil {
+			ts.FreeMaps, ts.FreeReduces, ts.RunningMaps, ts.RunningReduces, ts.FailedTotal = tc.free[0], tc.free[1], tc.running[0], tc.running[1], tc.failed
 		}
-		switch {
-		case a.State == "RUNNING" && a.Kind == 'r':
-			ts.RunningReduces++
-		case a.State == "RUNNING":
-			ts.RunningMaps++
-		case a.State == "FAILED":
-			ts.FailedTotal++
-		}
+		byTracker[tr.name] = ts
 	}
 	for _, ts := range byTracker {
 		d.Trackers = append(d.Trackers, *ts)
@@ -360,6 +410,7 @@ var clusterPage = webui.Parse(jobTable+`{{define "content"}}
 {{end}}`, nil)
 
 func (jt *JobTracker) pageCluster(w http.ResponseWriter, r *http.Request) {
+	webui.RemoteUser(w, r) // keeps a user.name for the job pages it links to
 	jt.render(w, clusterPage, "JobTracker", "/", 5, jt.cluster())
 }
 
@@ -377,9 +428,20 @@ type jobData struct {
 	MapAttempts     []*Attempt
 	ReduceAttempts  []*Attempt
 	CleanupAttempts []*Attempt
-	Tasks           []TaskHistory
-	Timeline        template.HTML
-	Now             time.Time
+	// Page is the attempt tables' page; MoreMaps and MoreReduces say a
+	// next one has more.
+	Page                  int
+	MoreMaps, MoreReduces bool
+	// Timelined are the attempts the timeline draws, the first
+	// maxTimeline of Listed; Unlisted were launched past
+	// maxAttemptsPerJob and are not kept.
+	Timelined        []*Attempt
+	Listed, Unlisted int
+	// Forbidden names the user refused the job (mapreduce.job.acl-view-job).
+	Forbidden string
+	Tasks     []TaskHistory
+	Timeline  template.HTML
+	Now       time.Time
 }
 
 func counterGroups(c map[string]map[string]int64) []CounterGroup {
@@ -411,38 +473,42 @@ func counterGroups(c map[string]map[string]int64) []CounterGroup {
 	return out
 }
 
-// jobDetails snapshots the job id names, or reads its history.
-func (jt *JobTracker) jobDetails(ctx context.Context, id string) jobData {
-	d := jobData{Now: jt.now()}
+// jobDetails snapshots the job id names, or reads its history: one
+// page (of attemptPage) of each attempt table, the timeline's first
+// maxTimeline attempts. who must be allowed to view it (Forbidden says
+// not, with the job's summary empty).
+func (jt *JobTracker) jobDetails(ctx context.Context, id string, page int, who identity) jobData {
+	d := jobData{Now: jt.now(), Page: page}
 	jt.mu.Lock()
 	if j := jt.jobs[id]; j != nil {
-		d.Found, d.JobSummary = true, summary(j, jt.now())
+		d.Found = true
+		if !jt.mayView(who, j.user, j.view) {
+			jt.mu.Unlock()
+			d.ID, d.Forbidden = id, who.user
+			return d
+		}
+		d.JobSummary = summary(j, jt.now())
 		d.Failures = jt.ui.attempts.failed(id)
 		d.Counters = counterGroups(j.counters.Map())
-		for _, a := range jt.ui.attempts.byJob[id] {
-			c := *a
-			switch c.Kind {
-			case 'm':
-				d.MapAttempts = append(d.MapAttempts, &c)
-			case 'r':
-				d.ReduceAttempts = append(d.ReduceAttempts, &c)
-			default:
-				d.CleanupAttempts = append(d.CleanupAttempts, &c)
-			}
+		if ja := jt.ui.attempts.jobs[id]; ja != nil {
+			d.MapAttempts, d.MoreMaps = pageOf(ja.maps, page)
+			d.ReduceAttempts, d.MoreReduces = pageOf(ja.reduces, page)
+			d.CleanupAttempts, _ = pageOf(ja.cleanups, 0)
+			d.Timelined = copyAttempts(ja.all[:min(len(ja.all), maxTimeline)])
+			d.Listed, d.Unlisted = len(ja.all), ja.unlisted
 		}
 	}
 	jt.mu.Unlock()
 	if d.Found {
-		byTask := func(as []*Attempt) {
-			sort.SliceStable(as, func(a, b int) bool { return as[a].ID < as[b].ID })
-		}
-		byTask(d.MapAttempts)
-		byTask(d.ReduceAttempts)
-		d.Timeline = timeline(append(append(append([]*Attempt{}, d.MapAttempts...), d.ReduceAttempts...), d.CleanupAttempts...), d.Start, d.Now)
+		d.Timeline = timeline(d.Timelined, d.Start, d.Now)
 		return d
 	}
 	if h, err := jt.readHistory(ctx, id); err == nil {
 		d.Found, d.History = true, true
+		if !jt.mayView(who, h.User, ParseACL(h.ViewACL)) {
+			d.ID, d.Forbidden = id, who.user
+			return d
+		}
 		d.JobSummary = JobSummary{ID: h.JobID, Name: h.Name, User: h.User, State: h.State, Error: h.Error, Start: h.Submit, Finish: h.Finish}
 		for _, t := range h.Tasks {
 			if strings.HasPrefix(t.Task, "m_") {
@@ -456,6 +522,52 @@ func (jt *JobTracker) jobDetails(ctx context.Context, id string) jobData {
 		d.Counters = counterGroups(h.Counters)
 	}
 	return d
+}
+
+// attemptPage is how many attempts of each kind the job page lists at
+// once; maxTimeline bounds the attempts its timeline draws.
+const (
+	attemptPage = 500
+	maxTimeline = 2000
+)
+
+// pageOf copies page (from 0) of as, and says whether more follow. Lock
+// held: the copies may be read after it is released.
+func pageOf(as []*Attempt, page int) ([]*Attempt, bool) {
+	from := min(max(page, 0)*attemptPage, len(as))
+	to := min(from+attemptPage, len(as))
+	return copyAttempts(as[from:to]), to < len(as)
+}
+
+func copyAttempts(as []*Attempt) []*Attempt {
+	out := make([]*Attempt, len(as))
+	for i, a := range as {
+		c := *a
+		out[i] = &c
+	}
+	return out
+}
+
+// mayView says whether who may see a job of owner with view ACL: everyone
+// when ACLs are off; else the owner, the JobTracker's user, the
+// administrators and the users and groups of mapreduce.job.acl-view-job
+// (Hadoop's VIEW_JOB_DETAILS check).
+func (jt *JobTracker) mayView(who identity, owner string, view ACL) bool {
+	if !jt.cfg.ACLsEnabled {
+		return true
+	}
+	return who.user != "" && (who.user == owner || who.user == jt.cfg.User ||
+		jt.cfg.Admins.Allows(who.user, who.groups) || view.Allows(who.user, who.groups))
+}
+
+// webIdentity is a page request's user as Hadoop's simple web
+// authentication finds it (webui.RemoteUser), with its groups.
+func (jt *JobTracker) webIdentity(w http.ResponseWriter, r *http.Request) identity {
+	id := identity{user: webui.RemoteUser(w, r)}
+	if jt.cfg.ACLsEnabled {
+		id.groups = jt.cfg.Groups(id.user)
+	}
+	return id
 }
 
 // Maps0 and Reduces0 count a history's task in the summary.
@@ -498,7 +610,7 @@ const attemptTable = `{{define "attempts"}}<table class="sortable attempts">
 {{else}}<tr><td colspan="9" class="muted">none</td></tr>{{end}}</tbody></table>{{end}}`
 
 var jobPage = webui.Parse(attemptTable+`{{define "content"}}
-{{if not .Found}}<div class="banner bad">No such job, running or in the history.</div>{{else}}
+{{if not .Found}}<div class="banner bad">No such job, running or in the history.</div>{{else if .Forbidden}}<div class="banner bad" id="forbidden">User {{.Forbidden}} is not authorized to view job {{.ID}} (mapreduce.job.acl-view-job).</div>{{else}}
 <table class="kv" id="jobsummary">
 <tr><th>Job</th><td>{{.ID}}{{if .History}} <span class="muted">(retired: from its history file)</span>{{end}}</td></tr>
 <tr><th>Name</th><td>{{.Name}}</td></tr><tr><th>User</th><td>{{.User}}</td></tr>
@@ -519,6 +631,9 @@ var jobPage = webui.Parse(attemptTable+`{{define "content"}}
 {{range .Tasks}}<tr><td>{{.Task}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td class="num">{{.Attempts}}</td><td class="num">{{.Failures}}</td><td>{{.Tracker}}</td><td class="wrap">{{.LastError}}</td></tr>{{end}}
 </tbody></table>{{else}}
 <h2>Timeline</h2>{{.Timeline}}
+{{if lt (len .Timelined) .Listed}}<p class="warn" id="timelinecut">The timeline shows the first {{len .Timelined}} of {{.Listed}} attempts.</p>{{end}}
+{{if .Unlisted}}<p class="warn">{{.Unlisted}} attempts launched after the first {{.Listed}} are not kept.</p>{{end}}
+{{if or .Page .MoreMaps .MoreReduces}}<p id="pages">Attempts page {{add .Page 1}}{{if .Page}} · <a href="/jobdetails?jobid={{.ID}}&amp;page={{add .Page -1}}">previous</a>{{end}}{{if or .MoreMaps .MoreReduces}} · <a href="/jobdetails?jobid={{.ID}}&amp;page={{add .Page 1}}" id="nextpage">next</a>{{end}}</p>{{end}}
 <h2 id="maps">Map attempts</h2>{{template "attempts" .MapAttempts}}
 <h2 id="reduces">Reduce attempts</h2>{{template "attempts" .ReduceAttempts}}
 <h2 id="cleanup">Job cleanup attempts</h2>{{template "attempts" .CleanupAttempts}}{{end}}
@@ -528,7 +643,8 @@ var jobPage = webui.Parse(attemptTable+`{{define "content"}}
 
 func (jt *JobTracker) pageJob(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("jobid")
-	d := jt.jobDetails(r.Context(), id)
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	d := jt.jobDetails(r.Context(), id, max(page, 0), jt.webIdentity(w, r))
 	refresh := 0
 	if d.State == "RUNNING" {
 		refresh = 3
@@ -537,33 +653,57 @@ func (jt *JobTracker) pageJob(w http.ResponseWriter, r *http.Request) {
 	if d.Name != "" {
 		title += ": " + d.Name
 	}
-	jt.render(w, jobPage, title, "", refresh, d)
+	status := 0
+	if d.Forbidden != "" {
+		status, refresh = http.StatusUnauthorized, 0 // as Hadoop's job pages refuse
+	}
+	webui.Render(w, jobPage, webui.Page{Daemon: "JobTracker " + jt.cfg.Addr, Title: title, Nav: jtNav, Refresh: refresh, Status: status, Data: d})
 }
 
 var confPage = webui.Parse(`{{define "content"}}
-{{if not .Found}}<div class="banner bad">No such job in memory (a retired job's configuration is not in its history).</div>{{else}}
+{{if not .Found}}<div class="banner bad">No such job in memory (a retired job's configuration is not in its history).</div>{{else if .Forbidden}}<div class="banner bad" id="forbidden">User {{.Forbidden}} is not authorized to view the configuration of job {{.ID}} (mapreduce.job.acl-view-job).</div>{{else}}
 <p><a href="/jobdetails?jobid={{.ID}}">back to {{.ID}}</a></p>
 <table class="sortable" id="jobconf"><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody>
 {{range .Conf}}<tr><td>{{.Name}}</td><td>{{.Value}}</td></tr>{{end}}</tbody></table>{{end}}{{end}}`, nil)
 
+// pageConf shows a job's configuration to those who may view the job,
+// with sensitive values (hadoop.security.sensitive-config-keys)
+// redacted as Hadoop's ConfigRedactor does.
 func (jt *JobTracker) pageConf(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("jobid")
+	who := jt.webIdentity(w, r)
+	red := jt.cfg.Redactor
+	if red == nil {
+		red, _ = conf.NewRedactor(conf.New())
+	}
 	type kv struct{ Name, Value string }
 	d := struct {
-		ID    string
-		Found bool
-		Conf  []kv
+		ID        string
+		Found     bool
+		Forbidden string
+		Conf      []kv
 	}{ID: id}
 	jt.mu.Lock()
 	if j := jt.jobs[id]; j != nil {
 		d.Found = true
-		for k, v := range j.settings {
-			d.Conf = append(d.Conf, kv{k, v})
+		if !jt.mayView(who, j.user, j.view) {
+			d.Forbidden = who.user
+		} else {
+			for k, v := range j.settings {
+				d.Conf = append(d.Conf, kv{k, v})
+			}
 		}
 	}
 	jt.mu.Unlock()
+	for i := range d.Conf {
+		d.Conf[i].Value = red.Redact(d.Conf[i].Name, d.Conf[i].Value)
+	}
 	sort.Slice(d.Conf, func(a, b int) bool { return d.Conf[a].Name < d.Conf[b].Name })
-	jt.render(w, confPage, "Configuration of "+id, "", 0, d)
+	status := 0
+	if d.Forbidden != "" {
+		status = http.StatusUnauthorized
+	}
+	webui.Render(w, confPage, webui.Page{Daemon: "JobTracker " + jt.cfg.Addr, Title: "Configuration of " + id, Nav: jtNav, Status: status, Data: d})
 }
 
 var historyPage = webui.Parse(`{{define "content"}}

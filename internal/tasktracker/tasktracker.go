@@ -82,6 +82,9 @@ func New(cfg Config) (*TaskTracker, error) {
 		}
 		cfg.Executable = exe
 	}
+	if cfg.Groups == nil {
+		cfg.Groups = jobtracker.OSGroups
+	}
 	if cfg.User == "" {
 		cfg.User = fs.CurrentUser()
 	}
@@ -334,6 +337,9 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	}
 	logDir := filepath.Join(tt.cfg.LocalDirs[0], "userlogs", job)
 	os.MkdirAll(logDir, 0o755)
+	if err := writeJobACLs(logDir, spec); err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	stderr, err := os.Create(filepath.Join(logDir, filepath.Base(a.id)+".stderr"))
 	if err != nil {
 		return fail(mrpb.TaskReport_FAILED, err)

@@ -1,6 +1,7 @@
 package tasktracker
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
 
+	"github.com/stratafs/strata/internal/jobtracker"
+	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/webui"
 )
 
@@ -155,6 +158,11 @@ func (tt *TaskTracker) serveTaskLog(w http.ResponseWriter, r *http.Request, nav 
 		render(http.StatusBadRequest)
 		return
 	}
+	if user := webui.RemoteUser(w, r); !tt.mayViewLog(user, filepath.Dir(p)) {
+		d["Err"] = fmt.Sprintf("User %s is not authorized to view the logs of %s", user, id)
+		render(http.StatusUnauthorized)
+		return
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		d["Err"] = "no log of " + id + " on this TaskTracker"
@@ -239,4 +247,36 @@ func (tt *TaskTracker) registry() *prometheus.Registry {
 	counter("shuffle_busy_total", "Shuffle requests refused as busy (503).", func() float64 { return float64(tt.shuffle.Stats().Busy) })
 	counter("shuffle_failed_total", "Shuffle requests refused or failed otherwise.", func() float64 { return float64(tt.shuffle.Stats().Failed) })
 	return reg
+}
+
+// jobACLsFile, in an attempt's job log directory, names the job's owner
+// and view ACL, so its logs can be checked after the job is gone (as
+// Hadoop's TaskTracker keeps job-acls.xml there).
+const jobACLsFile = "job-acls.json"
+
+type jobACLs struct {
+	User    string `json:"user"`
+	ViewACL string `json:"viewAcl"`
+}
+
+func writeJobACLs(dir string, spec *mrpb.TaskSpec) error {
+	b, _ := json.Marshal(jobACLs{User: spec.GetUser(), ViewACL: spec.GetConf()["mapreduce.job.acl-view-job"]})
+	return os.WriteFile(filepath.Join(dir, jobACLsFile), b, 0o644)
+}
+
+// mayViewLog says whether user may read the logs in a job's log dir:
+// everyone without ACLs; else the job's owner, the TaskTracker's user,
+// the administrators and the job's mapreduce.job.acl-view-job. A log
+// without its job's ACLs is the TaskTracker's and the administrators'.
+func (tt *TaskTracker) mayViewLog(user, dir string) bool {
+	if !tt.cfg.ACLsEnabled {
+		return true
+	}
+	var acls jobACLs
+	if b, err := os.ReadFile(filepath.Join(dir, jobACLsFile)); err == nil && len(b) < 64<<10 {
+		json.Unmarshal(b, &acls)
+	}
+	groups := tt.cfg.Groups(user)
+	return user == tt.cfg.User || (acls.User != "" && user == acls.User) ||
+		tt.cfg.Admins.Allows(user, groups) || jobtracker.ParseACL(acls.ViewACL).Allows(user, groups)
 }

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/jobtracker"
+	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
 )
 
@@ -44,5 +48,34 @@ func TestTaskLog(t *testing.T) {
 	}
 	if code, body := get("/"); code != 200 || !strings.Contains(body, `<td id="mapslots">0 of 2 in use</td>`) {
 		t.Errorf("tasktracker page: %d\n%s", code, body)
+	}
+}
+
+// TestTaskLogACLs: with ACLs on, an attempt's log is its job's owner's,
+// the administrators', the TaskTracker's and mapreduce.job.acl-view-job's;
+// a request without user.name is dr.who's.
+func TestTaskLogACLs(t *testing.T) {
+	dir := t.TempDir()
+	tt := &TaskTracker{cfg: Config{LocalDirs: []string{dir}, ACLsEnabled: true, User: "mapred", Admins: jobtracker.ParseACL("root"),
+		Groups: func(string) []string { return nil }}, running: map[string]*attempt{}, shuffle: shuffle.NewServer(shuffle.ServerConfig{}), name: "tracker_h:1"}
+	id := "attempt_1796135004420_0001_m_000003_0"
+	logDir := filepath.Join(dir, "userlogs", "job_1796135004420_0001")
+	os.MkdirAll(logDir, 0o755)
+	os.WriteFile(filepath.Join(logDir, id+".stderr"), []byte("secret stderr\n"), 0o644)
+	if err := writeJobACLs(logDir, &mrpb.TaskSpec{User: proto.String("alice"), Conf: map[string]string{"mapreduce.job.acl-view-job": "viewer"}}); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	tt.registerUI(mux)
+	for user, want := range map[string]int{"alice": 200, "viewer": 200, "root": 200, "mapred": 200, "mallory": http.StatusUnauthorized, "": http.StatusUnauthorized} {
+		w := httptest.NewRecorder()
+		u := "/tasklog?attemptid=" + id
+		if user != "" {
+			u += "&user.name=" + user
+		}
+		mux.ServeHTTP(w, httptest.NewRequest("GET", u, nil))
+		if w.Code != want || (want != 200) == strings.Contains(w.Body.String(), "secret stderr") {
+			t.Errorf("tasklog as %q: %d, want %d\n%s", user, w.Code, want, w.Body)
+		}
 	}
 }

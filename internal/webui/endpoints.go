@@ -2,11 +2,14 @@ package webui
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"path"
 	"runtime"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -33,7 +36,7 @@ func (e Endpoints) Register(mux *http.ServeMux) {
 	if e.Beans != nil {
 		mux.HandleFunc("GET /jmx", func(w http.ResponseWriter, r *http.Request) { ServeJMX(w, r, e.Beans()) })
 	}
-	mux.HandleFunc("GET /stacks", ServeStacks)
+	mux.Handle("GET /stacks", &Stacks{})
 	if e.Metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(e.Metrics, promhttp.HandlerOpts{}))
 	}
@@ -90,20 +93,64 @@ func matchBean(pattern, name string) bool {
 	return err == nil && ok
 }
 
-// ServeStacks writes every goroutine's stack, as Hadoop's /stacks writes
-// its threads'.
-func ServeStacks(w http.ResponseWriter, r *http.Request) {
-	buf := make([]byte, 1<<20)
+// maxStacks bounds a /stacks dump: the dump stops the world while it is
+// taken, so a larger one would pause the daemon too long (the rest is
+// cut, with a note).
+const maxStacks = 8 << 20
+
+// stacksInterval is the least time between two dumps of one daemon.
+const stacksInterval = time.Second
+
+// Stacks serves every goroutine's stack, as Hadoop's /stacks writes its
+// threads'. It is on by default as Hadoop's is (operators read it when a
+// daemon hangs, when there is no time to turn a key on and restart), but
+// a dump stops the world, so it is bounded instead: at most maxStacks, one
+// dump at a time and at most one per stacksInterval; a request beyond
+// that is answered 429 with Retry-After. now is the clock (nil:
+// time.Now).
+type Stacks struct {
+	mu   sync.Mutex
+	busy bool
+	last time.Time
+	now  func() time.Time
+}
+
+func (s *Stacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
+	s.mu.Lock()
+	if s.busy || (!s.last.IsZero() && now().Sub(s.last) < stacksInterval) {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "a stack dump was taken less than a second ago; try again", http.StatusTooManyRequests)
+		return
+	}
+	s.busy = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.busy, s.last = false, now()
+		s.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write(dumpStacks(maxStacks))
+}
+
+// dumpStacks is every goroutine's stack, cut at limit bytes with a note.
+func dumpStacks(limit int) []byte {
+	buf := make([]byte, min(1<<20, limit))
 	for {
 		n := runtime.Stack(buf, true)
-		if n < len(buf) || len(buf) >= 64<<20 {
-			buf = buf[:n]
-			break
+		if n < len(buf) {
+			return buf[:n]
 		}
-		buf = make([]byte, 2*len(buf))
+		if len(buf) >= limit {
+			return append(buf[:n], fmt.Sprintf("\n... cut at %d bytes\n", limit)...)
+		}
+		buf = make([]byte, min(2*len(buf), limit))
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Write(buf)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

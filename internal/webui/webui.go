@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,8 @@ type Page struct {
 	Data any
 	// Now is when the page was rendered.
 	Now time.Time
+	// Status is the response's status (0: 200).
+	Status int
 }
 
 const layout = `<!DOCTYPE html>
@@ -85,7 +88,48 @@ func Render(w http.ResponseWriter, t *template.Template, p Page) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if p.Status != 0 {
+		w.WriteHeader(p.Status)
+	}
 	w.Write(buf.Bytes())
+}
+
+// StaticUser is the user of a page request that names none, Hadoop's
+// hadoop.http.staticuser.user default.
+const StaticUser = "dr.who"
+
+// userCookie keeps the user a page named for the pages that follow it,
+// as Hadoop's authentication filter keeps it in its hadoop.auth cookie.
+const userCookie = "strata.user"
+
+// RemoteUser is a page request's user as Hadoop's simple authentication
+// for web UIs finds it: the user.name parameter (trusted, as simple
+// authentication trusts it; remembered in a cookie for the links the page
+// leads to), else the cookie's, else StaticUser. A name longer than 256
+// bytes or with control characters counts as none.
+func RemoteUser(w http.ResponseWriter, r *http.Request) string {
+	if u := r.URL.Query().Get("user.name"); validUser(u) {
+		http.SetCookie(w, &http.Cookie{Name: userCookie, Value: url.QueryEscape(u), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		return u
+	}
+	if c, err := r.Cookie(userCookie); err == nil {
+		if u, err := url.QueryUnescape(c.Value); err == nil && validUser(u) {
+			return u
+		}
+	}
+	return StaticUser
+}
+
+func validUser(u string) bool {
+	if u == "" || len(u) > 256 {
+		return false
+	}
+	for _, c := range u {
+		if c < ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Static serves the embedded style sheet and script under StaticPrefix.

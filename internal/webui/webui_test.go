@@ -2,6 +2,7 @@ package webui
 
 import (
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -93,5 +94,30 @@ func TestRender(t *testing.T) {
 	body := w.Body.String()
 	if !strings.Contains(body, "&lt;x&gt; 2.00 KB") || !strings.Contains(body, `class="active"`) {
 		t.Errorf("render: %s", body)
+	}
+}
+
+// TestStacksBounded: a dump is cut at its limit with a note, and a second
+// request within stacksInterval is refused 429 until the interval passes.
+func TestStacksBounded(t *testing.T) {
+	if b := dumpStacks(512); len(b) > 600 || !strings.Contains(string(b), "cut at 512 bytes") {
+		t.Errorf("dump of 512 bytes: %d bytes %q", len(b), b)
+	}
+	now := time.Unix(1000, 0)
+	s := &Stacks{now: func() time.Time { return now }}
+	get := func() int {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/stacks", nil))
+		return rec.Code
+	}
+	if c := get(); c != 200 {
+		t.Fatalf("first dump: %d", c)
+	}
+	if c := get(); c != http.StatusTooManyRequests {
+		t.Errorf("second dump at once: %d, want 429", c)
+	}
+	now = now.Add(stacksInterval)
+	if c := get(); c != 200 {
+		t.Errorf("dump after the interval: %d", c)
 	}
 }
