@@ -10,19 +10,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stratafs/strata/conf"
-	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/webui"
 	"github.com/stratafs/strata/mapreduce"
@@ -224,6 +220,7 @@ func (l *attemptLog) forget(jobID string) {
 // webState is the web UI's server and record.
 type webState struct {
 	attempts attemptLog
+	hist     historyView
 	srv      *http.Server
 	ln       net.Listener
 }
@@ -257,6 +254,7 @@ func (jt *JobTracker) stopHTTP() {
 	if jt.ui.srv != nil {
 		jt.ui.srv.Close()
 	}
+	jt.closeHistoryView()
 }
 
 // HTTPAddr is the web UI's bound address, "" without one.
@@ -587,21 +585,6 @@ func (d *jobData) Reduces0(t TaskHistory) {
 
 // readHistory reads a retired job's history from the JobTracker's own
 // history dir, as its own user.
-func (jt *JobTracker) readHistory(ctx context.Context, id string) (*History, error) {
-	if jt.cfg.HistoryDir == "" {
-		return nil, errors.New("no history dir")
-	}
-	c := conf.New()
-	if jt.cfg.HistoryConf != nil {
-		c = jt.cfg.HistoryConf
-	}
-	hc := c.Clone()
-	hc.Set(keyHistoryDir, jt.cfg.HistoryDir)
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	return ReadHistory(ctx, fs.Env{Conf: hc, User: jt.cfg.User}, id)
-}
-
 const attemptTable = `{{define "attempts"}}<table class="sortable attempts">
 <thead><tr><th>Task</th><th>Attempt</th><th>State</th><th>TaskTracker</th><th>Started</th><th>Finished</th><th class="num">Time</th><th>Error</th><th>Logs</th></tr></thead>
 <tbody>{{range .}}<tr data-attempt="{{.ID}}"><td>{{.Task}}</td><td>{{.ID}}</td><td><span class="state {{.State}}">{{.State}}</span></td><td>{{.Tracker}}</td>
@@ -730,63 +713,6 @@ func (jt *JobTracker) pageHistory(w http.ResponseWriter, r *http.Request) {
 		d.Err = err.Error()
 	}
 	jt.render(w, historyPage, "Job history", "/jobhistory", 0, d)
-}
-
-func (jt *JobTracker) listHistories(ctx context.Context, out *[]*History, more *bool) error {
-	if jt.cfg.HistoryDir == "" {
-		return fmt.Errorf("no history dir (%s)", keyHistoryDir)
-	}
-	c := jt.cfg.HistoryConf
-	if c == nil {
-		c = conf.New()
-	}
-	fsys, p, err := fs.Resolve(ctx, jt.cfg.HistoryDir, fs.Env{Conf: c, User: jt.cfg.User})
-	if err != nil {
-		return err
-	}
-	defer fsys.Close()
-	ents, err := fsys.List(ctx, p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	var ids []string
-	for _, e := range ents {
-		name := path.Base(e.Path)
-		if strings.HasPrefix(name, "job_") && strings.HasSuffix(name, ".json") {
-			ids = append(ids, strings.TrimSuffix(name, ".json"))
-		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(ids))) // job ids sort by start, then sequence
-	if len(ids) > maxHistoryList {
-		ids, *more = ids[:maxHistoryList], true
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	hs := make([]*History, len(ids))
-	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			h, err := jt.readHistory(ctx, id)
-			if err == nil {
-				mu.Lock()
-				hs[i] = h
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	for _, h := range hs {
-		if h != nil {
-			*out = append(*out, h)
-		}
-	}
-	return nil
 }
 
 // timeline draws a job's attempts as an SVG Gantt chart: a row per
