@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/stratafs/strata/conf"
@@ -42,8 +43,9 @@ type Config struct {
 	// and which a JobTracker refuses).
 	Addr string
 	// HTTPAddr is the web UI's address, host:port
-	// (mapreduce.jobtracker.http.address; default 127.0.0.1:50030); empty:
-	// no web UI.
+	// (mapreduce.jobtracker.http.address; default 127.0.0.1:50030, port 0
+	// when Addr's port is 0 and the key is unset); empty: no web UI. As in
+	// Hadoop, a JobTracker whose web UI cannot bind does not start.
 	HTTPAddr string
 	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
 	// (strata.http.pprof.enabled; default false).
@@ -129,6 +131,13 @@ func read(c *conf.Configuration) (Config, error) {
 	r.AddAs(err)
 	cfg.Redactor = red
 	cfg.HTTPAddr, cfg.PProf = c.GetTrimmed(keyHTTPAddress), r.Bool("strata.http.pprof.enabled")
+	if _, port, err := net.SplitHostPort(cfg.Addr); err == nil && port == "0" && !c.IsSet(keyHTTPAddress) {
+		// A JobTracker on a free port (a test, a harness) takes a free
+		// web UI port too, never Hadoop's 50030 another may hold.
+		if host, _, err := net.SplitHostPort(cfg.HTTPAddr); err == nil {
+			cfg.HTTPAddr = net.JoinHostPort(host, "0")
+		}
+	}
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.Add(err)
 	cfg.IPC = ipcCfg

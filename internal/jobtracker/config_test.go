@@ -100,3 +100,21 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("ConfigFrom with a zero heartbeat: %v", err)
 	}
 }
+
+// TestConfigHTTPFreePort: a JobTracker on a free RPC port takes a free
+// web UI port unless the key names one; on a fixed port it keeps
+// Hadoop's 50030.
+func TestConfigHTTPFreePort(t *testing.T) {
+	c := base()
+	if cfg, _ := ConfigFrom(c); cfg.HTTPAddr != "127.0.0.1:50030" {
+		t.Errorf("fixed RPC port: web UI %s", cfg.HTTPAddr)
+	}
+	c.Set(keyAddress, "127.0.0.1:0")
+	if cfg, _ := ConfigFrom(c); cfg.HTTPAddr != "127.0.0.1:0" {
+		t.Errorf("free RPC port: web UI %s", cfg.HTTPAddr)
+	}
+	c.Set(keyHTTPAddress, "127.0.0.1:50031")
+	if cfg, _ := ConfigFrom(c); cfg.HTTPAddr != "127.0.0.1:50031" {
+		t.Errorf("free RPC port, web UI set: %s", cfg.HTTPAddr)
+	}
+}
