@@ -66,6 +66,8 @@ func TestConfigMapping(t *testing.T) {
 		keyHostname:                     "dn3.example",
 		keySlaveHostName:                "node3.example",
 		keyDNSInterface:                 "eth0",
+		keyNameNodeHTTP:                 "nn.example:9870",
+		keyCORSOrigins:                  "https://gw.example:8443",
 	})
 }
 
