@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -216,13 +217,30 @@ func (b *browser) checkLinks(where string) {
 	b.t.Helper()
 	var links []string
 	b.eval(`Array.from(document.querySelectorAll("a[href]")).map(a => a.href).filter(h => h.startsWith("http"))`, &links)
+	// The links are fetched as the browser would follow them: with its
+	// cookies (the user a page's user.name named; the daemons share the
+	// host, so one cookie serves them all).
+	var cookies []*network.Cookie
+	b.run("cookies", chromedp.ActionFunc(func(ctx context.Context) error {
+		var err error
+		cookies, err = network.GetCookies().Do(ctx)
+		return err
+	}))
 	seen := map[string]bool{}
 	for _, l := range links {
 		if seen[l] || strings.Contains(l, "/debug/pprof") || strings.Contains(l, "/stacks") {
 			continue
 		}
 		seen[l] = true
-		resp, err := http.Get(l)
+		req, err := http.NewRequest("GET", l, nil)
+		if err != nil {
+			b.t.Errorf("%s: link %s: %v", where, l, err)
+			continue
+		}
+		for _, c := range cookies {
+			req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.t.Errorf("%s: link %s: %v", where, l, err)
 			continue
