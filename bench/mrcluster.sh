@@ -26,7 +26,7 @@ port=$(( 20000 + RANDOM % 20000 ))
 jt=127.0.0.1:$port
 common=(-D mapreduce.input.fileinputformat.split.minsize=67108864 -D mapreduce.input.fileinputformat.split.maxsize=67108864
   -D mapreduce.job.reduces="$reduces" -D mapreduce.local.map.tasks.maximum=2)
-"$s" -D mapreduce.jobtracker.address="$jt" -D mapreduce.jobtracker.heartbeat.interval=100 jobtracker > "$tmp/jt.log" 2>&1 &
+"$s" -D mapreduce.jobtracker.address="$jt" -D mapreduce.jobtracker.http.address=127.0.0.1:0 -D mapreduce.jobtracker.heartbeat.interval=100 jobtracker > "$tmp/jt.log" 2>&1 &
 pids+=($!)
 for i in 1 2; do
   "$s" -D mapreduce.jobtracker.address="$jt" -D mapreduce.tasktracker.http.address=127.0.0.1:0 \

@@ -20,6 +20,8 @@ import (
 const (
 	keyAddress            = "dfs.datanode.address"
 	keyHTTPAddress        = "dfs.datanode.http.address"
+	keyNameNodeHTTP       = "dfs.namenode.http-address"
+	keyCORSOrigins        = "strata.datanode.http.cors.allowed-origins"
 	keyDomainSocket       = "dfs.domain.socket.path"
 	keyHeartbeat          = "dfs.heartbeat.interval"
 	keyBlockReport        = "dfs.blockreport.intervalMsec"
@@ -62,6 +64,18 @@ type Config struct {
 	// is required, at most nameservice.MaxNameNodes, none twice.
 	NameNodeAddrs []string
 	NameNodeAddr  string
+	// NameNodeHTTPAddrs are the NameNodes' web UI addresses, host:port
+	// (dfs.namenode.http-address.<ns>.<nn> of each member, else
+	// dfs.namenode.http-address). Pages of exactly these origins
+	// (http://host:port, the host also as the addresses it resolves to)
+	// may send uploads here across origins (CORS); a harness whose
+	// NameNode binds port 0 sets the bound address.
+	NameNodeHTTPAddrs []string
+	// CORSOrigins are further origins ("https://nn.example:9871") whose
+	// pages may call this DataNode's WebHDFS across origins
+	// (strata.datanode.http.cors.allowed-origins, comma-separated;
+	// default none).
+	CORSOrigins []string
 	// XferAddr is the DataTransferProtocol address, host:port
 	// (dfs.datanode.address, default 127.0.0.1:9866). Port 0 picks a free
 	// port; "" is ":0".
@@ -69,6 +83,9 @@ type Config struct {
 	// HTTPAddr is the web, metrics and WebHDFS address, host:port
 	// (dfs.datanode.http.address, default 127.0.0.1:9864); "" disables it.
 	HTTPAddr string
+	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
+	// (strata.http.pprof.enabled; default false).
+	PProf bool
 	// Hostname is the host name the DataNode reports to the NameNode,
 	// which gives it to clients (dfs.datanode.hostname, else
 	// slave.host.name as Hadoop's deprecation of it; "" means
@@ -197,6 +214,8 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	if len(addrs) > 0 {
 		cfg.NameNodeAddrs, cfg.NameNodeAddr = addrs, addrs[0]
 	}
+	cfg.NameNodeHTTPAddrs = nameNodeHTTPAddrs(c)
+	cfg.CORSOrigins = c.GetStrings(keyCORSOrigins)
 	cfg.Hostname, cfg.DNSInterface = c.GetTrimmed(keyHostname), c.GetTrimmed(keyDNSInterface)
 	cfg.UseDatanodeHostname, _ = c.GetBool(keyUseDNHostname)
 	if cfg.Hostname == "" {
@@ -213,6 +232,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.SocketTimeout = r.Duration(keySocketTimeout, time.Millisecond)
 	cfg.SocketWriteTimeout = r.Duration(keyWriteTimeout, time.Millisecond)
 	cfg.BlockTokens = r.Bool(keyBlockTokens)
+	cfg.PProf = r.Bool("strata.http.pprof.enabled")
 	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))
 	if hours := r.Int(keyScanPeriod); hours < 0 {
 		cfg.ScanPeriod = -1
@@ -265,6 +285,27 @@ func nameNodeAddrs(c *conf.Configuration, authority string) ([]string, error) {
 		return nameservice.Resolve(c, authority)
 	}
 	return ns.RPCAddrs(), nil
+}
+
+// nameNodeHTTPAddrs are the web UI addresses of the nameservice's
+// members that name one, else dfs.namenode.http-address.
+func nameNodeHTTPAddrs(c *conf.Configuration) []string {
+	var out []string
+	for _, id := range nameservice.IDs(c) {
+		if ns, ok, err := nameservice.Lookup(c, id); err == nil && ok {
+			for _, m := range ns.NameNodes {
+				if m.HTTPAddr != "" {
+					out = append(out, m.HTTPAddr)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		if a := c.GetTrimmed(keyNameNodeHTTP); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // withDefaults returns c with its "0 means the default" fields (see

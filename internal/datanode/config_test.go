@@ -62,10 +62,13 @@ func TestConfigMapping(t *testing.T) {
 		keySocketTimeout:                "1500",
 		keyWriteTimeout:                 "2500",
 		keyBlockTokens:                  "true",
+		"strata.http.pprof.enabled":     "true",
 		keyHostname:                     "dn3.example",
 		keySlaveHostName:                "node3.example",
 		keyDNSInterface:                 "eth0",
 		keyUseDNHostname:                "true",
+		keyNameNodeHTTP:                 "nn.example:9870",
+		keyCORSOrigins:                  "https://gw.example:8443",
 	})
 }
 

@@ -12,14 +12,17 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/webui"
 )
 
 // DataNode is the DataNode daemon. Lifecycle: New (opens the volumes) →
 // Start (listens, registers with the NameNode) → Close.
 type DataNode struct {
-	cfg  Config
-	log  *slog.Logger
-	data *fsdataset.Dataset
+	cfg Config
+	// origins caches the origins the browse page's uploads may come from.
+	origins originCache
+	log     *slog.Logger
+	data    *fsdataset.Dataset
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -60,6 +63,11 @@ type DataNode struct {
 	ready     chan struct{}
 
 	stats Stats
+
+	// errs keeps the latest warnings and errors for the web page; scan is
+	// the block scanner's progress (webui.go).
+	errs *webui.RecentErrors
+	scan scanProgress
 }
 
 // Stats are the DataNode's counters.
@@ -77,7 +85,9 @@ func New(cfg Config) (*DataNode, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	dn := &DataNode{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxTransferThreads), conns: map[net.Conn]struct{}{}, ready: make(chan struct{})}
+	errs := webui.NewRecentErrors(recentErrors)
+	cfg.Logger = slog.New(errs.Wrap(cfg.Logger.Handler()))
+	dn := &DataNode{cfg: cfg, log: cfg.Logger, errs: errs, slots: make(chan struct{}, cfg.MaxTransferThreads), conns: map[net.Conn]struct{}{}, ready: make(chan struct{})}
 	dn.heartbeat = cfg.HeartbeatInterval
 	if dn.heartbeat <= 0 {
 		dn.heartbeat = defaultHeartbeat // until the NameNode's, at registration

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 )
@@ -76,8 +75,8 @@ func (d *DataNode) httpHandler() http.Handler {
 			}
 		}
 	}})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/webhdfs/v1/", d.webhdfs())
+	d.registerUI(mux, reg) // pages, /jmx, /metrics, /stacks (webui.go)
+	mux.Handle("/webhdfs/v1/", d.cors(d.webhdfs()))
 	return mux
 }
 

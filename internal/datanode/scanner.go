@@ -24,6 +24,7 @@ func (d *DataNode) scanBlocks() {
 		case <-time.After(period):
 		}
 		report := d.data.Report()
+		d.scan.startPass(report)
 		for _, infos := range report {
 			for _, info := range infos {
 				if info.State != fsdataset.Finalized {
@@ -32,9 +33,11 @@ func (d *DataNode) scanBlocks() {
 				start := time.Now()
 				err := d.data.Verify(info.Block)
 				var ce *fsdataset.CorruptReplicaError
-				if errors.As(err, &ce) || errors.Is(err, fsdataset.ErrCorrupt) {
+				corrupt := errors.As(err, &ce) || errors.Is(err, fsdataset.ErrCorrupt)
+				if corrupt {
 					d.reportBad(info.Block, err)
 				}
+				d.scan.scanned(info.NumBytes, corrupt)
 				// Pace the scan: a replica of n bytes takes at least n/rate.
 				want := time.Duration(float64(info.NumBytes) / float64(rate) * float64(time.Second))
 				select {
@@ -44,5 +47,6 @@ func (d *DataNode) scanBlocks() {
 				}
 			}
 		}
+		d.scan.endPass()
 	}
 }

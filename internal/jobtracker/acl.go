@@ -66,6 +66,9 @@ func (a ACL) String() string {
 	return join(a.users) + " " + join(a.groups)
 }
 
+// OSGroups is the groups of an OS user (see osGroups).
+func OSGroups(name string) []string { return osGroups(name) }
+
 // osGroups is the groups of an OS user, as Hadoop's default
 // ShellBasedUnixGroupsMapping finds them (none for an unknown user).
 func osGroups(name string) []string {

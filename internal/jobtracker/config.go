@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/stratafs/strata/conf"
@@ -15,6 +16,7 @@ import (
 // the settings the job's client sent.
 const (
 	keyAddress           = "mapreduce.jobtracker.address"
+	keyHTTPAddress       = "mapreduce.jobtracker.http.address"
 	keyHeartbeatInterval = "mapreduce.jobtracker.heartbeat.interval"
 	keyTrackerExpiry     = "mapreduce.jobtracker.expire.trackers.interval"
 	keyRetiredJobs       = "mapreduce.jobtracker.retiredjobs.cache.size"
@@ -40,6 +42,14 @@ type Config struct {
 	// default "local", which means jobs run in their clients' processes
 	// and which a JobTracker refuses).
 	Addr string
+	// HTTPAddr is the web UI's address, host:port
+	// (mapreduce.jobtracker.http.address; default 127.0.0.1:50030, port 0
+	// when Addr's port is 0 and the key is unset); empty: no web UI. As in
+	// Hadoop, a JobTracker whose web UI cannot bind does not start.
+	HTTPAddr string
+	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
+	// (strata.http.pprof.enabled; default false).
+	PProf bool
 	// HeartbeatInterval is the time between a TaskTracker's heartbeats,
 	// which the JobTracker tells them in every answer
 	// (mapreduce.jobtracker.heartbeat.interval, milliseconds; default 1 s).
@@ -74,6 +84,10 @@ type Config struct {
 	// (mapreduce.cluster.administrators, Hadoop's ACL format "users
 	// groups"; default " ", nobody but User).
 	Admins ACL
+	// Redactor hides sensitive settings on the job configuration page
+	// (hadoop.security.sensitive-config-keys of the JobTracker's own
+	// configuration; nil: the default patterns).
+	Redactor *conf.Redactor
 	// Groups returns a user's groups for the ACLs (no key; nil: the
 	// operating system's, as Hadoop's ShellBasedUnixGroupsMapping).
 	Groups func(user string) []string
@@ -113,6 +127,17 @@ func read(c *conf.Configuration) (Config, error) {
 	cfg := Config{Addr: c.Get(keyAddress), HistoryDir: c.GetTrimmed(keyHistoryDir), HistoryConf: c, User: fs.CurrentUser(),
 		Admins: ParseACL(c.Get(keyAdmins))}
 	cfg.ACLsEnabled = r.Bool(keyACLsEnabled)
+	red, err := conf.NewRedactor(c)
+	r.AddAs(err)
+	cfg.Redactor = red
+	cfg.HTTPAddr, cfg.PProf = c.GetTrimmed(keyHTTPAddress), r.Bool("strata.http.pprof.enabled")
+	if _, port, err := net.SplitHostPort(cfg.Addr); err == nil && port == "0" && !c.IsSet(keyHTTPAddress) {
+		// A JobTracker on a free port (a test, a harness) takes a free
+		// web UI port too, never Hadoop's 50030 another may hold.
+		if host, _, err := net.SplitHostPort(cfg.HTTPAddr); err == nil {
+			cfg.HTTPAddr = net.JoinHostPort(host, "0")
+		}
+	}
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.Add(err)
 	cfg.IPC = ipcCfg

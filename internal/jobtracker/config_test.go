@@ -44,6 +44,9 @@ func TestConfigMapping(t *testing.T) {
 		keyHistoryDir:                               "hdfs://nn:8020/history",
 		keyACLsEnabled:                              "false",
 		keyAdmins:                                   "root admins",
+		keyHTTPAddress:                              "10.1.1.1:50031",
+		"strata.http.pprof.enabled":                 "true",
+		"hadoop.security.sensitive-config-keys":     "token$",
 		"ipc.client.connection.maxidletime":         "5000",
 		"ipc.client.idlethreshold":                  "10",
 		"ipc.maximum.data.length":                   "1048576",
@@ -95,5 +98,23 @@ func TestConfigValidate(t *testing.T) {
 	c.Set(keyHeartbeatInterval, "0")
 	if _, err := ConfigFrom(c); err == nil || !strings.Contains(err.Error(), "heartbeat.interval must be positive") {
 		t.Fatalf("ConfigFrom with a zero heartbeat: %v", err)
+	}
+}
+
+// TestConfigHTTPFreePort: a JobTracker on a free RPC port takes a free
+// web UI port unless the key names one; on a fixed port it keeps
+// Hadoop's 50030.
+func TestConfigHTTPFreePort(t *testing.T) {
+	c := base()
+	if cfg, _ := ConfigFrom(c); cfg.HTTPAddr != "127.0.0.1:50030" {
+		t.Errorf("fixed RPC port: web UI %s", cfg.HTTPAddr)
+	}
+	c.Set(keyAddress, "127.0.0.1:0")
+	if cfg, _ := ConfigFrom(c); cfg.HTTPAddr != "127.0.0.1:0" {
+		t.Errorf("free RPC port: web UI %s", cfg.HTTPAddr)
+	}
+	c.Set(keyHTTPAddress, "127.0.0.1:50031")
+	if cfg, _ := ConfigFrom(c); cfg.HTTPAddr != "127.0.0.1:50031" {
+		t.Errorf("free RPC port, web UI set: %s", cfg.HTTPAddr)
 	}
 }

@@ -19,9 +19,11 @@ import (
 // place a job's configuration names — so that it outlives the JobTracker
 // (docs/format/mapred-protocol.md).
 type History struct {
-	JobID    string                      `json:"jobId"`
-	Name     string                      `json:"name"`
-	User     string                      `json:"user"`
+	JobID string `json:"jobId"`
+	Name  string `json:"name"`
+	User  string `json:"user"`
+	// ViewACL is the job's mapreduce.job.acl-view-job.
+	ViewACL  string                      `json:"viewAcl,omitempty"`
 	State    string                      `json:"state"`
 	Error    string                      `json:"error,omitempty"`
 	Submit   time.Time                   `json:"submitTime"`
@@ -52,7 +54,7 @@ func historyPath(dir, jobID string) string {
 
 // history snapshots j. Lock held.
 func (jt *JobTracker) history(j *job) *History {
-	h := &History{JobID: j.id, Name: j.name, User: j.user, State: j.state.String(), Error: j.err, Submit: j.start, Finish: j.finish,
+	h := &History{JobID: j.id, Name: j.name, User: j.user, ViewACL: j.view.String(), State: j.state.String(), Error: j.err, Submit: j.start, Finish: j.finish,
 		Counters: j.counters.Map()}
 	for _, t := range append(append([]*task{}, j.maps...), j.reduces...) {
 		typ := 'r'

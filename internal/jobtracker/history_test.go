@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,5 +72,54 @@ func TestHistoryCompatible(t *testing.T) {
 		if h.Tasks[i] != want[i] {
 			t.Errorf("task %d: %+v, want %+v", i, h.Tasks[i], want[i])
 		}
+	}
+}
+
+// countingFS counts the files opened through it.
+type countingFS struct {
+	fs.FileSystem
+	opens *atomic.Int32
+}
+
+func (c countingFS) Open(ctx context.Context, p string) (fs.File, error) {
+	c.opens.Add(1)
+	return c.FileSystem.Open(ctx, p)
+}
+
+// TestHistoryViewCache: the history page shares one file system client
+// over views and reads only the history files that are new or changed.
+func TestHistoryViewCache(t *testing.T) {
+	h := newHarness(t)
+	var resolves, opens atomic.Int32
+	h.jt.ui.hist.open = func(ctx context.Context, dir string, env fs.Env) (fs.FileSystem, string, error) {
+		resolves.Add(1)
+		fsys, p, err := fs.Resolve(ctx, dir, env)
+		return countingFS{fsys, &opens}, p, err
+	}
+	start := h.clk.now()
+	for _, id := range []string{"job_1_0001", "job_1_0002", "job_1_0003"} {
+		h.jt.writeHistory(&History{JobID: id, User: "carol", State: "SUCCEEDED", Submit: start, Finish: start})
+	}
+	list := func() []*History {
+		var hs []*History
+		var more bool
+		if err := h.jt.listHistories(context.Background(), &hs, &more); err != nil {
+			t.Fatal(err)
+		}
+		return hs
+	}
+	if hs := list(); len(hs) != 3 || hs[0].JobID != "job_1_0003" {
+		t.Fatalf("histories %v", hs)
+	}
+	list()
+	if resolves.Load() != 1 || opens.Load() != 3 {
+		t.Errorf("two views: %d clients, %d files read; want 1 and 3", resolves.Load(), opens.Load())
+	}
+	h.jt.writeHistory(&History{JobID: "job_1_0002", User: "carol", State: "FAILED", Submit: start, Finish: start})
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(h.jt.cfg.HistoryDir, "job_1_0002.json"), later, later)
+	hs := list()
+	if opens.Load() != 4 || hs[1].State != "FAILED" {
+		t.Errorf("after one history changed: %d files read (want 4), state %s", opens.Load(), hs[1].State)
 	}
 }

@@ -47,6 +47,9 @@ type JobTracker struct {
 	// started by RPC handlers and the monitor (which Close stops first),
 	// so none starts once Close waits.
 	background sync.WaitGroup
+
+	// ui is the web UI's server and its record of attempts (webui.go).
+	ui webState
 }
 
 type tracker struct {
@@ -116,7 +119,8 @@ type job struct {
 	// kill the job (mapreduce.job.acl-modify-job).
 	modify ACL
 	// view are those besides the owner and the administrators who may
-	// read its task reports (mapreduce.job.acl-view-job).
+	// read its task reports and see its pages and configuration
+	// (mapreduce.job.acl-view-job).
 	view ACL
 	// cleanup is the job's JOB_CLEANUP task once it has one: when every
 	// task is done (commit: cleanupState SUCCEEDED) or when the job failed
@@ -202,6 +206,10 @@ func (jt *JobTracker) Start() error {
 		return fmt.Errorf("jobtracker: %w", err)
 	}
 	jt.ln = ln
+	if err := jt.startHTTP(); err != nil {
+		ln.Close()
+		return err
+	}
 	jt.wg.Add(2)
 	go func() { defer jt.wg.Done(); jt.srv.Serve(ln) }()
 	go func() { defer jt.wg.Done(); jt.monitor() }()
@@ -216,6 +224,7 @@ func (jt *JobTracker) Addr() string { return jt.ln.Addr().String() }
 func (jt *JobTracker) Close() error {
 	jt.closeOnce.Do(func() {
 		close(jt.stop)
+		jt.stopHTTP()
 		jt.srv.Close()
 		if jt.ln != nil {
 			// Serve may not have taken the listener yet (a Close right
@@ -270,6 +279,7 @@ func (jt *JobTracker) expireTrackers() {
 // held.
 func (jt *JobTracker) trackerLost(name string) {
 	jt.noteLost(name)
+	jt.ui.attempts.trackerLost(name, jt.now())
 	for _, j := range jt.jobs {
 		if c := j.cleanup; c != nil {
 			for att, tr := range c.running {
@@ -517,6 +527,7 @@ func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
 	j.committing, j.secret = false, nil // no attempt of it runs again
 	jt.endAttempts(j)
+	jt.ui.attempts.jobEnded(j.id, jt.now())
 	// The history is written now and again when the abort (the cleanup
 	// attempt) ends, which may be never.
 	h, written := jt.history(j), make(chan struct{})
@@ -565,6 +576,7 @@ func (jt *JobTracker) retire() {
 	for _, id := range jt.order {
 		if finished > jt.cfg.RetiredJobs && retirable(jt.jobs[id]) {
 			delete(jt.jobs, id)
+			jt.ui.attempts.forget(id)
 			finished--
 			continue
 		}
@@ -681,6 +693,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		jt.log.Info("jobtracker: tasktracker joined", "tracker", name, "host", req.GetHost())
 	}
 	tr.host, tr.url, tr.lastSeen = req.GetHost(), req.GetHttpUrl(), jt.now()
+	jt.ui.attempts.heartbeat(name, req)
 	if remote != "" {
 		tr.ip = remote
 	}
@@ -702,6 +715,7 @@ func (jt *JobTracker) heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 
 // report applies one attempt's report. Lock held.
 func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
+	jt.ui.attempts.reported(rep, jt.now())
 	j, t := jt.find(rep.GetAttemptId())
 	if j != nil {
 		jt.noteReport(j, t, rep)
@@ -1013,6 +1027,7 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 	}
 	t.startedAt[att.ID()] = jt.now()
 	jt.noteLaunch(j, att.ID(), kind, tr)
+	jt.ui.attempts.launched(j.id, att.ID(), typ, t.index, tr, jt.now())
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})
 }
 
@@ -1026,6 +1041,7 @@ func (jt *JobTracker) launchCleanup(j *job, tr *tracker, resp *mrpb.HeartbeatRes
 	t.attempts++
 	t.state = running
 	t.running[att.ID()] = tr.name
+	jt.ui.attempts.launched(j.id, att.ID(), 'c', 0, tr, jt.now())
 	spec := &mrpb.TaskSpec{Job: j.spec.Job, Conf: j.settings, User: proto.String(j.user), JobId: proto.String(j.id),
 		Type: mrpb.TaskType_JOB_CLEANUP.Enum(), Attempt: proto.Int32(int32(att.Attempt)),
 		OutputPath: j.spec.OutputPath, CleanupState: j.cleanupState.Enum()}

@@ -41,7 +41,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	clk := &fakeClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 	cfg := DefaultConfig()
-	cfg.Addr, cfg.Clock = "127.0.0.1:0", clk.now
+	cfg.Addr, cfg.HTTPAddr, cfg.Clock = "127.0.0.1:0", "127.0.0.1:0", clk.now
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir := t.TempDir() // removed after Close has waited for history writes
 	cfg.HistoryDir = filepath.Join(dir, "history")

@@ -430,6 +430,14 @@ func (c *Cluster) AddDataNode() (int, error) {
 	}
 	dc.Hostname = c.cfg.HostName(i)
 	dc.Logger = c.log.With("dn", i)
+	// The NameNodes' bound web addresses (port 0 picks one), whose pages
+	// may upload to the DataNode (CORS).
+	dc.NameNodeHTTPAddrs = nil
+	for _, nc := range c.nnCfgs {
+		if nc.HTTPAddr != "" {
+			dc.NameNodeHTTPAddrs = append(dc.NameNodeHTTPAddrs, nc.HTTPAddr)
+		}
+	}
 	if c.cfg.DataNodeConfig != nil {
 		c.cfg.DataNodeConfig(i, &dc)
 	}

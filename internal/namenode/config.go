@@ -187,6 +187,9 @@ type Config struct {
 	// (hadoop.http.idle_timeout.ms, 60 s). The HTTP server's other
 	// timeouts are fixed (see http.go).
 	HTTPIdleTimeout time.Duration
+	// PProf serves Go's profiler at /debug/pprof/ on the HTTP port
+	// (strata.http.pprof.enabled; default false).
+	PProf bool
 	// HA is the nameservice this NameNode is a member of (ha_config.go);
 	// nil for a single NameNode.
 	HA *HAConfig
@@ -329,6 +332,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.SafeModeExtension = r.Duration(keySafeModeExtension, time.Millisecond)
 	cfg.SafeModeThreshold = r.Float(keySafeModeThreshold)
 	cfg.HTTPIdleTimeout = r.Duration(keyHTTPIdleTimeout, time.Millisecond)
+	cfg.PProf = r.Bool("strata.http.pprof.enabled")
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.AddAs(err)
 	cfg.IPC = ipcCfg

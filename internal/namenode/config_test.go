@@ -69,6 +69,7 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.safemode.threshold-pct":             "0.5",
 		"dfs.namenode.safemode.extension":                 "0",
 		"hadoop.http.idle_timeout.ms":                     "1000",
+		"strata.http.pprof.enabled":                       "true",
 		"ipc.server.max.connections":                      "10",
 		"ipc.client.connection.maxidletime":               "1000",
 		"ipc.client.idlethreshold":                        "10",

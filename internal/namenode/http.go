@@ -3,13 +3,11 @@ package namenode
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"net/http"
 	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/stratafs/strata/internal/namenode/editlog"
 )
@@ -99,42 +97,12 @@ func (n *NameNode) Status() Status {
 	}
 }
 
-var statusPage = template.Must(template.New("status").Parse(`<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>strata NameNode {{.RPCAddress}}</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}</style>
-</head><body>
-<h1>NameNode {{.RPCAddress}}</h1>
-<table>
-<tr><th>Started</th><td>{{.Started.Format "2006-01-02 15:04:05 MST"}}</td></tr>
-<tr><th>Cluster ID</th><td>{{.ClusterID}}</td></tr>
-{{with .HA}}<tr><th>HA</th><td>{{.State}} member {{.ID}} of {{.Nameservice}}; leader {{.Leader}}, term {{.Term}}, commit index {{.CommitIndex}}, applied index {{.AppliedIndex}}, txid {{.AppliedTxID}} applied / {{.CommittedTxID}} committed, last contact {{.LastContact}}</td></tr>
-<tr><th>Members</th><td>{{range .Members}}{{.ID}} ({{.Addr}}, {{.Suffrage}}) {{end}}</td></tr>
-<tr><th>Peers</th><td>{{range .Peers}}{{.ID}}: {{.State}}, applied index {{.AppliedIndex}}, {{.Lag}} behind this member's commit{{if .Err}} ({{.Err}}){{end}}<br>{{end}}</td></tr>{{end}}
-<tr><th>Storage directories</th><td>{{range .NameDirs}}{{.Path}}: {{if .Active}}active{{else}}<b>FAILED</b> at {{.FailedAt.Format "2006-01-02 15:04:05 MST"}}: {{.Err}}{{end}}<br>{{end}}</td></tr>
-<tr><th>Safe mode</th><td>{{if .SafeMode}}ON{{else}}off{{end}}</td></tr>
-<tr><th>Files and directories</th><td>{{.Files}} files, {{.Directories}} directories</td></tr>
-<tr><th>Last transaction id</th><td>{{.LastTxID}}</td></tr>
-{{if not .HA}}<tr><th>Edit log</th><td>{{.EditRecords}} records in {{.EditSyncs}} syncs since start; {{.Checkpoints}} checkpoints</td></tr>{{end}}
-<tr><th>Capacity</th><td>{{.Capacity}} bytes ({{.Remaining}} remaining) on {{.LiveDataNodes}} live DataNodes</td></tr>
-<tr><th>RPC</th><td>{{.RPCCalls}} calls on {{.RPCConnections}} connections</td></tr>
-</table>
-<p><a href="/status">status JSON</a> · <a href="/jmx">jmx</a> · <a href="/metrics">metrics</a></p>
-</body></html>
-`))
-
 func (n *NameNode) httpHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		statusPage.Execute(w, n.Status())
-	})
+	n.registerUI(mux) // pages, /jmx, /metrics, /stacks (webui.go)
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.Status())
 	})
-	mux.HandleFunc("GET /jmx", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.jmx())
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /fsck", n.serveFsck)
 	mux.HandleFunc("GET "+versionPath, n.serveVersion)
 	mux.HandleFunc("GET "+digestPath, n.serveDigest)
@@ -150,31 +118,6 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
-}
-
-// jmx answers like Hadoop's /jmx servlet for the beans monitoring tools
-// read most: FSNamesystem and NameNodeInfo.
-func (n *NameNode) jmx() map[string]any {
-	st := n.Status()
-	state := "OFF"
-	if st.SafeMode {
-		state = "ON"
-	}
-	return map[string]any{"beans": []map[string]any{
-		{
-			"name": "Hadoop:service=NameNode,name=FSNamesystem", "modelerType": "FSNamesystem",
-			"tag.HAState": "active", "FilesTotal": st.Files + st.Directories,
-			"CapacityTotal": st.Capacity, "CapacityUsed": st.Used, "CapacityRemaining": st.Remaining,
-			"NumLiveDataNodes": st.LiveDataNodes, "NumDeadDataNodes": 0, "BlocksTotal": 0,
-			"LastWrittenTransactionId": st.LastTxID,
-		},
-		{
-			"name": "Hadoop:service=NameNode,name=NameNodeInfo", "modelerType": "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
-			"ClusterId": st.ClusterID, "Safemode": state, "Version": "strata", "SoftwareVersion": "strata",
-			"Total": st.Capacity, "Used": st.Used, "Free": st.Remaining, "NumberOfMissingBlocks": 0,
-			"NameDirStatuses": nameDirStatuses(st.NameDirs),
-		},
-	}}
 }
 
 // nameDirStatuses is NameNodeInfo's NameDirStatuses: as in Hadoop, a

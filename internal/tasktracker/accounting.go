@@ -2,7 +2,6 @@ package tasktracker
 
 import (
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/procstat"
@@ -137,11 +135,10 @@ func diskUsage(dirs []string) int64 {
 	return total
 }
 
-// metricsHandler serves the TaskTracker's Prometheus metrics: its
+// registerAccounting adds to the TaskTracker's Prometheus metrics its
 // process's CPU time split into user and system (and its reaped task
 // children's), the intermediate space, the running attempts and slots.
-func (tt *TaskTracker) metricsHandler() http.Handler {
-	reg := prometheus.NewRegistry()
+func (tt *TaskTracker) registerAccounting(reg *prometheus.Registry) {
 	reg.MustRegister(procstat.Collector("strata", "tasktracker"))
 	gauge := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "tasktracker", Name: name, Help: help}, f))
@@ -155,5 +152,4 @@ func (tt *TaskTracker) metricsHandler() http.Handler {
 		defer tt.mu.Unlock()
 		return float64(len(tt.running))
 	})
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

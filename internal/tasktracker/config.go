@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/jobtracker"
 )
 
 // The keys the TaskTracker reads: its own (ConfigFrom) and, per attempt,
@@ -52,6 +53,9 @@ type Config struct {
 	// HTTPAddr is where map outputs are served, host:port
 	// (mapreduce.tasktracker.http.address; default 127.0.0.1:50060).
 	HTTPAddr string
+	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
+	// (strata.http.pprof.enabled; default false).
+	PProf bool
 	// Host is the host the tracker advertises: its name
 	// tracker_<Host>:<shuffle port>, the host of its shuffle URL (unless
 	// the shuffle server is bound to a specific address, which the URL
@@ -79,6 +83,17 @@ type Config struct {
 	// User is who the TaskTracker says it is to the JobTracker (no key;
 	// empty: the current user).
 	User string
+	// ACLsEnabled restricts an attempt's log (/tasklog) to its job's
+	// owner, the administrators, User and the job's
+	// mapreduce.job.acl-view-job (mapreduce.cluster.acls.enabled, as the
+	// JobTracker's pages).
+	ACLsEnabled bool
+	// Admins are the cluster's administrators
+	// (mapreduce.cluster.administrators).
+	Admins jobtracker.ACL
+	// Groups returns a user's groups for the ACLs (no key; nil: the
+	// operating system's).
+	Groups func(user string) []string
 	// TaskController says as whom attempts run
 	// (mapreduce.tasktracker.taskcontroller; default
 	// DefaultTaskController, the TaskTracker's own user;
@@ -122,6 +137,9 @@ func read(c *conf.Configuration) Config {
 	r, _ := c.GetInt(keyReduceSlots)
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
 	cfg.OutOfBandHeartbeat, _ = c.GetBool(keyOutOfBand)
+	cfg.PProf, _ = c.GetBool("strata.http.pprof.enabled")
+	cfg.ACLsEnabled, _ = c.GetBool("mapreduce.cluster.acls.enabled")
+	cfg.Admins = jobtracker.ParseACL(c.Get("mapreduce.cluster.administrators"))
 	return cfg
 }
 

@@ -87,6 +87,9 @@ func New(cfg Config) (*TaskTracker, error) {
 		}
 		cfg.Executable = exe
 	}
+	if cfg.Groups == nil {
+		cfg.Groups = jobtracker.OSGroups
+	}
 	if cfg.User == "" {
 		cfg.User = fs.CurrentUser()
 	}
@@ -129,7 +132,7 @@ func (tt *TaskTracker) Start() error {
 	tt.name = fmt.Sprintf("tracker_%s:%s", host, port)
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, tt.shuffle)
-	mux.Handle("GET /metrics", tt.metricsHandler())
+	tt.registerUI(mux) // pages, /tasklog, /jmx, /metrics, /stacks (webui.go)
 	// A request is a GET's headers; the shuffle server moves the write
 	// deadline on as each 4 MiB of a segment goes out.
 	tt.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second,
@@ -340,6 +343,9 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	}
 	logDir := filepath.Join(tt.cfg.LocalDirs[0], "userlogs", job)
 	os.MkdirAll(logDir, 0o755)
+	if err := writeJobACLs(logDir, spec); err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	stderr, err := os.Create(filepath.Join(logDir, filepath.Base(a.id)+".stderr"))
 	if err != nil {
 		return fail(mrpb.TaskReport_FAILED, err)

@@ -306,15 +306,18 @@ func TestConfigMapping(t *testing.T) {
 		return cfg, err
 	}
 	conftest.CheckMapping(t, from, base, map[string]string{
-		keyJobTracker:   "10.1.1.1:8021",
-		keyHTTPAddr:     "127.0.0.1:50061",
-		keyLocalDirs:    "/a,/b",
-		keyMapSlots:     "8",
-		keyReduceSlots:  "3",
-		keyController:   LinuxTaskController,
-		keyHostName:     "node3.example",
-		keyDNSInterface: "eth0",
-		keyOutOfBand:    "false",
+		keyJobTracker:                      "10.1.1.1:8021",
+		keyHTTPAddr:                        "127.0.0.1:50061",
+		keyLocalDirs:                       "/a,/b",
+		"mapreduce.cluster.acls.enabled":   "false",
+		"mapreduce.cluster.administrators": "root admins",
+		keyMapSlots:                        "8",
+		keyReduceSlots:                     "3",
+		keyController:                      LinuxTaskController,
+		keyHostName:                        "node3.example",
+		keyDNSInterface:                    "eth0",
+		keyOutOfBand:                       "false",
+		"strata.http.pprof.enabled":        "true",
 	})
 }
 

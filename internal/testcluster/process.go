@@ -274,6 +274,10 @@ func NewProcess(t testing.TB, cfg Config) *Processes {
 			settings[k] = v
 		}
 		settings["mapreduce.jobtracker.address"] = p.jtAddr
+		settings["mapreduce.jobtracker.http.address"] = "127.0.0.1:0" // the web UI; many clusters run at once
+		if p.net != nil {
+			settings["mapreduce.jobtracker.http.address"] = strings.Split(p.jtAddr, ":")[0] + ":50030"
+		}
 		settings["mapreduce.jobhistory.done-dir"] = filepath.Join(p.dir, "history")
 	}
 	for k, v := range cfg.Conf {
@@ -617,7 +621,12 @@ func (p *Processes) dnArgs(d *procDataNode) {
 	d.p.args = append(args,
 		"-D", "dfs.datanode.data.dir="+d.dataDirs,
 		"-D", "dfs.datanode.address="+d.xfer,
-		"-D", "dfs.datanode.http.address="+d.httpBind, "datanode")
+		"-D", "dfs.datanode.http.address="+d.httpBind)
+	if p.ha == nil && p.http != "" {
+		// The NameNode's web UI may upload to the DataNode (CORS).
+		d.p.args = append(d.p.args, "-D", "dfs.namenode.http-address="+p.http)
+	}
+	d.p.args = append(d.p.args, "datanode")
 }
 
 // NumDataNodes is the number of DataNodes ever added.

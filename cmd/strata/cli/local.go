@@ -101,6 +101,9 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	}
 	if cl.MapReduce != nil {
 		fmt.Fprintf(env.Stdout, "  JobTracker     %s  (%d TaskTrackers, intermediate data under each DataNode's SSD directory)\n", jtAddr, cl.MapReduce.NumTaskTrackers())
+		if w, ok := cl.MapReduce.(interface{ JobTrackerHTTPAddr() string }); ok && w.JobTrackerHTTPAddr() != "" {
+			fmt.Fprintf(env.Stdout, "  JobTracker web http://%s/\n", w.JobTrackerHTTPAddr())
+		}
 	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
 	if cl.Nameservice == "" {

@@ -21,6 +21,7 @@ package trackers
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 
 	"github.com/stratafs/strata/conf"
@@ -64,6 +65,9 @@ func Start(c *localcluster.Cluster) (_ localcluster.MapReduce, err error) {
 	hc := mc.Clone()
 	hc.Set("fs.defaultFS", c.DefaultFS())
 	jc.HistoryConf = hc
+	if _, port, _ := net.SplitHostPort(jc.Addr); port == "0" && !cfg.Conf.IsSet("mapreduce.jobtracker.http.address") {
+		jc.HTTPAddr = "127.0.0.1:0" // a cluster on free ports: its web UI on one too
+	}
 	tr := &Trackers{conf: mc, jtCfg: jc}
 	if err := tr.StartJobTracker(); err != nil {
 		return nil, err
@@ -105,6 +109,15 @@ func Start(c *localcluster.Cluster) (_ localcluster.MapReduce, err error) {
 // JobTrackerAddr is the JobTracker's RPC address.
 func (tr *Trackers) JobTrackerAddr() string { return tr.jtCfg.Addr }
 
+// JobTrackerHTTPAddr is the JobTracker's web UI address ("" without one
+// or while it is stopped).
+func (tr *Trackers) JobTrackerHTTPAddr() string {
+	if tr.JobTracker == nil {
+		return ""
+	}
+	return tr.JobTracker.HTTPAddr()
+}
+
 // StartJobTracker starts the JobTracker; after its first start, on the
 // address it had.
 func (tr *Trackers) StartJobTracker() error {
@@ -113,10 +126,13 @@ func (tr *Trackers) StartJobTracker() error {
 	}
 	jt := jobtracker.New(tr.jtCfg)
 	if err := jt.Start(); err != nil {
-		return &localcluster.StartError{Err: err, Hint: "choose another port with -D mapreduce.jobtracker.address=127.0.0.1:0, or -nomapreduce"}
+		return &localcluster.StartError{Err: err, Hint: "choose other ports with -D mapreduce.jobtracker.address=127.0.0.1:0 (and -D mapreduce.jobtracker.http.address=127.0.0.1:0 for its web UI), or -nomapreduce"}
 	}
 	tr.JobTracker = jt
 	tr.jtCfg.Addr = jt.Addr()
+	if a := jt.HTTPAddr(); a != "" {
+		tr.jtCfg.HTTPAddr = a
+	}
 	tr.conf.Set("mapreduce.jobtracker.address", jt.Addr())
 	return nil
 }
