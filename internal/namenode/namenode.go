@@ -107,7 +107,12 @@ func New(cfg Config) (*NameNode, error) {
 		maxReplicationStreams: cfg.MaxReplicationStreams, replicationTimeout: cfg.ReplicationTimeout,
 		safeModeThreshold: cfg.SafeModeThreshold, safeModeExtension: cfg.SafeModeExtension,
 		retryCacheEntries: cfg.retryCacheEntries(), retryCacheExpiry: cfg.RetryCacheExpiry,
+		maintenanceMinRepl: cfg.Nodes.MaintenanceMinReplication,
 	}, l, cfg.Logger)
+	if err := ns.initNodes(cfg.Nodes); err != nil {
+		l.Close()
+		return nil, err
+	}
 	ns.blockPoolID = l.Version().BlockPoolID
 	if cfg.HA == nil {
 		start := time.Now()

@@ -8,6 +8,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
+	"github.com/stratafs/strata/internal/topology"
 )
 
 // The Namesystem's block-management entry points: each takes the lock and
@@ -18,11 +19,25 @@ func protocolError(err error, class string) error {
 	if errors.As(err, &pe) {
 		return ipc.Errorf(class, "%s", pe.Error())
 	}
+	var de *blockmgmt.DisallowedError
+	if errors.As(err, &de) {
+		return ipc.Errorf(classDisallowedDatanode, "%s", de.Error())
+	}
 	return err
 }
 
-// RegisterDatanode adds (or re-adds) a DataNode.
+// RegisterDatanode adds (or re-adds) a DataNode, on the rack the topology
+// mapping gives its address (resolved before the lock: a script may run).
+// A node the hosts files do not include is refused
+// (DisallowedDatanodeException).
 func (s *Namesystem) RegisterDatanode(reg blockmgmt.Registration, remoteIP string) error {
+	if s.topo != nil {
+		ip := reg.IP
+		if ip == "" {
+			ip = remoteIP
+		}
+		reg.Rack = topology.ResolveNode(s.topo, ip, reg.XferPort, reg.Hostname)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return protocolError(s.bm.RegisterDatanode(reg, remoteIP), ipc.ClassIllegalArgument)

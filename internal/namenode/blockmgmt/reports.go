@@ -13,6 +13,9 @@ type Registration struct {
 	IP, Hostname                string // "" IP: the caller's address
 	XferPort, InfoPort, IPCPort uint32
 	Storages                    []StorageReport
+	// Rack is the node's network location, resolved by the caller
+	// ("": the default rack).
+	Rack string
 }
 
 // ProtocolError is a DataNode protocol request the Manager refuses (an
@@ -33,6 +36,13 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	if reg.UUID == "" || reg.XferPort == 0 {
 		return protocolErr("registration without a DataNode UUID or transfer port")
 	}
+	probe := &Datanode{UUID: reg.UUID, IP: reg.IP, Host: reg.Hostname, XferPort: reg.XferPort}
+	if probe.IP == "" {
+		probe.IP = remoteIP
+	}
+	if !m.hosts.Included(probe) {
+		return &DisallowedError{Node: probe.String()}
+	}
 	d := m.dns.byUUID[reg.UUID]
 	if d != nil {
 		m.removeReplicasOf(d)
@@ -51,9 +61,12 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	}
 	d.XferPort, d.InfoPort, d.IPCPort = reg.XferPort, reg.InfoPort, reg.IPCPort
 	d.Dead = false
+	d.Disallowed = false
+	d.Rack = reg.Rack
 	d.LastHeartbeat = m.now()
 	d.commands = nil
 	m.dns.updateStorages(d, reg.Storages)
+	m.applyAdmin(d, m.now())
 	m.log.Info("namenode: datanode registered", "datanode", d.String(), "storages", len(d.Storages))
 	return nil
 }
@@ -83,6 +96,10 @@ type ReportedReplica struct {
 	ID, GenStamp uint64
 	NumBytes     int64
 	Finalized    bool // else being written or waiting for recovery
+	// DelHint, for a received replica, names the DataNode (uuid) whose
+	// replica it replaces (a balancer move): the excess pass deletes
+	// that one.
+	DelHint string
 }
 
 // StorageBlockReport lists every replica on one storage.
@@ -139,6 +156,9 @@ func (m *Manager) ReceivedDeleted(uuid string, reports []StorageReceivedDeleted)
 			continue
 		}
 		for _, r := range sr.Received {
+			if r.DelHint != "" {
+				m.delHints[r.ID] = r.DelHint
+			}
 			m.reportReplica(st, r)
 		}
 		for _, id := range sr.Deleted {
@@ -220,6 +240,9 @@ const (
 	ReportAll ReportType = iota
 	ReportLive
 	ReportDead
+	ReportDecommissioning     // decommission in progress
+	ReportEnteringMaintenance // entering maintenance
+	ReportInMaintenance       // in maintenance
 )
 
 func (t ReportType) wants(d *Datanode) bool {
@@ -228,6 +251,12 @@ func (t ReportType) wants(d *Datanode) bool {
 		return !d.Dead
 	case ReportDead:
 		return d.Dead
+	case ReportDecommissioning:
+		return d.AdminState == DecommissionInProgress
+	case ReportEnteringMaintenance:
+		return d.AdminState == EnteringMaintenance
+	case ReportInMaintenance:
+		return d.AdminState == InMaintenance
 	}
 	return true
 }
