@@ -138,6 +138,10 @@ func (a *nnActor) storageReports() []*dnpb.StorageReport {
 	return out
 }
 
+// disallowedDatanodeClass is the NameNode's refusal of a node its hosts
+// files do not include.
+const disallowedDatanodeClass = "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException"
+
 // connect registers, learns the NameNode's HA state from a first
 // heartbeat (so that the block report's commands are judged by it), and
 // sends a full block report.
@@ -431,7 +435,13 @@ func (a *nnActor) run(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				a.dn.log.Debug("datanode: registration failed; retrying", "namenode", a.addr, "err", err)
+				if re := (*ipc.RemoteError)(nil); errors.As(err, &re) && re.Class == disallowedDatanodeClass {
+					// Refused by the hosts files: say so; a later
+					// refreshNodes may let it in.
+					a.dn.log.Warn("datanode: the NameNode refuses this DataNode; retrying", "namenode", a.addr, "class", re.Class, "err", re.Message)
+				} else {
+					a.dn.log.Debug("datanode: registration failed; retrying", "namenode", a.addr, "err", err)
+				}
 				select {
 				case <-ctx.Done():
 					return
