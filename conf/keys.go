@@ -17,6 +17,9 @@ type Key struct {
 // without a unit are read in the unit the Doc names; sizes accept Hadoop's
 // k/m/g/t/p/e suffixes where the Doc says so.
 var knownKeys = []Key{
+	{"dfs.balancer.getBlocks.min-block-size", "10485760", "Smallest block, in bytes, the balancer moves (getBlocks leaves smaller ones out)."},
+	{"dfs.balancer.getBlocks.size", "2147483648", "Bytes of blocks the balancer asks the NameNode for in one getBlocks."},
+	{"dfs.balancer.max-size-to-move", "10737418240", "Bytes one DataNode sends or receives at most in one balancer iteration."},
 	{"dfs.block.access.key.update.interval", "600", "Minutes between two rolls of the NameNode's block access key."},
 	{"dfs.block.access.token.enable", "false", "Whether the NameNode puts block access tokens in every located block it returns and DataNodes check them on every data-transfer op."},
 	{"dfs.block.access.token.lifetime", "600", "Minutes a block access token is good for."},

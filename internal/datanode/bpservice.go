@@ -99,12 +99,16 @@ func replicaProto(info fsdataset.ReplicaInfo) *dnpb.Replica {
 // onChange receives the dataset's replica events (from any goroutine) and
 // queues them for every NameNode's next incremental report.
 func (d *DataNode) onChange(ev fsdataset.ReplicaEvent) {
+	hint := ""
+	if ev.Kind == fsdataset.Received {
+		hint = d.takeDelHint(ev.Info.ID) // a balancer move's (balance.go)
+	}
 	for _, a := range d.actors {
-		a.onChange(ev)
+		a.onChange(ev, hint)
 	}
 }
 
-func (a *nnActor) onChange(ev fsdataset.ReplicaEvent) {
+func (a *nnActor) onChange(ev fsdataset.ReplicaEvent, delHint string) {
 	if ev.Kind == fsdataset.Receiving || !a.accepting.Load() {
 		return
 	}
@@ -115,7 +119,11 @@ func (a *nnActor) onChange(ev fsdataset.ReplicaEvent) {
 		a.pending[ev.Info.StorageID] = sr
 	}
 	if ev.Kind == fsdataset.Received {
-		sr.Received = append(sr.Received, replicaProto(ev.Info))
+		rp := replicaProto(ev.Info)
+		if delHint != "" {
+			rp.DelHint = proto.String(delHint)
+		}
+		sr.Received = append(sr.Received, rp)
 	} else {
 		sr.Deleted = append(sr.Deleted, replicaProto(ev.Info))
 	}

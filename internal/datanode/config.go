@@ -34,6 +34,8 @@ const (
 	keySlaveHostName      = "slave.host.name"
 	keyDNSInterface       = "dfs.datanode.dns.interface"
 	keyDefaultFS          = "fs.defaultFS"
+	keyBalanceBandwidth   = "dfs.datanode.balance.bandwidthPerSec"
+	keyBalanceMoves       = "dfs.datanode.balance.max.concurrent.moves"
 )
 
 // defaultHeartbeat is the heartbeat of a Config whose HeartbeatInterval
@@ -130,6 +132,14 @@ type Config struct {
 	// (dfs.block.scanner.volume.bytes.per.second, k/m/g suffixes; default
 	// 1 MiB/s). 0 means the default.
 	ScanBytesPerSecond int64
+	// BalanceBandwidth is the bytes per second balancer moves may take,
+	// summed over the moves this node serves
+	// (dfs.datanode.balance.bandwidthPerSec, default 100 MiB/s);
+	// MaxConcurrentMoves how many it serves at once
+	// (dfs.datanode.balance.max.concurrent.moves, 100). 0 means the
+	// default.
+	BalanceBandwidth   int64
+	MaxConcurrentMoves int
 	// DomainSocketPath is the Unix socket for short-circuit local reads
 	// (dfs.domain.socket.path; default "", which disables them); "_PORT"
 	// is replaced by the transfer port.
@@ -214,6 +224,8 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 		cfg.ScanPeriod = time.Duration(hours) * time.Hour
 	}
 	cfg.ScanBytesPerSecond = r.Bytes(keyScanBytesPerSecond)
+	cfg.BalanceBandwidth = r.Bytes(keyBalanceBandwidth)
+	cfg.MaxConcurrentMoves = int(r.Int(keyBalanceMoves))
 	return cfg, r.Err()
 }
 
@@ -280,6 +292,8 @@ func (c Config) withDefaults() Config {
 		fill(&c.AvailableSpacePreference, d.AvailableSpacePreference)
 		fill(&c.User, d.User)
 	}
+	fill(&c.BalanceBandwidth, defaultBalanceBandwidth)
+	fill(&c.MaxConcurrentMoves, defaultMaxConcurrentMoves)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

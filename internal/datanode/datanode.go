@@ -60,6 +60,9 @@ type DataNode struct {
 	ready     chan struct{}
 
 	stats Stats
+
+	// balance bounds and throttles balancer moves (balance.go).
+	balance *balancing
 }
 
 // Stats are the DataNode's counters.
@@ -79,6 +82,7 @@ func New(cfg Config) (*DataNode, error) {
 	}
 	dn := &DataNode{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxTransferThreads), conns: map[net.Conn]struct{}{}, ready: make(chan struct{})}
 	dn.heartbeat = cfg.HeartbeatInterval
+	dn.balance = newBalancing(cfg.BalanceBandwidth, cfg.MaxConcurrentMoves, time.Now)
 	if dn.heartbeat <= 0 {
 		dn.heartbeat = defaultHeartbeat // until the NameNode's, at registration
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/storage"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -360,5 +362,121 @@ func TestRackMisreplicationRepaired(t *testing.T) {
 	got, err := readFile(ctx, cl, "/onerack")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestBalancer writes with one DataNode, adds two empty ones, and runs
+// `strata balancer` while a client writes: it must exit 0 with every
+// node's utilisation within the threshold of the mean, each block still
+// at its replication (the moved replicas' sources deleted), and every
+// file intact.
+func TestBalancer(t *testing.T) {
+	const volume = 48 << 20
+	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, DataNodeIP: loopbackIP,
+		Volumes:    []storage.Type{storage.Disk},
+		VolumeSize: func(i, v int) int64 { return volume },
+		Conf:       map[string]string{"dfs.datanode.balance.bandwidthPerSec": "20m"},
+	})
+	ctx := ctxT(t)
+	cl := nodesClient(t, c, 1)
+	files := map[string][]byte{}
+	for i := 0; i < 3; i++ {
+		p := fmt.Sprintf("/data/f%d", i)
+		files[p] = patterned(8<<20, 40+i)
+		if err := writeFile(ctx, cl, p, files[p]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.AddDataNode()
+	c.AddDataNode()
+	time.Sleep(500 * time.Millisecond) // a heartbeat with the new nodes' figures
+
+	// A writer running alongside the balancer.
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 4; i++ {
+			p := fmt.Sprintf("/during/f%d", i)
+			d := patterned(256<<10, 70+i)
+			if err := writeFile(ctx, cl, p, d); err != nil {
+				done <- err
+				return
+			}
+			files[p] = d
+		}
+		done <- nil
+	}()
+	// The balancer waits 2 heartbeats and a replication interval between
+	// iterations: the cluster's.
+	fast := []string{"-D", "dfs.heartbeat.interval=100ms", "-D", "dfs.namenode.redundancy.interval.seconds=200ms", "-D", "dfs.balancer.getBlocks.min-block-size=1024"}
+	out, errOut, code := c.Run(c.Superuser(), append([]string{"balancer", "-threshold", "10"}, fast...)...)
+	if err := <-done; err != nil {
+		t.Fatalf("write during balancing: %v", err)
+	}
+	if code != 0 || !strings.Contains(out, "The cluster is balanced. Exiting...") ||
+		!strings.Contains(out, "Time Stamp               Iteration#  Bytes Already Moved  Bytes Left To Move  Bytes Being Moved") {
+		t.Fatalf("balancer: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	t.Logf("balancer:\n%s\nstderr:\n%s", out, errOut)
+
+	// Utilisation within 10 points of the mean, as the NameNode sees it.
+	var rep hdfspb.GetDatanodeStorageReportResponseProto
+	if err := cl.Call(ctx, "getDatanodeStorageReport", &hdfspb.GetDatanodeStorageReportRequestProto{Type: hdfspb.DatanodeReportTypeProto_LIVE.Enum()}, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var used, capacity float64
+	utils := map[string]float64{}
+	for _, r := range rep.GetDatanodeStorageReports() {
+		var u, cp float64
+		for _, s := range r.GetStorageReports() {
+			u += float64(s.GetDfsUsed())
+			cp += float64(s.GetCapacity())
+		}
+		used += u
+		capacity += cp
+		utils[r.GetDatanodeInfo().GetId().GetIpAddr()] = u * 100 / cp
+	}
+	mean := used * 100 / capacity
+	for ip, u := range utils {
+		if u > mean+10 || u < mean-10 {
+			t.Errorf("node %s at %.1f%%, mean %.1f%%", ip, u, mean)
+		}
+	}
+	if len(utils) != 3 {
+		t.Fatalf("%d live nodes", len(utils))
+	}
+	// The moves' sources were deleted: replication 1 everywhere, and
+	// everything reads back.
+	for p, want := range files {
+		c.WaitReplicated(p, 1, 30*time.Second)
+		locs, err := cl.BlockLocations(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range locs {
+			if len(l.Hosts) != 1 {
+				c.WaitFor(fmt.Sprintf("block %d of %s back at one replica", l.BlockID, p), 30*time.Second, func() bool {
+					ls, err := cl.BlockLocations(ctx, p)
+					if err != nil {
+						return false
+					}
+					for _, x := range ls {
+						if len(x.Hosts) != 1 {
+							return false
+						}
+					}
+					return true
+				})
+				break
+			}
+		}
+		got, err := readFile(ctx, cl, p)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read %s after balancing: %d bytes, %v", p, len(got), err)
+		}
+	}
+	// A second run finds the cluster balanced at once.
+	out, _, code = c.Run(c.Superuser(), append([]string{"balancer", "-threshold", "10"}, fast...)...)
+	if code != 0 || !strings.Contains(out, "The cluster is balanced. Exiting...") {
+		t.Errorf("second balancer run: exit %d\n%s", code, out)
 	}
 }

@@ -178,7 +178,7 @@ func reportedReplicas(rs []*dnpb.Replica) []blockmgmt.ReportedReplica {
 	out := make([]blockmgmt.ReportedReplica, len(rs))
 	for i, r := range rs {
 		out[i] = blockmgmt.ReportedReplica{ID: r.GetBlockId(), GenStamp: r.GetGenStamp(), NumBytes: int64(r.GetNumBytes()),
-			Finalized: r.GetState() == dnpb.ReplicaState_FINALIZED}
+			Finalized: r.GetState() == dnpb.ReplicaState_FINALIZED, DelHint: r.GetDelHint()}
 	}
 	return out
 }

@@ -163,6 +163,8 @@ func New(cfg Config) (*NameNode, error) {
 	}
 	dp := &datanodeProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(DatanodeProtocolName, dp.methods())
+	np := &namenodeProtocol{nn: nn, ns: ns}
+	nn.rpc.Register(NamenodeProtocolName, nn.withHA(np.methods()))
 	return nn, nil
 }
 
