@@ -81,6 +81,14 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.enable.retrycache":                  "false",
 		"dfs.namenode.retrycache.expirytime.millis":       "1000",
 		"dfs.namenode.retrycache.heap.percent":            "0.5",
+		"dfs.hosts":                                       "/etc/strata/dfs.include",
+		"dfs.hosts.exclude":                               "/etc/strata/dfs.exclude",
+		"dfs.namenode.hosts.provider.classname":           "org.apache.hadoop.hdfs.server.blockmanagement.CombinedHostFileManager",
+		"dfs.namenode.maintenance.replication.min":        "2",
+		"net.topology.node.switch.mapping.impl":           "org.apache.hadoop.net.TableMapping",
+		"net.topology.script.file.name":                   "/etc/strata/topology.sh",
+		"net.topology.script.number.args":                 "10",
+		"net.topology.table.file.name":                    "/etc/strata/topology.table",
 	})
 }
 

@@ -56,4 +56,3 @@ func (p *namenodeProtocol) getBlocks(ctx context.Context, req *hdfspb.GetBlocksR
 	}
 	return &hdfspb.GetBlocksResponseProto{Blocks: out}, nil
 }
-

@@ -9,8 +9,8 @@ import (
 // BlockWithLocations is a block and where its good replicas are, for the
 // balancer (Hadoop's BlocksWithLocations).
 type BlockWithLocations struct {
-	ID, GenStamp uint64
-	NumBytes     int64
+	ID, GenStamp              uint64
+	NumBytes                  int64
 	DatanodeUUIDs, StorageIDs []string
 	StorageTypes              []storage.Type
 }
