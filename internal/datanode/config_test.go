@@ -65,6 +65,8 @@ func TestConfigMapping(t *testing.T) {
 		keyHostname:                     "dn3.example",
 		keySlaveHostName:                "node3.example",
 		keyDNSInterface:                 "eth0",
+		keyBalanceBandwidth:             "10m",
+		keyBalanceMoves:                 "7",
 	})
 }
 
