@@ -275,6 +275,7 @@ func TestTwoRackPlacement(t *testing.T) {
 	for ip, r := range racks {
 		fmt.Fprintf(&sb, "%s %s\n", ip, r)
 	}
+	sb.WriteString("# the test's client\n127.0.0.1 /r2\n")
 	os.WriteFile(table, []byte(sb.String()), 0o644)
 	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 4, DataNodeIP: loopbackIP, Conf: map[string]string{
 		"net.topology.node.switch.mapping.impl": "org.apache.hadoop.net.TableMapping",
@@ -298,6 +299,13 @@ func TestTwoRackPlacement(t *testing.T) {
 		}
 		if len(seen) != 2 {
 			t.Errorf("block %d on %v: one rack only", l.BlockID, l.Hosts)
+		}
+		// The client is on /r2 (the table says so): its rack's replicas
+		// are listed first.
+		for j := 1; j < len(l.Hosts); j++ {
+			if rackOfAddr(l.Hosts[j], racks) == "/r2" && rackOfAddr(l.Hosts[j-1], racks) == "/r1" {
+				t.Errorf("block %d: %v lists an off-rack replica before a local-rack one", l.BlockID, l.Hosts)
+			}
 		}
 	}
 	out, _, code := c.Run(c.Superuser(), "dfsadmin", "-printTopology")
@@ -479,4 +487,82 @@ func TestBalancer(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "The cluster is balanced. Exiting...") {
 		t.Errorf("second balancer run: exit %d\n%s", code, out)
 	}
+}
+
+// TestMaintenanceMode uses the JSON hosts file (CombinedHostFileManager):
+// a node put IN_MAINTENANCE goes Entering Maintenance → In Maintenance,
+// is listed by dfsadmin -report -inmaintenance, may then stop without
+// its blocks being copied (dfs.namenode.maintenance.replication.min
+// live replicas remain), and returns to service when listed NORMAL.
+func TestMaintenanceMode(t *testing.T) {
+	dir := t.TempDir()
+	hosts := filepath.Join(dir, "dfs.hosts.json")
+	write := func(maint int) {
+		var es []string
+		for i := 0; i < 4; i++ {
+			e := fmt.Sprintf(`{"hostName": %q}`, loopbackIP(i))
+			if i == maint {
+				e = fmt.Sprintf(`{"hostName": %q, "adminState": "IN_MAINTENANCE", "maintenanceExpireTimeInMS": %d}`,
+					loopbackIP(i), time.Now().Add(time.Hour).UnixMilli())
+			}
+			es = append(es, e)
+		}
+		if err := os.WriteFile(hosts, []byte("["+strings.Join(es, ",\n")+"]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(-1)
+	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 4, DataNodeIP: loopbackIP, Conf: map[string]string{
+		"dfs.namenode.hosts.provider.classname": "org.apache.hadoop.hdfs.server.blockmanagement.CombinedHostFileManager",
+		"dfs.hosts":                             hosts,
+	}})
+	ctx := ctxT(t)
+	cl := nodesClient(t, c, 2)
+	data := patterned(3<<20, 5)
+	if err := writeFile(ctx, cl, "/m", data); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitReplicated("/m", 2, 30*time.Second)
+	write(0)
+	if out, _, code := c.Run(c.Superuser(), "dfsadmin", "-refreshNodes"); code != 0 {
+		t.Fatalf("refreshNodes: %d %s", code, out)
+	}
+	node := c.DataNodeAddr(0)
+	c.WaitFor(node+" In maintenance", 30*time.Second, func() bool {
+		out, _, _ := c.Run(c.Superuser(), "dfsadmin", "-report", "-inmaintenance")
+		return strings.Contains(out, "In maintenance datanodes (1):") && nodeStatus(out, node) == "In maintenance"
+	})
+	// Down for maintenance: no block falls below the minimum, and none is
+	// copied to make up for it.
+	before, _ := cl.BlockLocations(ctx, "/m")
+	c.StopDataNode(0)
+	time.Sleep(3 * time.Second) // past the dead-node interval
+	got, err := readFile(ctx, cl, "/m")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read with a node in maintenance down: %d bytes, %v", len(got), err)
+	}
+	after, _ := cl.BlockLocations(ctx, "/m")
+	for i, l := range after {
+		if len(l.Hosts) == 0 {
+			t.Fatalf("block %d unreadable", l.BlockID)
+		}
+		was := 0
+		for _, h := range before[i].Hosts {
+			if h != node {
+				was++
+			}
+		}
+		if len(l.Hosts) > was {
+			t.Errorf("block %d re-replicated while its node was in maintenance: %v -> %v", l.BlockID, before[i].Hosts, l.Hosts)
+		}
+	}
+	// Back: in service again.
+	c.StartDataNode(0)
+	write(-1)
+	c.Run(c.Superuser(), "dfsadmin", "-refreshNodes")
+	c.WaitFor(node+" Normal", 30*time.Second, func() bool {
+		out, _, _ := c.Run(c.Superuser(), "dfsadmin", "-report", "-live")
+		return nodeStatus(out, node) == "Normal"
+	})
+	c.WaitReplicated("/m", 2, 30*time.Second)
 }
