@@ -105,11 +105,14 @@ func (d *Datanode) SortedStorages() []*Storage {
 type datanodes struct {
 	byUUID    map[string]*Datanode
 	byStorage map[string]*Storage
-	rng       *lockedRand
+	// byIP is the last node registered from each address (a reader's
+	// own node, for read order); check the node's IP on use.
+	byIP map[string]*Datanode
+	rng  *lockedRand
 }
 
 func newDatanodes(rng *lockedRand) *datanodes {
-	return &datanodes{byUUID: map[string]*Datanode{}, byStorage: map[string]*Storage{}, rng: rng}
+	return &datanodes{byUUID: map[string]*Datanode{}, byStorage: map[string]*Storage{}, byIP: map[string]*Datanode{}, rng: rng}
 }
 
 func (ds *datanodes) live() []*Datanode {

@@ -76,6 +76,7 @@ type Manager struct {
 	hosts         *Hosts       // dfs.hosts / dfs.hosts.exclude (SetHosts)
 	delHints      map[uint64]string
 	clientRack    func(ip string) string
+	passRacks     int // racks in service during a Replicate pass, 0 outside one
 }
 
 // New returns a Manager for the blocks in blocks, with no DataNodes.

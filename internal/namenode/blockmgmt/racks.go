@@ -141,8 +141,12 @@ func (ds *datanodes) pick(t storage.Type, used map[string]bool, need int64, pref
 	return all[ds.rng.IntN(len(all))]
 }
 
-// numRacks is the number of racks with an in-service DataNode.
+// numRacks is the number of racks with an in-service DataNode (counted
+// once per replication pass: see Replicate).
 func (m *Manager) numRacks() int {
+	if m.passRacks > 0 {
+		return m.passRacks
+	}
 	racks := map[string]bool{}
 	for _, d := range m.dns.byUUID {
 		if d.InService() {
@@ -184,11 +188,8 @@ func adminRank(d *Datanode) int {
 // keeping the given (random) order among equals.
 func (m *Manager) sortByDistance(locs []*Storage, clientIP string) {
 	clientRack := ""
-	for _, d := range m.dns.byUUID {
-		if d.IP == clientIP {
-			clientRack = d.rack()
-			break
-		}
+	if d := m.dns.byIP[clientIP]; d != nil && d.IP == clientIP {
+		clientRack = d.rack()
 	}
 	if clientRack == "" && m.clientRack != nil {
 		clientRack = m.clientRack(clientIP)

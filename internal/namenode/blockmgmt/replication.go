@@ -107,6 +107,9 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		}
 	}
 	st.PendingReplication = len(m.pending)
+	m.passRacks = 0
+	m.passRacks = m.numRacks()
+	defer func() { m.passRacks = 0 }()
 	for _, id := range m.blocks.IDs() {
 		b := m.blocks.Get(id)
 		st.Blocks++

@@ -63,6 +63,7 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	d.Dead = false
 	d.Disallowed = false
 	d.Rack = reg.Rack
+	m.dns.byIP[d.IP] = d
 	d.LastHeartbeat = m.now()
 	d.commands = nil
 	m.dns.updateStorages(d, reg.Storages)
