@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/datatransfer"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -40,10 +41,89 @@ type RPCCluster struct {
 	// MoveTimeout bounds one move (the target copies the whole block).
 	MoveTimeout time.Duration
 	nodes       map[string]*hdfspb.DatanodeInfoProto
+	// tokens mints the moves' block tokens from the NameNode's keys
+	// (getBlockKeys) when block tokens are on; nil when they are off.
+	tokens *blocktoken.Manager
 }
 
-// Nodes implements Cluster with getDatanodeStorageReport(LIVE).
+// callNN calls a NamenodeProtocol method on the NameNodes in turn until
+// one answers (the active; standbys refuse), remembering it.
+func (c *RPCCluster) callNN(ctx context.Context, method string, req, resp proto.Message) error {
+	var err error
+	for i, addr := range c.NameNodes {
+		cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: c.User, Protocol: NamenodeProtocolName, DialTimeout: 10 * time.Second})
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err = cl.Call(cctx, method, req, resp)
+		cancel()
+		cl.Close()
+		if err == nil {
+			if i > 0 {
+				c.NameNodes[0], c.NameNodes[i] = c.NameNodes[i], c.NameNodes[0]
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+	}
+	if err == nil {
+		err = errors.New("balancer: no NameNode address")
+	}
+	return err
+}
+
+// refreshKeys learns the block pool (versionRequest) and the block keys
+// (getBlockKeys), as Hadoop's balancer KeyManager does each iteration.
+func (c *RPCCluster) refreshKeys(ctx context.Context) error {
+	var ver hdfspb.VersionResponseProto
+	if err := c.callNN(ctx, "versionRequest", &hdfspb.VersionRequestProto{}, &ver); err != nil {
+		return err
+	}
+	c.BlockPool = ver.GetInfo().GetBlockPoolID()
+	var kr hdfspb.GetBlockKeysResponseProto
+	if err := c.callNN(ctx, "getBlockKeys", &hdfspb.GetBlockKeysRequestProto{}, &kr); err != nil {
+		return err
+	}
+	k := kr.GetKeys()
+	if !k.GetIsBlockTokenEnabled() {
+		c.tokens = nil
+		return nil
+	}
+	key := func(p *hdfspb.BlockKeyProto) blocktoken.Key {
+		return blocktoken.Key{ID: int32(p.GetKeyId()), Expiry: time.UnixMilli(int64(p.GetExpiryDate())), Secret: p.GetKeyBytes()}
+	}
+	keys := blocktoken.Keys{Enabled: true, UpdateInterval: time.Duration(k.GetKeyUpdateInterval()) * time.Millisecond,
+		TokenLifetime: time.Duration(k.GetTokenLifeTime()) * time.Millisecond, Current: key(k.GetCurrentKey())}
+	for _, a := range k.GetAllKeys() {
+		keys.All = append(keys.All, key(a))
+	}
+	m := blocktoken.NewWorker(blocktoken.Config{BlockPoolID: c.BlockPool, Enabled: true, TokenLifetime: keys.TokenLifetime})
+	if err := m.ImportKeys(keys); err != nil {
+		return err
+	}
+	c.tokens = m
+	return nil
+}
+
+// token is a move's block token: REPLACE for the target, COPY for the
+// proxy it forwards it to.
+func (c *RPCCluster) token(blockID uint64) (*hdfspb.TokenProto, error) {
+	if c.tokens == nil {
+		return &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}, nil
+	}
+	t, err := c.tokens.Mint(c.User, int64(blockID), []blocktoken.AccessMode{blocktoken.Replace, blocktoken.Copy}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return blocktoken.TokenProto(t), nil
+}
+
+// Nodes implements Cluster with getDatanodeStorageReport(LIVE), and
+// refreshes the block keys.
 func (c *RPCCluster) Nodes(ctx context.Context) ([]*Node, error) {
+	if err := c.refreshKeys(ctx); err != nil {
+		return nil, err
+	}
 	var rep hdfspb.GetDatanodeStorageReportResponseProto
 	if err := c.Client.Call(ctx, "getDatanodeStorageReport", &hdfspb.GetDatanodeStorageReportRequestProto{Type: hdfspb.DatanodeReportTypeProto_LIVE.Enum()}, &rep); err != nil {
 		return nil, err
@@ -85,27 +165,7 @@ func (c *RPCCluster) Blocks(ctx context.Context, src *Node, size, minBlockSize i
 		Size: proto.Uint64(uint64(size)), MinBlockSize: proto.Uint64(uint64(max(minBlockSize, 0))),
 	}
 	var resp hdfspb.GetBlocksResponseProto
-	var err error
-	for i, addr := range c.NameNodes {
-		cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: c.User, Protocol: NamenodeProtocolName, DialTimeout: 10 * time.Second})
-		cctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err = cl.Call(cctx, "getBlocks", req, &resp)
-		cancel()
-		cl.Close()
-		if err == nil {
-			if i > 0 { // remember the active
-				c.NameNodes[0], c.NameNodes[i] = c.NameNodes[i], c.NameNodes[0]
-			}
-			break
-		}
-		var re *ipc.RemoteError
-		if !errors.As(err, &re) || re.Class != ipc.ClassStandby {
-			if len(c.NameNodes) == 1 {
-				return nil, err
-			}
-		}
-	}
-	if err != nil {
+	if err := c.callNN(ctx, "getBlocks", req, &resp); err != nil {
 		return nil, err
 	}
 	var out []Block
@@ -143,11 +203,15 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 	if d, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(d)
 	}
+	tok, err := c.token(m.Block.ID)
+	if err != nil {
+		return err
+	}
 	op := &hdfspb.OpReplaceBlockProto{
 		Header: &hdfspb.BaseHeaderProto{
 			Block: &hdfspb.ExtendedBlockProto{PoolId: proto.String(c.BlockPool), BlockId: proto.Uint64(m.Block.ID),
 				GenerationStamp: proto.Uint64(m.Block.GenStamp), NumBytes: proto.Uint64(uint64(m.Block.NumBytes))},
-			Token: &hdfspb.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")},
+			Token: tok,
 		},
 		DelHint:     proto.String(m.Source.UUID),
 		Source:      proxy,

@@ -383,7 +383,9 @@ func TestBalancer(t *testing.T) {
 	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, DataNodeIP: loopbackIP,
 		Volumes:    []storage.Type{storage.Disk},
 		VolumeSize: func(i, v int) int64 { return volume },
-		Conf:       map[string]string{"dfs.datanode.balance.bandwidthPerSec": "20m"},
+		// Block tokens on, as strata local has them: the balancer mints
+		// its REPLACE_BLOCK tokens from getBlockKeys.
+		Conf: map[string]string{"dfs.datanode.balance.bandwidthPerSec": "20m", "dfs.block.access.token.enable": "true"},
 	})
 	ctx := ctxT(t)
 	cl := nodesClient(t, c, 1)

@@ -20,7 +20,11 @@ type namenodeProtocol struct {
 }
 
 func (p *namenodeProtocol) methods() map[string]ipc.Method {
-	return map[string]ipc.Method{"getBlocks": ipc.Unary(p.getBlocks)}
+	return map[string]ipc.Method{
+		"getBlocks":      ipc.Unary(p.getBlocks),
+		"getBlockKeys":   ipc.Unary(p.getBlockKeys),
+		"versionRequest": ipc.Unary(p.versionRequest),
+	}
 }
 
 // maxGetBlocksSize bounds the bytes of blocks one getBlocks asks for
@@ -55,4 +59,40 @@ func (p *namenodeProtocol) getBlocks(ctx context.Context, req *hdfspb.GetBlocksR
 		out.Blocks = append(out.Blocks, bp)
 	}
 	return &hdfspb.GetBlocksResponseProto{Blocks: out}, nil
+}
+
+// getBlockKeys hands the block keys to the balancer, which mints its
+// REPLACE_BLOCK tokens with them (superuser only). With block tokens off
+// the answer says so and carries no secret, as Hadoop's DUMMY_KEYS.
+func (p *namenodeProtocol) getBlockKeys(ctx context.Context, _ *hdfspb.GetBlockKeysRequestProto) (*hdfspb.GetBlockKeysResponseProto, error) {
+	if err := p.ns.checker(ctx).Superuser("getBlockKeys"); err != nil {
+		return nil, err
+	}
+	k := p.nn.tokens.ExportKeys()
+	key := func(id int32, expiry int64, secret []byte) *hdfspb.BlockKeyProto {
+		return &hdfspb.BlockKeyProto{KeyId: proto.Uint32(uint32(id)), ExpiryDate: proto.Uint64(uint64(max(expiry, 0))), KeyBytes: secret}
+	}
+	out := &hdfspb.ExportedBlockKeysProto{
+		IsBlockTokenEnabled: proto.Bool(k.Enabled),
+		KeyUpdateInterval:   proto.Uint64(uint64(k.UpdateInterval.Milliseconds())),
+		TokenLifeTime:       proto.Uint64(uint64(k.TokenLifetime.Milliseconds())),
+		CurrentKey:          key(0, 0, nil),
+	}
+	if k.Enabled {
+		out.CurrentKey = key(k.Current.ID, k.Current.Expiry.UnixMilli(), k.Current.Secret)
+		for _, a := range k.All {
+			out.AllKeys = append(out.AllKeys, key(a.ID, a.Expiry.UnixMilli(), a.Secret))
+		}
+	}
+	return &hdfspb.GetBlockKeysResponseProto{Keys: out}, nil
+}
+
+// versionRequest names the namespace and block pool.
+func (p *namenodeProtocol) versionRequest(ctx context.Context, _ *hdfspb.VersionRequestProto) (*hdfspb.VersionResponseProto, error) {
+	v := p.nn.edit.Version()
+	return &hdfspb.VersionResponseProto{Info: &hdfspb.NamespaceInfoProto{
+		BuildVersion: proto.String("strata"), BlockPoolID: proto.String(v.BlockPoolID), SoftwareVersion: proto.String("strata"),
+		StorageInfo: &hdfspb.StorageInfoProto{LayoutVersion: proto.Uint32(uint32(v.LayoutVersion)), NamespceID: proto.Uint32(v.NamespaceID),
+			ClusterID: proto.String(v.ClusterID), CTime: proto.Uint64(uint64(v.CTime))},
+	}}, nil
 }

@@ -1,5 +1,6 @@
 // The part of Hadoop's NamenodeProtocol (NamenodeProtocol.proto with its
-// messages from HdfsServer.proto) the balancer uses: getBlocks. Field
+// messages from HdfsServer.proto) the balancer uses: getBlocks,
+// getBlockKeys and versionRequest. Field
 // numbers, types, defaults and required markings are Hadoop 3.x's; the
 // erasure-coding fields are reserved.
 
@@ -333,6 +334,460 @@ func (x *GetBlocksResponseProto) GetBlocks() *BlocksWithLocationsProto {
 	return nil
 }
 
+// A block key (Hadoop's BlockKey): keyBytes is the HMAC secret.
+type BlockKeyProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	KeyId         *uint32                `protobuf:"varint,1,req,name=keyId" json:"keyId,omitempty"`
+	ExpiryDate    *uint64                `protobuf:"varint,2,req,name=expiryDate" json:"expiryDate,omitempty"` // ms since the epoch
+	KeyBytes      []byte                 `protobuf:"bytes,3,opt,name=keyBytes" json:"keyBytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockKeyProto) Reset() {
+	*x = BlockKeyProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockKeyProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockKeyProto) ProtoMessage() {}
+
+func (x *BlockKeyProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockKeyProto.ProtoReflect.Descriptor instead.
+func (*BlockKeyProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *BlockKeyProto) GetKeyId() uint32 {
+	if x != nil && x.KeyId != nil {
+		return *x.KeyId
+	}
+	return 0
+}
+
+func (x *BlockKeyProto) GetExpiryDate() uint64 {
+	if x != nil && x.ExpiryDate != nil {
+		return *x.ExpiryDate
+	}
+	return 0
+}
+
+func (x *BlockKeyProto) GetKeyBytes() []byte {
+	if x != nil {
+		return x.KeyBytes
+	}
+	return nil
+}
+
+type ExportedBlockKeysProto struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	IsBlockTokenEnabled *bool                  `protobuf:"varint,1,req,name=isBlockTokenEnabled" json:"isBlockTokenEnabled,omitempty"`
+	KeyUpdateInterval   *uint64                `protobuf:"varint,2,req,name=keyUpdateInterval" json:"keyUpdateInterval,omitempty"` // ms
+	TokenLifeTime       *uint64                `protobuf:"varint,3,req,name=tokenLifeTime" json:"tokenLifeTime,omitempty"`         // ms
+	CurrentKey          *BlockKeyProto         `protobuf:"bytes,4,req,name=currentKey" json:"currentKey,omitempty"`
+	AllKeys             []*BlockKeyProto       `protobuf:"bytes,5,rep,name=allKeys" json:"allKeys,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ExportedBlockKeysProto) Reset() {
+	*x = ExportedBlockKeysProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedBlockKeysProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedBlockKeysProto) ProtoMessage() {}
+
+func (x *ExportedBlockKeysProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedBlockKeysProto.ProtoReflect.Descriptor instead.
+func (*ExportedBlockKeysProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ExportedBlockKeysProto) GetIsBlockTokenEnabled() bool {
+	if x != nil && x.IsBlockTokenEnabled != nil {
+		return *x.IsBlockTokenEnabled
+	}
+	return false
+}
+
+func (x *ExportedBlockKeysProto) GetKeyUpdateInterval() uint64 {
+	if x != nil && x.KeyUpdateInterval != nil {
+		return *x.KeyUpdateInterval
+	}
+	return 0
+}
+
+func (x *ExportedBlockKeysProto) GetTokenLifeTime() uint64 {
+	if x != nil && x.TokenLifeTime != nil {
+		return *x.TokenLifeTime
+	}
+	return 0
+}
+
+func (x *ExportedBlockKeysProto) GetCurrentKey() *BlockKeyProto {
+	if x != nil {
+		return x.CurrentKey
+	}
+	return nil
+}
+
+func (x *ExportedBlockKeysProto) GetAllKeys() []*BlockKeyProto {
+	if x != nil {
+		return x.AllKeys
+	}
+	return nil
+}
+
+type GetBlockKeysRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlockKeysRequestProto) Reset() {
+	*x = GetBlockKeysRequestProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlockKeysRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlockKeysRequestProto) ProtoMessage() {}
+
+func (x *GetBlockKeysRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlockKeysRequestProto.ProtoReflect.Descriptor instead.
+func (*GetBlockKeysRequestProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{7}
+}
+
+type GetBlockKeysResponseProto struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	Keys          *ExportedBlockKeysProto `protobuf:"bytes,1,opt,name=keys" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlockKeysResponseProto) Reset() {
+	*x = GetBlockKeysResponseProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlockKeysResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlockKeysResponseProto) ProtoMessage() {}
+
+func (x *GetBlockKeysResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlockKeysResponseProto.ProtoReflect.Descriptor instead.
+func (*GetBlockKeysResponseProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *GetBlockKeysResponseProto) GetKeys() *ExportedBlockKeysProto {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+type StorageInfoProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LayoutVersion *uint32                `protobuf:"varint,1,req,name=layoutVersion" json:"layoutVersion,omitempty"`
+	NamespceID    *uint32                `protobuf:"varint,2,req,name=namespceID" json:"namespceID,omitempty"` // sic, Hadoop's spelling
+	ClusterID     *string                `protobuf:"bytes,3,req,name=clusterID" json:"clusterID,omitempty"`
+	CTime         *uint64                `protobuf:"varint,4,req,name=cTime" json:"cTime,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StorageInfoProto) Reset() {
+	*x = StorageInfoProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StorageInfoProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StorageInfoProto) ProtoMessage() {}
+
+func (x *StorageInfoProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StorageInfoProto.ProtoReflect.Descriptor instead.
+func (*StorageInfoProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *StorageInfoProto) GetLayoutVersion() uint32 {
+	if x != nil && x.LayoutVersion != nil {
+		return *x.LayoutVersion
+	}
+	return 0
+}
+
+func (x *StorageInfoProto) GetNamespceID() uint32 {
+	if x != nil && x.NamespceID != nil {
+		return *x.NamespceID
+	}
+	return 0
+}
+
+func (x *StorageInfoProto) GetClusterID() string {
+	if x != nil && x.ClusterID != nil {
+		return *x.ClusterID
+	}
+	return ""
+}
+
+func (x *StorageInfoProto) GetCTime() uint64 {
+	if x != nil && x.CTime != nil {
+		return *x.CTime
+	}
+	return 0
+}
+
+type NamespaceInfoProto struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	BuildVersion    *string                `protobuf:"bytes,1,req,name=buildVersion" json:"buildVersion,omitempty"`
+	Unused          *uint32                `protobuf:"varint,2,opt,name=unused" json:"unused,omitempty"`
+	BlockPoolID     *string                `protobuf:"bytes,3,req,name=blockPoolID" json:"blockPoolID,omitempty"`
+	StorageInfo     *StorageInfoProto      `protobuf:"bytes,4,req,name=storageInfo" json:"storageInfo,omitempty"`
+	SoftwareVersion *string                `protobuf:"bytes,5,req,name=softwareVersion" json:"softwareVersion,omitempty"`
+	Capabilities    *uint64                `protobuf:"varint,6,opt,name=capabilities,def=0" json:"capabilities,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+// Default values for NamespaceInfoProto fields.
+const (
+	Default_NamespaceInfoProto_Capabilities = uint64(0)
+)
+
+func (x *NamespaceInfoProto) Reset() {
+	*x = NamespaceInfoProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NamespaceInfoProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NamespaceInfoProto) ProtoMessage() {}
+
+func (x *NamespaceInfoProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NamespaceInfoProto.ProtoReflect.Descriptor instead.
+func (*NamespaceInfoProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *NamespaceInfoProto) GetBuildVersion() string {
+	if x != nil && x.BuildVersion != nil {
+		return *x.BuildVersion
+	}
+	return ""
+}
+
+func (x *NamespaceInfoProto) GetUnused() uint32 {
+	if x != nil && x.Unused != nil {
+		return *x.Unused
+	}
+	return 0
+}
+
+func (x *NamespaceInfoProto) GetBlockPoolID() string {
+	if x != nil && x.BlockPoolID != nil {
+		return *x.BlockPoolID
+	}
+	return ""
+}
+
+func (x *NamespaceInfoProto) GetStorageInfo() *StorageInfoProto {
+	if x != nil {
+		return x.StorageInfo
+	}
+	return nil
+}
+
+func (x *NamespaceInfoProto) GetSoftwareVersion() string {
+	if x != nil && x.SoftwareVersion != nil {
+		return *x.SoftwareVersion
+	}
+	return ""
+}
+
+func (x *NamespaceInfoProto) GetCapabilities() uint64 {
+	if x != nil && x.Capabilities != nil {
+		return *x.Capabilities
+	}
+	return Default_NamespaceInfoProto_Capabilities
+}
+
+type VersionRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VersionRequestProto) Reset() {
+	*x = VersionRequestProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VersionRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VersionRequestProto) ProtoMessage() {}
+
+func (x *VersionRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VersionRequestProto.ProtoReflect.Descriptor instead.
+func (*VersionRequestProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{11}
+}
+
+type VersionResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Info          *NamespaceInfoProto    `protobuf:"bytes,1,req,name=info" json:"info,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VersionResponseProto) Reset() {
+	*x = VersionResponseProto{}
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VersionResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VersionResponseProto) ProtoMessage() {}
+
+func (x *VersionResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_namenode_protocol_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VersionResponseProto.ProtoReflect.Descriptor instead.
+func (*VersionResponseProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_namenode_protocol_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *VersionResponseProto) GetInfo() *NamespaceInfoProto {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
 var File_hdfs_namenode_protocol_proto protoreflect.FileDescriptor
 
 const file_hdfs_namenode_protocol_proto_rawDesc = "" +
@@ -357,9 +812,45 @@ const file_hdfs_namenode_protocol_proto_rawDesc = "" +
 	"\ftimeInterval\x18\x04 \x01(\x04:\x010R\ftimeInterval\x12F\n" +
 	"\vstorageType\x18\x05 \x01(\x0e2$.strata.hadoop.hdfs.StorageTypeProtoR\vstorageType\"^\n" +
 	"\x16GetBlocksResponseProto\x12D\n" +
-	"\x06blocks\x18\x01 \x02(\v2,.strata.hadoop.hdfs.BlocksWithLocationsProtoR\x06blocks2}\n" +
+	"\x06blocks\x18\x01 \x02(\v2,.strata.hadoop.hdfs.BlocksWithLocationsProtoR\x06blocks\"a\n" +
+	"\rBlockKeyProto\x12\x14\n" +
+	"\x05keyId\x18\x01 \x02(\rR\x05keyId\x12\x1e\n" +
+	"\n" +
+	"expiryDate\x18\x02 \x02(\x04R\n" +
+	"expiryDate\x12\x1a\n" +
+	"\bkeyBytes\x18\x03 \x01(\fR\bkeyBytes\"\x9e\x02\n" +
+	"\x16ExportedBlockKeysProto\x120\n" +
+	"\x13isBlockTokenEnabled\x18\x01 \x02(\bR\x13isBlockTokenEnabled\x12,\n" +
+	"\x11keyUpdateInterval\x18\x02 \x02(\x04R\x11keyUpdateInterval\x12$\n" +
+	"\rtokenLifeTime\x18\x03 \x02(\x04R\rtokenLifeTime\x12A\n" +
+	"\n" +
+	"currentKey\x18\x04 \x02(\v2!.strata.hadoop.hdfs.BlockKeyProtoR\n" +
+	"currentKey\x12;\n" +
+	"\aallKeys\x18\x05 \x03(\v2!.strata.hadoop.hdfs.BlockKeyProtoR\aallKeys\"\x1a\n" +
+	"\x18GetBlockKeysRequestProto\"[\n" +
+	"\x19GetBlockKeysResponseProto\x12>\n" +
+	"\x04keys\x18\x01 \x01(\v2*.strata.hadoop.hdfs.ExportedBlockKeysProtoR\x04keys\"\x8c\x01\n" +
+	"\x10StorageInfoProto\x12$\n" +
+	"\rlayoutVersion\x18\x01 \x02(\rR\rlayoutVersion\x12\x1e\n" +
+	"\n" +
+	"namespceID\x18\x02 \x02(\rR\n" +
+	"namespceID\x12\x1c\n" +
+	"\tclusterID\x18\x03 \x02(\tR\tclusterID\x12\x14\n" +
+	"\x05cTime\x18\x04 \x02(\x04R\x05cTime\"\x91\x02\n" +
+	"\x12NamespaceInfoProto\x12\"\n" +
+	"\fbuildVersion\x18\x01 \x02(\tR\fbuildVersion\x12\x16\n" +
+	"\x06unused\x18\x02 \x01(\rR\x06unused\x12 \n" +
+	"\vblockPoolID\x18\x03 \x02(\tR\vblockPoolID\x12F\n" +
+	"\vstorageInfo\x18\x04 \x02(\v2$.strata.hadoop.hdfs.StorageInfoProtoR\vstorageInfo\x12(\n" +
+	"\x0fsoftwareVersion\x18\x05 \x02(\tR\x0fsoftwareVersion\x12%\n" +
+	"\fcapabilities\x18\x06 \x01(\x04:\x010R\fcapabilitiesJ\x04\b\a\x10\b\"\x15\n" +
+	"\x13VersionRequestProto\"R\n" +
+	"\x14VersionResponseProto\x12:\n" +
+	"\x04info\x18\x01 \x02(\v2&.strata.hadoop.hdfs.NamespaceInfoProtoR\x04info2\xcf\x02\n" +
 	"\x17NamenodeProtocolService\x12b\n" +
-	"\tgetBlocks\x12).strata.hadoop.hdfs.GetBlocksRequestProto\x1a*.strata.hadoop.hdfs.GetBlocksResponseProtoB2Z0github.com/stratafs/strata/internal/proto/hdfspb"
+	"\tgetBlocks\x12).strata.hadoop.hdfs.GetBlocksRequestProto\x1a*.strata.hadoop.hdfs.GetBlocksResponseProto\x12k\n" +
+	"\fgetBlockKeys\x12,.strata.hadoop.hdfs.GetBlockKeysRequestProto\x1a-.strata.hadoop.hdfs.GetBlockKeysResponseProto\x12c\n" +
+	"\x0eversionRequest\x12'.strata.hadoop.hdfs.VersionRequestProto\x1a(.strata.hadoop.hdfs.VersionResponseProtoB2Z0github.com/stratafs/strata/internal/proto/hdfspb"
 
 var (
 	file_hdfs_namenode_protocol_proto_rawDescOnce sync.Once
@@ -373,30 +864,47 @@ func file_hdfs_namenode_protocol_proto_rawDescGZIP() []byte {
 	return file_hdfs_namenode_protocol_proto_rawDescData
 }
 
-var file_hdfs_namenode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_hdfs_namenode_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_hdfs_namenode_protocol_proto_goTypes = []any{
-	(*BlockProto)(nil),               // 0: strata.hadoop.hdfs.BlockProto
-	(*BlockWithLocationsProto)(nil),  // 1: strata.hadoop.hdfs.BlockWithLocationsProto
-	(*BlocksWithLocationsProto)(nil), // 2: strata.hadoop.hdfs.BlocksWithLocationsProto
-	(*GetBlocksRequestProto)(nil),    // 3: strata.hadoop.hdfs.GetBlocksRequestProto
-	(*GetBlocksResponseProto)(nil),   // 4: strata.hadoop.hdfs.GetBlocksResponseProto
-	(StorageTypeProto)(0),            // 5: strata.hadoop.hdfs.StorageTypeProto
-	(*DatanodeIDProto)(nil),          // 6: strata.hadoop.hdfs.DatanodeIDProto
+	(*BlockProto)(nil),                // 0: strata.hadoop.hdfs.BlockProto
+	(*BlockWithLocationsProto)(nil),   // 1: strata.hadoop.hdfs.BlockWithLocationsProto
+	(*BlocksWithLocationsProto)(nil),  // 2: strata.hadoop.hdfs.BlocksWithLocationsProto
+	(*GetBlocksRequestProto)(nil),     // 3: strata.hadoop.hdfs.GetBlocksRequestProto
+	(*GetBlocksResponseProto)(nil),    // 4: strata.hadoop.hdfs.GetBlocksResponseProto
+	(*BlockKeyProto)(nil),             // 5: strata.hadoop.hdfs.BlockKeyProto
+	(*ExportedBlockKeysProto)(nil),    // 6: strata.hadoop.hdfs.ExportedBlockKeysProto
+	(*GetBlockKeysRequestProto)(nil),  // 7: strata.hadoop.hdfs.GetBlockKeysRequestProto
+	(*GetBlockKeysResponseProto)(nil), // 8: strata.hadoop.hdfs.GetBlockKeysResponseProto
+	(*StorageInfoProto)(nil),          // 9: strata.hadoop.hdfs.StorageInfoProto
+	(*NamespaceInfoProto)(nil),        // 10: strata.hadoop.hdfs.NamespaceInfoProto
+	(*VersionRequestProto)(nil),       // 11: strata.hadoop.hdfs.VersionRequestProto
+	(*VersionResponseProto)(nil),      // 12: strata.hadoop.hdfs.VersionResponseProto
+	(StorageTypeProto)(0),             // 13: strata.hadoop.hdfs.StorageTypeProto
+	(*DatanodeIDProto)(nil),           // 14: strata.hadoop.hdfs.DatanodeIDProto
 }
 var file_hdfs_namenode_protocol_proto_depIdxs = []int32{
-	0, // 0: strata.hadoop.hdfs.BlockWithLocationsProto.block:type_name -> strata.hadoop.hdfs.BlockProto
-	5, // 1: strata.hadoop.hdfs.BlockWithLocationsProto.storageTypes:type_name -> strata.hadoop.hdfs.StorageTypeProto
-	1, // 2: strata.hadoop.hdfs.BlocksWithLocationsProto.blocks:type_name -> strata.hadoop.hdfs.BlockWithLocationsProto
-	6, // 3: strata.hadoop.hdfs.GetBlocksRequestProto.datanode:type_name -> strata.hadoop.hdfs.DatanodeIDProto
-	5, // 4: strata.hadoop.hdfs.GetBlocksRequestProto.storageType:type_name -> strata.hadoop.hdfs.StorageTypeProto
-	2, // 5: strata.hadoop.hdfs.GetBlocksResponseProto.blocks:type_name -> strata.hadoop.hdfs.BlocksWithLocationsProto
-	3, // 6: strata.hadoop.hdfs.NamenodeProtocolService.getBlocks:input_type -> strata.hadoop.hdfs.GetBlocksRequestProto
-	4, // 7: strata.hadoop.hdfs.NamenodeProtocolService.getBlocks:output_type -> strata.hadoop.hdfs.GetBlocksResponseProto
-	7, // [7:8] is the sub-list for method output_type
-	6, // [6:7] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	0,  // 0: strata.hadoop.hdfs.BlockWithLocationsProto.block:type_name -> strata.hadoop.hdfs.BlockProto
+	13, // 1: strata.hadoop.hdfs.BlockWithLocationsProto.storageTypes:type_name -> strata.hadoop.hdfs.StorageTypeProto
+	1,  // 2: strata.hadoop.hdfs.BlocksWithLocationsProto.blocks:type_name -> strata.hadoop.hdfs.BlockWithLocationsProto
+	14, // 3: strata.hadoop.hdfs.GetBlocksRequestProto.datanode:type_name -> strata.hadoop.hdfs.DatanodeIDProto
+	13, // 4: strata.hadoop.hdfs.GetBlocksRequestProto.storageType:type_name -> strata.hadoop.hdfs.StorageTypeProto
+	2,  // 5: strata.hadoop.hdfs.GetBlocksResponseProto.blocks:type_name -> strata.hadoop.hdfs.BlocksWithLocationsProto
+	5,  // 6: strata.hadoop.hdfs.ExportedBlockKeysProto.currentKey:type_name -> strata.hadoop.hdfs.BlockKeyProto
+	5,  // 7: strata.hadoop.hdfs.ExportedBlockKeysProto.allKeys:type_name -> strata.hadoop.hdfs.BlockKeyProto
+	6,  // 8: strata.hadoop.hdfs.GetBlockKeysResponseProto.keys:type_name -> strata.hadoop.hdfs.ExportedBlockKeysProto
+	9,  // 9: strata.hadoop.hdfs.NamespaceInfoProto.storageInfo:type_name -> strata.hadoop.hdfs.StorageInfoProto
+	10, // 10: strata.hadoop.hdfs.VersionResponseProto.info:type_name -> strata.hadoop.hdfs.NamespaceInfoProto
+	3,  // 11: strata.hadoop.hdfs.NamenodeProtocolService.getBlocks:input_type -> strata.hadoop.hdfs.GetBlocksRequestProto
+	7,  // 12: strata.hadoop.hdfs.NamenodeProtocolService.getBlockKeys:input_type -> strata.hadoop.hdfs.GetBlockKeysRequestProto
+	11, // 13: strata.hadoop.hdfs.NamenodeProtocolService.versionRequest:input_type -> strata.hadoop.hdfs.VersionRequestProto
+	4,  // 14: strata.hadoop.hdfs.NamenodeProtocolService.getBlocks:output_type -> strata.hadoop.hdfs.GetBlocksResponseProto
+	8,  // 15: strata.hadoop.hdfs.NamenodeProtocolService.getBlockKeys:output_type -> strata.hadoop.hdfs.GetBlockKeysResponseProto
+	12, // 16: strata.hadoop.hdfs.NamenodeProtocolService.versionRequest:output_type -> strata.hadoop.hdfs.VersionResponseProto
+	14, // [14:17] is the sub-list for method output_type
+	11, // [11:14] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_hdfs_namenode_protocol_proto_init() }
@@ -411,7 +919,7 @@ func file_hdfs_namenode_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hdfs_namenode_protocol_proto_rawDesc), len(file_hdfs_namenode_protocol_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
