@@ -161,7 +161,7 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		case inPending:
 		case len(live) < required:
 			m.scheduleTransfer(b, good, live, missingTypes[:min(len(missingTypes), required-len(live))], false, now)
-		case !m.rackSatisfied(want, live):
+		case len(live) > 0 && !m.rackSatisfied(want, live):
 			// Mis-replicated: one more copy on a new rack; the excess
 			// pass then deletes one from a crowded rack.
 			m.scheduleTransfer(b, good, live, []storage.Type{live[0].Storage.Type}, true, now)
