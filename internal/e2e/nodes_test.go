@@ -568,3 +568,44 @@ func TestMaintenanceMode(t *testing.T) {
 	})
 	c.WaitReplicated("/m", 2, 30*time.Second)
 }
+
+// TestHADecommission: dfsadmin -refreshNodes reaches every NameNode of
+// an HA nameservice, so a node excluded before a failover is still being
+// decommissioned (and ends Decommissioned) under the new active.
+func TestHADecommission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3 NameNodes")
+	}
+	dir := t.TempDir()
+	exclude := filepath.Join(dir, "dfs.exclude")
+	os.WriteFile(exclude, nil, 0o644)
+	c := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3, DataNodes: 4, DataNodeIP: loopbackIP,
+		Conf: map[string]string{"dfs.hosts.exclude": exclude, "dfs.replication": "2"}})
+	c.WaitSafeModeOff()
+	ctx := ctxT(t)
+	cl := c.Client(c.Superuser())
+	data := patterned(3<<20, 11)
+	if err := writeFile(ctx, cl, "/ha", data); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitReplicated("/ha", 2, 30*time.Second)
+	victim := c.DataNodeAddr(0)
+	os.WriteFile(exclude, []byte(loopbackIP(0)+"\n"), 0o644)
+	out, errOut, code := c.Run(c.Superuser(), "dfsadmin", "-refreshNodes")
+	if code != 0 || strings.Count(out, "Refresh nodes successful for ") != 3 {
+		t.Fatalf("refreshNodes: exit %d\n%s%s", code, out, errOut)
+	}
+	old := c.ActiveNameNode()
+	target := (old + 1) % 3
+	if out, errOut, code := c.Run(c.Superuser(), "haadmin", "-failover", testcluster.NameNodeID(old), testcluster.NameNodeID(target)); code != 0 {
+		t.Fatalf("failover: %d\n%s%s", code, out, errOut)
+	}
+	c.WaitFor(victim+" Decommissioned under the new active", 60*time.Second, func() bool {
+		out, _, _ := c.Run(c.Superuser(), "dfsadmin", "-report")
+		return nodeStatus(out, victim) == "Decommissioned"
+	})
+	got, err := readFile(ctx, cl, "/ha")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read after decommission and failover: %d bytes, %v", len(got), err)
+	}
+}

@@ -2,9 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"time"
 
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
@@ -34,18 +40,7 @@ func runDFSAdminNodes(ctx context.Context, env *Env, args []string) (code int, d
 			fmt.Fprintln(env.Stderr, dfsadminUsage)
 			return 1, true
 		}
-		c, err := hdfsClient(env)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "refreshNodes: %v\n", err)
-			return 1, true
-		}
-		defer c.Close()
-		if err := c.Call(ctx, "refreshNodes", &hdfspb.RefreshNodesRequestProto{}, &hdfspb.RefreshNodesResponseProto{}); err != nil {
-			fmt.Fprintf(env.Stderr, "refreshNodes: %s\n", errText(err))
-			return 1, true
-		}
-		fmt.Fprintln(env.Stdout, "Refresh nodes successful")
-		return 0, true
+		return refreshNodes(ctx, env), true
 	case "-printTopology":
 		if len(args) != 1 {
 			fmt.Fprintln(env.Stderr, dfsadminUsage)
@@ -115,4 +110,53 @@ func decommissionStatus(s hdfspb.DatanodeInfoProto_AdminState) string {
 		return "Entering maintenance"
 	}
 	return "Normal"
+}
+
+// refreshNodes asks the NameNode to re-read its hosts files; with an HA
+// nameservice every member, as Hadoop's dfsadmin does, since each keeps
+// its own view of the DataNodes.
+func refreshNodes(ctx context.Context, env *Env) int {
+	u, err := fs.DefaultURI(env.Conf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "refreshNodes: %v\n", err)
+		return 1
+	}
+	if ns, ok, err := nameservice.Lookup(env.Conf, u.Hostname()); err == nil && ok {
+		code := 0
+		for _, addr := range ns.RPCAddrs() {
+			c := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: fs.CurrentUser(), Protocol: namenode.ClientProtocolName, DialTimeout: 5 * time.Second})
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := c.Call(cctx, "refreshNodes", &hdfspb.RefreshNodesRequestProto{}, &hdfspb.RefreshNodesResponseProto{})
+			cancel()
+			c.Close()
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "Refresh nodes failed for %s: %s\n", addr, remoteText(err))
+				code = 1
+				continue
+			}
+			fmt.Fprintf(env.Stdout, "Refresh nodes successful for %s\n", addr)
+		}
+		return code
+	}
+	c, err := hdfsClient(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "refreshNodes: %v\n", err)
+		return 1
+	}
+	defer c.Close()
+	if err := c.Call(ctx, "refreshNodes", &hdfspb.RefreshNodesRequestProto{}, &hdfspb.RefreshNodesResponseProto{}); err != nil {
+		fmt.Fprintf(env.Stderr, "refreshNodes: %s\n", errText(err))
+		return 1
+	}
+	fmt.Fprintln(env.Stdout, "Refresh nodes successful")
+	return 0
+}
+
+// remoteText is an IPC error's remote message when it has one.
+func remoteText(err error) string {
+	var re *ipc.RemoteError
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	return err.Error()
 }
