@@ -203,3 +203,27 @@ func TestParseHostsFiles(t *testing.T) {
 		t.Fatal("unknown admin state accepted")
 	}
 }
+
+// FuzzParseHostsFiles: no input makes the hosts parsers panic, and what
+// they accept is well formed.
+func FuzzParseHostsFiles(f *testing.F) {
+	f.Add([]byte("10.0.0.1\nh:9866 # c\n"))
+	f.Add([]byte(`[{"hostName":"a","port":1,"adminState":"IN_MAINTENANCE","maintenanceExpireTimeInMS":5}]`))
+	f.Add([]byte(`{"hostName":"a"}{"hostName":"b"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if es, err := ParseHostsFile(strings.NewReader(string(data))); err == nil {
+			for _, e := range es {
+				if e.Host == "" || e.Port > 65535 {
+					t.Fatalf("bad entry %+v", e)
+				}
+			}
+		}
+		if h, err := ParseCombinedHostsFile(data); err == nil {
+			for _, e := range h.Include {
+				if e.Host == "" {
+					t.Fatalf("empty host in %+v", h)
+				}
+			}
+		}
+	})
+}
