@@ -30,6 +30,10 @@ type Datanode struct {
 	AdminStart        time.Time
 	MaintenanceExpire time.Time
 	Disallowed        bool
+	// reported: a full block report arrived since the node (re-)registered
+	// (Hadoop's checkBlockReportReceived). Until then its replica list is
+	// empty, not complete, so it cannot finish decommissioning.
+	reported bool
 	// commands waiting for the next heartbeat.
 	commands []Command
 	// pendingTransfers counts replication streams scheduled from this node.

@@ -129,7 +129,8 @@ func (m *Manager) stopAdmin(d *Datanode, now time.Time) {
 // checkAdmin is the admin monitor (Hadoop's DatanodeAdminManager): nodes
 // whose maintenance expired return to service; a node decommissioning
 // (entering maintenance) whose every block is sufficiently replicated
-// elsewhere becomes Decommissioned (InMaintenance).
+// elsewhere becomes Decommissioned (InMaintenance) — once its full block
+// report since (re-)registration has been processed.
 func (m *Manager) checkAdmin(now time.Time) {
 	for _, d := range m.sortedDatanodes() {
 		if d.AdminState.maintenance() && !d.MaintenanceExpire.IsZero() && now.After(d.MaintenanceExpire) {
@@ -140,7 +141,9 @@ func (m *Manager) checkAdmin(now time.Time) {
 		if d.AdminState != DecommissionInProgress && d.AdminState != EnteringMaintenance {
 			continue
 		}
-		if m.allSufficient(d) {
+		// Without a block report since registration the node's blocks
+		// are unknown, and an empty list is not "all copied".
+		if d.reported && m.allSufficient(d) {
 			next := Decommissioned
 			if d.AdminState == EnteringMaintenance {
 				next = InMaintenance

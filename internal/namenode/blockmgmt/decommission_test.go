@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stratafs/strata/internal/storage"
 )
 
 func excludeRule(ip string, s AdminState) HostRule {
@@ -148,6 +150,35 @@ func TestMaintenance(t *testing.T) {
 	}
 	if all := h.allCommands("dn2", "dn3", "dn4"); !strings.Contains(all, "transfer b1 -> dn4/DISK") {
 		t.Fatalf("commands %q, want the block copied to dn4", all)
+	}
+}
+
+// TestDecommissionWaitsForBlockReport: a decommissioning node that
+// re-registers lists no blocks until its block report arrives; it must
+// not be Decommissioned in that window (it holds the only replica).
+func TestDecommissionWaitsForBlockReport(t *testing.T) {
+	for _, want := range []AdminState{Decommissioned, InMaintenance} {
+		h := newHarness(t, testConfig())
+		h.addNode("dn1", disk(100*mb))
+		h.addNode("dn2", disk(100*mb))
+		_, bs := h.addFile(1, "HOT", mb)
+		h.report("dn1", 0, finalized(bs[0]))
+		h.m.SetHosts(&Hosts{Rules: []HostRule{excludeRule("10.0.0.1", want)}})
+		reg := Registration{UUID: "dn1", IP: "10.0.0.1", XferPort: 9866,
+			Storages: []StorageReport{{ID: sid("dn1", 0), Type: storage.Disk, Capacity: 100 * 100 * mb, Remaining: 100 * mb}}}
+		if err := h.m.RegisterDatanode(reg, ""); err != nil {
+			t.Fatal(err)
+		}
+		h.m.Replicate(h.now)
+		d := h.m.dns.byUUID["dn1"]
+		if d.AdminState == Decommissioned || d.AdminState == InMaintenance {
+			t.Fatalf("%v before the re-registered node's block report", d.AdminState)
+		}
+		h.report("dn1", 0, finalized(bs[0]))
+		h.m.Replicate(h.now)
+		if d.AdminState == Decommissioned || d.AdminState == InMaintenance {
+			t.Fatalf("%v with the only replica of a block", d.AdminState)
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	d.XferPort, d.InfoPort, d.IPCPort = reg.XferPort, reg.InfoPort, reg.IPCPort
 	d.Dead = false
 	d.Disallowed = false
+	d.reported = false
 	d.Rack = reg.Rack
 	m.dns.byIP[d.IP] = d
 	d.LastHeartbeat = m.now()
@@ -133,6 +134,7 @@ func (m *Manager) BlockReport(uuid string, reports []StorageBlockReport) ([]Comm
 		total += len(rep.Replicas)
 	}
 	d.LastReport = m.now()
+	d.reported = true
 	m.log.Info("namenode: block report", "datanode", d.String(), "replicas", total)
 	return takeCommands(d), nil
 }
