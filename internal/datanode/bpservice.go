@@ -71,7 +71,7 @@ func newActor(dn *DataNode, idx int, addr string) *nnActor {
 		dn: dn, idx: idx, addr: addr,
 		nn: ipc.NewClient(ipc.ClientConfig{
 			Addr: addr, User: dn.cfg.User, Protocol: DatanodeProtocolName, ProtocolVersion: 1,
-			DialTimeout: 5 * time.Second,
+			DialTimeout: 5 * time.Second, LocalIP: dn.cfg.sourceIP(),
 		}),
 		pending:   map[string]*dnpb.StorageReceivedDeleted{},
 		kick:      make(chan struct{}, 1),

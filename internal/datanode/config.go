@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -75,9 +76,11 @@ type Config struct {
 	// slave.host.name as Hadoop's deprecation of it; "" means
 	// DNSInterface's address, else the transfer address if bound to a
 	// specific one, else the local address of the interface that reaches
-	// the NameNode, else os.Hostname()). AdvertisedIP is the IP it gives
-	// them (no key; "" is the bound transfer address if specific, else
-	// the NameNode uses the address it sees).
+	// the NameNode, else os.Hostname()). AdvertisedIP is the IP it
+	// reports (no key; "" is the bound transfer address if specific);
+	// the NameNode, as Hadoop's, records the address the DataNode
+	// connects from instead, so it connects from the transfer address
+	// when that is specific (sourceIP).
 	Hostname     string
 	AdvertisedIP string
 	// DNSInterface is the network interface whose first address is
@@ -373,4 +376,19 @@ func currentUser() string {
 		return u
 	}
 	return "root"
+}
+
+// sourceIP is the address the DataNode connects to its NameNodes from:
+// the transfer address's host when it is a specific IP, so that the
+// NameNode (which knows DataNodes by their connection's address) gives
+// clients an address the DataNode serves on; else "" (the system picks).
+func (c Config) sourceIP() string {
+	host, _, err := net.SplitHostPort(c.XferAddr)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		return host
+	}
+	return ""
 }

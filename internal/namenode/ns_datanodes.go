@@ -27,16 +27,19 @@ func protocolError(err error, class string) error {
 }
 
 // RegisterDatanode adds (or re-adds) a DataNode, on the rack the topology
-// mapping gives its address (resolved before the lock: a script may run).
-// A node the hosts files do not include is refused
-// (DisallowedDatanodeException).
+// mapping gives the address it connects from (resolved without the lock:
+// a script may run). A node the hosts files do not include is refused
+// (DisallowedDatanodeException) before anything is resolved for it, so
+// strangers cannot make the NameNode run the script.
 func (s *Namesystem) RegisterDatanode(reg blockmgmt.Registration, remoteIP string) error {
 	if s.topo != nil {
-		ip := reg.IP
-		if ip == "" {
-			ip = remoteIP
+		s.mu.RLock()
+		err := s.bm.Admits(reg, remoteIP)
+		s.mu.RUnlock()
+		if err != nil {
+			return protocolError(err, ipc.ClassIllegalArgument)
 		}
-		reg.Rack = topology.ResolveNode(s.topo, ip, reg.XferPort, reg.Hostname)
+		reg.Rack = topology.ResolveNode(s.topo, blockmgmt.NodeIP(reg, remoteIP), reg.XferPort)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

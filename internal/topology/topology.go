@@ -11,20 +11,23 @@
 //   - Every name resolves to a location starting with "/"; a name the
 //     mapping cannot place (no script, no table line, a failed script) is
 //     at DefaultRack.
-//   - A script's answers are cached for the life of the mapping, so it
-//     runs once per new address; failures are not cached.
+//   - A script's answers are cached (at most maxCachedLocations, least
+//     recently used evicted), so it runs once per new address; failures
+//     are not cached. Callers resolve only admitted DataNodes' addresses.
 //   - Resolution never blocks forever: a script runs under ScriptTimeout.
 package topology
 
 import (
 	"bufio"
 	"bytes"
+	"container/list"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -93,8 +96,50 @@ type ScriptMapping struct {
 	run func(ctx context.Context, script string, args []string) ([]byte, error)
 
 	mu    sync.Mutex
-	cache map[string]string
+	cache *lru
 }
+
+// maxCachedLocations bounds a ScriptMapping's cache; the least recently
+// used answer goes first (it is asked again if needed).
+const maxCachedLocations = 16384
+
+// lru is a bounded name → location map.
+type lru struct {
+	max   int
+	order *list.List // of *lruEntry, most recent first
+	index map[string]*list.Element
+}
+
+type lruEntry struct{ name, loc string }
+
+func newLRU(max int) *lru {
+	return &lru{max: max, order: list.New(), index: map[string]*list.Element{}}
+}
+
+func (c *lru) get(name string) (string, bool) {
+	e, ok := c.index[name]
+	if !ok {
+		return "", false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*lruEntry).loc, true
+}
+
+func (c *lru) put(name, loc string) {
+	if e, ok := c.index[name]; ok {
+		e.Value.(*lruEntry).loc = loc
+		c.order.MoveToFront(e)
+		return
+	}
+	c.index[name] = c.order.PushFront(&lruEntry{name, loc})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.index, last.Value.(*lruEntry).name)
+	}
+}
+
+func (c *lru) len() int { return c.order.Len() }
 
 // NewScriptMapping returns a mapping that runs script (none: every node
 // at DefaultRack) with at most maxArgs names per run (<= 0: 100).
@@ -102,13 +147,23 @@ func NewScriptMapping(script string, maxArgs int) *ScriptMapping {
 	if maxArgs <= 0 {
 		maxArgs = 100
 	}
-	return &ScriptMapping{script: script, maxArgs: maxArgs, run: runScript, cache: map[string]string{}}
+	return &ScriptMapping{script: script, maxArgs: maxArgs, run: runScript, cache: newLRU(maxCachedLocations)}
 }
 
+// scriptKillGrace is how long a killed script's output pipes may stay
+// open (a grandchild that escaped the group) before Wait gives up on them.
+const scriptKillGrace = time.Second
+
+// runScript runs script in its own process group and, at ctx's end,
+// kills the whole group: killing only the shell would leave its children
+// (a sleep, a slow lookup) holding the output pipe open, and Wait with it.
 func runScript(ctx context.Context, script string, args []string) ([]byte, error) {
 	var out, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, script, args...)
 	cmd.Stdout, cmd.Stderr = &out, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = scriptKillGrace
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%s: %v: %s", script, err, strings.TrimSpace(stderr.String()))
 	}
@@ -122,8 +177,7 @@ func (m *ScriptMapping) Cached(name string) (string, bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.cache[name]
-	return r, ok
+	return m.cache.get(name)
 }
 
 // Resolve implements Mapping: names not seen before go to the script in
@@ -160,7 +214,7 @@ func (m *ScriptMapping) Resolve(names []string) []string {
 		m.mu.Lock()
 		for j, n := range batch {
 			r := normalize(racks[j])
-			m.cache[n] = r
+			m.cache.put(n, r)
 			for _, i := range idx[n] {
 				out[i] = r
 			}
@@ -235,20 +289,16 @@ func (m *TableMapping) Resolve(names []string) []string {
 
 // ResolveNode is where a DataNode is: the mapping's answer for its
 // address, else (TableMapping only knows what it lists) for
-// "address:port", else for its host name. Hadoop resolves the address
-// alone; the other two let one machine's loopback DataNodes sit on
-// different racks.
-func ResolveNode(m Mapping, ip string, port uint32, host string) string {
+// "address:port". Hadoop resolves the address alone; "address:port" lets
+// one machine's loopback DataNodes sit on different racks. ip must be the
+// address the node connects from, never one it reports of itself.
+func ResolveNode(m Mapping, ip string, port uint32) string {
 	if r, ok := m.Cached(ip); ok && r != DefaultRack {
 		return r
 	}
 	if t, ok := m.(*TableMapping); ok {
-		for _, n := range []string{fmt.Sprintf("%s:%d", ip, port), host} {
-			if r, ok := t.Cached(n); ok && r != DefaultRack {
-				return r
-			}
-		}
-		return DefaultRack
+		r, _ := t.Cached(fmt.Sprintf("%s:%d", ip, port))
+		return r
 	}
 	return m.Resolve([]string{ip})[0]
 }

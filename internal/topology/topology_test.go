@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestScriptMappingBatchesAndCaches(t *testing.T) {
@@ -67,10 +68,10 @@ func TestTableMapping(t *testing.T) {
 	if r := m.Resolve([]string{"10.1.1.1", "10.9.9.9"}); r[0] != "/r2" || r[1] != DefaultRack {
 		t.Fatalf("Resolve = %v", r)
 	}
-	if r := ResolveNode(m, "127.0.0.1", 9001, "dn0"); r != "/r1" {
+	if r := ResolveNode(m, "127.0.0.1", 9001); r != "/r1" {
 		t.Fatalf("ResolveNode by ip:port = %q", r)
 	}
-	if r := ResolveNode(m, "127.0.0.1", 9002, "dn1"); r != DefaultRack {
+	if r := ResolveNode(m, "127.0.0.1", 9002); r != DefaultRack {
 		t.Fatalf("ResolveNode unlisted = %q", r)
 	}
 }
@@ -109,5 +110,51 @@ func TestDistance(t *testing.T) {
 		if got := Distance(c.ra, c.na, c.rb, c.nb); got != c.want {
 			t.Errorf("Distance(%s/%s, %s/%s) = %d, want %d", c.ra, c.na, c.rb, c.nb, got, c.want)
 		}
+	}
+}
+
+// TestScriptTimeoutKillsChildren: a script whose child outlives the
+// timeout (the shell forks a sleep that holds the output pipe) is killed
+// with its whole process group, promptly.
+func TestScriptTimeoutKillsChildren(t *testing.T) {
+	old := ScriptTimeout
+	ScriptTimeout = 300 * time.Millisecond
+	defer func() { ScriptTimeout = old }()
+	script := filepath.Join(t.TempDir(), "slow.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nsleep 8\necho /r1\n"), 0o755)
+	m := NewScriptMapping(script, 100)
+	start := time.Now()
+	if r := m.Resolve([]string{"10.0.0.1"}); r[0] != DefaultRack {
+		t.Fatalf("timed-out script placed the node at %q", r[0])
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("a %v script timeout took %v", ScriptTimeout, d)
+	}
+}
+
+// TestScriptCacheBounded: the cache keeps at most its bound, evicting
+// the least recently used answer.
+func TestScriptCacheBounded(t *testing.T) {
+	m := NewScriptMapping("/topo", 100)
+	m.cache = newLRU(2)
+	runs := 0
+	m.run = func(_ context.Context, _ string, args []string) ([]byte, error) {
+		runs++
+		return []byte(strings.Repeat("/r ", len(args))), nil
+	}
+	m.Resolve([]string{"a", "b"})
+	m.Resolve([]string{"a"}) // a is now the most recent
+	m.Resolve([]string{"c"}) // evicts b
+	if m.cache.len() != 2 {
+		t.Fatalf("cache holds %d, want 2", m.cache.len())
+	}
+	if _, ok := m.Cached("b"); ok {
+		t.Fatal("least recently used entry kept")
+	}
+	if _, ok := m.Cached("a"); !ok {
+		t.Fatal("recently used entry evicted")
+	}
+	if runs != 2 {
+		t.Fatalf("%d script runs, want 2", runs)
 	}
 }

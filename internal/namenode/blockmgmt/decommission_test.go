@@ -182,6 +182,33 @@ func TestDecommissionWaitsForBlockReport(t *testing.T) {
 	}
 }
 
+// TestAdmissionByRemoteAddress: the include and exclude lists match the
+// address the node connects from, not the IP or host name it claims.
+func TestAdmissionByRemoteAddress(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.m.SetHosts(&Hosts{
+		Include: []HostEntry{{Host: "10.0.0.5"}, {Host: "good.example", addrs: []string{"10.0.0.9"}}},
+		Rules:   []HostRule{excludeRule("10.0.0.9", Decommissioned)},
+	})
+	var de *DisallowedError
+	for _, reg := range []Registration{
+		{UUID: "liar1", IP: "10.0.0.5", XferPort: 9866},
+		{UUID: "liar2", IP: "192.168.7.7", Hostname: "good.example", XferPort: 9866},
+		{UUID: "liar3", IP: "good.example", Hostname: "10.0.0.5", XferPort: 9866},
+	} {
+		if err := h.m.RegisterDatanode(reg, "192.168.7.7"); !errors.As(err, &de) {
+			t.Fatalf("%+v from 192.168.7.7 admitted: %v", reg, err)
+		}
+	}
+	if err := h.m.RegisterDatanode(Registration{UUID: "dn9", IP: "10.0.0.1", Hostname: "x", XferPort: 9866}, "10.0.0.9"); err != nil {
+		t.Fatal(err)
+	}
+	d := h.m.dns.byUUID["dn9"]
+	if d.IP != "10.0.0.9" || d.AdminState != DecommissionInProgress {
+		t.Fatalf("node at %s in state %v, want 10.0.0.9 decommissioning", d.IP, d.AdminState)
+	}
+}
+
 // TestDisallowedNode: a node outside a non-empty include list cannot
 // register; one removed from it by a refresh is taken out of service.
 func TestDisallowedNode(t *testing.T) {

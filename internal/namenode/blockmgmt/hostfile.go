@@ -30,11 +30,14 @@ func (e HostEntry) String() string {
 	return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
 }
 
+// matches compares addresses only: d.IP is the address the node connects
+// from, d.Host is what it claims (a name entry matches through the
+// addresses it resolved to when the file was loaded).
 func (e HostEntry) matches(d *Datanode) bool {
 	if e.Port != 0 && e.Port != d.XferPort {
 		return false
 	}
-	if e.Host == d.IP || e.Host == d.Host {
+	if e.Host == d.IP {
 		return true
 	}
 	for _, a := range e.addrs {

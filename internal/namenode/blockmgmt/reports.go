@@ -9,8 +9,10 @@ import (
 
 // Registration is a DataNode's registration.
 type Registration struct {
-	UUID                        string
-	IP, Hostname                string // "" IP: the caller's address
+	UUID string
+	// IP is what the node says; the connection's address overrides it
+	// (NodeIP). Hostname is for display only.
+	IP, Hostname                string
 	XferPort, InfoPort, IPCPort uint32
 	Storages                    []StorageReport
 	// Rack is the node's network location, resolved by the caller
@@ -29,19 +31,39 @@ func protocolErr(format string, args ...any) error {
 	return &ProtocolError{msg: fmt.Sprintf(format, args...)}
 }
 
-// RegisterDatanode adds (or re-adds) a DataNode. A re-registering node's
-// replica locations are forgotten: its full block report follows.
-// remoteIP is used when the registration names no IP.
+// NodeIP is the address a registering DataNode is known by: the
+// connection's remote address, as Hadoop's registerDatanode overwrites
+// the self-reported one (which a node could set to an included host's);
+// the registration's IP only when there is no connection (in-process
+// callers, tests).
+func NodeIP(reg Registration, remoteIP string) string {
+	if remoteIP != "" {
+		return remoteIP
+	}
+	return reg.IP
+}
+
+// Admits reports whether the hosts files let a DataNode at remoteIP
+// register (nil), else the DisallowedError. Only the address is matched
+// (host-file names by their resolved addresses, as Hadoop's
+// HostFileManager): the self-reported host name proves nothing.
+func (m *Manager) Admits(reg Registration, remoteIP string) error {
+	probe := &Datanode{UUID: reg.UUID, IP: NodeIP(reg, remoteIP), XferPort: reg.XferPort}
+	if !m.hosts.Included(probe) {
+		return &DisallowedError{Node: probe.String()}
+	}
+	return nil
+}
+
+// RegisterDatanode adds (or re-adds) a DataNode at NodeIP(reg, remoteIP).
+// A re-registering node's replica locations are forgotten: its full block
+// report follows.
 func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	if reg.UUID == "" || reg.XferPort == 0 {
 		return protocolErr("registration without a DataNode UUID or transfer port")
 	}
-	probe := &Datanode{UUID: reg.UUID, IP: reg.IP, Host: reg.Hostname, XferPort: reg.XferPort}
-	if probe.IP == "" {
-		probe.IP = remoteIP
-	}
-	if !m.hosts.Included(probe) {
-		return &DisallowedError{Node: probe.String()}
+	if err := m.Admits(reg, remoteIP); err != nil {
+		return err
 	}
 	d := m.dns.byUUID[reg.UUID]
 	if d != nil {
@@ -51,10 +73,7 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 		d = &Datanode{UUID: reg.UUID, Storages: map[string]*Storage{}}
 		m.dns.byUUID[d.UUID] = d
 	}
-	d.IP = reg.IP
-	if d.IP == "" {
-		d.IP = remoteIP
-	}
+	d.IP = NodeIP(reg, remoteIP)
 	d.Host = reg.Hostname
 	if d.Host == "" {
 		d.Host = d.IP
