@@ -93,10 +93,13 @@ func Misplaced(good []*Replica, want []storage.Type) (extra []*Replica, missing 
 // file's policy), moves for files whose storage policy asks for it
 // (SatisfyStoragePolicy), and deletes excess and, once a good copy
 // exists, bad replicas. Blocks being written are left alone. It returns
-// (and keeps, for Stats) the counts it saw. A standby does nothing and
-// returns the last counts: the active NameNode replicates.
+// (and keeps, for Stats) the counts it saw. A standby only advances
+// admin states (which need no command: a node it sees go down in
+// maintenance keeps its replicas, and after a failover is not
+// re-replicated) and returns the last counts: the active replicates.
 func (m *Manager) Replicate(now time.Time) ReplicationStats {
 	if m.standby {
+		m.checkAdmin(now)
 		return m.replStats
 	}
 	var st ReplicationStats
