@@ -38,8 +38,11 @@ type RPCCluster struct {
 	// BlockPoolUsed measures usage by block pool (-policy blockpool)
 	// rather than DFS used (-policy datanode).
 	BlockPoolUsed bool
-	// MoveTimeout bounds one move (the target copies the whole block).
-	MoveTimeout time.Duration
+	// IdleTimeout bounds the wait for the target's next word during a
+	// move (it sends IN_PROGRESS while copying, then the answer); the
+	// move as a whole has no deadline, since concurrent moves share the
+	// balancing bandwidth. 0: 60 s (Hadoop's socket read timeout).
+	IdleTimeout time.Duration
 	nodes       map[string]*hdfspb.DatanodeInfoProto
 	// tokens mints the moves' block tokens from the NameNode's keys
 	// (getBlockKeys) when block tokens are on; nil when they are off.
@@ -186,13 +189,11 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 	if proxy == nil {
 		return fmt.Errorf("proxy %s not in the last report", m.Proxy.Addr())
 	}
-	timeout := c.MoveTimeout
-	if timeout <= 0 {
-		timeout = 20 * time.Minute
+	idle := c.IdleTimeout
+	if idle <= 0 {
+		idle = 60 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var dl net.Dialer
+	dl := net.Dialer{Timeout: idle}
 	conn, err := dl.DialContext(ctx, "tcp", m.Target.Addr())
 	if err != nil {
 		return err
@@ -200,9 +201,7 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if d, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(d)
-	}
+	conn.SetDeadline(time.Now().Add(idle))
 	tok, err := c.token(m.Block.ID)
 	if err != nil {
 		return err
@@ -220,12 +219,23 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 	if err := datatransfer.WriteRequest(conn, datatransfer.OpReplaceBlock, op); err != nil {
 		return err
 	}
-	resp, err := datatransfer.ReadResponse(bufio.NewReader(conn))
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	// Each IN_PROGRESS extends the wait, as Hadoop's Dispatcher.
+	in := bufio.NewReader(conn)
+	var resp *hdfspb.BlockOpResponseProto
+	for {
+		if ctx.Err() == nil {
+			conn.SetReadDeadline(time.Now().Add(idle))
 		}
-		return err
+		resp, err = datatransfer.ReadResponse(in)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		if resp.GetStatus() != hdfspb.Status_IN_PROGRESS {
+			break
+		}
 	}
 	if resp.GetStatus() != hdfspb.Status_SUCCESS {
 		return fmt.Errorf("%s: %v: %s", m.Target.Addr(), resp.GetStatus(), resp.GetMessage())

@@ -136,11 +136,16 @@ func (d *DataNode) replaceBlock(c *peerConn, m *hdfspb.OpReplaceBlockProto) erro
 	if src.GetIpAddr() == "" || src.GetXferPort() == 0 {
 		return reply(hdfspb.Status_ERROR_INVALID, "REPLACE_BLOCK without a source DataNode")
 	}
-	// The copy may take a while: give the whole move its own deadline,
-	// past which the proxy connection is cut.
-	ctx, cancel := context.WithTimeout(d.ctx, d.moveTimeout(b.NumBytes))
+	// The copy takes as long as the shared balancing bandwidth allows, so
+	// it has no overall deadline: each read from the proxy has the socket
+	// timeout, and the balancer hears IN_PROGRESS meanwhile.
+	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()
+	stop := d.reportProgress(c, d.progressInterval(), cancel)
 	err := d.copyFromProxy(ctx, b, eb, m, net.JoinHostPort(src.GetIpAddr(), fmt.Sprint(src.GetXferPort())))
+	if !stop() {
+		return errors.New("replaceBlock: the balancer connection broke during the copy")
+	}
 	if err != nil {
 		d.log.Warn("datanode: balancer move failed", "block", b.String(), "proxy", src.GetIpAddr(), "err", err)
 		return reply(hdfspb.Status_ERROR, fmt.Sprintf("Not able to receive block %d from %s: %v", b.ID, src.GetIpAddr(), err))
@@ -149,11 +154,40 @@ func (d *DataNode) replaceBlock(c *peerConn, m *hdfspb.OpReplaceBlockProto) erro
 	return reply(hdfspb.Status_SUCCESS, "")
 }
 
-// moveTimeout bounds one move of n bytes: the socket timeout plus the
-// time the balancing bandwidth needs, twice over.
-func (d *DataNode) moveTimeout(n int64) time.Duration {
-	bw := max(d.cfg.BalanceBandwidth, 1)
-	return d.cfg.SocketTimeout + 2*time.Duration(float64(n)/float64(bw)*float64(time.Second))
+// progressInterval is how often a move tells the balancer it is still
+// copying: half the socket timeout, as Hadoop's BlockReceiver.
+func (d *DataNode) progressInterval() time.Duration {
+	return max(d.cfg.SocketTimeout/2, 10*time.Millisecond)
+}
+
+// reportProgress writes an IN_PROGRESS response to w every interval
+// until the returned stop is called; stop waits for the writer to end
+// and reports whether every write succeeded. A failed write (the
+// balancer is gone) calls abort.
+func (d *DataNode) reportProgress(w io.Writer, interval time.Duration, abort func()) (stop func() bool) {
+	done := make(chan struct{})
+	ok := make(chan bool, 1)
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				ok <- true
+				return
+			case <-t.C:
+				if err := datatransfer.WriteResponse(w, &hdfspb.BlockOpResponseProto{Status: hdfspb.Status_IN_PROGRESS.Enum()}); err != nil {
+					abort()
+					ok <- false
+					return
+				}
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		return <-ok
+	}
 }
 
 func (d *DataNode) copyFromProxy(ctx context.Context, b fsdataset.Block, eb *hdfspb.ExtendedBlockProto, m *hdfspb.OpReplaceBlockProto, addr string) error {
