@@ -538,7 +538,13 @@ func TestMaintenanceMode(t *testing.T) {
 	// copied to make up for it.
 	before, _ := cl.BlockLocations(ctx, "/m")
 	c.StopDataNode(0)
-	time.Sleep(3 * time.Second) // past the dead-node interval
+	c.WaitFor(node+" dead", 60*time.Second, func() bool {
+		out, _, _ := c.Run(c.Superuser(), "dfsadmin", "-report", "-dead")
+		return strings.Contains(out, "Name: "+node+" ")
+	})
+	// Ten replication passes (dfs.namenode.redundancy.interval.seconds
+	// 200ms) in which a dead node's blocks would be copied.
+	time.Sleep(2 * time.Second)
 	got, err := readFile(ctx, cl, "/m")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read with a node in maintenance down: %d bytes, %v", len(got), err)
