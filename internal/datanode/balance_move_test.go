@@ -26,12 +26,14 @@ import (
 // the target saying IN_PROGRESS meanwhile, not time out.
 func TestConcurrentMovesShareBandwidth(t *testing.T) {
 	const (
-		size  = 256 << 10
-		moves = 4
+		size  = 1 << 20
+		moves = 6
 	)
 	c := testcluster.New(t, testcluster.Config{DataNodes: 2, DataNode: func(_ int, dc *datanode.Config) {
-		dc.BalanceBandwidth = size // one block a second: the four take 4 s, > 1 s + 2×1 s
-		dc.SocketTimeout = time.Second
+		// One block a second: the six take 6 s, more than 2 s + 2×1 s,
+		// while a packet waits about 6×64 KiB / 1 MiB/s, well under 2 s.
+		dc.BalanceBandwidth = size
+		dc.SocketTimeout = 2 * time.Second
 	}})
 	cl := c.Client(c.Superuser())
 	ctx := context.Background()
@@ -42,7 +44,7 @@ func TestConcurrentMovesShareBandwidth(t *testing.T) {
 	var onZero []blk
 	for i := 0; len(onZero) < moves; i++ {
 		if i > 40 {
-			t.Fatal("no four blocks landed on DataNode 0")
+			t.Fatal("too few blocks landed on DataNode 0")
 		}
 		p := fmt.Sprintf("/m%d", i)
 		w, err := cl.CreateFile(ctx, p, fs.CreateOptions{Replication: 1})
@@ -120,10 +122,14 @@ func TestConcurrentMovesShareBandwidth(t *testing.T) {
 			t.Errorf("move %d after %v: %v", i, took, err)
 		}
 	}
-	if took < 3*time.Second {
-		t.Fatalf("4 moves of a second's bandwidth each took %v: the test does not exercise sharing", took)
+	if took < 4500*time.Millisecond {
+		t.Fatalf("%d moves of a second's bandwidth each took %v: the test does not exercise sharing", moves, took)
 	}
-	if progress[0]+progress[1]+progress[2]+progress[3] == 0 {
+	total := 0
+	for _, n := range progress {
+		total += n
+	}
+	if total == 0 {
 		t.Error("no IN_PROGRESS while the moves ran")
 	}
 }
