@@ -71,7 +71,7 @@ func newActor(dn *DataNode, idx int, addr string) *nnActor {
 		dn: dn, idx: idx, addr: addr,
 		nn: ipc.NewClient(ipc.ClientConfig{
 			Addr: addr, User: dn.cfg.User, Protocol: DatanodeProtocolName, ProtocolVersion: 1,
-			DialTimeout: 5 * time.Second,
+			DialTimeout: 5 * time.Second, LocalIP: dn.cfg.sourceIP(),
 		}),
 		pending:   map[string]*dnpb.StorageReceivedDeleted{},
 		kick:      make(chan struct{}, 1),
@@ -99,12 +99,16 @@ func replicaProto(info fsdataset.ReplicaInfo) *dnpb.Replica {
 // onChange receives the dataset's replica events (from any goroutine) and
 // queues them for every NameNode's next incremental report.
 func (d *DataNode) onChange(ev fsdataset.ReplicaEvent) {
+	hint := ""
+	if ev.Kind == fsdataset.Received {
+		hint = d.takeDelHint(ev.Info.ID) // a balancer move's (balance.go)
+	}
 	for _, a := range d.actors {
-		a.onChange(ev)
+		a.onChange(ev, hint)
 	}
 }
 
-func (a *nnActor) onChange(ev fsdataset.ReplicaEvent) {
+func (a *nnActor) onChange(ev fsdataset.ReplicaEvent, delHint string) {
 	if ev.Kind == fsdataset.Receiving || !a.accepting.Load() {
 		return
 	}
@@ -115,7 +119,11 @@ func (a *nnActor) onChange(ev fsdataset.ReplicaEvent) {
 		a.pending[ev.Info.StorageID] = sr
 	}
 	if ev.Kind == fsdataset.Received {
-		sr.Received = append(sr.Received, replicaProto(ev.Info))
+		rp := replicaProto(ev.Info)
+		if delHint != "" {
+			rp.DelHint = proto.String(delHint)
+		}
+		sr.Received = append(sr.Received, rp)
 	} else {
 		sr.Deleted = append(sr.Deleted, replicaProto(ev.Info))
 	}
@@ -137,6 +145,10 @@ func (a *nnActor) storageReports() []*dnpb.StorageReport {
 	}
 	return out
 }
+
+// disallowedDatanodeClass is the NameNode's refusal of a node its hosts
+// files do not include.
+const disallowedDatanodeClass = "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException"
 
 // connect registers, learns the NameNode's HA state from a first
 // heartbeat (so that the block report's commands are judged by it), and
@@ -431,7 +443,13 @@ func (a *nnActor) run(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				a.dn.log.Debug("datanode: registration failed; retrying", "namenode", a.addr, "err", err)
+				if re := (*ipc.RemoteError)(nil); errors.As(err, &re) && re.Class == disallowedDatanodeClass {
+					// Refused by the hosts files: say so; a later
+					// refreshNodes may let it in.
+					a.dn.log.Warn("datanode: the NameNode refuses this DataNode; retrying", "namenode", a.addr, "class", re.Class, "err", re.Message)
+				} else {
+					a.dn.log.Debug("datanode: registration failed; retrying", "namenode", a.addr, "err", err)
+				}
 				select {
 				case <-ctx.Done():
 					return

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -37,6 +38,8 @@ const (
 	keyDNSInterface       = "dfs.datanode.dns.interface"
 	keyUseDNHostname      = "dfs.datanode.use.datanode.hostname"
 	keyDefaultFS          = "fs.defaultFS"
+	keyBalanceBandwidth   = "dfs.datanode.balance.bandwidthPerSec"
+	keyBalanceMoves       = "dfs.datanode.balance.max.concurrent.moves"
 )
 
 // defaultHeartbeat is the heartbeat of a Config whose HeartbeatInterval
@@ -91,9 +94,11 @@ type Config struct {
 	// slave.host.name as Hadoop's deprecation of it; "" means
 	// DNSInterface's address, else the transfer address if bound to a
 	// specific one, else the local address of the interface that reaches
-	// the NameNode, else os.Hostname()). AdvertisedIP is the IP it gives
-	// them (no key; "" is the bound transfer address if specific, else
-	// the NameNode uses the address it sees).
+	// the NameNode, else os.Hostname()). AdvertisedIP is the IP it
+	// reports (no key; "" is the bound transfer address if specific);
+	// the NameNode, as Hadoop's, records the address the DataNode
+	// connects from instead, so it connects from the transfer address
+	// when that is specific (sourceIP).
 	Hostname     string
 	AdvertisedIP string
 	// DNSInterface is the network interface whose first address is
@@ -152,6 +157,14 @@ type Config struct {
 	// (dfs.block.scanner.volume.bytes.per.second, k/m/g suffixes; default
 	// 1 MiB/s). 0 means the default.
 	ScanBytesPerSecond int64
+	// BalanceBandwidth is the bytes per second balancer moves may take,
+	// summed over the moves this node serves
+	// (dfs.datanode.balance.bandwidthPerSec, default 100 MiB/s);
+	// MaxConcurrentMoves how many it serves at once
+	// (dfs.datanode.balance.max.concurrent.moves, 100). 0 means the
+	// default.
+	BalanceBandwidth   int64
+	MaxConcurrentMoves int
 	// DomainSocketPath is the Unix socket for short-circuit local reads
 	// (dfs.domain.socket.path; default "", which disables them); "_PORT"
 	// is replaced by the transfer port.
@@ -240,6 +253,8 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 		cfg.ScanPeriod = time.Duration(hours) * time.Hour
 	}
 	cfg.ScanBytesPerSecond = r.Bytes(keyScanBytesPerSecond)
+	cfg.BalanceBandwidth = r.Bytes(keyBalanceBandwidth)
+	cfg.MaxConcurrentMoves = int(r.Int(keyBalanceMoves))
 	return cfg, r.Err()
 }
 
@@ -327,6 +342,8 @@ func (c Config) withDefaults() Config {
 		fill(&c.AvailableSpacePreference, d.AvailableSpacePreference)
 		fill(&c.User, d.User)
 	}
+	fill(&c.BalanceBandwidth, defaultBalanceBandwidth)
+	fill(&c.MaxConcurrentMoves, defaultMaxConcurrentMoves)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -406,4 +423,19 @@ func currentUser() string {
 		return u
 	}
 	return "root"
+}
+
+// sourceIP is the address the DataNode connects to its NameNodes from:
+// the transfer address's host when it is a specific IP, so that the
+// NameNode (which knows DataNodes by their connection's address) gives
+// clients an address the DataNode serves on; else "" (the system picks).
+func (c Config) sourceIP() string {
+	host, _, err := net.SplitHostPort(c.XferAddr)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		return host
+	}
+	return ""
 }

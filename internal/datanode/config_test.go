@@ -69,6 +69,8 @@ func TestConfigMapping(t *testing.T) {
 		keyUseDNHostname:                "true",
 		keyNameNodeHTTP:                 "nn.example:9870",
 		keyCORSOrigins:                  "https://gw.example:8443",
+		keyBalanceBandwidth:             "10m",
+		keyBalanceMoves:                 "7",
 	})
 }
 

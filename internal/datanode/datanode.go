@@ -68,6 +68,8 @@ type DataNode struct {
 	// the block scanner's progress (webui.go).
 	errs *webui.RecentErrors
 	scan scanProgress
+	// balance bounds and throttles balancer moves (balance.go).
+	balance *balancing
 }
 
 // Stats are the DataNode's counters.
@@ -89,6 +91,7 @@ func New(cfg Config) (*DataNode, error) {
 	cfg.Logger = slog.New(errs.Wrap(cfg.Logger.Handler()))
 	dn := &DataNode{cfg: cfg, log: cfg.Logger, errs: errs, slots: make(chan struct{}, cfg.MaxTransferThreads), conns: map[net.Conn]struct{}{}, ready: make(chan struct{})}
 	dn.heartbeat = cfg.HeartbeatInterval
+	dn.balance = newBalancing(cfg.BalanceBandwidth, cfg.MaxConcurrentMoves, time.Now)
 	if dn.heartbeat <= 0 {
 		dn.heartbeat = defaultHeartbeat // until the NameNode's, at registration
 	}

@@ -212,6 +212,12 @@ func (d *DataNode) copyBlock(c *peerConn, m *hdfspb.OpCopyBlockProto) error {
 		return err
 	}
 	b := blockOf(m.GetHeader().GetBlock())
+	// A balancer move's source: within the concurrent-move limit, at the
+	// balancing bandwidth (balance.go).
+	if !d.balance.acquire() {
+		return datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, fmt.Sprintf("Not able to copy block %d to %s because threshold has been reached", b.ID, c.RemoteAddr())))
+	}
+	defer d.balance.release()
 	r, err := d.data.OpenForRead(b)
 	if err != nil {
 		return datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR, err.Error()))
@@ -221,7 +227,7 @@ func (d *DataNode) copyBlock(c *peerConn, m *hdfspb.OpCopyBlockProto) error {
 		Header: &hdfspb.ClientOperationHeaderProto{BaseHeader: m.GetHeader(), ClientName: proto.String("")},
 		Offset: proto.Uint64(0), Len: proto.Uint64(uint64(r.Length())), SendChecksums: proto.Bool(true),
 	}
-	return datatransfer.ServeReadBlock(c, bufio.NewReader(c), read, replicaSource{r}, r.Length())
+	return datatransfer.ServeReadBlock(d.balance.writer(c), bufio.NewReader(c), read, replicaSource{r}, r.Length())
 }
 
 // recoverReplica carries out a RecoverCommand: cut the replica to a new

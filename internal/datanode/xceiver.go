@@ -151,11 +151,7 @@ func (d *DataNode) runOp(c *peerConn, br *bufio.Reader, op datatransfer.Op, body
 	case *hdfspb.OpRequestShortCircuitAccessProto:
 		return true, d.requestShortCircuitFds(c, m)
 	case *hdfspb.OpReplaceBlockProto:
-		// Not served (strata moves replicas between its own volumes
-		// locally), but refused for its token first, as Hadoop checks.
-		if err := d.checkAccess(c, c, op, m.GetHeader().GetBlock(), m.GetHeader().GetToken(), blocktoken.Replace); err != nil {
-			return false, err
-		}
+		return false, d.replaceBlock(c, m)
 	}
 	datatransfer.WriteResponse(c, errResponse(hdfspb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("unsupported operation %v", op)))
 	return false, fmt.Errorf("unsupported op %v", op)

@@ -84,17 +84,49 @@ func startRead(conn net.Conn, clientName string, block *hdfspb.ExtendedBlockProt
 	if err := WriteRequest(conn, OpReadBlock, op); err != nil {
 		return nil, err
 	}
+	return readReply(conn, OpReadBlock, offset, length)
+}
+
+// NewCopyBlockReader sends COPY_BLOCK for the whole of block (of
+// block.NumBytes bytes) over conn and reads the reply: the balancer's
+// copy from a proxy DataNode, read and verified as a READ_BLOCK is. It
+// takes ownership of conn as NewBlockReader does.
+func NewCopyBlockReader(ctx context.Context, conn net.Conn, block *hdfspb.ExtendedBlockProto, token *hdfspb.TokenProto) (*BlockReader, error) {
+	if token == nil {
+		token = emptyToken()
+	}
+	stop := bindContext(ctx, conn)
+	fail := func(err error) (*BlockReader, error) {
+		stop()
+		conn.Close()
+		return nil, ctxError(ctx, err)
+	}
+	op := &hdfspb.OpCopyBlockProto{Header: &hdfspb.BaseHeaderProto{Block: block, Token: token}}
+	if err := WriteRequest(conn, OpCopyBlock, op); err != nil {
+		return fail(err)
+	}
+	br, err := readReply(conn, OpCopyBlock, 0, int64(block.GetNumBytes()))
+	if err != nil {
+		return fail(err)
+	}
+	br.ctx, br.stop = ctx, stop
+	return br, nil
+}
+
+// readReply reads the reply to a READ_BLOCK or COPY_BLOCK of length bytes
+// at offset.
+func readReply(conn net.Conn, opc Op, offset, length int64) (*BlockReader, error) {
 	r := bufio.NewReaderSize(conn, 32<<10)
 	resp, err := ReadResponse(r)
 	if err != nil {
 		return nil, err
 	}
 	if resp.GetStatus() != hdfspb.Status_SUCCESS {
-		return nil, &ResponseError{Op: OpReadBlock, Status: resp.GetStatus(), Message: resp.GetMessage()}
+		return nil, &ResponseError{Op: opc, Status: resp.GetStatus(), Message: resp.GetMessage()}
 	}
 	info := resp.GetReadOpChecksumInfo()
 	if info == nil {
-		return nil, fmt.Errorf("%w: READ_BLOCK reply without readOpChecksumInfo", ErrProtocol)
+		return nil, fmt.Errorf("%w: %v reply without readOpChecksumInfo", ErrProtocol, opc)
 	}
 	br := &BlockReader{conn: conn, offset: offset, end: offset + length, seqno: -1}
 	br.bpc = int(info.GetChecksum().GetBytesPerChecksum())

@@ -28,6 +28,10 @@ type ClientConfig struct {
 	ProtocolVersion uint64
 	// DialTimeout bounds connecting (ipc.client.connect.timeout, 20 s).
 	DialTimeout time.Duration
+	// LocalIP is the address to connect from; "" lets the system choose.
+	// A DataNode sets its transfer address: the NameNode knows it by the
+	// address it connects from.
+	LocalIP string
 	// MaxDataLength bounds a response frame (default 128 MiB).
 	MaxDataLength int
 	// ClientID is the 16-byte client id sent with every call, which a
@@ -180,6 +184,9 @@ type clientConn struct {
 
 func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, error) {
 	d := net.Dialer{Timeout: cfg.DialTimeout}
+	if ip := net.ParseIP(cfg.LocalIP); ip != nil {
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
 	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, connErr(fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err))

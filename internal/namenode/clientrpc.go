@@ -64,6 +64,7 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"setSafeMode":              ipc.Unary(c.setSafeMode),
 		"saveNamespace":            ipc.Unary(c.saveNamespace),
 		"getDatanodeReport":        ipc.Unary(c.getDatanodeReport),
+		"refreshNodes":             ipc.Unary(c.refreshNodes),
 		"getDatanodeStorageReport": ipc.Unary(c.getDatanodeStorageReport),
 		"checkAccess":              ipc.Unary(c.checkAccess),
 		"msync":                    ipc.Unary(c.msync),

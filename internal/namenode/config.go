@@ -193,6 +193,8 @@ type Config struct {
 	// HA is the nameservice this NameNode is a member of (ha_config.go);
 	// nil for a single NameNode.
 	HA *HAConfig
+	// Nodes are the hosts files and the rack topology (nodes.go).
+	Nodes NodesConfig
 	// IPC are the RPC server's limits (ipc.maximum.data.length,
 	// ipc.server.max.connections, ipc.client.connection.maxidletime,
 	// ipc.client.idlethreshold, strata.ipc.server.*; see
@@ -344,6 +346,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.RetryCacheHeapPercent = r.Float(keyRetryCacheHeap)
 	haConfigFrom(c, r, &cfg)
 	trashConfigFrom(r, &cfg)
+	nodesConfigFrom(c, r, &cfg)
 	return cfg, r.Err()
 }
 

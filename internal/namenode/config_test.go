@@ -89,6 +89,14 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.posix.acl.inheritance.enabled":      "false",
 		"dfs.namenode.fs-limits.max-xattrs-per-inode":     "4",
 		"dfs.namenode.fs-limits.max-xattr-size":           "100",
+		"dfs.hosts":                                       "/etc/strata/dfs.include",
+		"dfs.hosts.exclude":                               "/etc/strata/dfs.exclude",
+		"dfs.namenode.hosts.provider.classname":           "org.apache.hadoop.hdfs.server.blockmanagement.CombinedHostFileManager",
+		"dfs.namenode.maintenance.replication.min":        "2",
+		"net.topology.node.switch.mapping.impl":           "org.apache.hadoop.net.TableMapping",
+		"net.topology.script.file.name":                   "/etc/strata/topology.sh",
+		"net.topology.script.number.args":                 "10",
+		"net.topology.table.file.name":                    "/etc/strata/topology.table",
 	})
 }
 

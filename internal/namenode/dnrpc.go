@@ -11,6 +11,7 @@ import (
 	"github.com/stratafs/strata/internal/proto/dnpb"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/storage"
+	"github.com/stratafs/strata/internal/topology"
 )
 
 // DatanodeProtocolName is the protocol DataNodes speak to the NameNode.
@@ -177,7 +178,7 @@ func reportedReplicas(rs []*dnpb.Replica) []blockmgmt.ReportedReplica {
 	out := make([]blockmgmt.ReportedReplica, len(rs))
 	for i, r := range rs {
 		out[i] = blockmgmt.ReportedReplica{ID: r.GetBlockId(), GenStamp: r.GetGenStamp(), NumBytes: int64(r.GetNumBytes()),
-			Finalized: r.GetState() == dnpb.ReplicaState_FINALIZED}
+			Finalized: r.GetState() == dnpb.ReplicaState_FINALIZED, DelHint: r.GetDelHint()}
 	}
 	return out
 }
@@ -228,7 +229,11 @@ func commandProto(c blockmgmt.Command) *dnpb.Command {
 
 // datanodeProto is a DataNode as ClientProtocol reports it.
 func datanodeProto(d blockmgmt.DatanodeInfo) *hdfspb.DatanodeInfoProto {
-	st := hdfspb.DatanodeInfoProto_NORMAL
+	st := adminStateProto(d.AdminState)
+	rack := d.Rack
+	if rack == "" {
+		rack = topology.DefaultRack
+	}
 	return &hdfspb.DatanodeInfoProto{
 		Id: &hdfspb.DatanodeIDProto{
 			IpAddr: proto.String(d.IP), HostName: proto.String(d.Host), DatanodeUuid: proto.String(d.UUID),
@@ -236,7 +241,7 @@ func datanodeProto(d blockmgmt.DatanodeInfo) *hdfspb.DatanodeInfoProto {
 		},
 		Capacity: proto.Uint64(uint64(d.Capacity)), DfsUsed: proto.Uint64(uint64(d.Used)), Remaining: proto.Uint64(uint64(d.Remaining)),
 		BlockPoolUsed: proto.Uint64(uint64(d.Used)), LastUpdate: proto.Uint64(uint64(d.LastHeartbeat.UnixMilli())),
-		XceiverCount: proto.Uint32(uint32(d.Xceivers)), Location: proto.String("/default-rack"),
+		XceiverCount: proto.Uint32(uint32(d.Xceivers)), Location: proto.String(rack),
 		AdminState: st.Enum(), NumBlocks: proto.Uint32(uint32(d.Blocks)),
 		LastBlockReportTime: proto.Uint64(uint64(d.LastReport.UnixMilli())),
 	}
@@ -256,6 +261,26 @@ func reportType(t hdfspb.DatanodeReportTypeProto) blockmgmt.ReportType {
 		return blockmgmt.ReportLive
 	case hdfspb.DatanodeReportTypeProto_DEAD:
 		return blockmgmt.ReportDead
+	case hdfspb.DatanodeReportTypeProto_DECOMMISSIONING:
+		return blockmgmt.ReportDecommissioning
+	case hdfspb.DatanodeReportTypeProto_ENTERING_MAINTENANCE:
+		return blockmgmt.ReportEnteringMaintenance
+	case hdfspb.DatanodeReportTypeProto_IN_MAINTENANCE:
+		return blockmgmt.ReportInMaintenance
 	}
 	return blockmgmt.ReportAll
+}
+
+func adminStateProto(s blockmgmt.AdminState) hdfspb.DatanodeInfoProto_AdminState {
+	switch s {
+	case blockmgmt.DecommissionInProgress:
+		return hdfspb.DatanodeInfoProto_DECOMMISSION_INPROGRESS
+	case blockmgmt.Decommissioned:
+		return hdfspb.DatanodeInfoProto_DECOMMISSIONED
+	case blockmgmt.EnteringMaintenance:
+		return hdfspb.DatanodeInfoProto_ENTERING_MAINTENANCE
+	case blockmgmt.InMaintenance:
+		return hdfspb.DatanodeInfoProto_IN_MAINTENANCE
+	}
+	return hdfspb.DatanodeInfoProto_NORMAL
 }

@@ -49,6 +49,10 @@ func (n *NameNode) withHA(methods map[string]ipc.Method) map[string]ipc.Method {
 	}
 	out := make(map[string]ipc.Method, len(methods))
 	for name, m := range methods {
+		if uncheckedInHA[name] {
+			out[name] = m
+			continue
+		}
 		ownAnswer := answersFromOwnEdit[name]
 		category := "WRITE"
 		if strings.HasPrefix(name, "get") || strings.HasPrefix(name, "list") || strings.HasPrefix(name, "is") {
@@ -77,6 +81,11 @@ func (n *NameNode) withHA(methods map[string]ipc.Method) map[string]ipc.Method {
 	}
 	return out
 }
+
+// uncheckedInHA are the methods every member serves whatever its state
+// (Hadoop's OperationCategory.UNCHECKED): refreshNodes, which dfsadmin
+// sends to each NameNode so that all read the hosts files.
+var uncheckedInHA = map[string]bool{"refreshNodes": true}
 
 // answersFromOwnEdit are the ClientProtocol methods whose answer, when
 // they logged an edit, is computed under the namesystem lock of that edit

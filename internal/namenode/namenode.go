@@ -113,7 +113,12 @@ func New(cfg Config) (*NameNode, error) {
 		retryCacheEntries: cfg.retryCacheEntries(), retryCacheExpiry: cfg.RetryCacheExpiry,
 		xattrsDisabled: !cfg.XAttrsEnabled, aclsDisabled: !cfg.ACLsEnabled, noACLInheritance: !cfg.ACLInheritance,
 		xattrLimits: namespace.XAttrLimits{PerInode: cfg.MaxXAttrsPerInode, Size: cfg.MaxXAttrSize},
+		maintenanceMinRepl: cfg.Nodes.MaintenanceMinReplication,
 	}, l, cfg.Logger)
+	if err := ns.initNodes(cfg.Nodes); err != nil {
+		l.Close()
+		return nil, err
+	}
 	ns.blockPoolID = l.Version().BlockPoolID
 	if cfg.HA == nil {
 		start := time.Now()
@@ -164,6 +169,8 @@ func New(cfg Config) (*NameNode, error) {
 	}
 	dp := &datanodeProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(DatanodeProtocolName, dp.methods())
+	np := &namenodeProtocol{nn: nn, ns: ns}
+	nn.rpc.Register(NamenodeProtocolName, nn.withHA(np.methods()))
 	return nn, nil
 }
 

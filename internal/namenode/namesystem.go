@@ -13,6 +13,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
+	"github.com/stratafs/strata/internal/topology"
 )
 
 // journal is what the Namesystem needs of the edit log: Append under the
@@ -43,6 +44,7 @@ type nsConfig struct {
 	replicationTimeout    time.Duration
 	safeModeThreshold     float64
 	safeModeExtension     time.Duration
+	maintenanceMinRepl    int
 
 	// retryCacheEntries bounds the retry cache, 0 turning it off;
 	// retryCacheExpiry is how long an entry is kept (retrycache.go).
@@ -113,6 +115,11 @@ type Namesystem struct {
 	// rpcEdits are the recent committed edits with rpc ids, which
 	// snapshots carry for the retry cache (retrycache.go).
 	rpcEdits []rpcEdit
+	// hosts, hostsFiles and topo: DataNode membership and racks
+	// (nodes.go); hosts is guarded by mu.
+	hosts      *blockmgmt.Hosts
+	hostsFiles blockmgmt.HostsFiles
+	topo       topology.Mapping
 }
 
 func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
@@ -137,11 +144,16 @@ func newNamesystem(cfg nsConfig, j journal, logger *slog.Logger) *Namesystem {
 // the Namesystem's clock, so that replacing it (in tests) moves both.
 func (s *Namesystem) newBlockManager(blocks *blockmgmt.BlockMap) *blockmgmt.Manager {
 	cfg := s.cfg
-	return blockmgmt.New(blockmgmt.Config{
+	bm := blockmgmt.New(blockmgmt.Config{
 		MinReplication: cfg.minReplication, HeartbeatExpiry: cfg.heartbeatExpiry,
 		MaxReplicationStreams: cfg.maxReplicationStreams, ReplicationTimeout: cfg.replicationTimeout,
 		SafeModeThreshold: cfg.safeModeThreshold, SafeModeExtension: cfg.safeModeExtension,
-	}, blocks, blockmgmt.Options{Logger: s.log, Now: func() time.Time { return s.now() }})
+		MaintenanceMinReplication: cfg.maintenanceMinRepl,
+	}, blocks, blockmgmt.Options{Logger: s.log, Now: func() time.Time { return s.now() }, ClientRack: s.clientRack})
+	if s.hosts != nil {
+		bm.SetHosts(s.hosts)
+	}
+	return bm
 }
 
 func (s *Namesystem) principal(ctx context.Context) *namespace.Principal {

@@ -390,7 +390,11 @@ func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, fileID u
 	n = min(n, max(len(s.bm.Live())-len(have), 0))
 	pol := file.EffectivePolicy()
 	types := pol.ChooseTypes(len(have) + n)[len(have):]
-	more := s.bm.Choose(blockmgmt.Placement{Types: types, Policy: pol, Exclude: ex, Local: clientIP, Need: int64(file.BlockSize), Creation: true})
+	var haveNodes []*blockmgmt.Datanode
+	for _, st := range have {
+		haveNodes = append(haveNodes, st.DN)
+	}
+	more := s.bm.Choose(blockmgmt.Placement{Types: types, Policy: pol, Exclude: ex, Local: clientIP, Need: int64(file.BlockSize), Creation: true, Existing: haveNodes})
 	lb := locate(blk, 0, append(have, more...), false)
 	lb.Block.NumBytes = b.NumBytes
 	lb.Block.GenStamp = b.GenStamp

@@ -8,6 +8,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
+	"github.com/stratafs/strata/internal/topology"
 )
 
 // The Namesystem's block-management entry points: each takes the lock and
@@ -18,11 +19,28 @@ func protocolError(err error, class string) error {
 	if errors.As(err, &pe) {
 		return ipc.Errorf(class, "%s", pe.Error())
 	}
+	var de *blockmgmt.DisallowedError
+	if errors.As(err, &de) {
+		return ipc.Errorf(classDisallowedDatanode, "%s", de.Error())
+	}
 	return err
 }
 
-// RegisterDatanode adds (or re-adds) a DataNode.
+// RegisterDatanode adds (or re-adds) a DataNode, on the rack the topology
+// mapping gives the address it connects from (resolved without the lock:
+// a script may run). A node the hosts files do not include is refused
+// (DisallowedDatanodeException) before anything is resolved for it, so
+// strangers cannot make the NameNode run the script.
 func (s *Namesystem) RegisterDatanode(reg blockmgmt.Registration, remoteIP string) error {
+	if s.topo != nil {
+		s.mu.RLock()
+		err := s.bm.Admits(reg, remoteIP)
+		s.mu.RUnlock()
+		if err != nil {
+			return protocolError(err, ipc.ClassIllegalArgument)
+		}
+		reg.Rack = topology.ResolveNode(s.topo, blockmgmt.NodeIP(reg, remoteIP), reg.XferPort)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return protocolError(s.bm.RegisterDatanode(reg, remoteIP), ipc.ClassIllegalArgument)

@@ -582,6 +582,10 @@ func (p *Processes) AddDataNode() int {
 	p.t.Helper()
 	i := len(p.dns)
 	d := &procDataNode{dir: filepath.Join(p.dir, fmt.Sprintf("dn%d", i)), xfer: "127.0.0.1:0", httpBind: "127.0.0.1:0"}
+	if p.cfg.DataNodeIP != nil {
+		ip := p.cfg.DataNodeIP(i)
+		d.xfer, d.httpBind = ip+":0", ip+":0"
+	}
 	var spec []string
 	for j, ty := range p.cfg.volumeTypes() {
 		v := volumeDir(p.dir, i, j, ty)
@@ -645,7 +649,7 @@ func (p *Processes) StartDataNode(i int) {
 	d := p.dns[i]
 	d.p.start()
 	m := d.p.waitLog(dnServingRE)
-	if d.xfer == "127.0.0.1:0" {
+	if strings.HasSuffix(d.xfer, ":0") {
 		d.xfer = m[1]
 		p.dnArgs(d)
 	}
@@ -694,6 +698,9 @@ func (p *Processes) DataNodeStatus(i int) datanode.Status {
 func (p *Processes) Host(i int) string {
 	if a := p.HostAddr(DataNodeHost(i)); a != "" {
 		return a
+	}
+	if p.cfg.DataNodeIP != nil {
+		return p.cfg.DataNodeIP(i)
 	}
 	return "127.0.0.1"
 }

@@ -87,6 +87,11 @@ type Config struct {
 	// its volume directories (e.g. strata.media.dirs for one node's
 	// volumes); process implementation only.
 	DataNodeConf func(i int, volumes []string) map[string]string
+	// DataNodeIP, if set, is the loopback address DataNode i binds and
+	// advertises instead of 127.0.0.1 (e.g. 127.0.0.11): nodes a rack
+	// mapping or a hosts file can tell apart without network namespaces
+	// (process implementation only).
+	DataNodeIP func(i int) string
 	// Trackers starts the MapReduce daemons in process: with MapReduce,
 	// New needs trackers.Start (package internal/localcluster/trackers).
 	// This package cannot import it: the MapReduce engine's own tests use

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	register(command{name: "storagepolicies", summary: "list, set, get and unset HDFS storage policies", run: runStoragePolicies})
-	register(command{name: "dfsadmin", summary: "HDFS administration (-report, -safemode get|enter|leave|wait)", run: runDFSAdmin})
+	register(command{name: "dfsadmin", summary: "HDFS administration (-report, -safemode, -refreshNodes, -printTopology)", run: runDFSAdmin})
 	register(command{name: "getconf", summary: "print configuration (-confKey KEY, -namenodes)", run: runGetConf})
 	register(command{name: "version", summary: "print the version", run: runVersion})
 }
@@ -163,11 +163,11 @@ func runDFSAdmin(ctx context.Context, env *Env, args []string) int {
 	if code, ok := dfsadminQuota(ctx, env, args); ok {
 		return code
 	}
-	if len(args) == 1 && args[0] == "-report" {
-		return dfsadminReport(ctx, env)
+	if code, done := runDFSAdminNodes(ctx, env, args); done {
+		return code
 	}
 	if len(args) < 2 || args[0] != "-safemode" {
-		fmt.Fprintln(env.Stderr, "Usage: strata dfsadmin [-report] [-safemode <enter | leave | get | wait | forceExit>]")
+		fmt.Fprintln(env.Stderr, dfsadminUsage)
 		fmt.Fprintln(env.Stderr, "\t[-setQuota <quota> <dirname>...<dirname>] [-clrQuota <dirname>...<dirname>]")
 		fmt.Fprintln(env.Stderr, "\t[-setSpaceQuota <quota> [-storageType <storagetype>] <dirname>...<dirname>] [-clrSpaceQuota [-storageType <storagetype>] <dirname>...<dirname>]")
 		return 1

@@ -73,8 +73,10 @@ func runFsck(ctx context.Context, env *Env, args []string) int {
 }
 
 // dfsadminReport prints `dfsadmin -report`: totals, then each DataNode
-// with its capacity per storage type.
-func dfsadminReport(ctx context.Context, env *Env) int {
+// with its capacity per storage type, in Hadoop's lists (live, dead,
+// decommissioning, entering and in maintenance); lists names the lists
+// asked for (-live, -dead, ...), none meaning all.
+func dfsadminReport(ctx context.Context, env *Env, lists map[string]bool) int {
 	c, err := hdfsClient(env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "report: %v\n", err)
@@ -86,10 +88,15 @@ func dfsadminReport(ctx context.Context, env *Env) int {
 		fmt.Fprintf(env.Stderr, "report: %v\n", err)
 		return 1
 	}
-	var rep hdfspb.GetDatanodeStorageReportResponseProto
-	if err := c.Call(ctx, "getDatanodeStorageReport", &hdfspb.GetDatanodeStorageReportRequestProto{Type: hdfspb.DatanodeReportTypeProto_ALL.Enum()}, &rep); err != nil {
-		fmt.Fprintf(env.Stderr, "report: %v\n", err)
-		return 1
+	reports := map[hdfspb.DatanodeReportTypeProto][]*hdfspb.DatanodeStorageReportProto{}
+	for _, t := range []hdfspb.DatanodeReportTypeProto{hdfspb.DatanodeReportTypeProto_LIVE, hdfspb.DatanodeReportTypeProto_DEAD,
+		hdfspb.DatanodeReportTypeProto_DECOMMISSIONING, hdfspb.DatanodeReportTypeProto_ENTERING_MAINTENANCE, hdfspb.DatanodeReportTypeProto_IN_MAINTENANCE} {
+		var rep hdfspb.GetDatanodeStorageReportResponseProto
+		if err := c.Call(ctx, "getDatanodeStorageReport", &hdfspb.GetDatanodeStorageReportRequestProto{Type: t.Enum()}, &rep); err != nil {
+			fmt.Fprintf(env.Stderr, "report: %v\n", err)
+			return 1
+		}
+		reports[t] = rep.GetDatanodeStorageReports()
 	}
 	w := env.Stdout
 	pct := func(a, b uint64) string {
@@ -107,14 +114,7 @@ func dfsadminReport(ctx context.Context, env *Env) int {
 	// Totals per storage type over live nodes.
 	type tot struct{ cap, used, rem uint64 }
 	byType := map[storage.Type]*tot{}
-	var live, dead []*hdfspb.DatanodeStorageReportProto
-	now := time.Now()
-	for _, r := range rep.GetDatanodeStorageReports() {
-		if now.Sub(time.UnixMilli(int64(r.GetDatanodeInfo().GetLastUpdate()))) > 10*time.Minute+30*time.Second {
-			dead = append(dead, r)
-			continue
-		}
-		live = append(live, r)
+	for _, r := range reports[hdfspb.DatanodeReportTypeProto_LIVE] {
 		for _, s := range r.GetStorageReports() {
 			t := storage.Type(s.GetStorage().GetStorageType())
 			if byType[t] == nil {
@@ -131,13 +131,27 @@ func dfsadminReport(ctx context.Context, env *Env) int {
 			fmt.Fprintf(w, "\t%-8s configured %s, used %s, remaining %s\n", t, humanBytes(x.cap), humanBytes(x.used), humanBytes(x.rem))
 		}
 	}
-	fmt.Fprintf(w, "\n-------------------------------------------------\nLive datanodes (%d):\n\n", len(live))
-	for _, r := range live {
-		printDatanode(w, r, pct)
-	}
-	if len(dead) > 0 {
-		fmt.Fprintf(w, "Dead datanodes (%d):\n\n", len(dead))
-		for _, r := range dead {
+	fmt.Fprintf(w, "\n-------------------------------------------------\n")
+	all := len(lists) == 0
+	for _, l := range []struct {
+		flag, title string
+		t           hdfspb.DatanodeReportTypeProto
+	}{
+		{"-live", "Live datanodes", hdfspb.DatanodeReportTypeProto_LIVE},
+		{"-dead", "Dead datanodes", hdfspb.DatanodeReportTypeProto_DEAD},
+		{"-decommissioning", "Decommissioning datanodes", hdfspb.DatanodeReportTypeProto_DECOMMISSIONING},
+		{"-enteringmaintenance", "Entering maintenance datanodes", hdfspb.DatanodeReportTypeProto_ENTERING_MAINTENANCE},
+		{"-inmaintenance", "In maintenance datanodes", hdfspb.DatanodeReportTypeProto_IN_MAINTENANCE},
+	} {
+		if !all && !lists[l.flag] {
+			continue
+		}
+		nodes := reports[l.t]
+		// As Hadoop: an empty list is named only when asked for.
+		if len(nodes) > 0 || lists[l.flag] {
+			fmt.Fprintf(w, "%s (%d):\n\n", l.title, len(nodes))
+		}
+		for _, r := range nodes {
 			printDatanode(w, r, pct)
 		}
 	}
@@ -147,7 +161,11 @@ func dfsadminReport(ctx context.Context, env *Env) int {
 func printDatanode(w interface{ Write([]byte) (int, error) }, r *hdfspb.DatanodeStorageReportProto, pct func(a, b uint64) string) {
 	d := r.GetDatanodeInfo()
 	id := d.GetId()
-	fmt.Fprintf(w, "Name: %s:%d (%s)\nHostname: %s\nDecommission Status : Normal\n", id.GetIpAddr(), id.GetXferPort(), id.GetHostName(), id.GetHostName())
+	fmt.Fprintf(w, "Name: %s:%d (%s)\nHostname: %s\n", id.GetIpAddr(), id.GetXferPort(), id.GetHostName(), id.GetHostName())
+	if loc := d.GetLocation(); loc != "" && loc != "/default-rack" {
+		fmt.Fprintf(w, "Rack: %s\n", loc)
+	}
+	fmt.Fprintf(w, "Decommission Status : %s\n", decommissionStatus(d.GetAdminState()))
 	fmt.Fprintf(w, "Configured Capacity: %d (%s)\nDFS Used: %d (%s)\nDFS Remaining: %d (%s)\nDFS Used%%: %s\nDFS Remaining%%: %s\n",
 		d.GetCapacity(), humanBytes(d.GetCapacity()), d.GetDfsUsed(), humanBytes(d.GetDfsUsed()),
 		d.GetRemaining(), humanBytes(d.GetRemaining()), pct(d.GetDfsUsed(), d.GetCapacity()), pct(d.GetRemaining(), d.GetCapacity()))

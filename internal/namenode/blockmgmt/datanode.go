@@ -20,6 +20,20 @@ type Datanode struct {
 	LastReport    time.Time
 	Dead          bool
 	Xceivers      int
+	// Rack is the node's network location (topology), "" for the
+	// default rack.
+	Rack string
+	// AdminState is decommissioning and maintenance (decommission.go),
+	// since AdminStart; MaintenanceExpire ends a maintenance (zero:
+	// never). Disallowed: the hosts files no longer include the node.
+	AdminState        AdminState
+	AdminStart        time.Time
+	MaintenanceExpire time.Time
+	Disallowed        bool
+	// reported: a full block report arrived since the node (re-)registered
+	// (Hadoop's checkBlockReportReceived). Until then its replica list is
+	// empty, not complete, so it cannot finish decommissioning.
+	reported bool
 	// commands waiting for the next heartbeat.
 	commands []Command
 	// pendingTransfers counts replication streams scheduled from this node.
@@ -57,6 +71,9 @@ type DatanodeInfo struct {
 	Xceivers                    int
 	Blocks                      int
 	Dead                        bool
+	Rack                        string
+	AdminState                  AdminState
+	MaintenanceExpire           time.Time
 }
 
 // Info returns a snapshot of d.
@@ -64,6 +81,7 @@ func (d *Datanode) Info() DatanodeInfo {
 	in := DatanodeInfo{
 		UUID: d.UUID, IP: d.IP, Host: d.Host, XferPort: d.XferPort, InfoPort: d.InfoPort, IPCPort: d.IPCPort,
 		LastHeartbeat: d.LastHeartbeat, LastReport: d.LastReport, Xceivers: d.Xceivers, Dead: d.Dead,
+		Rack: d.rack(), AdminState: d.AdminState, MaintenanceExpire: d.MaintenanceExpire,
 	}
 	for _, s := range d.Storages {
 		if s.Failed {
@@ -91,11 +109,14 @@ func (d *Datanode) SortedStorages() []*Storage {
 type datanodes struct {
 	byUUID    map[string]*Datanode
 	byStorage map[string]*Storage
-	rng       *lockedRand
+	// byIP is the last node registered from each address (a reader's
+	// own node, for read order); check the node's IP on use.
+	byIP map[string]*Datanode
+	rng  *lockedRand
 }
 
 func newDatanodes(rng *lockedRand) *datanodes {
-	return &datanodes{byUUID: map[string]*Datanode{}, byStorage: map[string]*Storage{}, rng: rng}
+	return &datanodes{byUUID: map[string]*Datanode{}, byStorage: map[string]*Storage{}, byIP: map[string]*Datanode{}, rng: rng}
 }
 
 func (ds *datanodes) live() []*Datanode {
@@ -143,70 +164,19 @@ type Placement struct {
 	Local    string          // the writer's IP, preferred first
 	Need     int64           // bytes each chosen storage must have free
 	Creation bool            // creation (else replication) fallbacks
+	// Existing are the nodes that already hold the block, Writer the
+	// copy's source: the rack rules continue from them (racks.go).
+	Existing []*Datanode
+	Writer   *Datanode
+	// NewRack asks for racks none of Existing is on, and nothing else
+	// (fixing a block whose replicas share too few racks).
+	NewRack bool
 }
 
-// Choose returns up to len(p.Types) storages on distinct live DataNodes,
-// the writer's own node first when it is one, each of the wanted type or,
-// failing that, of the policy's fallback types, picked at random among
-// those with room. It counts p.Need as scheduled on each storage chosen
-// until its next storage report.
+// Choose returns up to len(p.Types) storages on distinct live,
+// in-service DataNodes, spread over racks as the default placement policy
+// does (racks.go), the writer's own node first when it is one, each of the
+// wanted type or, failing that, of the policy's fallback types, picked at
+// random among those with room. It counts p.Need as scheduled on each
+// storage chosen until its next storage report.
 func (m *Manager) Choose(p Placement) []*Storage { return m.dns.choose(p) }
-
-func (ds *datanodes) choose(p Placement) []*Storage {
-	var out []*Storage
-	used := map[string]bool{}
-	for k, v := range p.Exclude {
-		used[k] = v
-	}
-	fallbacks := p.Policy.ReplicationFallbacks
-	if p.Creation {
-		fallbacks = p.Policy.CreationFallbacks
-	}
-	for i, want := range p.Types {
-		candidates := append([]storage.Type{want}, fallbacks...)
-		var pick *Storage
-		for _, t := range candidates {
-			pick = ds.pick(t, used, p.Need, i == 0 && len(out) == 0, p.Local)
-			if pick != nil {
-				break
-			}
-		}
-		if pick == nil {
-			continue
-		}
-		used[pick.DN.UUID] = true
-		pick.scheduled += p.Need
-		out = append(out, pick)
-	}
-	return out
-}
-
-func (ds *datanodes) pick(t storage.Type, used map[string]bool, need int64, preferLocal bool, local string) *Storage {
-	var all []*Storage
-	for _, d := range ds.live() {
-		if used[d.UUID] {
-			continue
-		}
-		for _, s := range d.SortedStorages() {
-			if s.Failed || s.Type != t || s.Remaining-s.scheduled < need {
-				continue
-			}
-			all = append(all, s)
-		}
-	}
-	if len(all) == 0 {
-		return nil
-	}
-	if preferLocal && local != "" {
-		var locals []*Storage
-		for _, s := range all {
-			if s.DN.IP == local {
-				locals = append(locals, s)
-			}
-		}
-		if len(locals) > 0 {
-			all = locals
-		}
-	}
-	return all[ds.rng.IntN(len(all))]
-}

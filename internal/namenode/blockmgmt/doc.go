@@ -42,9 +42,24 @@
 //   - Blocks being written (uncommitted, or the last block of an open
 //     file) are not the replication monitor's: the writer or a recovery
 //     finishes them.
+//   - Replicas on DataNodes being decommissioned, decommissioned or in
+//     maintenance (decommission.go) are read and serve as copy sources but
+//     are not live: replication counts live replicas only, new replicas
+//     never go to such nodes, and their replicas are never deleted as
+//     excess. A node leaves Decommission In Progress (Entering
+//     Maintenance) only once its full block report since it (re-)registered
+//     has been processed and every block it holds is sufficiently
+//     replicated on in-service nodes.
+//   - DataNodes are admitted, matched against the hosts files and placed
+//     on racks by the address their registration came from (NodeIP),
+//     never by the IP or host name they report.
+//   - New replicas follow the default rack policy (racks.go): a block of
+//     replication 2 or more spans two racks when the cluster has two; one
+//     that does not is mis-replicated and gets a copy on a new rack, and
+//     excess deletion never narrows a block's racks when it can help it.
 //   - While in safe mode nothing is replicated or deleted (the caller skips
 //     Replicate).
 //   - A standby (SetStandby) queues no command for any DataNode and holds
 //     back the reports it cannot judge yet instead of acting on them
-//     (standby.go).
+//     (standby.go); it does advance admin states, which need no command.
 package blockmgmt

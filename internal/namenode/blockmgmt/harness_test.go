@@ -102,6 +102,11 @@ func (h *harness) addNode(node string, vols ...vol) {
 	if err := h.m.RegisterDatanode(reg, ""); err != nil {
 		h.t.Fatal(err)
 	}
+	// The (empty) first block report, as a DataNode sends right after
+	// registering.
+	if _, err := h.m.BlockReport(node, nil); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 // heartbeat keeps node alive and returns its queued commands.

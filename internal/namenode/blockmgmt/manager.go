@@ -29,6 +29,10 @@ type Config struct {
 	// MaxQueuedReports bounds the DataNode reports a standby holds back
 	// (see SetStandby); 0 means DefaultMaxQueuedReports.
 	MaxQueuedReports int
+	// MaintenanceMinReplication is
+	// dfs.namenode.maintenance.replication.min: live replicas a block
+	// keeps while others are on nodes in maintenance (0: 1).
+	MaintenanceMinReplication int
 }
 
 // Options are a Manager's collaborators.
@@ -39,6 +43,9 @@ type Options struct {
 	// Rand drives placement and the order of read locations; nil means a
 	// fixed-seed PCG, as the NameNode has always used.
 	Rand *rand.Rand
+	// ClientRack places a reader that is not a DataNode (for the order of
+	// read locations); it must not block. nil: readers are on no rack.
+	ClientRack func(ip string) string
 }
 
 // Manager is block management: the block map's replicas, DataNode
@@ -66,6 +73,10 @@ type Manager struct {
 	replStats     ReplicationStats
 	standby       bool         // see SetStandby
 	queued        *reportQueue // reports a standby holds back
+	hosts         *Hosts       // dfs.hosts / dfs.hosts.exclude (SetHosts)
+	delHints      map[uint64]string
+	clientRack    func(ip string) string
+	passRacks     int // racks in service during a Replicate pass, 0 outside one
 }
 
 // New returns a Manager for the blocks in blocks, with no DataNodes.
@@ -87,6 +98,8 @@ func New(cfg Config, blocks *BlockMap, o Options) *Manager {
 		recovering: map[uint64]*blockRecovery{},
 		satisfy:    map[uint64]bool{},
 		queued:     newReportQueue(cfg.MaxQueuedReports),
+		delHints:   map[uint64]string{},
+		clientRack: o.ClientRack,
 	}
 	blocks.touched = m.touched
 	return m

@@ -33,9 +33,10 @@ func SortedReplicas(b *Block) []*Replica {
 	return out
 }
 
-// Locations orders b's readable replicas for a reader at clientIP: a
-// replica on the reader's own host first, then the others in random
-// order. A block being written with no finalized replica yet is read from
+// Locations orders b's readable replicas for a reader at clientIP: by
+// network distance — the reader's own host, its rack, other racks — in
+// random order among equals, replicas on nodes being decommissioned or in
+// maintenance after the others. A block being written with no finalized replica yet is read from
 // its pipeline. When only corrupt copies are left they are returned with
 // corrupt set, as HDFS does.
 func (m *Manager) Locations(b *Block, clientIP string) (locs []*Storage, corrupt bool) {
@@ -55,7 +56,7 @@ func (m *Manager) Locations(b *Block, clientIP string) (locs []*Storage, corrupt
 		}
 	}
 	m.rng.Shuffle(len(locs), func(i, j int) { locs[i], locs[j] = locs[j], locs[i] })
-	sort.SliceStable(locs, func(i, j int) bool { return locs[i].DN.IP == clientIP && locs[j].DN.IP != clientIP })
+	m.sortByDistance(locs, clientIP)
 	return locs, corrupt
 }
 

@@ -2,7 +2,6 @@ package blockmgmt
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/stratafs/strata/internal/storage"
@@ -40,13 +39,22 @@ func (m *Manager) CheckHeartbeats(now time.Time) {
 		if d.Dead || now.Sub(d.LastHeartbeat) <= m.cfg.HeartbeatExpiry {
 			continue
 		}
-		d.Dead = true
-		d.commands = nil
-		d.pendingTransfers = 0
-		m.removeReplicasOf(d)
-		m.queued.dropStorages(d.SortedStorages()...)
+		m.markDead(d)
 		m.log.Warn("namenode: datanode is dead", "datanode", d.String(), "last_heartbeat", d.LastHeartbeat.Format(time.RFC3339))
 	}
+}
+
+// markDead takes d out of service. Its replicas are forgotten, so that
+// their blocks are copied elsewhere, except on a node in maintenance:
+// that is what maintenance is for.
+func (m *Manager) markDead(d *Datanode) {
+	d.Dead = true
+	d.commands = nil
+	d.pendingTransfers = 0
+	if d.AdminState != InMaintenance {
+		m.removeReplicasOf(d)
+	}
+	m.queued.dropStorages(d.SortedStorages()...)
 }
 
 // wantedTypes is the storage type each of a file's replicas should have.
@@ -85,10 +93,13 @@ func Misplaced(good []*Replica, want []storage.Type) (extra []*Replica, missing 
 // file's policy), moves for files whose storage policy asks for it
 // (SatisfyStoragePolicy), and deletes excess and, once a good copy
 // exists, bad replicas. Blocks being written are left alone. It returns
-// (and keeps, for Stats) the counts it saw. A standby does nothing and
-// returns the last counts: the active NameNode replicates.
+// (and keeps, for Stats) the counts it saw. A standby only advances
+// admin states (which need no command: a node it sees go down in
+// maintenance keeps its replicas, and after a failover is not
+// re-replicated) and returns the last counts: the active replicates.
 func (m *Manager) Replicate(now time.Time) ReplicationStats {
 	if m.standby {
+		m.checkAdmin(now)
 		return m.replStats
 	}
 	var st ReplicationStats
@@ -99,6 +110,9 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		}
 	}
 	st.PendingReplication = len(m.pending)
+	m.passRacks = 0
+	m.passRacks = m.numRacks()
+	defer func() { m.passRacks = 0 }()
 	for _, id := range m.blocks.IDs() {
 		b := m.blocks.Get(id)
 		st.Blocks++
@@ -122,7 +136,11 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 			}
 			continue
 		}
-		if len(good) < want {
+		// Replicas on nodes being decommissioned or in maintenance are
+		// read and copied but do not count (decommission.go).
+		live, maint := m.countReplicas(b)
+		required := m.requiredLive(want, maint)
+		if len(live) < required {
 			st.UnderReplicated++
 		}
 		// Copies that are not good — corrupt, of an older generation, or
@@ -138,25 +156,32 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		}
 		_, inPending := m.pending[id]
 		fileID := b.File.InodeID()
-		extra, missingTypes := Misplaced(good, wantedTypes(b))
+		extra, missingTypes := Misplaced(live, wantedTypes(b))
 		if m.satisfy[fileID] && len(missingTypes) > 0 {
 			st.Misplaced++
 		}
 		switch {
 		case inPending:
-		case len(good) < want:
-			m.scheduleTransfer(b, good, missingTypes[:min(len(missingTypes), want-len(good))], now)
+		case len(live) < required:
+			m.scheduleTransfer(b, good, live, missingTypes[:min(len(missingTypes), required-len(live))], false, now)
+		case len(live) > 0 && !m.rackSatisfied(want, live):
+			// Mis-replicated: one more copy on a new rack; the excess
+			// pass then deletes one from a crowded rack.
+			m.scheduleTransfer(b, good, live, []storage.Type{live[0].Storage.Type}, true, now)
 		case m.satisfy[fileID] && len(extra) > 0 && len(missingTypes) > 0:
 			// A move: on the same node when it has a volume of the missing
 			// type, else a copy elsewhere (the excess pass then deletes the
 			// misplaced copy).
 			if !m.scheduleLocalMove(b, extra, missingTypes, now) {
-				m.scheduleTransfer(b, good, missingTypes[:1], now)
+				m.scheduleTransfer(b, good, live, missingTypes[:1], false, now)
 			}
-		case len(good) > want:
-			m.removeExcess(b, good, want, now)
+		case len(live) > want:
+			m.removeExcess(b, live, want, now)
+		default:
+			delete(m.delHints, id)
 		}
 	}
+	m.checkAdmin(now)
 	m.replStats = st
 	return st
 }
@@ -175,16 +200,30 @@ func (m *Manager) Pending() int { return len(m.pending) }
 // scheduleTransfer asks a DataNode holding a good replica to copy it to
 // new storages of the given types. It skips nodes that already hold a
 // replica, and nodes told to delete one less than ReplicationTimeout ago.
-func (m *Manager) scheduleTransfer(b *Block, good []*Replica, types []storage.Type, now time.Time) {
+func (m *Manager) scheduleTransfer(b *Block, good, live []*Replica, types []storage.Type, newRack bool, now time.Time) {
 	if len(types) == 0 {
 		return
 	}
+	// The source: a node on its way out first (it takes no writes, and
+	// may exceed the soft stream limit up to twice it, as Hadoop's hard
+	// limit), else the one with the fewest streams.
 	var src *Replica
+	leaving := func(r *Replica) bool {
+		s := r.Storage.DN.AdminState
+		return s == DecommissionInProgress || s == EnteringMaintenance
+	}
 	for _, r := range good {
-		if r.Storage.DN.pendingTransfers >= m.cfg.MaxReplicationStreams {
+		limit := m.cfg.MaxReplicationStreams
+		if leaving(r) {
+			limit *= 2
+		}
+		if r.Storage.DN.pendingTransfers >= limit {
 			continue
 		}
-		if src == nil || r.Storage.DN.pendingTransfers < src.Storage.DN.pendingTransfers {
+		switch {
+		case src == nil, leaving(r) && !leaving(src):
+			src = r
+		case leaving(r) == leaving(src) && r.Storage.DN.pendingTransfers < src.Storage.DN.pendingTransfers:
 			src = r
 		}
 	}
@@ -202,7 +241,12 @@ func (m *Manager) scheduleTransfer(b *Block, good []*Replica, types []storage.Ty
 			delete(b.Deleting, uuid)
 		}
 	}
-	targets := m.dns.choose(Placement{Types: types, Policy: b.File.EffectivePolicy(), Exclude: exclude, Need: b.NumBytes})
+	var existing []*Datanode
+	for _, r := range live {
+		existing = append(existing, r.Storage.DN)
+	}
+	targets := m.dns.choose(Placement{Types: types, Policy: b.File.EffectivePolicy(), Exclude: exclude, Need: b.NumBytes,
+		Existing: existing, Writer: src.Storage.DN, NewRack: newRack})
 	if len(targets) == 0 {
 		return
 	}
@@ -218,31 +262,42 @@ func (m *Manager) scheduleTransfer(b *Block, good []*Replica, types []storage.Ty
 	m.log.Info("namenode: scheduling replication", "block", b.String(), "from", src.Storage.DN.String(), "to", len(targets), "file", pathOf(b))
 }
 
-// removeExcess deletes replicas beyond the wanted count: first those the
-// storage policy does not want, then those on the storages with the least
-// space remaining.
-func (m *Manager) removeExcess(b *Block, good []*Replica, want int, now time.Time) {
-	// Misplaced lets the first replicas of each wanted type fill the
-	// policy's places; offer them roomiest first, so that the surplus of a
-	// type is the copies with the least space.
-	roomy := append([]*Replica(nil), good...)
-	sort.SliceStable(roomy, func(i, j int) bool { return roomy[i].Storage.Remaining > roomy[j].Storage.Remaining })
-	extra, _ := Misplaced(roomy, wantedTypes(b))
-	isExtra := map[*Replica]bool{}
-	for _, r := range extra {
-		isExtra[r] = true
+// removeExcess deletes live replicas beyond the wanted count: first
+// those the storage policy does not want, then the one a balancer move
+// replaced (delete hint), then those on racks with more than one, least
+// space remaining first (racks.go). Replicas on nodes out of service are
+// kept: they are not counted.
+func (m *Manager) removeExcess(b *Block, live []*Replica, want int, now time.Time) {
+	// Replicas of a type the policy wants fewer of than there are go
+	// first; among them (and among the rest) the rack and space rules
+	// choose.
+	wantN := map[storage.Type]int{}
+	for _, t := range wantedTypes(b) {
+		wantN[t]++
 	}
-	cands := append([]*Replica(nil), good...)
-	sort.SliceStable(cands, func(i, j int) bool {
-		if isExtra[cands[i]] != isExtra[cands[j]] {
-			return isExtra[cands[i]]
-		}
-		return cands[i].Storage.Remaining < cands[j].Storage.Remaining
-	})
-	for _, r := range cands[:len(good)-want] {
+	haveN := map[storage.Type]int{}
+	for _, r := range live {
+		haveN[r.Storage.Type]++
+	}
+	isExtra := map[*Replica]bool{}
+	for _, r := range live {
+		isExtra[r] = haveN[r.Storage.Type] > wantN[r.Storage.Type]
+	}
+	cands := append([]*Replica(nil), live...)
+	for len(cands) > want {
+		r := m.excessOrder(b, cands, isExtra)[0]
 		m.log.Info("namenode: deleting excess replica", "block", b.String(), "datanode", r.Storage.DN.String(), "type", r.Storage.Type)
 		m.deleteReplica(r, b, now)
+		cands = cands[1:]
+		if haveN[r.Storage.Type]--; haveN[r.Storage.Type] <= wantN[r.Storage.Type] {
+			for _, c := range cands {
+				if c.Storage.Type == r.Storage.Type {
+					isExtra[c] = false
+				}
+			}
+		}
 	}
+	delete(m.delHints, b.ID)
 }
 
 // deleteReplica tells r's DataNode to delete it and forgets it; the node

@@ -9,10 +9,15 @@ import (
 
 // Registration is a DataNode's registration.
 type Registration struct {
-	UUID                        string
-	IP, Hostname                string // "" IP: the caller's address
+	UUID string
+	// IP is what the node says; the connection's address overrides it
+	// (NodeIP). Hostname is for display only.
+	IP, Hostname                string
 	XferPort, InfoPort, IPCPort uint32
 	Storages                    []StorageReport
+	// Rack is the node's network location, resolved by the caller
+	// ("": the default rack).
+	Rack string
 }
 
 // ProtocolError is a DataNode protocol request the Manager refuses (an
@@ -26,12 +31,39 @@ func protocolErr(format string, args ...any) error {
 	return &ProtocolError{msg: fmt.Sprintf(format, args...)}
 }
 
-// RegisterDatanode adds (or re-adds) a DataNode. A re-registering node's
-// replica locations are forgotten: its full block report follows.
-// remoteIP is used when the registration names no IP.
+// NodeIP is the address a registering DataNode is known by: the
+// connection's remote address, as Hadoop's registerDatanode overwrites
+// the self-reported one (which a node could set to an included host's);
+// the registration's IP only when there is no connection (in-process
+// callers, tests).
+func NodeIP(reg Registration, remoteIP string) string {
+	if remoteIP != "" {
+		return remoteIP
+	}
+	return reg.IP
+}
+
+// Admits reports whether the hosts files let a DataNode at remoteIP
+// register (nil), else the DisallowedError. Only the address is matched
+// (host-file names by their resolved addresses, as Hadoop's
+// HostFileManager): the self-reported host name proves nothing.
+func (m *Manager) Admits(reg Registration, remoteIP string) error {
+	probe := &Datanode{UUID: reg.UUID, IP: NodeIP(reg, remoteIP), XferPort: reg.XferPort}
+	if !m.hosts.Included(probe) {
+		return &DisallowedError{Node: probe.String()}
+	}
+	return nil
+}
+
+// RegisterDatanode adds (or re-adds) a DataNode at NodeIP(reg, remoteIP).
+// A re-registering node's replica locations are forgotten: its full block
+// report follows.
 func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	if reg.UUID == "" || reg.XferPort == 0 {
 		return protocolErr("registration without a DataNode UUID or transfer port")
+	}
+	if err := m.Admits(reg, remoteIP); err != nil {
+		return err
 	}
 	d := m.dns.byUUID[reg.UUID]
 	if d != nil {
@@ -41,19 +73,21 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 		d = &Datanode{UUID: reg.UUID, Storages: map[string]*Storage{}}
 		m.dns.byUUID[d.UUID] = d
 	}
-	d.IP = reg.IP
-	if d.IP == "" {
-		d.IP = remoteIP
-	}
+	d.IP = NodeIP(reg, remoteIP)
 	d.Host = reg.Hostname
 	if d.Host == "" {
 		d.Host = d.IP
 	}
 	d.XferPort, d.InfoPort, d.IPCPort = reg.XferPort, reg.InfoPort, reg.IPCPort
 	d.Dead = false
+	d.Disallowed = false
+	d.reported = false
+	d.Rack = reg.Rack
+	m.dns.byIP[d.IP] = d
 	d.LastHeartbeat = m.now()
 	d.commands = nil
 	m.dns.updateStorages(d, reg.Storages)
+	m.applyAdmin(d, m.now())
 	m.log.Info("namenode: datanode registered", "datanode", d.String(), "storages", len(d.Storages))
 	return nil
 }
@@ -83,6 +117,10 @@ type ReportedReplica struct {
 	ID, GenStamp uint64
 	NumBytes     int64
 	Finalized    bool // else being written or waiting for recovery
+	// DelHint, for a received replica, names the DataNode (uuid) whose
+	// replica it replaces (a balancer move): the excess pass deletes
+	// that one.
+	DelHint string
 }
 
 // StorageBlockReport lists every replica on one storage.
@@ -115,6 +153,7 @@ func (m *Manager) BlockReport(uuid string, reports []StorageBlockReport) ([]Comm
 		total += len(rep.Replicas)
 	}
 	d.LastReport = m.now()
+	d.reported = true
 	m.log.Info("namenode: block report", "datanode", d.String(), "replicas", total)
 	return takeCommands(d), nil
 }
@@ -139,6 +178,9 @@ func (m *Manager) ReceivedDeleted(uuid string, reports []StorageReceivedDeleted)
 			continue
 		}
 		for _, r := range sr.Received {
+			if r.DelHint != "" {
+				m.delHints[r.ID] = r.DelHint
+			}
 			m.reportReplica(st, r)
 		}
 		for _, id := range sr.Deleted {
@@ -220,6 +262,9 @@ const (
 	ReportAll ReportType = iota
 	ReportLive
 	ReportDead
+	ReportDecommissioning     // decommission in progress
+	ReportEnteringMaintenance // entering maintenance
+	ReportInMaintenance       // in maintenance
 )
 
 func (t ReportType) wants(d *Datanode) bool {
@@ -228,6 +273,12 @@ func (t ReportType) wants(d *Datanode) bool {
 		return !d.Dead
 	case ReportDead:
 		return d.Dead
+	case ReportDecommissioning:
+		return d.AdminState == DecommissionInProgress
+	case ReportEnteringMaintenance:
+		return d.AdminState == EnteringMaintenance
+	case ReportInMaintenance:
+		return d.AdminState == InMaintenance
 	}
 	return true
 }

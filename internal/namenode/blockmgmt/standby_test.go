@@ -3,6 +3,7 @@ package blockmgmt
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestStandbyPostponesReports drives a standby through reports that run
@@ -288,5 +289,39 @@ func (h *harness) deleted(node string, ids ...uint64) {
 	h.t.Helper()
 	if err := h.m.ReceivedDeleted(node, []StorageReceivedDeleted{{StorageID: sid(node, 0), Deleted: ids}}); err != nil {
 		h.t.Fatal(err)
+	}
+}
+
+// TestStandbyAdvancesMaintenance: a standby moves a node entering
+// maintenance to In Maintenance (its view of the blocks says it may), so
+// when the node goes down the standby keeps its replicas and, after a
+// failover, nothing is re-replicated for it.
+func TestStandbyAdvancesMaintenance(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaintenanceMinReplication = 1
+	h := newHarness(t, cfg)
+	for _, n := range []string{"dn1", "dn2", "dn3"} {
+		h.addNode(n, disk(100*mb))
+	}
+	_, bs := h.addFile(2, "HOT", mb)
+	h.place(bs[0], "dn1", "dn2")
+	h.m.SetStandby(true)
+	h.m.SetHosts(&Hosts{Rules: []HostRule{{Entry: HostEntry{Host: "10.0.0.1"}, State: InMaintenance}}})
+	d := h.m.dns.byUUID["dn1"]
+	h.m.Replicate(h.now)
+	if d.AdminState != InMaintenance {
+		t.Fatalf("standby left the node %v", d.AdminState)
+	}
+	h.advance(cfg.HeartbeatExpiry + time.Second)
+	h.heartbeat("dn2")
+	h.heartbeat("dn3")
+	h.m.CheckHeartbeats(h.now)
+	if !d.Dead || len(d.Storages[sid("dn1", 0)].Blocks) != 1 {
+		t.Fatal("standby dropped the replicas of a node down for maintenance")
+	}
+	h.m.SetStandby(false)
+	h.m.Replicate(h.now)
+	if c := h.allCommands("dn2", "dn3"); c != "" {
+		t.Fatalf("after failover: %q, want nothing copied for a node in maintenance", c)
 	}
 }

@@ -655,11 +655,15 @@ func (x *NNHAStatus) GetTxid() uint64 {
 }
 
 type Replica struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BlockId       *uint64                `protobuf:"varint,1,opt,name=block_id,json=blockId" json:"block_id,omitempty"`
-	GenStamp      *uint64                `protobuf:"varint,2,opt,name=gen_stamp,json=genStamp" json:"gen_stamp,omitempty"`
-	NumBytes      *uint64                `protobuf:"varint,3,opt,name=num_bytes,json=numBytes" json:"num_bytes,omitempty"`
-	State         *ReplicaState          `protobuf:"varint,4,opt,name=state,enum=strata.datanode.ReplicaState" json:"state,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	BlockId  *uint64                `protobuf:"varint,1,opt,name=block_id,json=blockId" json:"block_id,omitempty"`
+	GenStamp *uint64                `protobuf:"varint,2,opt,name=gen_stamp,json=genStamp" json:"gen_stamp,omitempty"`
+	NumBytes *uint64                `protobuf:"varint,3,opt,name=num_bytes,json=numBytes" json:"num_bytes,omitempty"`
+	State    *ReplicaState          `protobuf:"varint,4,opt,name=state,enum=strata.datanode.ReplicaState" json:"state,omitempty"`
+	// In an incremental report of a received replica: the uuid of the
+	// DataNode whose replica this one replaces (a balancer move), which the
+	// NameNode deletes as the excess one.
+	DelHint       *string `protobuf:"bytes,5,opt,name=del_hint,json=delHint" json:"del_hint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -720,6 +724,13 @@ func (x *Replica) GetState() ReplicaState {
 		return *x.State
 	}
 	return ReplicaState_FINALIZED
+}
+
+func (x *Replica) GetDelHint() string {
+	if x != nil && x.DelHint != nil {
+		return *x.DelHint
+	}
+	return ""
 }
 
 type StorageBlockReport struct {
@@ -1719,12 +1730,13 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"\fINITIALIZING\x10\x00\x12\n" +
 	"\n" +
 	"\x06ACTIVE\x10\x01\x12\v\n" +
-	"\aSTANDBY\x10\x02\"\x93\x01\n" +
+	"\aSTANDBY\x10\x02\"\xae\x01\n" +
 	"\aReplica\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
 	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\x123\n" +
-	"\x05state\x18\x04 \x01(\x0e2\x1d.strata.datanode.ReplicaStateR\x05state\"i\n" +
+	"\x05state\x18\x04 \x01(\x0e2\x1d.strata.datanode.ReplicaStateR\x05state\x12\x19\n" +
+	"\bdel_hint\x18\x05 \x01(\tR\adelHint\"i\n" +
 	"\x12StorageBlockReport\x12\x1d\n" +
 	"\n" +
 	"storage_id\x18\x01 \x01(\tR\tstorageId\x124\n" +
