@@ -112,7 +112,7 @@ func New(cfg Config) (*NameNode, error) {
 		safeModeThreshold: cfg.SafeModeThreshold, safeModeExtension: cfg.SafeModeExtension,
 		retryCacheEntries: cfg.retryCacheEntries(), retryCacheExpiry: cfg.RetryCacheExpiry,
 		xattrsDisabled: !cfg.XAttrsEnabled, aclsDisabled: !cfg.ACLsEnabled, noACLInheritance: !cfg.ACLInheritance,
-		xattrLimits: namespace.XAttrLimits{PerInode: cfg.MaxXAttrsPerInode, Size: cfg.MaxXAttrSize},
+		xattrLimits:        namespace.XAttrLimits{PerInode: cfg.MaxXAttrsPerInode, Size: cfg.MaxXAttrSize},
 		maintenanceMinRepl: cfg.Nodes.MaintenanceMinReplication,
 	}, l, cfg.Logger)
 	if err := ns.initNodes(cfg.Nodes); err != nil {
