@@ -43,28 +43,13 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		GenStamp:      proto.Uint64(ns.Blocks.LastGenStamp()),
 		InodeCount:    proto.Uint64(uint64(len(ns.byID))),
 	}
+	ns.snapshotHeader(hdr)
 	if err := put(hdr); err != nil {
 		return err
 	}
 	var walk func(n *Inode) error
 	walk = func(n *Inode) error {
-		rec := &namenodepb.Inode{
-			Id: proto.Uint64(n.ID), Name: []byte(n.Name), IsDir: proto.Bool(n.IsDir),
-			Perm:  &namenodepb.PermStatus{Owner: proto.String(n.Owner), Group: proto.String(n.Group), Mode: proto.Uint32(uint32(n.Mode))},
-			Mtime: proto.Int64(n.Mtime), Atime: proto.Int64(n.Atime),
-			StoragePolicy: proto.Uint32(uint32(n.StoragePolicy)),
-		}
-		if n.Parent != nil {
-			rec.Parent = proto.Uint64(n.Parent.ID)
-		}
-		if !n.IsDir {
-			rec.Replication = proto.Uint32(uint32(n.Replication))
-			rec.BlockSize = proto.Uint64(n.BlockSize)
-			rec.Blocks = blocksProto(BlockInfos(n.Blocks))
-			if n.UC != nil {
-				rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.UC.ClientName), ClientMachine: proto.String(n.UC.ClientMachine)}
-			}
-		}
+		rec := inodeRecord(n)
 		if err := put(rec); err != nil {
 			return err
 		}
@@ -78,7 +63,33 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 	if err := walk(ns.Root); err != nil {
 		return err
 	}
+	if err := ns.writeSnapshots(put); err != nil {
+		return err
+	}
 	return bw.Flush()
+}
+
+// inodeRecord is n's image record.
+func inodeRecord(n *Inode) *namenodepb.Inode {
+	rec := &namenodepb.Inode{
+		Id: proto.Uint64(n.ID), Name: []byte(n.Name), IsDir: proto.Bool(n.IsDir),
+		Perm:  &namenodepb.PermStatus{Owner: proto.String(n.Owner), Group: proto.String(n.Group), Mode: proto.Uint32(uint32(n.Mode))},
+		Mtime: proto.Int64(n.Mtime), Atime: proto.Int64(n.Atime),
+		StoragePolicy: proto.Uint32(uint32(n.StoragePolicy)),
+	}
+	if n.Parent != nil {
+		rec.Parent = proto.Uint64(n.Parent.ID)
+	}
+	if !n.IsDir {
+		rec.Replication = proto.Uint32(uint32(n.Replication))
+		rec.BlockSize = proto.Uint64(n.BlockSize)
+		rec.Blocks = blocksProto(BlockInfos(n.Blocks))
+		if n.UC != nil {
+			rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.UC.ClientName), ClientMachine: proto.String(n.UC.ClientMachine)}
+		}
+	}
+	snapshotImageFields(n, rec)
+	return rec
 }
 
 // ReadImage rebuilds a tree from WriteImage's output. Its files' blocks go
@@ -119,6 +130,7 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		n := ns.newInode(rec.GetId(), string(rec.GetName()), rec.GetIsDir(), rec.GetPerm(), rec.GetMtime())
 		n.Atime = rec.GetAtime()
 		n.StoragePolicy = uint8(rec.GetStoragePolicy())
+		ns.loadSnapshotFields(n, &rec)
 		if !n.IsDir {
 			n.Replication = uint16(rec.GetReplication())
 			n.BlockSize = rec.GetBlockSize()
@@ -150,6 +162,9 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 	}
 	if ns.Root == nil {
 		return nil, errors.New("namenode: image has no root")
+	}
+	if err := ns.readSnapshots(&hdr, next); err != nil {
+		return nil, err
 	}
 	if hdr.GetLastInodeId() > ns.lastID {
 		ns.lastID = hdr.GetLastInodeId()

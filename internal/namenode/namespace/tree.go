@@ -33,6 +33,14 @@ type Inode struct {
 	UC          *UnderConstruction
 
 	StoragePolicy uint8
+
+	// Snapshots (snapshot.go). Snap is set on a snapshottable directory;
+	// frozen on every inode of a snapshot copy and on ".snapshot"
+	// directories, which are read-only; frozenLen is a copied file's
+	// length when its snapshot was taken.
+	Snap      *Snapshottable
+	frozen    *Snapshot
+	frozenLen int64
 }
 
 // UnderConstruction is the writer of a file being written.
@@ -109,6 +117,8 @@ type Tree struct {
 	lastID    uint64
 	fileCount int64
 	dirCount  int64
+
+	snaps snapshots // snapshot.go
 }
 
 // New returns a tree holding only the root directory, owned by superuser
@@ -195,6 +205,9 @@ func (ns *Tree) Resolve(p string) *Resolved {
 			break
 		}
 		next := cur.Child(name)
+		if next == nil && name == DotSnapshot {
+			next = cur.dotSnapshot()
+		}
 		if next == nil {
 			break
 		}
@@ -329,6 +342,9 @@ func (ns *Tree) Apply(e Edit) error {
 		}
 		n.Replication = uint16(o.SetReplication.GetReplication())
 		return nil
+	case *namenodepb.EditOp_AllowSnapshot, *namenodepb.EditOp_DisallowSnapshot, *namenodepb.EditOp_CreateSnapshot,
+		*namenodepb.EditOp_DeleteSnapshot, *namenodepb.EditOp_RenameSnapshot:
+		return ns.applySnapshotOp(e.op)
 	case *namenodepb.EditOp_SetStoragePolicy:
 		n := ns.Lookup(o.SetStoragePolicy.GetPath())
 		if n == nil {
@@ -385,6 +401,7 @@ func (ns *Tree) removeSubtree(n *Inode) {
 	var walk func(*Inode)
 	walk = func(x *Inode) {
 		delete(ns.byID, x.ID)
+		ns.forgetSnapshottable(x)
 		if x.IsDir {
 			ns.dirCount--
 			for _, c := range x.Children {

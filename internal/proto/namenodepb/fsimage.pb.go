@@ -102,10 +102,15 @@ type Inode struct {
 	BlockSize     *uint64                `protobuf:"varint,9,opt,name=block_size,json=blockSize" json:"block_size,omitempty"`
 	StoragePolicy *uint32                `protobuf:"varint,10,opt,name=storage_policy,json=storagePolicy" json:"storage_policy,omitempty"`
 	// Set while the file is being written.
-	Uc            *FileUnderConstruction `protobuf:"bytes,11,opt,name=uc" json:"uc,omitempty"`
-	Blocks        []*Block               `protobuf:"bytes,12,rep,name=blocks" json:"blocks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Uc     *FileUnderConstruction `protobuf:"bytes,11,opt,name=uc" json:"uc,omitempty"`
+	Blocks []*Block               `protobuf:"bytes,12,rep,name=blocks" json:"blocks,omitempty"`
+	// Snapshots (40-49). snapshottable: the directory allows snapshots.
+	Snapshottable *bool `protobuf:"varint,40,opt,name=snapshottable" json:"snapshottable,omitempty"`
+	// An inode of a snapshot copy that is a file: its length when the
+	// snapshot was taken (its blocks may have grown since, by append).
+	SnapshotLength *uint64 `protobuf:"varint,41,opt,name=snapshot_length,json=snapshotLength" json:"snapshot_length,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Inode) Reset() {
@@ -220,6 +225,20 @@ func (x *Inode) GetBlocks() []*Block {
 		return x.Blocks
 	}
 	return nil
+}
+
+func (x *Inode) GetSnapshottable() bool {
+	if x != nil && x.Snapshottable != nil {
+		return *x.Snapshottable
+	}
+	return false
+}
+
+func (x *Inode) GetSnapshotLength() uint64 {
+	if x != nil && x.SnapshotLength != nil {
+		return *x.SnapshotLength
+	}
+	return 0
 }
 
 type FileUnderConstruction struct {
@@ -342,8 +361,12 @@ type ImageHeader struct {
 	LastBlockId   *uint64                `protobuf:"varint,3,opt,name=last_block_id,json=lastBlockId" json:"last_block_id,omitempty"`
 	GenStamp      *uint64                `protobuf:"varint,4,opt,name=gen_stamp,json=genStamp" json:"gen_stamp,omitempty"`
 	InodeCount    *uint64                `protobuf:"varint,5,opt,name=inode_count,json=inodeCount" json:"inode_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Snapshots (40-49): the number of SnapshotImage sections after the
+	// inodes, and the last snapshot id handed out.
+	SnapshotCount  *uint64 `protobuf:"varint,40,opt,name=snapshot_count,json=snapshotCount" json:"snapshot_count,omitempty"`
+	LastSnapshotId *uint32 `protobuf:"varint,41,opt,name=last_snapshot_id,json=lastSnapshotId" json:"last_snapshot_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ImageHeader) Reset() {
@@ -411,6 +434,99 @@ func (x *ImageHeader) GetInodeCount() uint64 {
 	return 0
 }
 
+func (x *ImageHeader) GetSnapshotCount() uint64 {
+	if x != nil && x.SnapshotCount != nil {
+		return *x.SnapshotCount
+	}
+	return 0
+}
+
+func (x *ImageHeader) GetLastSnapshotId() uint32 {
+	if x != nil && x.LastSnapshotId != nil {
+		return *x.LastSnapshotId
+	}
+	return 0
+}
+
+// SnapshotImage opens one snapshot in an image: inode_count Inode records
+// follow, the copy of the snapshottable directory (parent unset) first,
+// parents before children, parent ids naming inodes of this copy.
+type SnapshotImage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            *uint32                `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
+	Name          []byte                 `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Ctime         *int64                 `protobuf:"varint,3,opt,name=ctime" json:"ctime,omitempty"` // milliseconds since the epoch
+	Dir           *uint64                `protobuf:"varint,4,opt,name=dir" json:"dir,omitempty"`     // the snapshottable directory's inode id
+	InodeCount    *uint64                `protobuf:"varint,5,opt,name=inode_count,json=inodeCount" json:"inode_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotImage) Reset() {
+	*x = SnapshotImage{}
+	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotImage) ProtoMessage() {}
+
+func (x *SnapshotImage) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotImage.ProtoReflect.Descriptor instead.
+func (*SnapshotImage) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SnapshotImage) GetId() uint32 {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return 0
+}
+
+func (x *SnapshotImage) GetName() []byte {
+	if x != nil {
+		return x.Name
+	}
+	return nil
+}
+
+func (x *SnapshotImage) GetCtime() int64 {
+	if x != nil && x.Ctime != nil {
+		return *x.Ctime
+	}
+	return 0
+}
+
+func (x *SnapshotImage) GetDir() uint64 {
+	if x != nil && x.Dir != nil {
+		return *x.Dir
+	}
+	return 0
+}
+
+func (x *SnapshotImage) GetInodeCount() uint64 {
+	if x != nil && x.InodeCount != nil {
+		return *x.InodeCount
+	}
+	return 0
+}
+
 // EditOp is one edit-log record: exactly one of the fields is set.
 type EditOp struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -430,6 +546,11 @@ type EditOp struct {
 	//	*EditOp_UpdateBlocks
 	//	*EditOp_SetGenStamp
 	//	*EditOp_ReopenFile
+	//	*EditOp_AllowSnapshot
+	//	*EditOp_DisallowSnapshot
+	//	*EditOp_CreateSnapshot
+	//	*EditOp_DeleteSnapshot
+	//	*EditOp_RenameSnapshot
 	Op isEditOp_Op `protobuf_oneof:"op"`
 	// The RPC that made this edit, on the last edit of an @AtMostOnce
 	// client call (create, append, delete, rename, rename2,
@@ -446,7 +567,7 @@ type EditOp struct {
 
 func (x *EditOp) Reset() {
 	*x = EditOp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	mi := &file_namenode_fsimage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -458,7 +579,7 @@ func (x *EditOp) String() string {
 func (*EditOp) ProtoMessage() {}
 
 func (x *EditOp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[5]
+	mi := &file_namenode_fsimage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -471,7 +592,7 @@ func (x *EditOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditOp.ProtoReflect.Descriptor instead.
 func (*EditOp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{5}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EditOp) GetOp() isEditOp_Op {
@@ -607,6 +728,51 @@ func (x *EditOp) GetReopenFile() *OpReopenFile {
 	return nil
 }
 
+func (x *EditOp) GetAllowSnapshot() *OpAllowSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_AllowSnapshot); ok {
+			return x.AllowSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetDisallowSnapshot() *OpDisallowSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_DisallowSnapshot); ok {
+			return x.DisallowSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetCreateSnapshot() *OpCreateSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_CreateSnapshot); ok {
+			return x.CreateSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetDeleteSnapshot() *OpDeleteSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_DeleteSnapshot); ok {
+			return x.DeleteSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetRenameSnapshot() *OpRenameSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_RenameSnapshot); ok {
+			return x.RenameSnapshot
+		}
+	}
+	return nil
+}
+
 func (x *EditOp) GetRpcClientId() []byte {
 	if x != nil {
 		return x.RpcClientId
@@ -681,6 +847,27 @@ type EditOp_ReopenFile struct {
 	ReopenFile *OpReopenFile `protobuf:"bytes,14,opt,name=reopen_file,json=reopenFile,oneof"`
 }
 
+type EditOp_AllowSnapshot struct {
+	// Snapshots (40-49).
+	AllowSnapshot *OpAllowSnapshot `protobuf:"bytes,40,opt,name=allow_snapshot,json=allowSnapshot,oneof"`
+}
+
+type EditOp_DisallowSnapshot struct {
+	DisallowSnapshot *OpDisallowSnapshot `protobuf:"bytes,41,opt,name=disallow_snapshot,json=disallowSnapshot,oneof"`
+}
+
+type EditOp_CreateSnapshot struct {
+	CreateSnapshot *OpCreateSnapshot `protobuf:"bytes,42,opt,name=create_snapshot,json=createSnapshot,oneof"`
+}
+
+type EditOp_DeleteSnapshot struct {
+	DeleteSnapshot *OpDeleteSnapshot `protobuf:"bytes,43,opt,name=delete_snapshot,json=deleteSnapshot,oneof"`
+}
+
+type EditOp_RenameSnapshot struct {
+	RenameSnapshot *OpRenameSnapshot `protobuf:"bytes,44,opt,name=rename_snapshot,json=renameSnapshot,oneof"`
+}
+
 func (*EditOp_Mkdir) isEditOp_Op() {}
 
 func (*EditOp_AddFile) isEditOp_Op() {}
@@ -709,6 +896,16 @@ func (*EditOp_SetGenStamp) isEditOp_Op() {}
 
 func (*EditOp_ReopenFile) isEditOp_Op() {}
 
+func (*EditOp_AllowSnapshot) isEditOp_Op() {}
+
+func (*EditOp_DisallowSnapshot) isEditOp_Op() {}
+
+func (*EditOp_CreateSnapshot) isEditOp_Op() {}
+
+func (*EditOp_DeleteSnapshot) isEditOp_Op() {}
+
+func (*EditOp_RenameSnapshot) isEditOp_Op() {}
+
 type OpMkdir struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            *uint64                `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
@@ -721,7 +918,7 @@ type OpMkdir struct {
 
 func (x *OpMkdir) Reset() {
 	*x = OpMkdir{}
-	mi := &file_namenode_fsimage_proto_msgTypes[6]
+	mi := &file_namenode_fsimage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +930,7 @@ func (x *OpMkdir) String() string {
 func (*OpMkdir) ProtoMessage() {}
 
 func (x *OpMkdir) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[6]
+	mi := &file_namenode_fsimage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +943,7 @@ func (x *OpMkdir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpMkdir.ProtoReflect.Descriptor instead.
 func (*OpMkdir) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{6}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *OpMkdir) GetId() uint64 {
@@ -797,7 +994,7 @@ type OpAddFile struct {
 
 func (x *OpAddFile) Reset() {
 	*x = OpAddFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[7]
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +1006,7 @@ func (x *OpAddFile) String() string {
 func (*OpAddFile) ProtoMessage() {}
 
 func (x *OpAddFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[7]
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +1019,7 @@ func (x *OpAddFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddFile.ProtoReflect.Descriptor instead.
 func (*OpAddFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{7}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OpAddFile) GetId() uint64 {
@@ -907,7 +1104,7 @@ type OpCloseFile struct {
 
 func (x *OpCloseFile) Reset() {
 	*x = OpCloseFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1116,7 @@ func (x *OpCloseFile) String() string {
 func (*OpCloseFile) ProtoMessage() {}
 
 func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1129,7 @@ func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCloseFile.ProtoReflect.Descriptor instead.
 func (*OpCloseFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OpCloseFile) GetPath() string {
@@ -973,7 +1170,7 @@ type OpDelete struct {
 
 func (x *OpDelete) Reset() {
 	*x = OpDelete{}
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1182,7 @@ func (x *OpDelete) String() string {
 func (*OpDelete) ProtoMessage() {}
 
 func (x *OpDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1195,7 @@ func (x *OpDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpDelete.ProtoReflect.Descriptor instead.
 func (*OpDelete) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpDelete) GetPath() string {
@@ -1028,7 +1225,7 @@ type OpRename struct {
 
 func (x *OpRename) Reset() {
 	*x = OpRename{}
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1237,7 @@ func (x *OpRename) String() string {
 func (*OpRename) ProtoMessage() {}
 
 func (x *OpRename) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1250,7 @@ func (x *OpRename) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpRename.ProtoReflect.Descriptor instead.
 func (*OpRename) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpRename) GetSrc() string {
@@ -1094,7 +1291,7 @@ type OpSetPermission struct {
 
 func (x *OpSetPermission) Reset() {
 	*x = OpSetPermission{}
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1303,7 @@ func (x *OpSetPermission) String() string {
 func (*OpSetPermission) ProtoMessage() {}
 
 func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1316,7 @@ func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetPermission.ProtoReflect.Descriptor instead.
 func (*OpSetPermission) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpSetPermission) GetPath() string {
@@ -1147,7 +1344,7 @@ type OpSetOwner struct {
 
 func (x *OpSetOwner) Reset() {
 	*x = OpSetOwner{}
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1356,7 @@ func (x *OpSetOwner) String() string {
 func (*OpSetOwner) ProtoMessage() {}
 
 func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1369,7 @@ func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetOwner.ProtoReflect.Descriptor instead.
 func (*OpSetOwner) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpSetOwner) GetPath() string {
@@ -1207,7 +1404,7 @@ type OpSetTimes struct {
 
 func (x *OpSetTimes) Reset() {
 	*x = OpSetTimes{}
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1416,7 @@ func (x *OpSetTimes) String() string {
 func (*OpSetTimes) ProtoMessage() {}
 
 func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1429,7 @@ func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetTimes.ProtoReflect.Descriptor instead.
 func (*OpSetTimes) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OpSetTimes) GetPath() string {
@@ -1266,7 +1463,7 @@ type OpSetReplication struct {
 
 func (x *OpSetReplication) Reset() {
 	*x = OpSetReplication{}
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +1475,7 @@ func (x *OpSetReplication) String() string {
 func (*OpSetReplication) ProtoMessage() {}
 
 func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1488,7 @@ func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetReplication.ProtoReflect.Descriptor instead.
 func (*OpSetReplication) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpSetReplication) GetPath() string {
@@ -1318,7 +1515,7 @@ type OpSetStoragePolicy struct {
 
 func (x *OpSetStoragePolicy) Reset() {
 	*x = OpSetStoragePolicy{}
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1527,7 @@ func (x *OpSetStoragePolicy) String() string {
 func (*OpSetStoragePolicy) ProtoMessage() {}
 
 func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1540,7 @@ func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetStoragePolicy.ProtoReflect.Descriptor instead.
 func (*OpSetStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpSetStoragePolicy) GetPath() string {
@@ -1373,7 +1570,7 @@ type OpAddBlock struct {
 
 func (x *OpAddBlock) Reset() {
 	*x = OpAddBlock{}
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1582,7 @@ func (x *OpAddBlock) String() string {
 func (*OpAddBlock) ProtoMessage() {}
 
 func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1595,7 @@ func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddBlock.ProtoReflect.Descriptor instead.
 func (*OpAddBlock) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OpAddBlock) GetPath() string {
@@ -1437,7 +1634,7 @@ type OpUpdateBlocks struct {
 
 func (x *OpUpdateBlocks) Reset() {
 	*x = OpUpdateBlocks{}
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1646,7 @@ func (x *OpUpdateBlocks) String() string {
 func (*OpUpdateBlocks) ProtoMessage() {}
 
 func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1659,7 @@ func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpUpdateBlocks.ProtoReflect.Descriptor instead.
 func (*OpUpdateBlocks) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *OpUpdateBlocks) GetPath() string {
@@ -1497,7 +1694,7 @@ type OpSetGenStamp struct {
 
 func (x *OpSetGenStamp) Reset() {
 	*x = OpSetGenStamp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1706,7 @@ func (x *OpSetGenStamp) String() string {
 func (*OpSetGenStamp) ProtoMessage() {}
 
 func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1719,7 @@ func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetGenStamp.ProtoReflect.Descriptor instead.
 func (*OpSetGenStamp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OpSetGenStamp) GetGenStamp() uint64 {
@@ -1545,7 +1742,7 @@ type OpReopenFile struct {
 
 func (x *OpReopenFile) Reset() {
 	*x = OpReopenFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1754,7 @@ func (x *OpReopenFile) String() string {
 func (*OpReopenFile) ProtoMessage() {}
 
 func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1767,7 @@ func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReopenFile.ProtoReflect.Descriptor instead.
 func (*OpReopenFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OpReopenFile) GetPath() string {
@@ -1601,6 +1798,281 @@ func (x *OpReopenFile) GetMtime() int64 {
 	return 0
 }
 
+// OpAllowSnapshot makes directory path snapshottable.
+type OpAllowSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpAllowSnapshot) Reset() {
+	*x = OpAllowSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpAllowSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpAllowSnapshot) ProtoMessage() {}
+
+func (x *OpAllowSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpAllowSnapshot.ProtoReflect.Descriptor instead.
+func (*OpAllowSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *OpAllowSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+// OpDisallowSnapshot makes directory path, which has no snapshots, no
+// longer snapshottable.
+type OpDisallowSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpDisallowSnapshot) Reset() {
+	*x = OpDisallowSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpDisallowSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpDisallowSnapshot) ProtoMessage() {}
+
+func (x *OpDisallowSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpDisallowSnapshot.ProtoReflect.Descriptor instead.
+func (*OpDisallowSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *OpDisallowSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+// OpCreateSnapshot takes snapshot id called name of directory path.
+type OpCreateSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Id            *uint32                `protobuf:"varint,3,opt,name=id" json:"id,omitempty"`
+	Ctime         *int64                 `protobuf:"varint,4,opt,name=ctime" json:"ctime,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpCreateSnapshot) Reset() {
+	*x = OpCreateSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpCreateSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpCreateSnapshot) ProtoMessage() {}
+
+func (x *OpCreateSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpCreateSnapshot.ProtoReflect.Descriptor instead.
+func (*OpCreateSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *OpCreateSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpCreateSnapshot) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *OpCreateSnapshot) GetId() uint32 {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return 0
+}
+
+func (x *OpCreateSnapshot) GetCtime() int64 {
+	if x != nil && x.Ctime != nil {
+		return *x.Ctime
+	}
+	return 0
+}
+
+// OpDeleteSnapshot deletes snapshot name of directory path; blocks no
+// longer referenced are freed.
+type OpDeleteSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpDeleteSnapshot) Reset() {
+	*x = OpDeleteSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpDeleteSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpDeleteSnapshot) ProtoMessage() {}
+
+func (x *OpDeleteSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpDeleteSnapshot.ProtoReflect.Descriptor instead.
+func (*OpDeleteSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *OpDeleteSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpDeleteSnapshot) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// OpRenameSnapshot renames snapshot old_name of directory path.
+type OpRenameSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	OldName       *string                `protobuf:"bytes,2,opt,name=old_name,json=oldName" json:"old_name,omitempty"`
+	NewName       *string                `protobuf:"bytes,3,opt,name=new_name,json=newName" json:"new_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpRenameSnapshot) Reset() {
+	*x = OpRenameSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpRenameSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpRenameSnapshot) ProtoMessage() {}
+
+func (x *OpRenameSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpRenameSnapshot.ProtoReflect.Descriptor instead.
+func (*OpRenameSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *OpRenameSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpRenameSnapshot) GetOldName() string {
+	if x != nil && x.OldName != nil {
+		return *x.OldName
+	}
+	return ""
+}
+
+func (x *OpRenameSnapshot) GetNewName() string {
+	if x != nil && x.NewName != nil {
+		return *x.NewName
+	}
+	return ""
+}
+
 var File_namenode_fsimage_proto protoreflect.FileDescriptor
 
 const file_namenode_fsimage_proto_rawDesc = "" +
@@ -1610,7 +2082,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"PermStatus\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x14\n" +
 	"\x05group\x18\x02 \x01(\tR\x05group\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\rR\x04mode\"\x87\x03\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\"\xd6\x03\n" +
 	"\x05Inode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06parent\x18\x02 \x01(\x04R\x06parent\x12\x12\n" +
@@ -1625,7 +2097,9 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x0estorage_policy\x18\n" +
 	" \x01(\rR\rstoragePolicy\x126\n" +
 	"\x02uc\x18\v \x01(\v2&.strata.namenode.FileUnderConstructionR\x02uc\x12.\n" +
-	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\"_\n" +
+	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\x12$\n" +
+	"\rsnapshottable\x18( \x01(\bR\rsnapshottable\x12'\n" +
+	"\x0fsnapshot_length\x18) \x01(\x04R\x0esnapshotLength\"_\n" +
 	"\x15FileUnderConstruction\x12\x1f\n" +
 	"\vclient_name\x18\x01 \x01(\tR\n" +
 	"clientName\x12%\n" +
@@ -1633,14 +2107,24 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x05Block\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
-	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\xba\x01\n" +
+	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\x8b\x02\n" +
 	"\vImageHeader\x12%\n" +
 	"\x0elayout_version\x18\x01 \x01(\rR\rlayoutVersion\x12\"\n" +
 	"\rlast_inode_id\x18\x02 \x01(\x04R\vlastInodeId\x12\"\n" +
 	"\rlast_block_id\x18\x03 \x01(\x04R\vlastBlockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x04 \x01(\x04R\bgenStamp\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\xd8\a\n" +
+	"inodeCount\x12%\n" +
+	"\x0esnapshot_count\x18( \x01(\x04R\rsnapshotCount\x12(\n" +
+	"\x10last_snapshot_id\x18) \x01(\rR\x0elastSnapshotId\"|\n" +
+	"\rSnapshotImage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\fR\x04name\x12\x14\n" +
+	"\x05ctime\x18\x03 \x01(\x03R\x05ctime\x12\x10\n" +
+	"\x03dir\x18\x04 \x01(\x04R\x03dir\x12\x1f\n" +
+	"\vinode_count\x18\x05 \x01(\x04R\n" +
+	"inodeCount\"\xe1\n" +
+	"\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -1658,7 +2142,12 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\rupdate_blocks\x18\f \x01(\v2\x1f.strata.namenode.OpUpdateBlocksH\x00R\fupdateBlocks\x12D\n" +
 	"\rset_gen_stamp\x18\r \x01(\v2\x1e.strata.namenode.OpSetGenStampH\x00R\vsetGenStamp\x12@\n" +
 	"\vreopen_file\x18\x0e \x01(\v2\x1d.strata.namenode.OpReopenFileH\x00R\n" +
-	"reopenFile\x12\"\n" +
+	"reopenFile\x12I\n" +
+	"\x0eallow_snapshot\x18( \x01(\v2 .strata.namenode.OpAllowSnapshotH\x00R\rallowSnapshot\x12R\n" +
+	"\x11disallow_snapshot\x18) \x01(\v2#.strata.namenode.OpDisallowSnapshotH\x00R\x10disallowSnapshot\x12L\n" +
+	"\x0fcreate_snapshot\x18* \x01(\v2!.strata.namenode.OpCreateSnapshotH\x00R\x0ecreateSnapshot\x12L\n" +
+	"\x0fdelete_snapshot\x18+ \x01(\v2!.strata.namenode.OpDeleteSnapshotH\x00R\x0edeleteSnapshot\x12L\n" +
+	"\x0frename_snapshot\x18, \x01(\v2!.strata.namenode.OpRenameSnapshotH\x00R\x0erenameSnapshot\x12\"\n" +
 	"\rrpc_client_id\x18d \x01(\fR\vrpcClientId\x12\x1e\n" +
 	"\vrpc_call_id\x18e \x01(\x11R\trpcCallIdB\x04\n" +
 	"\x02op\"t\n" +
@@ -1729,7 +2218,23 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\vclient_name\x18\x02 \x01(\tR\n" +
 	"clientName\x12%\n" +
 	"\x0eclient_machine\x18\x03 \x01(\tR\rclientMachine\x12\x14\n" +
-	"\x05mtime\x18\x04 \x01(\x03R\x05mtimeB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
+	"\x05mtime\x18\x04 \x01(\x03R\x05mtime\"%\n" +
+	"\x0fOpAllowSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"(\n" +
+	"\x12OpDisallowSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"`\n" +
+	"\x10OpCreateSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\rR\x02id\x12\x14\n" +
+	"\x05ctime\x18\x04 \x01(\x03R\x05ctime\":\n" +
+	"\x10OpDeleteSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\\\n" +
+	"\x10OpRenameSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
+	"\bold_name\x18\x02 \x01(\tR\aoldName\x12\x19\n" +
+	"\bnew_name\x18\x03 \x01(\tR\anewNameB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
 
 var (
 	file_namenode_fsimage_proto_rawDescOnce sync.Once
@@ -1743,57 +2248,68 @@ func file_namenode_fsimage_proto_rawDescGZIP() []byte {
 	return file_namenode_fsimage_proto_rawDescData
 }
 
-var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_namenode_fsimage_proto_goTypes = []any{
 	(*PermStatus)(nil),            // 0: strata.namenode.PermStatus
 	(*Inode)(nil),                 // 1: strata.namenode.Inode
 	(*FileUnderConstruction)(nil), // 2: strata.namenode.FileUnderConstruction
 	(*Block)(nil),                 // 3: strata.namenode.Block
 	(*ImageHeader)(nil),           // 4: strata.namenode.ImageHeader
-	(*EditOp)(nil),                // 5: strata.namenode.EditOp
-	(*OpMkdir)(nil),               // 6: strata.namenode.OpMkdir
-	(*OpAddFile)(nil),             // 7: strata.namenode.OpAddFile
-	(*OpCloseFile)(nil),           // 8: strata.namenode.OpCloseFile
-	(*OpDelete)(nil),              // 9: strata.namenode.OpDelete
-	(*OpRename)(nil),              // 10: strata.namenode.OpRename
-	(*OpSetPermission)(nil),       // 11: strata.namenode.OpSetPermission
-	(*OpSetOwner)(nil),            // 12: strata.namenode.OpSetOwner
-	(*OpSetTimes)(nil),            // 13: strata.namenode.OpSetTimes
-	(*OpSetReplication)(nil),      // 14: strata.namenode.OpSetReplication
-	(*OpSetStoragePolicy)(nil),    // 15: strata.namenode.OpSetStoragePolicy
-	(*OpAddBlock)(nil),            // 16: strata.namenode.OpAddBlock
-	(*OpUpdateBlocks)(nil),        // 17: strata.namenode.OpUpdateBlocks
-	(*OpSetGenStamp)(nil),         // 18: strata.namenode.OpSetGenStamp
-	(*OpReopenFile)(nil),          // 19: strata.namenode.OpReopenFile
+	(*SnapshotImage)(nil),         // 5: strata.namenode.SnapshotImage
+	(*EditOp)(nil),                // 6: strata.namenode.EditOp
+	(*OpMkdir)(nil),               // 7: strata.namenode.OpMkdir
+	(*OpAddFile)(nil),             // 8: strata.namenode.OpAddFile
+	(*OpCloseFile)(nil),           // 9: strata.namenode.OpCloseFile
+	(*OpDelete)(nil),              // 10: strata.namenode.OpDelete
+	(*OpRename)(nil),              // 11: strata.namenode.OpRename
+	(*OpSetPermission)(nil),       // 12: strata.namenode.OpSetPermission
+	(*OpSetOwner)(nil),            // 13: strata.namenode.OpSetOwner
+	(*OpSetTimes)(nil),            // 14: strata.namenode.OpSetTimes
+	(*OpSetReplication)(nil),      // 15: strata.namenode.OpSetReplication
+	(*OpSetStoragePolicy)(nil),    // 16: strata.namenode.OpSetStoragePolicy
+	(*OpAddBlock)(nil),            // 17: strata.namenode.OpAddBlock
+	(*OpUpdateBlocks)(nil),        // 18: strata.namenode.OpUpdateBlocks
+	(*OpSetGenStamp)(nil),         // 19: strata.namenode.OpSetGenStamp
+	(*OpReopenFile)(nil),          // 20: strata.namenode.OpReopenFile
+	(*OpAllowSnapshot)(nil),       // 21: strata.namenode.OpAllowSnapshot
+	(*OpDisallowSnapshot)(nil),    // 22: strata.namenode.OpDisallowSnapshot
+	(*OpCreateSnapshot)(nil),      // 23: strata.namenode.OpCreateSnapshot
+	(*OpDeleteSnapshot)(nil),      // 24: strata.namenode.OpDeleteSnapshot
+	(*OpRenameSnapshot)(nil),      // 25: strata.namenode.OpRenameSnapshot
 }
 var file_namenode_fsimage_proto_depIdxs = []int32{
 	0,  // 0: strata.namenode.Inode.perm:type_name -> strata.namenode.PermStatus
 	2,  // 1: strata.namenode.Inode.uc:type_name -> strata.namenode.FileUnderConstruction
 	3,  // 2: strata.namenode.Inode.blocks:type_name -> strata.namenode.Block
-	6,  // 3: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
-	7,  // 4: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
-	8,  // 5: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
-	9,  // 6: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
-	10, // 7: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
-	11, // 8: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
-	12, // 9: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
-	13, // 10: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
-	14, // 11: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
-	15, // 12: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	16, // 13: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
-	17, // 14: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
-	18, // 15: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
-	19, // 16: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
-	0,  // 17: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 18: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	3,  // 19: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	3,  // 20: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
-	3,  // 21: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	7,  // 3: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
+	8,  // 4: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
+	9,  // 5: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
+	10, // 6: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
+	11, // 7: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
+	12, // 8: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
+	13, // 9: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
+	14, // 10: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
+	15, // 11: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
+	16, // 12: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
+	17, // 13: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	18, // 14: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	19, // 15: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	20, // 16: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	21, // 17: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
+	22, // 18: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
+	23, // 19: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
+	24, // 20: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
+	25, // 21: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
+	0,  // 22: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 23: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	3,  // 24: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	3,  // 25: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	3,  // 26: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
@@ -1801,7 +2317,7 @@ func file_namenode_fsimage_proto_init() {
 	if File_namenode_fsimage_proto != nil {
 		return
 	}
-	file_namenode_fsimage_proto_msgTypes[5].OneofWrappers = []any{
+	file_namenode_fsimage_proto_msgTypes[6].OneofWrappers = []any{
 		(*EditOp_Mkdir)(nil),
 		(*EditOp_AddFile)(nil),
 		(*EditOp_CloseFile)(nil),
@@ -1816,6 +2332,11 @@ func file_namenode_fsimage_proto_init() {
 		(*EditOp_UpdateBlocks)(nil),
 		(*EditOp_SetGenStamp)(nil),
 		(*EditOp_ReopenFile)(nil),
+		(*EditOp_AllowSnapshot)(nil),
+		(*EditOp_DisallowSnapshot)(nil),
+		(*EditOp_CreateSnapshot)(nil),
+		(*EditOp_DeleteSnapshot)(nil),
+		(*EditOp_RenameSnapshot)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1823,7 +2344,7 @@ func file_namenode_fsimage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_namenode_fsimage_proto_rawDesc), len(file_namenode_fsimage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
