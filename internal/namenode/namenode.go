@@ -151,7 +151,7 @@ func New(cfg Config) (*NameNode, error) {
 	rpcCfg.Logger = cfg.Logger
 	nn.rpc = ipc.NewServer(rpcCfg)
 	cp := &clientProtocol{nn: nn, ns: ns}
-	nn.rpc.Register(ClientProtocolName, nn.withHA(withInodePaths(ns, cp.methods())))
+	nn.rpc.Register(ClientProtocolName, nn.withHA(withInodePaths(ns, withSnapshotPaths(ns, cp.methods()))))
 	if nn.ha != nil {
 		nn.rpc.Register(HAServiceProtocolName, nn.ha.methods())
 		nn.rpc.Register(RaftAdminProtocolName, nn.ha.adminMethods())

@@ -123,6 +123,9 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 			done = true
 			return []namespace.Edit{namespace.UpdateBlocks(p, bs[:i], false), namespace.SetTimes(p, now, -1)}, nil, nil
 		}
+		if err := s.checkSnapshotTruncate(n, i); err != nil {
+			return nil, nil, err
+		}
 		// Cut block i in the middle: the DataNodes do it under a new
 		// generation stamp while the file is open for the caller.
 		oldGS := n.Blocks[i].GenStamp

@@ -351,6 +351,9 @@ func (s *Namesystem) replayedAnswer(e namespace.Edit) any {
 		}
 		return nil
 	}
+	if p, ok := e.CreatedSnapshot(); ok {
+		return p
+	}
 	if p, ok := e.ReopenedFile(); ok {
 		if n := s.tree.Lookup(p); n != nil && !n.IsDir {
 			lb, _ := appendLastBlock(n)

@@ -138,6 +138,7 @@ func init() {
 		cmdRmdir, cmdSetrep, cmdStat, cmdTail, cmdTest, cmdText, cmdTouch,
 		cmdTouchz, cmdTruncate, cmdUsage,
 	}
+	commands = append(commands, cmdCreateSnapshot, cmdDeleteSnapshot, cmdRenameSnapshot)
 	sort.Slice(commands, func(i, j int) bool { return commands[i].name < commands[j].name })
 }
 

@@ -163,6 +163,9 @@ func runDFSAdmin(ctx context.Context, env *Env, args []string) int {
 	if len(args) == 1 && args[0] == "-report" {
 		return dfsadminReport(ctx, env)
 	}
+	if len(args) > 0 && (args[0] == "-allowSnapshot" || args[0] == "-disallowSnapshot") {
+		return dfsadminSnapshot(ctx, env, args)
+	}
 	if len(args) < 2 || args[0] != "-safemode" {
 		fmt.Fprintln(env.Stderr, "Usage: strata dfsadmin [-report] [-safemode <enter | leave | get | wait | forceExit>]")
 		return 1

@@ -62,8 +62,8 @@ const DotSnapshot = ".snapshot"
 // DirectorySnapshottableFeature.SNAPSHOT_QUOTA_DEFAULT).
 const SnapshotLimit = 65536
 
-// maxSnapshotID is the highest snapshot id (Hadoop's 24-bit limit).
-const maxSnapshotID = 1<<24 - 1
+// MaxSnapshotID is the highest snapshot id (Hadoop's 24-bit limit).
+const MaxSnapshotID = 1<<24 - 1
 
 // Snapshottable is the snapshot state of a snapshottable directory.
 type Snapshottable struct {
@@ -100,6 +100,27 @@ func (s *snapshots) init() {
 		s.dirs = map[uint64]*Inode{}
 		s.refs = map[uint64][]*Inode{}
 	}
+}
+
+// IsAncestorOf reports whether n is c or one of c's ancestors.
+func (n *Inode) IsAncestorOf(c *Inode) bool { return n.isAncestorOf(c) }
+
+// SnapshotPath is the path of snapshot name of directory dir.
+func SnapshotPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + DotSnapshot + "/" + name
+	}
+	return dir + "/" + DotSnapshot + "/" + name
+}
+
+// CreatedSnapshot returns the path of the snapshot a CreateSnapshot edit
+// takes; ok is false for every other edit.
+func (e Edit) CreatedSnapshot() (path string, ok bool) {
+	c := e.op.GetCreateSnapshot()
+	if c == nil {
+		return "", false
+	}
+	return SnapshotPath(c.GetPath(), c.GetName()), true
 }
 
 // ReadOnly reports whether n is part of a snapshot (or a ".snapshot"
