@@ -95,8 +95,9 @@ func blockIDs(t *testing.T, ctx context.Context, cl *hdfs.Client, p string) []ui
 	return ids
 }
 
-// TestSnapshots: a snapshot taken before deleting, truncating, appending
-// to and renaming files reads back the old bytes through strata's client
+// TestSnapshots: a snapshot taken before deleting, truncating (at a block
+// boundary and inside a block: copy-on-truncate), appending to and
+// renaming files reads back the old bytes through strata's client
 // and colinmarc/hdfs, is read-only, survives a clean restart (image) and
 // a kill -9 (edit log), diffs exactly, and holds its blocks until the
 // last snapshot referencing them is deleted.
@@ -120,7 +121,7 @@ func TestSnapshots(t *testing.T) {
 	}
 	cl, gc := dial()
 
-	del, trunc, app, keep := snapData(1, 10000), snapData(2, 10000), snapData(3, 5000), snapData(4, 100)
+	del, trunc, app, keep, cut := snapData(1, 10000), snapData(2, 10000), snapData(3, 5000), snapData(4, 100), snapData(7, 10000)
 	if err := cl.Mkdirs(ctx, "/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,8 @@ func TestSnapshots(t *testing.T) {
 	writeFile(t, ctx, cl, "/d/trunc", trunc)
 	writeFile(t, ctx, cl, "/d/app", app)
 	writeFile(t, ctx, cl, "/d/keep", keep)
-	delBlocks, truncBlocks := blockIDs(t, ctx, cl, "/d/del"), blockIDs(t, ctx, cl, "/d/trunc")
+	writeFile(t, ctx, cl, "/d/cut", cut)
+	delBlocks, truncBlocks, cutBlocks := blockIDs(t, ctx, cl, "/d/del"), blockIDs(t, ctx, cl, "/d/trunc"), blockIDs(t, ctx, cl, "/d/cut")
 	if len(delBlocks) != 3 || len(truncBlocks) != 3 {
 		t.Fatalf("blocks %v %v, want 3 each", delBlocks, truncBlocks)
 	}
@@ -148,6 +150,17 @@ func TestSnapshots(t *testing.T) {
 	}
 	if done, err := cl.Truncate(ctx, "/d/trunc", 4096); err != nil || !done {
 		t.Fatalf("truncate: %v %v", done, err)
+	}
+	// Inside a block s1 holds: the DataNode copies the kept part to a new
+	// block (copy-on-truncate) and the held block stays whole.
+	if done, err := cl.Truncate(ctx, "/d/cut", 5000); err != nil || done {
+		t.Fatalf("truncate inside a block: %v %v", done, err)
+	}
+	if err := cl.WaitTruncated(ctx, "/d/cut"); err != nil {
+		t.Fatal(err)
+	}
+	if ids := blockIDs(t, ctx, cl, "/d/cut"); len(ids) != 2 || ids[0] != cutBlocks[0] || ids[1] == cutBlocks[1] {
+		t.Fatalf("cut's blocks after the truncate %v, before %v", ids, cutBlocks)
 	}
 	w, err := cl.Append(ctx, "/d/app")
 	if err != nil {
@@ -171,6 +184,7 @@ func TestSnapshots(t *testing.T) {
 		readBoth(t, ctx, cl, gc, "/d/.snapshot/s1/trunc", trunc)
 		readBothLimit(t, ctx, cl, gc, "/d/.snapshot/s1/app", app, true) // the old length, though the block grew
 		readBoth(t, ctx, cl, gc, "/d/.snapshot/s1/keep", keep)
+		readBoth(t, ctx, cl, gc, "/d/.snapshot/s1/cut", cut)
 		if _, err := gc.Stat("/d/.snapshot/s1/new"); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("s1/new: %v", err)
 		}
@@ -180,6 +194,7 @@ func TestSnapshots(t *testing.T) {
 		readBoth(t, ctx, cl, gc, "/d/trunc", trunc[:4096])
 		readBoth(t, ctx, cl, gc, "/d/app", append(append([]byte(nil), app...), more...))
 		readBoth(t, ctx, cl, gc, "/d/kept", keep)
+		readBoth(t, ctx, cl, gc, "/d/cut", cut[:5000])
 	}
 	checkS1(cl, gc)
 	checkLive(cl, gc)
@@ -190,7 +205,7 @@ func TestSnapshots(t *testing.T) {
 		t.Fatalf("ls /d/.snapshot: %v %v", infos, err)
 	}
 	infos, err = gc.ReadDir("/d/.snapshot/s1")
-	if err != nil || len(infos) != 4 {
+	if err != nil || len(infos) != 5 {
 		t.Fatalf("ls /d/.snapshot/s1: %v %v", infos, err)
 	}
 
@@ -212,15 +227,11 @@ func TestSnapshots(t *testing.T) {
 		stderr != "disallowSnapshot: The directory /d has snapshot(s). Please redo the operation after removing all the snapshots.\n" {
 		t.Fatalf("dfsadmin -disallowSnapshot with snapshots: exit %d %q", code, stderr)
 	}
-	// Cutting a block a snapshot holds is refused (no copy-on-truncate).
-	if _, err := cl.Truncate(ctx, "/d/trunc", 100); err == nil || !strings.Contains(err.Error(), "copy-on-truncate") {
-		t.Fatalf("truncate inside a held block: %v", err)
-	}
 
 	// The diff, through the binary.
 	out, stderr, code := c.Run(su, "snapshotDiff", "/d", "s1", ".")
 	want := "Difference between snapshot s1 and current directory under directory /d:\n" +
-		"M\t.\nM\t./app\n-\t./del\nR\t./keep -> ./kept\n+\t./new\nM\t./trunc\n"
+		"M\t.\nM\t./app\nM\t./cut\n-\t./del\nR\t./keep -> ./kept\n+\t./new\nM\t./trunc\n"
 	if code != 0 || out != want {
 		t.Fatalf("snapshotDiff (exit %d, %s):\n%s\nwant\n%s", code, stderr, out, want)
 	}
@@ -277,7 +288,7 @@ func TestSnapshots(t *testing.T) {
 	// Blocks go only with the last snapshot holding them.
 	hasReplica := func(id uint64) bool { return c.ReplicaFile(0, id) != "" }
 	time.Sleep(time.Second) // time for a wrong deletion to reach the DataNode
-	for _, id := range append(append(append([]uint64(nil), delBlocks...), truncBlocks...), appBlocks...) {
+	for _, id := range append(append(append(append([]uint64(nil), delBlocks...), truncBlocks...), appBlocks...), cutBlocks...) {
 		if !hasReplica(id) {
 			t.Fatalf("blk_%d deleted while a snapshot holds it", id)
 		}
@@ -285,7 +296,7 @@ func TestSnapshots(t *testing.T) {
 	if err := gc.DeleteSnapshot("/d", "s1"); err != nil {
 		t.Fatal(err)
 	}
-	gone := append(append([]uint64(nil), delBlocks...), truncBlocks[1:]...)
+	gone := append(append(append([]uint64(nil), delBlocks...), truncBlocks[1:]...), cutBlocks[1:]...)
 	c.WaitFor("replicas of blocks only s1 held deleted", 30*time.Second, func() bool {
 		for _, id := range gone {
 			if hasReplica(id) {
@@ -294,7 +305,7 @@ func TestSnapshots(t *testing.T) {
 		}
 		return true
 	})
-	for _, id := range append([]uint64{truncBlocks[0]}, appBlocks...) {
+	for _, id := range append([]uint64{truncBlocks[0], cutBlocks[0]}, appBlocks...) {
 		if !hasReplica(id) {
 			t.Fatalf("blk_%d deleted with s1 but still held", id)
 		}

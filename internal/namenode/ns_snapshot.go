@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
@@ -460,14 +461,44 @@ func (s *Namesystem) snapshotBlockLocations(n *namespace.Inode, lbs *LocatedBloc
 	}
 }
 
-// checkSnapshotTruncate refuses to cut block i of n in place while a
-// snapshot holds it: the DataNodes would destroy the bytes the snapshot
-// reads. (Hadoop copies the kept part to a new block instead,
-// copy-on-truncate, which strata's DataNodes do not implement.) Truncates
-// at a block boundary need no cut and always work.
-func (s *Namesystem) checkSnapshotTruncate(n *namespace.Inode, i int) error {
-	if s.tree.SnapshotHolds(n.Blocks[i]) {
-		return ipc.Errorf(ipc.ClassUnsupportedOperation, "Cannot truncate %s inside %s: a snapshot holds the block and copy-on-truncate is not supported; truncate at a block boundary", n.Path(), n.Blocks[i])
+// copyOnTruncateOps truncates closed file n inside block i, which a
+// snapshot holds, to keep bytes of it (Hadoop's copy-on-truncate): block
+// i is replaced by a new block of keep bytes that the DataNodes holding
+// block i copy from it, under a new generation stamp, while the file is
+// open for client; block i stays, for the snapshot, as it is. The file
+// closes when the copies are reported. Lock held.
+func (s *Namesystem) copyOnTruncateOps(ctx context.Context, n *namespace.Inode, client string, i int, keep, now int64) ([]namespace.Edit, func(), error) {
+	src := n.Blocks[i]
+	if len(blockmgmt.GoodReplicas(src)) == 0 {
+		return nil, nil, ipc.Errorf(ipc.ClassIOException, "Cannot truncate %s inside %s: no live replica to copy the kept part from", n.Path(), src)
 	}
-	return nil
+	p := n.Path()
+	bs := namespace.BlockInfos(n.Blocks[:i+1])
+	bs[i] = namespace.BlockInfo{ID: s.tree.Blocks.LastID() + 1, GenStamp: s.tree.Blocks.LastGenStamp() + 1, NumBytes: keep}
+	ops := []namespace.Edit{
+		namespace.ReopenFile(p, client, clientMachine(ctx), now),
+		namespace.UpdateBlocks(p, bs, true),
+		namespace.CopyOnTruncate(p, namespace.BlockInfo{ID: src.ID, GenStamp: src.GenStamp, NumBytes: src.NumBytes}),
+	}
+	then := func() {
+		s.leases.Add(client, p, s.now())
+		s.bm.StartCopyRecovery(n.Blocks[len(n.Blocks)-1], src)
+	}
+	return ops, then, nil
+}
+
+// resumeCopyOnTruncate starts the copies of an unfinished copy-on-truncate
+// again (after a restart, or when its holder's lease expired): the copy
+// keeps its block id and generation stamp; a DataNode that finished it
+// before does nothing, one that had not starts over. Lock held.
+func (s *Namesystem) resumeCopyOnTruncate(n *namespace.Inode) ([]namespace.Edit, func(), bool) {
+	src := s.tree.Blocks.Get(n.UC.CopySource.ID)
+	last := n.Blocks[len(n.Blocks)-1]
+	if src == nil {
+		return nil, nil, false
+	}
+	// The edit only repeats what the tree has: mutateThen runs then
+	// after a logged edit.
+	op := namespace.CopyOnTruncate(n.Path(), *n.UC.CopySource)
+	return []namespace.Edit{op}, func() { s.bm.StartCopyRecovery(last, src) }, false
 }

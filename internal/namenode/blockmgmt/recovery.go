@@ -49,6 +49,28 @@ func (m *Manager) StartRecovery(b *Block, oldGS uint64, truncate bool) {
 	m.log.Info("namenode: recovering block", "block", b.String(), "file", pathOf(b), "truncate", truncate, "length", rec.newLen, "replicas", len(targets))
 }
 
+// StartCopyRecovery is StartRecovery for a copy-on-truncate: b, the new
+// last block of an open file (its generation stamp and length set), is
+// made by every live DataNode with a replica of src copying src's first
+// b.NumBytes bytes; src, which a snapshot holds, is left as it is. The
+// recovery is done when the copies are reported, as StartRecovery's.
+func (m *Manager) StartCopyRecovery(b, src *Block) {
+	if m.standby {
+		return
+	}
+	rec := &blockRecovery{truncate: true, newLen: b.NumBytes, holders: map[string]bool{}, deadline: m.now().Add(RecoveryTimeout)}
+	for _, r := range src.Replicas {
+		d := r.Storage.DN
+		if d.Dead || r.Corrupt || rec.holders[d.UUID] {
+			continue
+		}
+		rec.holders[d.UUID] = true
+		m.queue(d, Command{Kind: Recover, Block: BlockRef{ID: src.ID, GenStamp: src.GenStamp}, NewGenStamp: b.GenStamp, NewLength: b.NumBytes, NewBlockID: b.ID})
+	}
+	m.recovering[b.ID] = rec
+	m.log.Info("namenode: copy-on-truncate", "block", b.String(), "from", src.String(), "file", pathOf(b), "length", b.NumBytes, "replicas", len(rec.holders))
+}
+
 // Recovering reports whether block id is being recovered.
 func (m *Manager) Recovering(id uint64) bool { return m.recovering[id] != nil }
 

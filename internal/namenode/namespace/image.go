@@ -130,7 +130,6 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		n := ns.newInode(rec.GetId(), string(rec.GetName()), rec.GetIsDir(), rec.GetPerm(), rec.GetMtime())
 		n.Atime = rec.GetAtime()
 		n.StoragePolicy = uint8(rec.GetStoragePolicy())
-		ns.loadSnapshotFields(n, &rec)
 		if !n.IsDir {
 			n.Replication = uint16(rec.GetReplication())
 			n.BlockSize = rec.GetBlockSize()
@@ -139,6 +138,7 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 			}
 			ns.setBlocks(n, blockInfos(rec.GetBlocks()), n.UC == nil)
 		}
+		ns.loadSnapshotFields(n, &rec)
 		if i == 0 {
 			if rec.GetId() != rootInodeID || rec.Parent != nil {
 				return nil, errors.New("namenode: image does not start with the root directory")

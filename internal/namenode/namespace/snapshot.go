@@ -46,7 +46,9 @@ import (
 //   - A copied file's frozenLen never exceeds the sum of its blocks'
 //     lengths: blocks shared with the live file only grow (append) or
 //     keep their length; a live truncate inside a block a snapshot holds
-//     is refused by the NameNode.
+//     makes a new block, copied by the DataNodes from the held one
+//     (copy-on-truncate, UnderConstruction.CopySource), and never cuts
+//     the held block.
 
 // The exceptions of snapshot operations, as Hadoop names them.
 const (
@@ -251,6 +253,14 @@ func RenameSnapshot(path, oldName, newName string) Edit {
 	}}}}
 }
 
+// CopyOnTruncate records that the last block of open file path is a
+// copy-on-truncate of source, a block a snapshot holds.
+func CopyOnTruncate(path string, source BlockInfo) Edit {
+	return Edit{&namenodepb.EditOp{Op: &namenodepb.EditOp_CopyOnTruncate{CopyOnTruncate: &namenodepb.OpCopyOnTruncate{
+		Path: proto.String(path), Source: blocksProto([]BlockInfo{source})[0],
+	}}}}
+}
+
 // liveDir returns the live directory at p, for a snapshot edit.
 func (ns *Tree) liveDir(p string) (*Inode, error) {
 	r := ns.Resolve(p)
@@ -316,6 +326,14 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 		n.Snap.remove(s.Name)
 		ns.snaps.count--
 		ns.unfreeze(s.Root)
+		return nil
+	case *namenodepb.EditOp_CopyOnTruncate:
+		c := o.CopyOnTruncate
+		n := ns.Lookup(c.GetPath())
+		if n == nil || n.IsDir || n.UC == nil || n.ReadOnly() || c.GetSource() == nil {
+			return replayErr("copyOnTruncate of %s, which is not open", c.GetPath())
+		}
+		n.UC.CopySource = &blockInfos([]*namenodepb.Block{c.GetSource()})[0]
 		return nil
 	case *namenodepb.EditOp_RenameSnapshot:
 		r := o.RenameSnapshot
@@ -450,6 +468,9 @@ func (ns *Tree) release(b *blockmgmt.Block) {
 
 // snapshotImageFields sets the snapshot fields of n's image record.
 func snapshotImageFields(n *Inode, rec *namenodepb.Inode) {
+	if n.UC != nil && n.UC.CopySource != nil && rec.Uc != nil {
+		rec.Uc.CopySource = blocksProto([]BlockInfo{*n.UC.CopySource})[0]
+	}
 	if n.Snap != nil {
 		rec.Snapshottable = proto.Bool(true)
 	}
@@ -461,6 +482,13 @@ func snapshotImageFields(n *Inode, rec *namenodepb.Inode) {
 // loadSnapshotFields applies the snapshot fields of a live inode's image
 // record.
 func (ns *Tree) loadSnapshotFields(n *Inode, rec *namenodepb.Inode) {
+	if src := rec.GetUc().GetCopySource(); src != nil && n.UC != nil {
+		n.UC.CopySource = &blockInfos([]*namenodepb.Block{src})[0]
+		// The copy's length is final (OpUpdateBlocks' last_committed).
+		if k := len(n.Blocks); k > 0 {
+			n.Blocks[k-1].Committed = true
+		}
+	}
 	if rec.GetSnapshottable() && n.IsDir {
 		ns.snaps.init()
 		ns.allow(n)

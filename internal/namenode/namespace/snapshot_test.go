@@ -255,3 +255,46 @@ func TestDefaultSnapshotName(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestCopyOnTruncateRecord: the copy source of a truncate inside a held
+// block survives the image and replay, and closing the file clears it;
+// the held block stays for the snapshot.
+func TestCopyOnTruncateRecord(t *testing.T) {
+	tr := newTree()
+	fperm := Perm{Owner: "alice", Group: "staff", Mode: 0o644}
+	held := blk(0, 1001, 100)
+	edits := []Edit{
+		Mkdir(16386, "/d", perm, 1), AllowSnapshot("/d"),
+		AddFile(NewFile{ID: 16387, Path: "/d/f", Perm: fperm, Mtime: 1, Replication: 1, BlockSize: 100, ClientName: "c"}),
+		CloseFile("/d/f", 2, 2, []BlockInfo{held}),
+		CreateSnapshot("/d", "s1", 1, 3),
+		ReopenFile("/d/f", "c", "", 4),
+		UpdateBlocks("/d/f", []BlockInfo{blk(1, 1002, 40)}, true),
+		CopyOnTruncate("/d/f", held),
+	}
+	apply(t, tr, edits)
+	var img bytes.Buffer
+	if err := tr.WriteImage(&img); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadImage(bytes.NewReader(img.Bytes()), blockmgmt.NewBlockMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*Tree{tr, loaded} {
+		f := x.Lookup("/d/f")
+		if f.UC == nil || f.UC.CopySource == nil || *f.UC.CopySource != held || !f.Blocks[0].Committed {
+			t.Fatalf("copy source %+v", f.UC)
+		}
+		if s := x.Lookup("/d/.snapshot/s1/f"); s.Length() != 100 || s.Blocks[0].ID != held.ID || x.Blocks.Get(held.ID) == nil {
+			t.Fatal("the held block went")
+		}
+		apply(t, x, []Edit{CloseFile("/d/f", 5, 5, []BlockInfo{blk(1, 1002, 40)})})
+		if x.Lookup("/d/f").UC != nil || len(x.Blocks.TakeRemoved()) != 0 {
+			t.Fatal("close after the copy")
+		}
+	}
+	if err := tr.Apply(CopyOnTruncate("/d/f", held)); err == nil {
+		t.Fatal("copy source set on a closed file")
+	}
+}

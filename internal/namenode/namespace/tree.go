@@ -46,6 +46,10 @@ type Inode struct {
 // UnderConstruction is the writer of a file being written.
 type UnderConstruction struct {
 	ClientName, ClientMachine string
+
+	// CopySource is set while the last block is a copy-on-truncate of
+	// this block, which a snapshot holds (snapshot.go).
+	CopySource *BlockInfo
 }
 
 // Path returns the inode's absolute Path.
@@ -343,7 +347,7 @@ func (ns *Tree) Apply(e Edit) error {
 		n.Replication = uint16(o.SetReplication.GetReplication())
 		return nil
 	case *namenodepb.EditOp_AllowSnapshot, *namenodepb.EditOp_DisallowSnapshot, *namenodepb.EditOp_CreateSnapshot,
-		*namenodepb.EditOp_DeleteSnapshot, *namenodepb.EditOp_RenameSnapshot:
+		*namenodepb.EditOp_DeleteSnapshot, *namenodepb.EditOp_RenameSnapshot, *namenodepb.EditOp_CopyOnTruncate:
 		return ns.applySnapshotOp(e.op)
 	case *namenodepb.EditOp_SetStoragePolicy:
 		n := ns.Lookup(o.SetStoragePolicy.GetPath())

@@ -245,6 +245,10 @@ type FileUnderConstruction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientName    *string                `protobuf:"bytes,1,opt,name=client_name,json=clientName" json:"client_name,omitempty"`
 	ClientMachine *string                `protobuf:"bytes,2,opt,name=client_machine,json=clientMachine" json:"client_machine,omitempty"`
+	// Snapshots (40-49): a copy-on-truncate in progress copies the first
+	// bytes of this block, which a snapshot holds, into the file's last
+	// block.
+	CopySource    *Block `protobuf:"bytes,40,opt,name=copy_source,json=copySource" json:"copy_source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -291,6 +295,13 @@ func (x *FileUnderConstruction) GetClientMachine() string {
 		return *x.ClientMachine
 	}
 	return ""
+}
+
+func (x *FileUnderConstruction) GetCopySource() *Block {
+	if x != nil {
+		return x.CopySource
+	}
+	return nil
 }
 
 type Block struct {
@@ -551,6 +562,7 @@ type EditOp struct {
 	//	*EditOp_CreateSnapshot
 	//	*EditOp_DeleteSnapshot
 	//	*EditOp_RenameSnapshot
+	//	*EditOp_CopyOnTruncate
 	Op isEditOp_Op `protobuf_oneof:"op"`
 	// The RPC that made this edit, on the last edit of an @AtMostOnce
 	// client call (create, append, delete, rename, rename2,
@@ -773,6 +785,15 @@ func (x *EditOp) GetRenameSnapshot() *OpRenameSnapshot {
 	return nil
 }
 
+func (x *EditOp) GetCopyOnTruncate() *OpCopyOnTruncate {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_CopyOnTruncate); ok {
+			return x.CopyOnTruncate
+		}
+	}
+	return nil
+}
+
 func (x *EditOp) GetRpcClientId() []byte {
 	if x != nil {
 		return x.RpcClientId
@@ -868,6 +889,10 @@ type EditOp_RenameSnapshot struct {
 	RenameSnapshot *OpRenameSnapshot `protobuf:"bytes,44,opt,name=rename_snapshot,json=renameSnapshot,oneof"`
 }
 
+type EditOp_CopyOnTruncate struct {
+	CopyOnTruncate *OpCopyOnTruncate `protobuf:"bytes,45,opt,name=copy_on_truncate,json=copyOnTruncate,oneof"`
+}
+
 func (*EditOp_Mkdir) isEditOp_Op() {}
 
 func (*EditOp_AddFile) isEditOp_Op() {}
@@ -905,6 +930,8 @@ func (*EditOp_CreateSnapshot) isEditOp_Op() {}
 func (*EditOp_DeleteSnapshot) isEditOp_Op() {}
 
 func (*EditOp_RenameSnapshot) isEditOp_Op() {}
+
+func (*EditOp_CopyOnTruncate) isEditOp_Op() {}
 
 type OpMkdir struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2073,6 +2100,62 @@ func (x *OpRenameSnapshot) GetNewName() string {
 	return ""
 }
 
+// OpCopyOnTruncate records that the last block of open file path is being
+// made by the DataNodes as a copy of the first bytes of source, a block a
+// snapshot holds (Hadoop's copy-on-truncate), so a recovery after a
+// restart copies again instead of cutting a replica nobody has.
+type OpCopyOnTruncate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Source        *Block                 `protobuf:"bytes,2,opt,name=source" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpCopyOnTruncate) Reset() {
+	*x = OpCopyOnTruncate{}
+	mi := &file_namenode_fsimage_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpCopyOnTruncate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpCopyOnTruncate) ProtoMessage() {}
+
+func (x *OpCopyOnTruncate) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpCopyOnTruncate.ProtoReflect.Descriptor instead.
+func (*OpCopyOnTruncate) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *OpCopyOnTruncate) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpCopyOnTruncate) GetSource() *Block {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
 var File_namenode_fsimage_proto protoreflect.FileDescriptor
 
 const file_namenode_fsimage_proto_rawDesc = "" +
@@ -2099,11 +2182,13 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x02uc\x18\v \x01(\v2&.strata.namenode.FileUnderConstructionR\x02uc\x12.\n" +
 	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\x12$\n" +
 	"\rsnapshottable\x18( \x01(\bR\rsnapshottable\x12'\n" +
-	"\x0fsnapshot_length\x18) \x01(\x04R\x0esnapshotLength\"_\n" +
+	"\x0fsnapshot_length\x18) \x01(\x04R\x0esnapshotLength\"\x98\x01\n" +
 	"\x15FileUnderConstruction\x12\x1f\n" +
 	"\vclient_name\x18\x01 \x01(\tR\n" +
 	"clientName\x12%\n" +
-	"\x0eclient_machine\x18\x02 \x01(\tR\rclientMachine\"Q\n" +
+	"\x0eclient_machine\x18\x02 \x01(\tR\rclientMachine\x127\n" +
+	"\vcopy_source\x18( \x01(\v2\x16.strata.namenode.BlockR\n" +
+	"copySource\"Q\n" +
 	"\x05Block\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
@@ -2123,8 +2208,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x05ctime\x18\x03 \x01(\x03R\x05ctime\x12\x10\n" +
 	"\x03dir\x18\x04 \x01(\x04R\x03dir\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\xe1\n" +
-	"\n" +
+	"inodeCount\"\xb0\v\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -2147,7 +2231,8 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x11disallow_snapshot\x18) \x01(\v2#.strata.namenode.OpDisallowSnapshotH\x00R\x10disallowSnapshot\x12L\n" +
 	"\x0fcreate_snapshot\x18* \x01(\v2!.strata.namenode.OpCreateSnapshotH\x00R\x0ecreateSnapshot\x12L\n" +
 	"\x0fdelete_snapshot\x18+ \x01(\v2!.strata.namenode.OpDeleteSnapshotH\x00R\x0edeleteSnapshot\x12L\n" +
-	"\x0frename_snapshot\x18, \x01(\v2!.strata.namenode.OpRenameSnapshotH\x00R\x0erenameSnapshot\x12\"\n" +
+	"\x0frename_snapshot\x18, \x01(\v2!.strata.namenode.OpRenameSnapshotH\x00R\x0erenameSnapshot\x12M\n" +
+	"\x10copy_on_truncate\x18- \x01(\v2!.strata.namenode.OpCopyOnTruncateH\x00R\x0ecopyOnTruncate\x12\"\n" +
 	"\rrpc_client_id\x18d \x01(\fR\vrpcClientId\x12\x1e\n" +
 	"\vrpc_call_id\x18e \x01(\x11R\trpcCallIdB\x04\n" +
 	"\x02op\"t\n" +
@@ -2234,7 +2319,10 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x10OpRenameSnapshot\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
 	"\bold_name\x18\x02 \x01(\tR\aoldName\x12\x19\n" +
-	"\bnew_name\x18\x03 \x01(\tR\anewNameB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
+	"\bnew_name\x18\x03 \x01(\tR\anewName\"V\n" +
+	"\x10OpCopyOnTruncate\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12.\n" +
+	"\x06source\x18\x02 \x01(\v2\x16.strata.namenode.BlockR\x06sourceB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
 
 var (
 	file_namenode_fsimage_proto_rawDescOnce sync.Once
@@ -2248,7 +2336,7 @@ func file_namenode_fsimage_proto_rawDescGZIP() []byte {
 	return file_namenode_fsimage_proto_rawDescData
 }
 
-var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_namenode_fsimage_proto_goTypes = []any{
 	(*PermStatus)(nil),            // 0: strata.namenode.PermStatus
 	(*Inode)(nil),                 // 1: strata.namenode.Inode
@@ -2276,40 +2364,44 @@ var file_namenode_fsimage_proto_goTypes = []any{
 	(*OpCreateSnapshot)(nil),      // 23: strata.namenode.OpCreateSnapshot
 	(*OpDeleteSnapshot)(nil),      // 24: strata.namenode.OpDeleteSnapshot
 	(*OpRenameSnapshot)(nil),      // 25: strata.namenode.OpRenameSnapshot
+	(*OpCopyOnTruncate)(nil),      // 26: strata.namenode.OpCopyOnTruncate
 }
 var file_namenode_fsimage_proto_depIdxs = []int32{
 	0,  // 0: strata.namenode.Inode.perm:type_name -> strata.namenode.PermStatus
 	2,  // 1: strata.namenode.Inode.uc:type_name -> strata.namenode.FileUnderConstruction
 	3,  // 2: strata.namenode.Inode.blocks:type_name -> strata.namenode.Block
-	7,  // 3: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
-	8,  // 4: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
-	9,  // 5: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
-	10, // 6: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
-	11, // 7: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
-	12, // 8: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
-	13, // 9: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
-	14, // 10: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
-	15, // 11: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
-	16, // 12: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	17, // 13: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
-	18, // 14: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
-	19, // 15: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
-	20, // 16: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
-	21, // 17: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
-	22, // 18: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
-	23, // 19: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
-	24, // 20: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
-	25, // 21: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
-	0,  // 22: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 23: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	3,  // 24: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	3,  // 25: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
-	3,  // 26: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	3,  // 3: strata.namenode.FileUnderConstruction.copy_source:type_name -> strata.namenode.Block
+	7,  // 4: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
+	8,  // 5: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
+	9,  // 6: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
+	10, // 7: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
+	11, // 8: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
+	12, // 9: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
+	13, // 10: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
+	14, // 11: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
+	15, // 12: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
+	16, // 13: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
+	17, // 14: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	18, // 15: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	19, // 16: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	20, // 17: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	21, // 18: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
+	22, // 19: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
+	23, // 20: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
+	24, // 21: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
+	25, // 22: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
+	26, // 23: strata.namenode.EditOp.copy_on_truncate:type_name -> strata.namenode.OpCopyOnTruncate
+	0,  // 24: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 25: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	3,  // 26: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	3,  // 27: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	3,  // 28: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	3,  // 29: strata.namenode.OpCopyOnTruncate.source:type_name -> strata.namenode.Block
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
@@ -2337,6 +2429,7 @@ func file_namenode_fsimage_proto_init() {
 		(*EditOp_CreateSnapshot)(nil),
 		(*EditOp_DeleteSnapshot)(nil),
 		(*EditOp_RenameSnapshot)(nil),
+		(*EditOp_CopyOnTruncate)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2344,7 +2437,7 @@ func file_namenode_fsimage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_namenode_fsimage_proto_rawDesc), len(file_namenode_fsimage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
