@@ -1,0 +1,116 @@
+package namenode
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/namenode/namespace"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
+)
+
+func wantMsg(t *testing.T, err error, class, msg string) {
+	t.Helper()
+	wantClass(t, err, class)
+	if !strings.Contains(err.Error(), msg) {
+		t.Fatalf("error %q does not say %q", err, msg)
+	}
+}
+
+// TestSnapshotOps: the snapshot operations' checks and Hadoop's messages,
+// and the guard on modifications under .snapshot.
+func TestSnapshotOps(t *testing.T) {
+	ns, _ := testNS(t)
+	ns.now = func() time.Time { return time.Date(2024, 3, 5, 7, 8, 9, 12e6, time.Local) }
+	su, alice := as("hdfs"), as("alice")
+	mustOK(t, ns.Mkdirs(su, "/d/sub", 0o755, true))
+	mustOK(t, ns.Mkdirs(su, "/e", 0o755, false))
+	mustOK(t, ns.SetOwner(su, "/d", "alice", ""))
+
+	wantMsg(t, ns.AllowSnapshot(alice, "/d"), ipc.ClassAccessControl, "Superuser privilege is required")
+	_, err := ns.CreateSnapshot(alice, "/d", "s1")
+	wantMsg(t, err, namespace.ClassSnapshot, "Directory is not a snapshottable directory: /d")
+	mustOK(t, ns.AllowSnapshot(su, "/d"))
+	mustOK(t, ns.AllowSnapshot(su, "/d")) // again: nothing changes
+	wantMsg(t, ns.AllowSnapshot(su, "/d/sub"), namespace.ClassSnapshot, "Nested snapshottable directories not allowed: path=/d/sub, the ancestor /d is already a snapshottable directory.")
+	wantMsg(t, ns.AllowSnapshot(su, "/"), namespace.ClassSnapshot, "the subdirectory /d is already")
+
+	p, err := ns.CreateSnapshot(alice, "/d", "s1")
+	if err != nil || p != "/d/.snapshot/s1" {
+		t.Fatalf("createSnapshot = %q, %v", p, err)
+	}
+	_, err = ns.CreateSnapshot(alice, "/d", "s1")
+	wantMsg(t, err, namespace.ClassSnapshot, `Failed to add snapshot: there is already a snapshot with the same name "s1".`)
+	_, err = ns.CreateSnapshot(as("bob"), "/d", "x")
+	wantClass(t, err, ipc.ClassAccessControl)
+	if p, err := ns.CreateSnapshot(alice, "/d", ""); err != nil || p != "/d/.snapshot/s20240305-070809.012" {
+		t.Fatalf("default name: %q %v", p, err)
+	}
+	_, err = ns.CreateSnapshot(alice, "/d", "a/b")
+	wantMsg(t, err, ipc.ClassIllegalArgument, `Snapshot name cannot contain "/"`)
+
+	wantMsg(t, ns.RenameSnapshot(alice, "/d", "nope", "x"), namespace.ClassSnapshot, "The snapshot nope does not exist for directory /d")
+	wantMsg(t, ns.RenameSnapshot(alice, "/d", "s1", "s20240305-070809.012"), namespace.ClassSnapshot, "The snapshot s20240305-070809.012 already exists for directory /d")
+	mustOK(t, ns.RenameSnapshot(alice, "/d", "s20240305-070809.012", "s2"))
+	wantMsg(t, ns.DeleteSnapshot(alice, "/d", "nope"), namespace.ClassSnapshot, "Cannot delete snapshot nope from path /d: the snapshot does not exist.")
+
+	// Reads through .snapshot; the directory itself cannot go.
+	st, err := ns.FileInfo(alice, "/d/.snapshot/s1/sub")
+	if err != nil || st == nil || !st.IsDir {
+		t.Fatalf("stat in snapshot: %+v %v", st, err)
+	}
+	l, err := ns.List(alice, "/d/.snapshot", "")
+	if err != nil || len(l.Entries) != 2 || l.Entries[0].Name != "s1" || l.Entries[1].Name != "s2" {
+		t.Fatalf("ls .snapshot: %+v %v", l, err)
+	}
+	_, err = ns.Delete(su, "/d", true)
+	wantMsg(t, err, namespace.ClassSnapshot, "The directory /d cannot be deleted since /d is snapshottable and already has snapshots")
+	mustOK(t, ns.Mkdirs(su, "/p/q", 0o755, true))
+	mustOK(t, ns.AllowSnapshot(su, "/p/q"))
+	if _, err := ns.CreateSnapshot(su, "/p/q", "s"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ns.Delete(su, "/p", true)
+	wantMsg(t, err, namespace.ClassSnapshot, "The directory /p/q cannot be deleted since /p/q is snapshottable")
+	_, err = ns.Rename(su, "/d", "/e/d", false, false)
+	wantMsg(t, err, namespace.ClassSnapshot, "cannot be deleted since /d is snapshottable")
+	wantMsg(t, ns.DisallowSnapshot(su, "/d"), namespace.ClassSnapshot, "The directory /d has snapshot(s). Please redo the operation after removing all the snapshots.")
+
+	// Modifications under .snapshot are refused before any handler runs.
+	for _, req := range []proto.Message{
+		&hdfspb.MkdirsRequestProto{Src: proto.String("/d/.snapshot/s1/x")},
+		&hdfspb.DeleteRequestProto{Src: proto.String("/d/.snapshot/s1")},
+		&hdfspb.Rename2RequestProto{Src: proto.String("/d/sub"), Dst: proto.String("/d/.snapshot/s1/y")},
+		&hdfspb.CreateSnapshotRequestProto{SnapshotRoot: proto.String("/d/.snapshot/s1")},
+	} {
+		wantMsg(t, ns.checkSnapshotWrite(req), namespace.ClassSnapshotAccessControl, "Modification on a read-only snapshot is disallowed")
+	}
+	wantMsg(t, ns.checkSnapshotWrite(&hdfspb.MkdirsRequestProto{Src: proto.String("/e/.snapshot")}), ipc.ClassIllegalArgument, `".snapshot" is a reserved name.`)
+	mustOK(t, ns.checkSnapshotWrite(&hdfspb.MkdirsRequestProto{Src: proto.String("/e/snapshot")}))
+
+	mustOK(t, ns.DeleteSnapshot(su, "/p/q", "s"))
+	dirs := ns.SnapshottableDirs(alice)
+	if len(dirs) != 1 || dirs[0].Snapshots != 2 || dirs[0].ParentPath != "/" || dirs[0].Status.Name != "d" {
+		t.Fatalf("snapshottable dirs: %+v", dirs)
+	}
+	if len(ns.SnapshottableDirs(as("bob"))) != 0 {
+		t.Fatal("bob sees alice's snapshottable directory")
+	}
+	mustOK(t, ns.Mkdirs(su, "/d/new", 0o755, false))
+	r, err := ns.SnapshotDiff(alice, "/d", "s1", "")
+	if err != nil || len(r.Entries) != 2 || r.Entries[0] != (namespace.DiffEntry{Type: "M", Path: ""}) || r.Entries[1] != (namespace.DiffEntry{Type: "+", Path: "new"}) {
+		t.Fatalf("diff: %+v %v", r, err)
+	}
+	_, err = ns.SnapshotDiff(alice, "/d", "s1", "s9")
+	wantMsg(t, err, namespace.ClassSnapshot, "Cannot find the snapshot of directory /d with name s9")
+
+	mustOK(t, ns.DeleteSnapshot(alice, "/d", "s1"))
+	mustOK(t, ns.DeleteSnapshot(alice, "/d", "s2"))
+	mustOK(t, ns.DisallowSnapshot(su, "/d"))
+	if ok, err := ns.Delete(su, "/d", true); !ok || err != nil {
+		t.Fatalf("delete after the snapshots: %v %v", ok, err)
+	}
+}
