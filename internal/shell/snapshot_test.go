@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
 )
 
 // TestHDFSSnapshots: -createSnapshot, -renameSnapshot and -deleteSnapshot
