@@ -100,6 +100,9 @@ func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto 
 	if withName {
 		p.Path = []byte(st.Name)
 	}
+	if st.SnapshotEnabled {
+		p.Flags = proto.Uint32(p.GetFlags() | uint32(hdfspb.HdfsFileStatusProto_SNAPSHOT_ENABLED))
+	}
 	return p
 }
 

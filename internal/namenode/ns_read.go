@@ -156,6 +156,9 @@ type FileStatus struct {
 	FileID        uint64
 	Children      int
 	StoragePolicy uint8
+	// SnapshotEnabled: a snapshottable directory (HDFS's SNAPSHOT_ENABLED
+	// flag).
+	SnapshotEnabled bool
 }
 
 func (s *Namesystem) status(n *namespace.Inode) FileStatus {
@@ -165,6 +168,7 @@ func (s *Namesystem) status(n *namespace.Inode) FileStatus {
 	}
 	if n.IsDir {
 		st.Children = len(n.Children)
+		st.SnapshotEnabled = n.Snap != nil
 	} else {
 		st.Length = n.Length()
 		st.Replication = n.Replication

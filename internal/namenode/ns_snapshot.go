@@ -264,7 +264,7 @@ func (s *Namesystem) DeleteSnapshot(ctx context.Context, p, name string) error {
 		if n.Snapshot(name) == nil {
 			return nil, ipc.Errorf(namespace.ClassSnapshot, "Cannot delete snapshot %s from path %s: the snapshot does not exist.", name, p)
 		}
-		return []namespace.Edit{namespace.DeleteSnapshot(n.Path(), name)}, nil
+		return []namespace.Edit{namespace.DeleteSnapshot(n.Path(), name, s.nowMillis())}, nil
 	})
 }
 
@@ -292,7 +292,7 @@ func (s *Namesystem) RenameSnapshot(ctx context.Context, p, oldName, newName str
 		if n.Snapshot(newName) != nil {
 			return nil, ipc.Errorf(namespace.ClassSnapshot, "The snapshot %s already exists for directory %s", newName, p)
 		}
-		return []namespace.Edit{namespace.RenameSnapshot(n.Path(), oldName, newName)}, nil
+		return []namespace.Edit{namespace.RenameSnapshot(n.Path(), oldName, newName, s.nowMillis())}, nil
 	})
 }
 

@@ -38,6 +38,12 @@ func TestSnapshotOps(t *testing.T) {
 	wantMsg(t, ns.AllowSnapshot(su, "/d/sub"), namespace.ClassSnapshot, "Nested snapshottable directories not allowed: path=/d/sub, the ancestor /d is already a snapshottable directory.")
 	wantMsg(t, ns.AllowSnapshot(su, "/"), namespace.ClassSnapshot, "the subdirectory /d is already")
 
+	if st, err := ns.FileInfo(alice, "/d"); err != nil || !st.SnapshotEnabled {
+		t.Fatalf("/d not flagged snapshot-enabled: %+v %v", st, err)
+	}
+	if p := fileStatusProto(&FileStatus{IsDir: true, SnapshotEnabled: true}, false); p.GetFlags() != 8 {
+		t.Fatalf("flags %d, want SNAPSHOT_ENABLED (8)", p.GetFlags())
+	}
 	p, err := ns.CreateSnapshot(alice, "/d", "s1")
 	if err != nil || p != "/d/.snapshot/s1" {
 		t.Fatalf("createSnapshot = %q, %v", p, err)

@@ -232,24 +232,28 @@ func DisallowSnapshot(path string) Edit {
 }
 
 // CreateSnapshot takes snapshot id, called name, of directory path at
-// ctime (ms).
+// ctime (ms), which becomes the directory's and the snapshot root's
+// modification time (as Hadoop 3 sets them).
 func CreateSnapshot(path, name string, id uint32, ctime int64) Edit {
 	return Edit{&namenodepb.EditOp{Op: &namenodepb.EditOp_CreateSnapshot{CreateSnapshot: &namenodepb.OpCreateSnapshot{
 		Path: proto.String(path), Name: proto.String(name), Id: proto.Uint32(id), Ctime: proto.Int64(ctime),
 	}}}}
 }
 
-// DeleteSnapshot deletes snapshot name of directory path.
-func DeleteSnapshot(path, name string) Edit {
+// DeleteSnapshot deletes snapshot name of directory path, whose
+// modification time becomes mtime (ms).
+func DeleteSnapshot(path, name string, mtime int64) Edit {
 	return Edit{&namenodepb.EditOp{Op: &namenodepb.EditOp_DeleteSnapshot{DeleteSnapshot: &namenodepb.OpDeleteSnapshot{
-		Path: proto.String(path), Name: proto.String(name),
+		Path: proto.String(path), Name: proto.String(name), Mtime: proto.Int64(mtime),
 	}}}}
 }
 
-// RenameSnapshot renames snapshot oldName of directory path to newName.
-func RenameSnapshot(path, oldName, newName string) Edit {
+// RenameSnapshot renames snapshot oldName of directory path to newName;
+// the directory's and the snapshot root's modification time becomes
+// mtime (ms).
+func RenameSnapshot(path, oldName, newName string, mtime int64) Edit {
 	return Edit{&namenodepb.EditOp{Op: &namenodepb.EditOp_RenameSnapshot{RenameSnapshot: &namenodepb.OpRenameSnapshot{
-		Path: proto.String(path), OldName: proto.String(oldName), NewName: proto.String(newName),
+		Path: proto.String(path), OldName: proto.String(oldName), NewName: proto.String(newName), Mtime: proto.Int64(mtime),
 	}}}}
 }
 
@@ -305,6 +309,7 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 			return replayErr("createSnapshot %s of %s: not snapshottable or the name exists", c.GetName(), c.GetPath())
 		}
 		s := &Snapshot{ID: c.GetId(), Name: c.GetName(), Ctime: c.GetCtime()}
+		n.Mtime = c.GetCtime()
 		s.Root = ns.freeze(n, n.Snap.dot, s)
 		s.Root.Name = s.Name
 		n.Snap.add(s)
@@ -326,6 +331,9 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 		n.Snap.remove(s.Name)
 		ns.snaps.count--
 		ns.unfreeze(s.Root)
+		if d.Mtime != nil {
+			n.Mtime = d.GetMtime()
+		}
 		return nil
 	case *namenodepb.EditOp_CopyOnTruncate:
 		c := o.CopyOnTruncate
@@ -349,6 +357,10 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 		s.Name = r.GetNewName()
 		s.Root.Name = s.Name
 		n.Snap.add(s)
+		if r.Mtime != nil {
+			n.Mtime = r.GetMtime()
+			s.Root.Mtime = r.GetMtime()
+		}
 		return nil
 	}
 	return replayErr("unknown snapshot op %T", op.Op)

@@ -86,6 +86,11 @@ func TestSnapshotTreeSemantics(t *testing.T) {
 	if live := tr.Lookup("/d/f"); live.Length() != 130 || live.ReadOnly() {
 		t.Fatalf("live f len=%d", live.Length())
 	}
+	// Hadoop 3's modification times: the snapshot root and the directory
+	// take the creation time.
+	if r1, d := tr.Lookup("/d/.snapshot/s1"), tr.Lookup("/d"); r1.Mtime != 2000 || d.Mtime != 3000 {
+		t.Fatalf("mtimes: s1 root %d, /d %d", r1.Mtime, d.Mtime)
+	}
 	if got := s1f.Path(); got != "/d/.snapshot/s1/f" {
 		t.Fatalf("path %q", got)
 	}
@@ -139,9 +144,12 @@ func TestSnapshotTreeSemantics(t *testing.T) {
 
 	// Rename s2 to s3; delete s1: blk1 and blk2 are only in s1 and go.
 	for _, tree := range []*Tree{tr, loaded} {
-		apply(t, tree, []Edit{RenameSnapshot("/d", "s2", "s3"), DeleteSnapshot("/d", "s1")})
+		apply(t, tree, []Edit{RenameSnapshot("/d", "s2", "s3", 3500), DeleteSnapshot("/d", "s1", 3600)})
 		if tree.Lookup("/d/.snapshot/s3/f") == nil || tree.Lookup("/d/.snapshot/s2") != nil {
 			t.Fatal("rename did not take")
+		}
+		if tree.Lookup("/d/.snapshot/s3").Mtime != 3500 || tree.Lookup("/d").Mtime != 3600 {
+			t.Fatal("rename and delete mtimes")
 		}
 		if got := removedIDs(tree); got != fmt.Sprint([]uint64{blk(1, 0, 0).ID, blk(2, 0, 0).ID}) {
 			t.Fatalf("removed after deleting s1: %s", got)
@@ -155,7 +163,7 @@ func TestSnapshotTreeSemantics(t *testing.T) {
 		if f := FileOf(b0); f == nil || f.Path() != "/d/.snapshot/s3/f" {
 			t.Fatalf("blk0 belongs to %v", f)
 		}
-		apply(t, tree, []Edit{DeleteSnapshot("/d", "s3")})
+		apply(t, tree, []Edit{DeleteSnapshot("/d", "s3", 4100)})
 		if got := removedIDs(tree); got != fmt.Sprint([]uint64{blk(0, 0, 0).ID}) {
 			t.Fatalf("removed after deleting s3: %s", got)
 		}
@@ -184,12 +192,12 @@ func TestSnapshotApplyRejects(t *testing.T) {
 	for _, e := range []Edit{
 		CreateSnapshot("/e", "s1", 2, 5),      // not snapshottable
 		CreateSnapshot("/d", "s1", 2, 5),      // name taken
-		DeleteSnapshot("/d", "nope"),          // missing
-		RenameSnapshot("/d", "nope", "x"),     // missing
+		DeleteSnapshot("/d", "nope", 6),       // missing
+		RenameSnapshot("/d", "nope", "x", 6),  // missing
 		DisallowSnapshot("/d"),                // has snapshots
 		AllowSnapshot("/d/.snapshot/s1"),      // inside a snapshot
 		CreateSnapshot("/missing", "s", 3, 5), // no such dir
-		RenameSnapshot("/d", "s1", ""),        // empty name
+		RenameSnapshot("/d", "s1", "", 6),     // empty name
 		CreateSnapshot("/d/.snapshot", "x", 3, 5),
 	} {
 		if err := tr.Apply(e); err == nil {

@@ -1916,7 +1916,8 @@ func (x *OpDisallowSnapshot) GetPath() string {
 	return ""
 }
 
-// OpCreateSnapshot takes snapshot id called name of directory path.
+// OpCreateSnapshot takes snapshot id called name of directory path; ctime
+// becomes the directory's and the snapshot root's modification time.
 type OpCreateSnapshot struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
@@ -1991,6 +1992,7 @@ type OpDeleteSnapshot struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	Name          *string                `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Mtime         *int64                 `protobuf:"varint,3,opt,name=mtime" json:"mtime,omitempty"` // the directory's new modification time
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2039,12 +2041,21 @@ func (x *OpDeleteSnapshot) GetName() string {
 	return ""
 }
 
+func (x *OpDeleteSnapshot) GetMtime() int64 {
+	if x != nil && x.Mtime != nil {
+		return *x.Mtime
+	}
+	return 0
+}
+
 // OpRenameSnapshot renames snapshot old_name of directory path.
 type OpRenameSnapshot struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
-	OldName       *string                `protobuf:"bytes,2,opt,name=old_name,json=oldName" json:"old_name,omitempty"`
-	NewName       *string                `protobuf:"bytes,3,opt,name=new_name,json=newName" json:"new_name,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Path    *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	OldName *string                `protobuf:"bytes,2,opt,name=old_name,json=oldName" json:"old_name,omitempty"`
+	NewName *string                `protobuf:"bytes,3,opt,name=new_name,json=newName" json:"new_name,omitempty"`
+	// The new modification time of the directory and of the snapshot's root.
+	Mtime         *int64 `protobuf:"varint,4,opt,name=mtime" json:"mtime,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2098,6 +2109,13 @@ func (x *OpRenameSnapshot) GetNewName() string {
 		return *x.NewName
 	}
 	return ""
+}
+
+func (x *OpRenameSnapshot) GetMtime() int64 {
+	if x != nil && x.Mtime != nil {
+		return *x.Mtime
+	}
+	return 0
 }
 
 // OpCopyOnTruncate records that the last block of open file path is being
@@ -2312,14 +2330,16 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\rR\x02id\x12\x14\n" +
-	"\x05ctime\x18\x04 \x01(\x03R\x05ctime\":\n" +
+	"\x05ctime\x18\x04 \x01(\x03R\x05ctime\"P\n" +
 	"\x10OpDeleteSnapshot\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\\\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05mtime\x18\x03 \x01(\x03R\x05mtime\"r\n" +
 	"\x10OpRenameSnapshot\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
 	"\bold_name\x18\x02 \x01(\tR\aoldName\x12\x19\n" +
-	"\bnew_name\x18\x03 \x01(\tR\anewName\"V\n" +
+	"\bnew_name\x18\x03 \x01(\tR\anewName\x12\x14\n" +
+	"\x05mtime\x18\x04 \x01(\x03R\x05mtime\"V\n" +
 	"\x10OpCopyOnTruncate\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12.\n" +
 	"\x06source\x18\x02 \x01(\v2\x16.strata.namenode.BlockR\x06sourceB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
