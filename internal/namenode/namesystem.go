@@ -201,6 +201,10 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 		s.mu.Unlock()
 		return err
 	}
+	if err := s.checkSnapshotEdits(ops); err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	ops = withRPCIDs(ctx, ops)
 	var txid uint64
 	for _, op := range ops {

@@ -93,6 +93,23 @@ func hasDotSnapshot(p string) bool {
 	return false
 }
 
+// checkSnapshotEdits refuses ops that would change a snapshot or create a
+// ".snapshot" entry: the guard for requests that do not come through
+// ClientProtocol (WebHDFS), run by mutateThen before any op applies.
+// Lock held.
+func (s *Namesystem) checkSnapshotEdits(ops []namespace.Edit) error {
+	for _, op := range ops {
+		p, in := s.tree.EditPathInSnapshot(op)
+		switch {
+		case in:
+			return snapshotReadOnly()
+		case p != "":
+			return ipc.Errorf(ipc.ClassIllegalArgument, "\"%s\" is a reserved name.", namespace.DotSnapshot)
+		}
+	}
+	return nil
+}
+
 func (s *Namesystem) checkSnapshotWritePath(p string) error {
 	if !hasDotSnapshot(p) {
 		return nil

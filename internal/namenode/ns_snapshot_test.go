@@ -96,6 +96,18 @@ func TestSnapshotOps(t *testing.T) {
 	}
 	wantMsg(t, ns.checkSnapshotWrite(&hdfspb.MkdirsRequestProto{Src: proto.String("/e/.snapshot")}), ipc.ClassIllegalArgument, `".snapshot" is a reserved name.`)
 	mustOK(t, ns.checkSnapshotWrite(&hdfspb.MkdirsRequestProto{Src: proto.String("/e/snapshot")}))
+	// The same without the RPC guard (WebHDFS calls the Namesystem): the
+	// edits are refused before they apply.
+	wantMsg(t, ns.Mkdirs(su, "/d/.snapshot/s1/x/y", 0o755, true), namespace.ClassSnapshotAccessControl, "read-only snapshot")
+	_, err = ns.Delete(su, "/d/.snapshot/s1/sub", true)
+	wantMsg(t, err, namespace.ClassSnapshotAccessControl, "read-only snapshot")
+	_, err = ns.Rename(su, "/d/sub", "/d/.snapshot/s1/z", false, false)
+	wantMsg(t, err, namespace.ClassSnapshotAccessControl, "read-only snapshot")
+	wantMsg(t, ns.SetPermission(su, "/d/.snapshot/s1", 0o700), namespace.ClassSnapshotAccessControl, "read-only snapshot")
+	wantMsg(t, ns.Mkdirs(su, "/e/.snapshot", 0o755, false), ipc.ClassIllegalArgument, `".snapshot" is a reserved name.`)
+	if l, _ := ns.List(su, "/d/.snapshot/s1", ""); len(l.Entries) != 1 {
+		t.Fatalf("the snapshot changed: %+v", l)
+	}
 
 	mustOK(t, ns.DeleteSnapshot(su, "/p/q", "s"))
 	dirs := ns.SnapshottableDirs(alice)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
@@ -212,6 +213,45 @@ func (ns *Tree) NextSnapshotID() uint32 { return ns.snaps.lastID + 1 }
 // "s" + yyyyMMdd-HHmmss.SSS in the NameNode's local time zone.
 func DefaultSnapshotName(t time.Time) string {
 	return "s" + t.Format("20060102-150405.000")
+}
+
+// EditPathInSnapshot checks the paths an edit names (its path, src and
+// dst fields) against ".snapshot": it returns the first that goes into a
+// snapshot (inSnapshot true) or that has a ".snapshot" component
+// elsewhere, a reserved name (inSnapshot false); "" when none does. The
+// NameNode refuses such an edit before applying it, whichever way the
+// request came (RPC, WebHDFS).
+func (ns *Tree) EditPathInSnapshot(e Edit) (path string, inSnapshot bool) {
+	if e.op == nil || e.op.Op == nil {
+		return "", false
+	}
+	m := e.op.ProtoReflect().WhichOneof(e.op.ProtoReflect().Descriptor().Oneofs().ByName("op"))
+	if m == nil {
+		return "", false
+	}
+	msg := e.op.ProtoReflect().Get(m).Message()
+	fields := msg.Descriptor().Fields()
+	for _, name := range []protoreflect.Name{"path", "src", "dst"} {
+		fd := fields.ByName(name)
+		if fd == nil || fd.Kind() != protoreflect.StringKind || !msg.Has(fd) {
+			continue
+		}
+		p := msg.Get(fd).String()
+		if !hasDotSnapshot(p) {
+			continue
+		}
+		return p, ns.Resolve(p).InSnapshot()
+	}
+	return "", false
+}
+
+func hasDotSnapshot(p string) bool {
+	for _, c := range SplitPath(p) {
+		if c == DotSnapshot {
+			return true
+		}
+	}
+	return false
 }
 
 // SnapshotHolds reports whether a snapshot copy holds b: the NameNode
