@@ -566,7 +566,8 @@ type EditOp struct {
 	Op isEditOp_Op `protobuf_oneof:"op"`
 	// The RPC that made this edit, on the last edit of an @AtMostOnce
 	// client call (create, append, delete, rename, rename2,
-	// updatePipeline): the caller's 16-byte client id and its call id, as
+	// updatePipeline, createSnapshot, deleteSnapshot, renameSnapshot): the
+	// caller's 16-byte client id and its call id, as
 	// Hadoop's edit ops record rpcClientId and rpcCallId. A NameNode
 	// replaying the edit adds a retry cache entry for them, so that a
 	// retry of the call (after a restart or a failover) gets the first
