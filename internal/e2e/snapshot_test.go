@@ -231,7 +231,7 @@ func TestSnapshots(t *testing.T) {
 	// The diff, through the binary.
 	out, stderr, code := c.Run(su, "snapshotDiff", "/d", "s1", ".")
 	want := "Difference between snapshot s1 and current directory under directory /d:\n" +
-		"M\t.\nM\t./app\nM\t./cut\n-\t./del\nR\t./keep -> ./kept\n+\t./new\nM\t./trunc\n"
+		"M\t.\n+\t./new\n-\t./del\nR\t./keep -> ./kept\nM\t./app\nM\t./cut\nM\t./trunc\n"
 	if code != 0 || out != want {
 		t.Fatalf("snapshotDiff (exit %d, %s):\n%s\nwant\n%s", code, stderr, out, want)
 	}

@@ -67,13 +67,14 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"checkAccess":              ipc.Unary(c.checkAccess),
 		"msync":                    ipc.Unary(c.msync),
 		// Snapshots (ns_snapshot.go).
-		"allowSnapshot":              ipc.Unary(c.allowSnapshot),
-		"disallowSnapshot":           ipc.Unary(c.disallowSnapshot),
-		"createSnapshot":             ipc.Unary(c.createSnapshot),
-		"deleteSnapshot":             ipc.Unary(c.deleteSnapshot),
-		"renameSnapshot":             ipc.Unary(c.renameSnapshot),
-		"getSnapshottableDirListing": ipc.Unary(c.getSnapshottableDirListing),
-		"getSnapshotDiffReport":      ipc.Unary(c.getSnapshotDiffReport),
+		"allowSnapshot":                ipc.Unary(c.allowSnapshot),
+		"disallowSnapshot":             ipc.Unary(c.disallowSnapshot),
+		"createSnapshot":               ipc.Unary(c.createSnapshot),
+		"deleteSnapshot":               ipc.Unary(c.deleteSnapshot),
+		"renameSnapshot":               ipc.Unary(c.renameSnapshot),
+		"getSnapshottableDirListing":   ipc.Unary(c.getSnapshottableDirListing),
+		"getSnapshotDiffReport":        ipc.Unary(c.getSnapshotDiffReport),
+		"getSnapshotDiffReportListing": ipc.Unary(c.getSnapshotDiffReportListing),
 	}
 }
 

@@ -519,3 +519,39 @@ func (s *Namesystem) resumeCopyOnTruncate(n *namespace.Inode) ([]namespace.Edit,
 	op := namespace.CopyOnTruncate(n.Path(), *n.UC.CopySource)
 	return []namespace.Edit{op}, func() { s.bm.StartCopyRecovery(last, src) }, false
 }
+
+// getSnapshotDiffReportListing answers Hadoop 3 clients' form of the diff
+// (DistributedFileSystem builds the report from it with its
+// SnapshotDiffReportGenerator): modified inodes, created children and
+// deleted children, each with the directory they changed; a rename is a
+// deleted entry marked as a reference with its target path. The whole
+// report comes in one answer: the cursor says there is nothing more.
+func (c *clientProtocol) getSnapshotDiffReportListing(ctx context.Context, req *hdfspb.GetSnapshotDiffReportListingRequestProto) (*hdfspb.GetSnapshotDiffReportListingResponseProto, error) {
+	r, err := c.ns.SnapshotDiff(ctx, req.GetSnapshotRoot(), req.GetFromSnapshot(), req.GetToSnapshot())
+	if err != nil {
+		return nil, err
+	}
+	l := &hdfspb.SnapshotDiffReportListingProto{
+		IsFromEarlier: proto.Bool(true),
+		Cursor:        &hdfspb.SnapshotDiffReportCursorProto{StartPath: []byte{}, Index: proto.Int32(-1)},
+	}
+	for _, e := range r.Entries {
+		pe := &hdfspb.SnapshotDiffReportListingEntryProto{
+			Fullpath: []byte(e.Path), DirId: proto.Uint64(e.Dir), FileId: proto.Uint64(e.ID), IsReference: proto.Bool(false),
+		}
+		switch e.Type {
+		case "M":
+			pe.IsReference = proto.Bool(e.IsDir) // its children's changes follow
+			l.ModifiedEntries = append(l.ModifiedEntries, pe)
+		case "+":
+			l.CreatedEntries = append(l.CreatedEntries, pe)
+		case "-":
+			l.DeletedEntries = append(l.DeletedEntries, pe)
+		case "R":
+			pe.IsReference = proto.Bool(true)
+			pe.TargetPath = []byte(e.Target)
+			l.DeletedEntries = append(l.DeletedEntries, pe)
+		}
+	}
+	return &hdfspb.GetSnapshotDiffReportListingResponseProto{DiffReport: l}, nil
+}

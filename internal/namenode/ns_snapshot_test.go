@@ -119,7 +119,7 @@ func TestSnapshotOps(t *testing.T) {
 	}
 	mustOK(t, ns.Mkdirs(su, "/d/new", 0o755, false))
 	r, err := ns.SnapshotDiff(alice, "/d", "s1", "")
-	if err != nil || len(r.Entries) != 2 || r.Entries[0] != (namespace.DiffEntry{Type: "M", Path: ""}) || r.Entries[1] != (namespace.DiffEntry{Type: "+", Path: "new"}) {
+	if err != nil || len(r.Entries) != 2 || r.Entries[0].Type != "M" || r.Entries[0].Path != "" || r.Entries[1].Type != "+" || r.Entries[1].Path != "new" {
 		t.Fatalf("diff: %+v %v", r, err)
 	}
 	_, err = ns.SnapshotDiff(alice, "/d", "s1", "s9")
@@ -130,5 +130,85 @@ func TestSnapshotOps(t *testing.T) {
 	mustOK(t, ns.DisallowSnapshot(su, "/d"))
 	if ok, err := ns.Delete(su, "/d", true); !ok || err != nil {
 		t.Fatalf("delete after the snapshots: %v %v", ok, err)
+	}
+}
+
+// TestSnapshotDiffListing: Hadoop 3 clients rebuild the report from
+// getSnapshotDiffReportListing with SnapshotDiffReportGenerator; done the
+// same way here, it gives getSnapshotDiffReport's entries in its order.
+func TestSnapshotDiffListing(t *testing.T) {
+	ns, _ := testNS(t)
+	su := as("hdfs")
+	for _, p := range []string{"/d/a", "/d/b", "/d/c/x"} {
+		mustOK(t, ns.Mkdirs(su, p, 0o755, true))
+	}
+	mustOK(t, ns.AllowSnapshot(su, "/d"))
+	if _, err := ns.CreateSnapshot(su, "/d", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ns.Rename(su, "/d/a", "/d/c/a2", false, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ns.Delete(su, "/d/b", true); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, ns.Mkdirs(su, "/d/n/deep", 0o755, true))
+	mustOK(t, ns.SetPermission(su, "/d/c/x", 0o700))
+
+	c := &clientProtocol{ns: ns}
+	full, err := c.getSnapshotDiffReport(su, &hdfspb.GetSnapshotDiffReportRequestProto{SnapshotRoot: proto.String("/d"), FromSnapshot: proto.String("s1"), ToSnapshot: proto.String("")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range full.GetDiffReport().GetDiffReportEntries() {
+		want = append(want, e.GetModificationLabel()+" "+string(e.GetFullpath())+" "+string(e.GetTargetPath()))
+	}
+	// The rename's target in c is not listed as created.
+	if strings.Join(want, "|") != "M  |+ n |R a c/a2|- b |M c |M c/x " {
+		t.Fatalf("report %q", want)
+	}
+
+	lr, err := c.getSnapshotDiffReportListing(su, &hdfspb.GetSnapshotDiffReportListingRequestProto{SnapshotRoot: proto.String("/d"), FromSnapshot: proto.String("s1"), ToSnapshot: proto.String("")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := lr.GetDiffReport()
+	if l.GetCursor().GetIndex() != -1 || len(l.GetCursor().GetStartPath()) != 0 || !l.GetIsFromEarlier() {
+		t.Fatalf("cursor %v", l.GetCursor())
+	}
+	// SnapshotDiffReportGenerator, for isFromEarlier.
+	renamed := map[uint64]*hdfspb.SnapshotDiffReportListingEntryProto{}
+	var created []*hdfspb.SnapshotDiffReportListingEntryProto
+	created = append(created, l.GetCreatedEntries()...)
+	for _, e := range l.GetDeletedEntries() {
+		if e.GetIsReference() {
+			renamed[e.GetFileId()] = e
+		}
+	}
+	var got []string
+	for _, m := range l.GetModifiedEntries() {
+		got = append(got, "M "+string(m.GetFullpath())+" ")
+		if !m.GetIsReference() {
+			continue
+		}
+		for _, e := range created {
+			if e.GetDirId() == m.GetDirId() && renamed[e.GetFileId()] == nil {
+				got = append(got, "+ "+string(e.GetFullpath())+" ")
+			}
+		}
+		for _, e := range l.GetDeletedEntries() {
+			if e.GetDirId() != m.GetDirId() {
+				continue
+			}
+			if e.GetIsReference() {
+				got = append(got, "R "+string(e.GetFullpath())+" "+string(e.GetTargetPath()))
+			} else {
+				got = append(got, "- "+string(e.GetFullpath())+" ")
+			}
+		}
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("listing rebuilds\n%q\nthe report is\n%q", got, want)
 	}
 }

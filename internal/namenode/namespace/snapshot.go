@@ -669,11 +669,16 @@ func (ns *Tree) thawBlocks(c *Inode, bs []BlockInfo) {
 
 // DiffEntry is one line of a snapshot diff report: Type is "M", "+", "-"
 // or "R"; paths are relative to the snapshot root ("" for the root);
-// Target is the new path of a rename.
+// Target is the new path of a rename. ID is the inode's id; Dir is the
+// id of the directory whose children changed (the parent of a created,
+// deleted or renamed inode) or, for "M", the inode's own id.
 type DiffEntry struct {
 	Type   string
 	Path   string
 	Target string
+	ID     uint64
+	Dir    uint64
+	IsDir  bool
 }
 
 // ErrNoSnapshot is wrapped by SnapshotDiff for a missing snapshot name.
@@ -685,6 +690,10 @@ var ErrNoSnapshot = errors.New("snapshot does not exist")
 // to a creation (only the topmost of a deleted or created subtree is
 // listed), a file whose blocks, length or attributes differ and a
 // directory whose children or attributes differ are modified.
+//
+// The order is Hadoop's: the modified inodes by path (component by
+// component), each modified directory followed by its created children
+// and then its deleted and renamed ones, in name order.
 func SnapshotDiff(dir *Inode, from, to string) ([]DiffEntry, error) {
 	root := func(name string) (*Inode, error) {
 		if name == "" || name == "." {
@@ -728,41 +737,68 @@ func SnapshotDiff(dir *Inode, from, to string) ([]DiffEntry, error) {
 		return m
 	}
 	am, bm := index(a), index(b)
-	var out []DiffEntry
+	var modifiedEntries []DiffEntry
+	children := map[uint64][]DiffEntry{} // directory id -> its created, deleted, renamed children
 	for id, x := range am {
 		y, ok := bm[id]
 		if !ok || x.n.IsDir != y.n.IsDir {
-			if x.n == a || !inBoth(x.n.Parent, am, bm) {
-				continue
+			if x.n != a && inBoth(x.n.Parent, am, bm) {
+				children[x.n.Parent.ID] = append(children[x.n.Parent.ID], DiffEntry{Type: "-", Path: x.path, ID: id, Dir: x.n.Parent.ID, IsDir: x.n.IsDir})
 			}
-			out = append(out, DiffEntry{Type: "-", Path: x.path})
 			continue
 		}
 		if x.path != y.path {
-			out = append(out, DiffEntry{Type: "R", Path: x.path, Target: y.path})
+			children[x.n.Parent.ID] = append(children[x.n.Parent.ID], DiffEntry{Type: "R", Path: x.path, Target: y.path, ID: id, Dir: x.n.Parent.ID, IsDir: x.n.IsDir})
 		}
 		if modified(x.n, y.n) {
-			out = append(out, DiffEntry{Type: "M", Path: y.path})
+			modifiedEntries = append(modifiedEntries, DiffEntry{Type: "M", Path: y.path, ID: id, Dir: id, IsDir: y.n.IsDir})
 		}
 	}
 	for id, y := range bm {
-		x, ok := am[id]
-		if ok && x.n.IsDir == y.n.IsDir {
+		if x, ok := am[id]; ok && x.n.IsDir == y.n.IsDir {
 			continue
 		}
-		if y.n == b || !inBoth(y.n.Parent, am, bm) {
-			continue
+		if y.n != b && inBoth(y.n.Parent, am, bm) {
+			children[y.n.Parent.ID] = append(children[y.n.Parent.ID], DiffEntry{Type: "+", Path: y.path, ID: id, Dir: y.n.Parent.ID, IsDir: y.n.IsDir})
 		}
-		out = append(out, DiffEntry{Type: "+", Path: y.path})
 	}
-	rank := map[string]int{"M": 0, "+": 1, "-": 2, "R": 3}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
-		}
-		return rank[out[i].Type] < rank[out[j].Type]
-	})
+	sort.Slice(modifiedEntries, func(i, j int) bool { return pathLess(modifiedEntries[i].Path, modifiedEntries[j].Path) })
+	var out []DiffEntry
+	for _, m := range modifiedEntries {
+		out = append(out, m)
+		cs := children[m.ID]
+		sort.Slice(cs, func(i, j int) bool {
+			if ci, cj := cs[i].Type == "+", cs[j].Type == "+"; ci != cj {
+				return ci
+			}
+			return pathLess(cs[i].Path, cs[j].Path)
+		})
+		out = append(out, cs...)
+	}
 	return out, nil
+}
+
+// pathLess orders relative paths component by component (Hadoop's
+// INODE_COMPARATOR), the root ("") first.
+func pathLess(a, b string) bool {
+	as, bs := SplitPath(a), SplitPath(b)
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] != bs[i] {
+			return signedLess(as[i], bs[i])
+		}
+	}
+	return len(as) < len(bs)
+}
+
+// signedLess compares names as Java's signed bytes do (bytes from 0x80
+// sort before ASCII), as Hadoop's comparator does.
+func signedLess(a, b string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return int8(a[i]) < int8(b[i])
+		}
+	}
+	return len(a) < len(b)
 }
 
 // inBoth reports whether directory p (by id) is in both trees of a diff.

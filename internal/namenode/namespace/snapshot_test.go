@@ -239,7 +239,7 @@ func TestSnapshotDiff(t *testing.T) {
 		}
 		return b.String()
 	}
-	want := "M\t.\n-\t./gone\nM\t./grow\nR\t./moved -> ./sub/moved2\n+\t./new\n+\t./newdir\n-\t./old\nM\t./sub\n"
+	want := "M\t.\n+\t./new\n+\t./newdir\n-\t./gone\nR\t./moved -> ./sub/moved2\n-\t./old\nM\t./grow\nM\t./sub\n"
 	for _, to := range []string{"s2", ""} {
 		es, err := SnapshotDiff(d, "s1", to)
 		if err != nil {
@@ -254,6 +254,17 @@ func TestSnapshotDiff(t *testing.T) {
 	}
 	if _, err := SnapshotDiff(d, "s1", "nope"); err == nil {
 		t.Error("missing snapshot accepted")
+	}
+}
+
+func TestDiffOrder(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{{"", "a", true}, {"a", "a/b", true}, {"a/b", "a.b", true}, {"a.b", "a/b", false}, {"\xc3\xa9", "z", true}, {"b", "a/z", false}} {
+		if got := pathLess(c.a, c.b); got != c.less {
+			t.Errorf("pathLess(%q, %q) = %v", c.a, c.b, got)
+		}
 	}
 }
 

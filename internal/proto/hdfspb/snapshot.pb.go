@@ -892,6 +892,327 @@ func (*DeleteSnapshotResponseProto) Descriptor() ([]byte, []int) {
 	return file_hdfs_snapshot_proto_rawDescGZIP(), []int{17}
 }
 
+type SnapshotDiffReportListingEntryProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fullpath      []byte                 `protobuf:"bytes,1,req,name=fullpath" json:"fullpath,omitempty"`
+	DirId         *uint64                `protobuf:"varint,2,req,name=dirId" json:"dirId,omitempty"`
+	IsReference   *bool                  `protobuf:"varint,3,req,name=isReference" json:"isReference,omitempty"`
+	TargetPath    []byte                 `protobuf:"bytes,4,opt,name=targetPath" json:"targetPath,omitempty"`
+	FileId        *uint64                `protobuf:"varint,5,opt,name=fileId" json:"fileId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotDiffReportListingEntryProto) Reset() {
+	*x = SnapshotDiffReportListingEntryProto{}
+	mi := &file_hdfs_snapshot_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotDiffReportListingEntryProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotDiffReportListingEntryProto) ProtoMessage() {}
+
+func (x *SnapshotDiffReportListingEntryProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_snapshot_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotDiffReportListingEntryProto.ProtoReflect.Descriptor instead.
+func (*SnapshotDiffReportListingEntryProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_snapshot_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SnapshotDiffReportListingEntryProto) GetFullpath() []byte {
+	if x != nil {
+		return x.Fullpath
+	}
+	return nil
+}
+
+func (x *SnapshotDiffReportListingEntryProto) GetDirId() uint64 {
+	if x != nil && x.DirId != nil {
+		return *x.DirId
+	}
+	return 0
+}
+
+func (x *SnapshotDiffReportListingEntryProto) GetIsReference() bool {
+	if x != nil && x.IsReference != nil {
+		return *x.IsReference
+	}
+	return false
+}
+
+func (x *SnapshotDiffReportListingEntryProto) GetTargetPath() []byte {
+	if x != nil {
+		return x.TargetPath
+	}
+	return nil
+}
+
+func (x *SnapshotDiffReportListingEntryProto) GetFileId() uint64 {
+	if x != nil && x.FileId != nil {
+		return *x.FileId
+	}
+	return 0
+}
+
+type SnapshotDiffReportCursorProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartPath     []byte                 `protobuf:"bytes,1,req,name=startPath" json:"startPath,omitempty"`
+	Index         *int32                 `protobuf:"varint,2,req,name=index,def=-1" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+// Default values for SnapshotDiffReportCursorProto fields.
+const (
+	Default_SnapshotDiffReportCursorProto_Index = int32(-1)
+)
+
+func (x *SnapshotDiffReportCursorProto) Reset() {
+	*x = SnapshotDiffReportCursorProto{}
+	mi := &file_hdfs_snapshot_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotDiffReportCursorProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotDiffReportCursorProto) ProtoMessage() {}
+
+func (x *SnapshotDiffReportCursorProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_snapshot_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotDiffReportCursorProto.ProtoReflect.Descriptor instead.
+func (*SnapshotDiffReportCursorProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_snapshot_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SnapshotDiffReportCursorProto) GetStartPath() []byte {
+	if x != nil {
+		return x.StartPath
+	}
+	return nil
+}
+
+func (x *SnapshotDiffReportCursorProto) GetIndex() int32 {
+	if x != nil && x.Index != nil {
+		return *x.Index
+	}
+	return Default_SnapshotDiffReportCursorProto_Index
+}
+
+type SnapshotDiffReportListingProto struct {
+	state           protoimpl.MessageState                 `protogen:"open.v1"`
+	ModifiedEntries []*SnapshotDiffReportListingEntryProto `protobuf:"bytes,1,rep,name=modifiedEntries" json:"modifiedEntries,omitempty"`
+	CreatedEntries  []*SnapshotDiffReportListingEntryProto `protobuf:"bytes,2,rep,name=createdEntries" json:"createdEntries,omitempty"`
+	DeletedEntries  []*SnapshotDiffReportListingEntryProto `protobuf:"bytes,3,rep,name=deletedEntries" json:"deletedEntries,omitempty"`
+	IsFromEarlier   *bool                                  `protobuf:"varint,4,req,name=isFromEarlier" json:"isFromEarlier,omitempty"`
+	Cursor          *SnapshotDiffReportCursorProto         `protobuf:"bytes,5,opt,name=cursor" json:"cursor,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *SnapshotDiffReportListingProto) Reset() {
+	*x = SnapshotDiffReportListingProto{}
+	mi := &file_hdfs_snapshot_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotDiffReportListingProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotDiffReportListingProto) ProtoMessage() {}
+
+func (x *SnapshotDiffReportListingProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_snapshot_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotDiffReportListingProto.ProtoReflect.Descriptor instead.
+func (*SnapshotDiffReportListingProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_snapshot_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SnapshotDiffReportListingProto) GetModifiedEntries() []*SnapshotDiffReportListingEntryProto {
+	if x != nil {
+		return x.ModifiedEntries
+	}
+	return nil
+}
+
+func (x *SnapshotDiffReportListingProto) GetCreatedEntries() []*SnapshotDiffReportListingEntryProto {
+	if x != nil {
+		return x.CreatedEntries
+	}
+	return nil
+}
+
+func (x *SnapshotDiffReportListingProto) GetDeletedEntries() []*SnapshotDiffReportListingEntryProto {
+	if x != nil {
+		return x.DeletedEntries
+	}
+	return nil
+}
+
+func (x *SnapshotDiffReportListingProto) GetIsFromEarlier() bool {
+	if x != nil && x.IsFromEarlier != nil {
+		return *x.IsFromEarlier
+	}
+	return false
+}
+
+func (x *SnapshotDiffReportListingProto) GetCursor() *SnapshotDiffReportCursorProto {
+	if x != nil {
+		return x.Cursor
+	}
+	return nil
+}
+
+type GetSnapshotDiffReportListingRequestProto struct {
+	state         protoimpl.MessageState         `protogen:"open.v1"`
+	SnapshotRoot  *string                        `protobuf:"bytes,1,req,name=snapshotRoot" json:"snapshotRoot,omitempty"`
+	FromSnapshot  *string                        `protobuf:"bytes,2,req,name=fromSnapshot" json:"fromSnapshot,omitempty"`
+	ToSnapshot    *string                        `protobuf:"bytes,3,req,name=toSnapshot" json:"toSnapshot,omitempty"`
+	Cursor        *SnapshotDiffReportCursorProto `protobuf:"bytes,4,opt,name=cursor" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnapshotDiffReportListingRequestProto) Reset() {
+	*x = GetSnapshotDiffReportListingRequestProto{}
+	mi := &file_hdfs_snapshot_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnapshotDiffReportListingRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnapshotDiffReportListingRequestProto) ProtoMessage() {}
+
+func (x *GetSnapshotDiffReportListingRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_snapshot_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnapshotDiffReportListingRequestProto.ProtoReflect.Descriptor instead.
+func (*GetSnapshotDiffReportListingRequestProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_snapshot_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GetSnapshotDiffReportListingRequestProto) GetSnapshotRoot() string {
+	if x != nil && x.SnapshotRoot != nil {
+		return *x.SnapshotRoot
+	}
+	return ""
+}
+
+func (x *GetSnapshotDiffReportListingRequestProto) GetFromSnapshot() string {
+	if x != nil && x.FromSnapshot != nil {
+		return *x.FromSnapshot
+	}
+	return ""
+}
+
+func (x *GetSnapshotDiffReportListingRequestProto) GetToSnapshot() string {
+	if x != nil && x.ToSnapshot != nil {
+		return *x.ToSnapshot
+	}
+	return ""
+}
+
+func (x *GetSnapshotDiffReportListingRequestProto) GetCursor() *SnapshotDiffReportCursorProto {
+	if x != nil {
+		return x.Cursor
+	}
+	return nil
+}
+
+type GetSnapshotDiffReportListingResponseProto struct {
+	state         protoimpl.MessageState          `protogen:"open.v1"`
+	DiffReport    *SnapshotDiffReportListingProto `protobuf:"bytes,1,req,name=diffReport" json:"diffReport,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnapshotDiffReportListingResponseProto) Reset() {
+	*x = GetSnapshotDiffReportListingResponseProto{}
+	mi := &file_hdfs_snapshot_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnapshotDiffReportListingResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnapshotDiffReportListingResponseProto) ProtoMessage() {}
+
+func (x *GetSnapshotDiffReportListingResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_snapshot_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnapshotDiffReportListingResponseProto.ProtoReflect.Descriptor instead.
+func (*GetSnapshotDiffReportListingResponseProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_snapshot_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetSnapshotDiffReportListingResponseProto) GetDiffReport() *SnapshotDiffReportListingProto {
+	if x != nil {
+		return x.DiffReport
+	}
+	return nil
+}
+
 var File_hdfs_snapshot_proto protoreflect.FileDescriptor
 
 const file_hdfs_snapshot_proto_rawDesc = "" +
@@ -949,7 +1270,35 @@ const file_hdfs_snapshot_proto_rawDesc = "" +
 	"\x1aDeleteSnapshotRequestProto\x12\"\n" +
 	"\fsnapshotRoot\x18\x01 \x02(\tR\fsnapshotRoot\x12\"\n" +
 	"\fsnapshotName\x18\x02 \x02(\tR\fsnapshotName\"\x1d\n" +
-	"\x1bDeleteSnapshotResponseProtoB2Z0github.com/stratafs/strata/internal/proto/hdfspb"
+	"\x1bDeleteSnapshotResponseProto\"\xb1\x01\n" +
+	"#SnapshotDiffReportListingEntryProto\x12\x1a\n" +
+	"\bfullpath\x18\x01 \x02(\fR\bfullpath\x12\x14\n" +
+	"\x05dirId\x18\x02 \x02(\x04R\x05dirId\x12 \n" +
+	"\visReference\x18\x03 \x02(\bR\visReference\x12\x1e\n" +
+	"\n" +
+	"targetPath\x18\x04 \x01(\fR\n" +
+	"targetPath\x12\x16\n" +
+	"\x06fileId\x18\x05 \x01(\x04R\x06fileId\"W\n" +
+	"\x1dSnapshotDiffReportCursorProto\x12\x1c\n" +
+	"\tstartPath\x18\x01 \x02(\fR\tstartPath\x12\x18\n" +
+	"\x05index\x18\x02 \x02(\x05:\x02-1R\x05index\"\xb6\x03\n" +
+	"\x1eSnapshotDiffReportListingProto\x12a\n" +
+	"\x0fmodifiedEntries\x18\x01 \x03(\v27.strata.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0fmodifiedEntries\x12_\n" +
+	"\x0ecreatedEntries\x18\x02 \x03(\v27.strata.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0ecreatedEntries\x12_\n" +
+	"\x0edeletedEntries\x18\x03 \x03(\v27.strata.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0edeletedEntries\x12$\n" +
+	"\risFromEarlier\x18\x04 \x02(\bR\risFromEarlier\x12I\n" +
+	"\x06cursor\x18\x05 \x01(\v21.strata.hadoop.hdfs.SnapshotDiffReportCursorProtoR\x06cursor\"\xdd\x01\n" +
+	"(GetSnapshotDiffReportListingRequestProto\x12\"\n" +
+	"\fsnapshotRoot\x18\x01 \x02(\tR\fsnapshotRoot\x12\"\n" +
+	"\ffromSnapshot\x18\x02 \x02(\tR\ffromSnapshot\x12\x1e\n" +
+	"\n" +
+	"toSnapshot\x18\x03 \x02(\tR\n" +
+	"toSnapshot\x12I\n" +
+	"\x06cursor\x18\x04 \x01(\v21.strata.hadoop.hdfs.SnapshotDiffReportCursorProtoR\x06cursor\"\x7f\n" +
+	")GetSnapshotDiffReportListingResponseProto\x12R\n" +
+	"\n" +
+	"diffReport\x18\x01 \x02(\v22.strata.hadoop.hdfs.SnapshotDiffReportListingProtoR\n" +
+	"diffReportB2Z0github.com/stratafs/strata/internal/proto/hdfspb"
 
 var (
 	file_hdfs_snapshot_proto_rawDescOnce sync.Once
@@ -963,39 +1312,50 @@ func file_hdfs_snapshot_proto_rawDescGZIP() []byte {
 	return file_hdfs_snapshot_proto_rawDescData
 }
 
-var file_hdfs_snapshot_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_hdfs_snapshot_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_hdfs_snapshot_proto_goTypes = []any{
-	(*SnapshottableDirectoryStatusProto)(nil),       // 0: strata.hadoop.hdfs.SnapshottableDirectoryStatusProto
-	(*SnapshottableDirectoryListingProto)(nil),      // 1: strata.hadoop.hdfs.SnapshottableDirectoryListingProto
-	(*SnapshotDiffReportEntryProto)(nil),            // 2: strata.hadoop.hdfs.SnapshotDiffReportEntryProto
-	(*SnapshotDiffReportProto)(nil),                 // 3: strata.hadoop.hdfs.SnapshotDiffReportProto
-	(*GetSnapshottableDirListingRequestProto)(nil),  // 4: strata.hadoop.hdfs.GetSnapshottableDirListingRequestProto
-	(*GetSnapshottableDirListingResponseProto)(nil), // 5: strata.hadoop.hdfs.GetSnapshottableDirListingResponseProto
-	(*GetSnapshotDiffReportRequestProto)(nil),       // 6: strata.hadoop.hdfs.GetSnapshotDiffReportRequestProto
-	(*GetSnapshotDiffReportResponseProto)(nil),      // 7: strata.hadoop.hdfs.GetSnapshotDiffReportResponseProto
-	(*CreateSnapshotRequestProto)(nil),              // 8: strata.hadoop.hdfs.CreateSnapshotRequestProto
-	(*CreateSnapshotResponseProto)(nil),             // 9: strata.hadoop.hdfs.CreateSnapshotResponseProto
-	(*RenameSnapshotRequestProto)(nil),              // 10: strata.hadoop.hdfs.RenameSnapshotRequestProto
-	(*RenameSnapshotResponseProto)(nil),             // 11: strata.hadoop.hdfs.RenameSnapshotResponseProto
-	(*AllowSnapshotRequestProto)(nil),               // 12: strata.hadoop.hdfs.AllowSnapshotRequestProto
-	(*AllowSnapshotResponseProto)(nil),              // 13: strata.hadoop.hdfs.AllowSnapshotResponseProto
-	(*DisallowSnapshotRequestProto)(nil),            // 14: strata.hadoop.hdfs.DisallowSnapshotRequestProto
-	(*DisallowSnapshotResponseProto)(nil),           // 15: strata.hadoop.hdfs.DisallowSnapshotResponseProto
-	(*DeleteSnapshotRequestProto)(nil),              // 16: strata.hadoop.hdfs.DeleteSnapshotRequestProto
-	(*DeleteSnapshotResponseProto)(nil),             // 17: strata.hadoop.hdfs.DeleteSnapshotResponseProto
-	(*HdfsFileStatusProto)(nil),                     // 18: strata.hadoop.hdfs.HdfsFileStatusProto
+	(*SnapshottableDirectoryStatusProto)(nil),         // 0: strata.hadoop.hdfs.SnapshottableDirectoryStatusProto
+	(*SnapshottableDirectoryListingProto)(nil),        // 1: strata.hadoop.hdfs.SnapshottableDirectoryListingProto
+	(*SnapshotDiffReportEntryProto)(nil),              // 2: strata.hadoop.hdfs.SnapshotDiffReportEntryProto
+	(*SnapshotDiffReportProto)(nil),                   // 3: strata.hadoop.hdfs.SnapshotDiffReportProto
+	(*GetSnapshottableDirListingRequestProto)(nil),    // 4: strata.hadoop.hdfs.GetSnapshottableDirListingRequestProto
+	(*GetSnapshottableDirListingResponseProto)(nil),   // 5: strata.hadoop.hdfs.GetSnapshottableDirListingResponseProto
+	(*GetSnapshotDiffReportRequestProto)(nil),         // 6: strata.hadoop.hdfs.GetSnapshotDiffReportRequestProto
+	(*GetSnapshotDiffReportResponseProto)(nil),        // 7: strata.hadoop.hdfs.GetSnapshotDiffReportResponseProto
+	(*CreateSnapshotRequestProto)(nil),                // 8: strata.hadoop.hdfs.CreateSnapshotRequestProto
+	(*CreateSnapshotResponseProto)(nil),               // 9: strata.hadoop.hdfs.CreateSnapshotResponseProto
+	(*RenameSnapshotRequestProto)(nil),                // 10: strata.hadoop.hdfs.RenameSnapshotRequestProto
+	(*RenameSnapshotResponseProto)(nil),               // 11: strata.hadoop.hdfs.RenameSnapshotResponseProto
+	(*AllowSnapshotRequestProto)(nil),                 // 12: strata.hadoop.hdfs.AllowSnapshotRequestProto
+	(*AllowSnapshotResponseProto)(nil),                // 13: strata.hadoop.hdfs.AllowSnapshotResponseProto
+	(*DisallowSnapshotRequestProto)(nil),              // 14: strata.hadoop.hdfs.DisallowSnapshotRequestProto
+	(*DisallowSnapshotResponseProto)(nil),             // 15: strata.hadoop.hdfs.DisallowSnapshotResponseProto
+	(*DeleteSnapshotRequestProto)(nil),                // 16: strata.hadoop.hdfs.DeleteSnapshotRequestProto
+	(*DeleteSnapshotResponseProto)(nil),               // 17: strata.hadoop.hdfs.DeleteSnapshotResponseProto
+	(*SnapshotDiffReportListingEntryProto)(nil),       // 18: strata.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	(*SnapshotDiffReportCursorProto)(nil),             // 19: strata.hadoop.hdfs.SnapshotDiffReportCursorProto
+	(*SnapshotDiffReportListingProto)(nil),            // 20: strata.hadoop.hdfs.SnapshotDiffReportListingProto
+	(*GetSnapshotDiffReportListingRequestProto)(nil),  // 21: strata.hadoop.hdfs.GetSnapshotDiffReportListingRequestProto
+	(*GetSnapshotDiffReportListingResponseProto)(nil), // 22: strata.hadoop.hdfs.GetSnapshotDiffReportListingResponseProto
+	(*HdfsFileStatusProto)(nil),                       // 23: strata.hadoop.hdfs.HdfsFileStatusProto
 }
 var file_hdfs_snapshot_proto_depIdxs = []int32{
-	18, // 0: strata.hadoop.hdfs.SnapshottableDirectoryStatusProto.dirStatus:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
+	23, // 0: strata.hadoop.hdfs.SnapshottableDirectoryStatusProto.dirStatus:type_name -> strata.hadoop.hdfs.HdfsFileStatusProto
 	0,  // 1: strata.hadoop.hdfs.SnapshottableDirectoryListingProto.snapshottableDirListing:type_name -> strata.hadoop.hdfs.SnapshottableDirectoryStatusProto
 	2,  // 2: strata.hadoop.hdfs.SnapshotDiffReportProto.diffReportEntries:type_name -> strata.hadoop.hdfs.SnapshotDiffReportEntryProto
 	1,  // 3: strata.hadoop.hdfs.GetSnapshottableDirListingResponseProto.snapshottableDirList:type_name -> strata.hadoop.hdfs.SnapshottableDirectoryListingProto
 	3,  // 4: strata.hadoop.hdfs.GetSnapshotDiffReportResponseProto.diffReport:type_name -> strata.hadoop.hdfs.SnapshotDiffReportProto
-	5,  // [5:5] is the sub-list for method output_type
-	5,  // [5:5] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	18, // 5: strata.hadoop.hdfs.SnapshotDiffReportListingProto.modifiedEntries:type_name -> strata.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	18, // 6: strata.hadoop.hdfs.SnapshotDiffReportListingProto.createdEntries:type_name -> strata.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	18, // 7: strata.hadoop.hdfs.SnapshotDiffReportListingProto.deletedEntries:type_name -> strata.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	19, // 8: strata.hadoop.hdfs.SnapshotDiffReportListingProto.cursor:type_name -> strata.hadoop.hdfs.SnapshotDiffReportCursorProto
+	19, // 9: strata.hadoop.hdfs.GetSnapshotDiffReportListingRequestProto.cursor:type_name -> strata.hadoop.hdfs.SnapshotDiffReportCursorProto
+	20, // 10: strata.hadoop.hdfs.GetSnapshotDiffReportListingResponseProto.diffReport:type_name -> strata.hadoop.hdfs.SnapshotDiffReportListingProto
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_hdfs_snapshot_proto_init() }
@@ -1010,7 +1370,7 @@ func file_hdfs_snapshot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hdfs_snapshot_proto_rawDesc), len(file_hdfs_snapshot_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
