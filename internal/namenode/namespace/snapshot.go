@@ -42,8 +42,9 @@ import (
 //   - A snapshottable directory's Snapshots are sorted by name; names are
 //     unique in the directory; snapshot ids are unique and only grow.
 //   - An inode with frozen set is never changed by an edit: every edit
-//     path resolves through live inodes only (the NameNode refuses
-//     modifications under .snapshot before building edits).
+//     path resolves through live inodes only (the NameNode refuses an
+//     edit naming a path under .snapshot before applying it, see
+//     EditPathInSnapshot, whoever asked for it).
 //   - A copied file's frozenLen never exceeds the sum of its blocks'
 //     lengths: blocks shared with the live file only grow (append) or
 //     keep their length; a live truncate inside a block a snapshot holds
