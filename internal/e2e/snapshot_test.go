@@ -11,9 +11,11 @@ import (
 	"time"
 
 	gohdfs "github.com/colinmarc/hdfs/v2"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -339,5 +341,65 @@ func TestSnapshots(t *testing.T) {
 	if err := cl.Delete(ctx, "/d", true); err != nil {
 		t.Fatal(err)
 	}
+	c.StopNameNode()
+}
+
+// TestSnapshotCopyOnTruncateResumes: a copy-on-truncate that no DataNode
+// carried out (the only one was down) survives a kill -9 of the NameNode
+// in the edit log; lease recovery then copies the kept part instead of
+// cutting the block the snapshot holds.
+func TestSnapshotCopyOnTruncateResumes(t *testing.T) {
+	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1})
+	c.WaitDataNodes(1)
+	ctx := ctxT(t)
+	su := c.Superuser()
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: su, BlockSize: 4096, Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := snapData(8, 10000)
+	if err := cl.Mkdirs(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ctx, cl, "/d/f", data)
+	if err := cl.AllowSnapshot(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CreateSnapshot(ctx, "/d", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	// The DataNode goes before the NameNode notices: the copy command is
+	// queued for a node that never takes it.
+	c.StopDataNode(0)
+	if done, err := cl.Truncate(ctx, "/d/f", 5000); err != nil || done {
+		t.Fatalf("truncate: %v %v", done, err)
+	}
+	cl.Close()
+	c.KillNameNode()
+	c.StartDataNode(0)
+	c.StartNameNode()
+	c.WaitDataNodes(1)
+	c.WaitSafeModeOff()
+
+	cl, err = hdfs.New(hdfs.Options{Addr: c.Addr(), User: su})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var resp hdfspb.RecoverLeaseResponseProto
+	req := &hdfspb.RecoverLeaseRequestProto{Src: proto.String("/d/f"), ClientName: proto.String("DFSClient_recoverer")}
+	if err := cl.Call(ctx, "recoverLease", req, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.WaitTruncated(ctx, "/d/f"); err != nil {
+		t.Fatal(err)
+	}
+	gc, err := gohdfs.NewClient(gohdfs.ClientOptions{Addresses: []string{c.Addr()}, User: su})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Close()
+	readBoth(t, ctx, cl, gc, "/d/f", data[:5000])
+	readBoth(t, ctx, cl, gc, "/d/.snapshot/s1/f", data)
 	c.StopNameNode()
 }

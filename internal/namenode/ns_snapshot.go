@@ -494,7 +494,9 @@ func (s *Namesystem) copyOnTruncateOps(ctx context.Context, n *namespace.Inode, 
 	bs[i] = namespace.BlockInfo{ID: s.tree.Blocks.LastID() + 1, GenStamp: s.tree.Blocks.LastGenStamp() + 1, NumBytes: keep}
 	ops := []namespace.Edit{
 		namespace.ReopenFile(p, client, clientMachine(ctx), now),
-		namespace.UpdateBlocks(p, bs, true),
+		// Not committed until the copies are reported, as Hadoop's block
+		// under recovery: a restart's safe mode does not wait for it.
+		namespace.UpdateBlocks(p, bs, false),
 		namespace.CopyOnTruncate(p, namespace.BlockInfo{ID: src.ID, GenStamp: src.GenStamp, NumBytes: src.NumBytes}),
 	}
 	then := func() {

@@ -537,10 +537,6 @@ func snapshotImageFields(n *Inode, rec *namenodepb.Inode) {
 func (ns *Tree) loadSnapshotFields(n *Inode, rec *namenodepb.Inode) {
 	if src := rec.GetUc().GetCopySource(); src != nil && n.UC != nil {
 		n.UC.CopySource = &blockInfos([]*namenodepb.Block{src})[0]
-		// The copy's length is final (OpUpdateBlocks' last_committed).
-		if k := len(n.Blocks); k > 0 {
-			n.Blocks[k-1].Committed = true
-		}
 	}
 	if rec.GetSnapshottable() && n.IsDir {
 		ns.snaps.init()

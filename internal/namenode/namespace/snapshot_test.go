@@ -288,7 +288,7 @@ func TestCopyOnTruncateRecord(t *testing.T) {
 		CloseFile("/d/f", 2, 2, []BlockInfo{held}),
 		CreateSnapshot("/d", "s1", 1, 3),
 		ReopenFile("/d/f", "c", "", 4),
-		UpdateBlocks("/d/f", []BlockInfo{blk(1, 1002, 40)}, true),
+		UpdateBlocks("/d/f", []BlockInfo{blk(1, 1002, 40)}, false),
 		CopyOnTruncate("/d/f", held),
 	}
 	apply(t, tr, edits)
@@ -302,7 +302,7 @@ func TestCopyOnTruncateRecord(t *testing.T) {
 	}
 	for _, x := range []*Tree{tr, loaded} {
 		f := x.Lookup("/d/f")
-		if f.UC == nil || f.UC.CopySource == nil || *f.UC.CopySource != held || !f.Blocks[0].Committed {
+		if f.UC == nil || f.UC.CopySource == nil || *f.UC.CopySource != held || f.Blocks[0].Committed {
 			t.Fatalf("copy source %+v", f.UC)
 		}
 		if s := x.Lookup("/d/.snapshot/s1/f"); s.Length() != 100 || s.Blocks[0].ID != held.ID || x.Blocks.Get(held.ID) == nil {
