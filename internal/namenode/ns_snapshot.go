@@ -115,12 +115,15 @@ func (s *Namesystem) checkSnapshotWritePath(p string) error {
 		return nil
 	}
 	s.mu.RLock()
-	in := s.tree.Resolve(p).InSnapshot()
+	in, reserved := s.tree.WriteCheck(p)
 	s.mu.RUnlock()
-	if in {
+	switch {
+	case in:
 		return snapshotReadOnly()
+	case reserved:
+		return ipc.Errorf(ipc.ClassIllegalArgument, "\"%s\" is a reserved name.", namespace.DotSnapshot)
 	}
-	return ipc.Errorf(ipc.ClassIllegalArgument, "\"%s\" is a reserved name.", namespace.DotSnapshot)
+	return nil
 }
 
 func snapshotReadOnly() error {

@@ -131,6 +131,18 @@ func TestSnapshotOps(t *testing.T) {
 	if ok, err := ns.Delete(su, "/d", true); !ok || err != nil {
 		t.Fatalf("delete after the snapshots: %v %v", ok, err)
 	}
+	// A live ".snapshot" left from before (an old image) may be renamed
+	// away, not made anew.
+	mustOK(t, ns.Mkdirs(su, "/old", 0o755, false))
+	ns.mu.Lock()
+	err = ns.tree.Apply(namespace.Mkdir(ns.tree.AllocInodeID(), "/old/.snapshot", namespace.Perm{Owner: "hdfs", Group: "supergroup", Mode: 0o755}, 1))
+	ns.mu.Unlock()
+	mustOK(t, err)
+	mustOK(t, ns.checkSnapshotWrite(&hdfspb.Rename2RequestProto{Src: proto.String("/old/.snapshot"), Dst: proto.String("/old/renamed")}))
+	if _, err := ns.Rename(su, "/old/.snapshot", "/old/renamed", false, false); err != nil {
+		t.Fatal(err)
+	}
+	wantMsg(t, ns.Mkdirs(su, "/old/.snapshot", 0o755, false), ipc.ClassIllegalArgument, "reserved name")
 }
 
 // TestSnapshotDiffListing: Hadoop 3 clients rebuild the report from

@@ -216,12 +216,32 @@ func DefaultSnapshotName(t time.Time) string {
 	return "s" + t.Format("20060102-150405.000")
 }
 
+// WriteCheck reports what a modification of path p would do wrong:
+// inSnapshot when p goes into a snapshot (or is a ".snapshot"
+// directory), reserved when it would make a new entry called
+// ".snapshot" (a live one left from before snapshots existed may still be
+// renamed or deleted, as Hadoop asks before an upgrade).
+func (ns *Tree) WriteCheck(p string) (inSnapshot, reserved bool) {
+	if !hasDotSnapshot(p) {
+		return false, false
+	}
+	r := ns.Resolve(p)
+	if r.InSnapshot() {
+		return true, false
+	}
+	for i := len(r.Inodes) - 1; i < len(r.Names); i++ {
+		if r.Names[i] == DotSnapshot {
+			return false, true
+		}
+	}
+	return false, false
+}
+
 // EditPathInSnapshot checks the paths an edit names (its path, src and
-// dst fields) against ".snapshot": it returns the first that goes into a
-// snapshot (inSnapshot true) or that has a ".snapshot" component
-// elsewhere, a reserved name (inSnapshot false); "" when none does. The
-// NameNode refuses such an edit before applying it, whichever way the
-// request came (RPC, WebHDFS).
+// dst fields) with WriteCheck: it returns the first that goes into a
+// snapshot (inSnapshot true) or would make a ".snapshot" entry
+// (inSnapshot false); "" when none does. The NameNode refuses such an
+// edit before applying it, whichever way the request came (RPC, WebHDFS).
 func (ns *Tree) EditPathInSnapshot(e Edit) (path string, inSnapshot bool) {
 	if e.op == nil || e.op.Op == nil {
 		return "", false
@@ -238,10 +258,9 @@ func (ns *Tree) EditPathInSnapshot(e Edit) (path string, inSnapshot bool) {
 			continue
 		}
 		p := msg.Get(fd).String()
-		if !hasDotSnapshot(p) {
-			continue
+		if in, reserved := ns.WriteCheck(p); in || reserved {
+			return p, in
 		}
-		return p, ns.Resolve(p).InSnapshot()
 	}
 	return "", false
 }
