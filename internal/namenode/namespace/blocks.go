@@ -70,6 +70,7 @@ func (t *Tree) dropFile(n *Inode) {
 		}
 		return
 	}
+	t.endCopy(n)
 	for _, b := range n.Blocks {
 		t.release(b)
 	}

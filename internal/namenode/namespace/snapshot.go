@@ -31,10 +31,14 @@ import (
 //
 // Blocks: a block stays in the BlockMap while a live file or any snapshot
 // copy holds it. snaps.refs lists, for every block some copy holds, the
-// copies holding it. A block's File is the live file holding it if there
-// is one, else one of the copies (so block management keeps replicating
-// it at that copy's replication); when the last holder goes the block is
-// dropped and its replicas are deleted.
+// copies holding it, oldest snapshot first. A block's File is the live
+// file holding it if there is one, else the oldest copy (the same after
+// edits and after an image); block management keeps it at the most
+// replicas any holder asks for (Block.HeldReplication). A block a copy
+// takes over is committed. The source of an unfinished copy-on-truncate
+// stays while the copy runs, even when its last snapshot is deleted
+// (snaps.copies). When the last holder goes the block is dropped and its
+// replicas are deleted.
 //
 // Invariants:
 //   - Snapshottable directories are never nested (Hadoop's default): no
@@ -93,18 +97,31 @@ var dotMarker = &Snapshot{}
 
 // snapshots is the tree's snapshot bookkeeping.
 type snapshots struct {
-	dirs   map[uint64]*Inode   // snapshottable directories by id
-	refs   map[uint64][]*Inode // block id -> snapshot copies holding it
-	lastID uint32              // last snapshot id handed out
-	count  int                 // snapshots in the tree
+	dirs map[uint64]*Inode // snapshottable directories by id
+	// refs lists, by block id, the snapshot copies holding the block in
+	// snapshot id order (the oldest first), whether built by edits or an
+	// image: the first is the block's owner when no live file holds it.
+	refs map[uint64][]*Inode
+	// copies maps the source block of each unfinished copy-on-truncate
+	// to the open file copying it: the source stays (held by a copyHolder
+	// when no snapshot is left holding it) until the file closes or goes,
+	// as Hadoop keeps the truncate block of a deleted snapshot.
+	copies map[uint64]*Inode
+	lastID uint32 // last snapshot id handed out
+	count  int    // snapshots in the tree
 }
 
 func (s *snapshots) init() {
 	if s.dirs == nil {
 		s.dirs = map[uint64]*Inode{}
 		s.refs = map[uint64][]*Inode{}
+		s.copies = map[uint64]*Inode{}
 	}
 }
+
+// copyMarker marks the holders of copy-on-truncate sources that no
+// snapshot holds any more.
+var copyMarker = &Snapshot{}
 
 // IsAncestorOf reports whether n is c or one of c's ancestors.
 func (n *Inode) IsAncestorOf(c *Inode) bool { return n.isAncestorOf(c) }
@@ -402,6 +419,7 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 			return replayErr("copyOnTruncate of %s, which is not open", c.GetPath())
 		}
 		n.UC.CopySource = &blockInfos([]*namenodepb.Block{c.GetSource()})[0]
+		ns.snaps.copies[n.UC.CopySource.ID] = n
 		return nil
 	case *namenodepb.EditOp_RenameSnapshot:
 		r := o.RenameSnapshot
@@ -484,6 +502,7 @@ func (ns *Tree) freeze(n, parent *Inode, s *Snapshot) *Inode {
 		c.frozenLen = n.Length()
 		for _, b := range c.Blocks {
 			ns.snaps.refs[b.ID] = append(ns.snaps.refs[b.ID], &c)
+			ns.syncHeld(b)
 		}
 		return &c
 	}
@@ -513,27 +532,77 @@ func (ns *Tree) unfreeze(n *Inode) {
 		} else {
 			ns.snaps.refs[b.ID] = hs
 		}
+		ns.syncHeld(b)
 		if f := FileOf(b); f != nil && f.frozen != nil {
 			// No live file holds b: hand it to another copy, or drop it.
-			if len(hs) > 0 {
-				b.File = hs[0]
-			} else {
-				ns.Blocks.Drop(b)
-			}
+			ns.orphaned(b)
 		}
 	}
+}
+
+// orphaned gives b, which no live file holds, its owner: the oldest
+// snapshot copy holding it, else the holder of an unfinished
+// copy-on-truncate reading it; with neither, b is dropped and its
+// replicas deleted.
+func (ns *Tree) orphaned(b *blockmgmt.Block) {
+	// A snapshot copy only ever takes over a finished block: nothing
+	// writes it any more, and block management (the replication monitor,
+	// safe mode) only looks after committed blocks. An image marks it so.
+	b.Committed = true
+	if hs := ns.snaps.refs[b.ID]; len(hs) > 0 {
+		b.File = hs[0]
+		return
+	}
+	if f := ns.snaps.copies[b.ID]; f != nil {
+		b.File = copyHolder(f, b)
+		return
+	}
+	ns.Blocks.Drop(b)
+}
+
+// copyHolder is the read-only holder of b, the source of open file f's
+// copy-on-truncate, once no snapshot holds it: it keeps b (replicated at
+// f's replication) until f closes.
+func copyHolder(f *Inode, b *blockmgmt.Block) *Inode {
+	return &Inode{ID: f.ID, Name: f.Name, Parent: f.Parent, Owner: f.Owner, Group: f.Group, Mode: f.Mode,
+		Replication: f.Replication, BlockSize: f.BlockSize, StoragePolicy: f.StoragePolicy,
+		Blocks: []*blockmgmt.Block{b}, frozen: copyMarker, frozenLen: b.NumBytes}
+}
+
+// endCopy is called when open file n closes or goes: the source of its
+// copy-on-truncate, if nothing but the copy held it, is dropped.
+func (ns *Tree) endCopy(n *Inode) {
+	if n.UC == nil || n.UC.CopySource == nil || ns.snaps.copies[n.UC.CopySource.ID] != n {
+		return
+	}
+	delete(ns.snaps.copies, n.UC.CopySource.ID)
+	if b := ns.Blocks.Get(n.UC.CopySource.ID); b != nil {
+		if f := FileOf(b); f != nil && f.frozen == copyMarker {
+			ns.Blocks.Drop(b)
+		}
+	}
+}
+
+// syncHeld sets b.HeldReplication, the most replicas a snapshot copy
+// holding b asks for: block management keeps the largest of it and the
+// owner's replication (Hadoop's getPreferredBlockReplication), so
+// lowering a live file's replication keeps what its snapshots need, and
+// the answer does not depend on which holder owns the block.
+func (ns *Tree) syncHeld(b *blockmgmt.Block) {
+	held := 0
+	for _, h := range ns.snaps.refs[b.ID] {
+		held = max(held, int(h.Replication))
+	}
+	b.HeldReplication = held
 }
 
 // release is called when a live file lets go of b: b stays, held by a
 // snapshot copy, while any copy holds it; otherwise it is dropped.
 func (ns *Tree) release(b *blockmgmt.Block) {
-	if hs := ns.snaps.refs[b.ID]; len(hs) > 0 {
-		if FileOf(b) != nil && FileOf(b).frozen == nil {
-			b.File = hs[0]
-		}
-		return
+	if f := FileOf(b); f != nil && f.frozen != nil {
+		return // already not the live file's (an image's replay)
 	}
-	ns.Blocks.Drop(b)
+	ns.orphaned(b)
 }
 
 // The image.
@@ -556,6 +625,8 @@ func snapshotImageFields(n *Inode, rec *namenodepb.Inode) {
 func (ns *Tree) loadSnapshotFields(n *Inode, rec *namenodepb.Inode) {
 	if src := rec.GetUc().GetCopySource(); src != nil && n.UC != nil {
 		n.UC.CopySource = &blockInfos([]*namenodepb.Block{src})[0]
+		ns.snaps.init()
+		ns.snaps.copies[src.GetId()] = n
 	}
 	if rec.GetSnapshottable() && n.IsDir {
 		ns.snaps.init()
@@ -662,6 +733,26 @@ func (ns *Tree) readSnapshots(hdr *namenodepb.ImageHeader, next func(proto.Messa
 		d.Snap.add(s)
 		ns.snaps.count++
 	}
+	// The image lists snapshots by directory and name; refs and owners
+	// are as the edits made them: by snapshot id, the oldest owning.
+	for id, hs := range ns.snaps.refs {
+		sort.SliceStable(hs, func(i, j int) bool { return hs[i].frozen.ID < hs[j].frozen.ID })
+		if b := ns.Blocks.Get(id); b != nil && FileOf(b) != nil && FileOf(b).frozen != nil {
+			b.File = hs[0]
+		}
+	}
+	// A copy-on-truncate source no snapshot holds any more is in no
+	// inode's block list: it comes back with its copy's holder.
+	for id, f := range ns.snaps.copies {
+		if ns.Blocks.Get(id) == nil {
+			src := f.UC.CopySource
+			b := blockmgmt.NewBlock(id, nil)
+			b.GenStamp, b.NumBytes, b.Committed = src.GenStamp, src.NumBytes, true
+			b.File = copyHolder(f, b)
+			ns.Blocks.Put(b)
+			ns.Blocks.Note(b.ID, b.GenStamp)
+		}
+	}
 	return nil
 }
 
@@ -678,6 +769,7 @@ func (ns *Tree) thawBlocks(c *Inode, bs []BlockInfo) {
 		}
 		c.Blocks = append(c.Blocks, b)
 		ns.snaps.refs[b.ID] = append(ns.snaps.refs[b.ID], c)
+		ns.syncHeld(b)
 	}
 }
 

@@ -317,3 +317,115 @@ func TestCopyOnTruncateRecord(t *testing.T) {
 		t.Fatal("copy source set on a closed file")
 	}
 }
+
+// TestCopySourceOutlivesSnapshot: deleting the only snapshot holding the
+// source of an unfinished copy-on-truncate keeps the source (replicated,
+// committed) until the file closes, at runtime and after an image.
+func TestCopySourceOutlivesSnapshot(t *testing.T) {
+	fperm := Perm{Owner: "alice", Group: "staff", Mode: 0o644}
+	held := blk(0, 1001, 100)
+	edits := []Edit{
+		Mkdir(16386, "/d", perm, 1), AllowSnapshot("/d"),
+		AddFile(NewFile{ID: 16387, Path: "/d/f", Perm: fperm, Mtime: 1, Replication: 2, BlockSize: 100, ClientName: "c"}),
+		CloseFile("/d/f", 2, 2, []BlockInfo{held}),
+		CreateSnapshot("/d", "s1", 1, 3),
+		ReopenFile("/d/f", "c", "", 4),
+		UpdateBlocks("/d/f", []BlockInfo{blk(1, 1002, 40)}, false),
+		CopyOnTruncate("/d/f", held),
+		DeleteSnapshot("/d", "s1", 5),
+	}
+	tr := newTree()
+	apply(t, tr, edits)
+	var img bytes.Buffer
+	if err := tr.WriteImage(&img); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadImage(bytes.NewReader(img.Bytes()), blockmgmt.NewBlockMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range []*Tree{tr, loaded} {
+		if gone := x.Blocks.TakeRemoved(); len(gone) != 0 {
+			t.Fatalf("tree %d: the copy's source was dropped: %v", i, gone)
+		}
+		b := x.Blocks.Get(held.ID)
+		if b == nil || !b.Committed || b.File == nil || b.WantReplicas() != 2 || b.File.IsUnderConstruction() {
+			t.Fatalf("tree %d: source %+v", i, b)
+		}
+		apply(t, x, []Edit{CloseFile("/d/f", 6, 6, []BlockInfo{blk(1, 1002, 40)})})
+		if gone := x.Blocks.TakeRemoved(); len(gone) != 1 || gone[0].ID != held.ID || x.Blocks.Get(held.ID) != nil {
+			t.Fatalf("tree %d: source not freed with the close: %v", i, gone)
+		}
+	}
+	// Deleting the file mid-copy frees the source too.
+	tr = newTree()
+	apply(t, tr, append(edits[:len(edits):len(edits)], Delete("/d/f", 7)))
+	if tr.Blocks.Get(held.ID) != nil {
+		t.Fatal("source kept after the file went")
+	}
+}
+
+// TestHeldBlockCommitted: a block a snapshot copy takes over from the
+// live file (truncate inside a held last block; append to a held block,
+// then delete) is committed, as an image loads it.
+func TestHeldBlockCommitted(t *testing.T) {
+	fperm := Perm{Owner: "alice", Group: "staff", Mode: 0o644}
+	held := blk(0, 1001, 100)
+	base := []Edit{
+		Mkdir(16386, "/d", perm, 1), AllowSnapshot("/d"),
+		AddFile(NewFile{ID: 16387, Path: "/d/f", Perm: fperm, Mtime: 1, Replication: 1, BlockSize: 200, ClientName: "c"}),
+		CloseFile("/d/f", 2, 2, []BlockInfo{held}),
+		CreateSnapshot("/d", "s1", 1, 3),
+		ReopenFile("/d/f", "c", "", 4),
+	}
+	for name, tail := range map[string][]Edit{
+		"truncate": {UpdateBlocks("/d/f", []BlockInfo{blk(1, 1002, 40)}, false), CopyOnTruncate("/d/f", held)},
+		"append":   {Delete("/d/f", 5)},
+	} {
+		tr := newTree()
+		apply(t, tr, append(base[:len(base):len(base)], tail...))
+		if b := tr.Blocks.Get(held.ID); b == nil || !b.Committed || FileOf(b) == nil || !FileOf(b).ReadOnly() {
+			t.Errorf("%s: held block %+v not committed in a snapshot's hands", name, b)
+		}
+	}
+}
+
+// TestHeldReplication: a block is kept at the most replicas any holder
+// asks for, and a block only snapshots hold has the same owner after
+// edits as after an image (the oldest snapshot's copy).
+func TestHeldReplication(t *testing.T) {
+	fperm := Perm{Owner: "alice", Group: "staff", Mode: 0o644}
+	b0 := blk(0, 1001, 100)
+	tr := newTree()
+	apply(t, tr, []Edit{
+		Mkdir(16386, "/d", perm, 1), AllowSnapshot("/d"),
+		AddFile(NewFile{ID: 16387, Path: "/d/f", Perm: fperm, Mtime: 1, Replication: 3, BlockSize: 100, ClientName: "c"}),
+		CloseFile("/d/f", 2, 2, []BlockInfo{b0}),
+		CreateSnapshot("/d", "z", 1, 3), // replication 3, taken first
+		SetReplication("/d/f", 2),
+		CreateSnapshot("/d", "a", 2, 4), // replication 2, first by name
+		SetReplication("/d/f", 1),
+	})
+	if got := tr.Blocks.Get(b0.ID).WantReplicas(); got != 3 {
+		t.Fatalf("live file at 1, snapshots at 3 and 2: want %d replicas, not 3", got)
+	}
+	apply(t, tr, []Edit{Delete("/d/f", 5)})
+	var img bytes.Buffer
+	if err := tr.WriteImage(&img); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadImage(bytes.NewReader(img.Bytes()), blockmgmt.NewBlockMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range []*Tree{tr, loaded} {
+		b := x.Blocks.Get(b0.ID)
+		if b.WantReplicas() != 3 || FileOf(b).Path() != "/d/.snapshot/z/f" {
+			t.Errorf("tree %d: want %d, owner %s", i, b.WantReplicas(), FileOf(b).Path())
+		}
+	}
+	apply(t, tr, []Edit{DeleteSnapshot("/d", "z", 6)})
+	if b := tr.Blocks.Get(b0.ID); b.WantReplicas() != 2 || FileOf(b).Path() != "/d/.snapshot/a/f" {
+		t.Errorf("after z went: want %d, owner %s", b.WantReplicas(), FileOf(b).Path())
+	}
+}

@@ -263,6 +263,7 @@ func (ns *Tree) Apply(e Edit) error {
 		if n == nil || n.IsDir {
 			return replayErr("close of missing file %s", o.CloseFile.GetPath())
 		}
+		ns.endCopy(n)
 		n.UC = nil
 		n.Mtime = o.CloseFile.GetMtime()
 		n.Atime = o.CloseFile.GetAtime()
