@@ -144,6 +144,31 @@ func (s *Namesystem) checkNoSnapshots(n *namespace.Inode) error {
 	return nil
 }
 
+// checkNestedSnapshottable refuses to move sn, which is or holds a
+// snapshottable directory, under dparent when dparent is or is below one:
+// snapshottable directories are never nested. Hadoop's check
+// (validateNestSnapshot) refuses only when the destination's
+// snapshottable ancestor has snapshots; strata refuses either way, so the
+// invariant holds (an ancestor without snapshots could take one later).
+func (s *Namesystem) checkNestedSnapshottable(src string, sn, dparent *namespace.Inode) error {
+	inside := false
+	for _, d := range s.tree.SnapshotDirs() {
+		if sn.IsAncestorOf(d) {
+			inside = true
+			break
+		}
+	}
+	if !inside {
+		return nil
+	}
+	for a := dparent; a != nil; a = a.Parent {
+		if a.Snap != nil {
+			return ipc.Errorf(namespace.ClassSnapshot, "Unable to rename because %s has snapshottable descendant directories and %s is a descendant of a snapshottable directory, and HDFS does not support nested snapshottable directory.", src, dparent.Path())
+		}
+	}
+	return nil
+}
+
 // snapshotDir resolves p to a live directory for a snapshot operation,
 // checking traverse permission.
 func (s *Namesystem) snapshotDir(pc namespace.Checker, p string) (*namespace.Inode, error) {

@@ -224,3 +224,33 @@ func TestSnapshotDiffListing(t *testing.T) {
 		t.Fatalf("listing rebuilds\n%q\nthe report is\n%q", got, want)
 	}
 }
+
+// TestRenameNestsSnapshottable: a snapshottable directory (or one holding
+// one) cannot be moved below another, with or without snapshots.
+func TestRenameNestsSnapshottable(t *testing.T) {
+	ns, _ := testNS(t)
+	su := as("hdfs")
+	mustOK(t, ns.Mkdirs(su, "/a", 0o755, false))
+	mustOK(t, ns.Mkdirs(su, "/b/inner", 0o755, true))
+	mustOK(t, ns.Mkdirs(su, "/c", 0o755, false))
+	mustOK(t, ns.AllowSnapshot(su, "/a"))
+	mustOK(t, ns.AllowSnapshot(su, "/b/inner"))
+	if _, err := ns.CreateSnapshot(su, "/a", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	msg := "Unable to rename because /b has snapshottable descendant directories and /a is a descendant of a snapshottable directory, and HDFS does not support nested snapshottable directory."
+	_, err := ns.Rename(su, "/b", "/a/b", false, false)
+	wantMsg(t, err, namespace.ClassSnapshot, msg)
+	_, err = ns.Rename(su, "/b/inner", "/a/inner", true, false)
+	wantClass(t, err, namespace.ClassSnapshot)
+	mustOK(t, ns.AllowSnapshot(su, "/c"))
+	_, err = ns.Rename(su, "/b", "/c/b", false, false) // /c has no snapshots
+	wantClass(t, err, namespace.ClassSnapshot)
+	if ok, err := ns.Rename(su, "/b", "/moved", false, false); err != nil || !ok {
+		t.Fatalf("plain rename of a snapshottable holder: %v %v", ok, err)
+	}
+	mustOK(t, ns.Mkdirs(su, "/a/x", 0o755, false))
+	if ok, err := ns.Rename(su, "/a/x", "/a/y", false, false); err != nil || !ok {
+		t.Fatalf("rename inside a snapshottable directory: %v %v", ok, err)
+	}
+}

@@ -189,6 +189,9 @@ func (s *Namesystem) Rename(ctx context.Context, src, dst string, legacy, overwr
 		if err := s.checkNoSnapshots(sn); err != nil {
 			return nil, err
 		}
+		if err := s.checkNestedSnapshottable(src, sn, dparent); err != nil {
+			return nil, err
+		}
 		if replaced {
 			if err := s.checkNoSnapshots(dn); err != nil {
 				return nil, err
