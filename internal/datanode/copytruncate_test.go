@@ -95,3 +95,70 @@ func TestCopyOnTruncate(t *testing.T) {
 		t.Fatalf("a failed copy left %+v", info)
 	}
 }
+
+// TestCopyOnTruncateChecksTail: a corrupt byte in the chunk the copy
+// ends inside (kept in part) is found, not copied; a copy command
+// repeated while the first copy runs leaves that copy's replica alone.
+func TestCopyOnTruncateChecksTail(t *testing.T) {
+	ds, err := fsdataset.Open(fsdataset.Config{Volumes: []fsdataset.VolumeConfig{{Path: t.TempDir(), Type: storage.Disk}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	d := &DataNode{data: ds}
+	data := bytes.Repeat([]byte("0123456789"), 300)
+	src := fsdataset.Block{ID: 100, GenStamp: 1001}
+	w, err := ds.CreateRBW(src, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := ds.OpenForRead(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, bpc := rr.DataFile().Name(), rr.BytesPerChecksum()
+	rr.Close()
+	// The copy keeps 1500 bytes: its last chunk starts at 1024 with the
+	// default 512-byte chunks. Corrupt a kept byte of it.
+	if bpc != 512 {
+		t.Fatalf("bytes per checksum %d", bpc)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{'x'}, 1200); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rc := &dnpb.RecoverCommand{Block: &dnpb.Replica{BlockId: proto.Uint64(100), GenStamp: proto.Uint64(1001)},
+		NewGenStamp: proto.Uint64(1002), NewLength: proto.Int64(1500), NewBlockId: proto.Uint64(101)}
+	var ce *fsdataset.CorruptReplicaError
+	if err := d.recoverReplica(rc); !errors.As(err, &ce) {
+		t.Fatalf("copy with a corrupt tail chunk: %v", err)
+	}
+	if _, ok := ds.Get(101); ok {
+		t.Fatal("a corrupt copy was left")
+	}
+
+	// A copy in progress (its replica being written) is not removed by
+	// a repeated command.
+	w, err = ds.CreateRBW(fsdataset.Block{ID: 101, GenStamp: 1002}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	d.copying = map[uint64]bool{101: true}
+	if err := d.recoverReplica(rc); !errors.Is(err, errCopyRunning) {
+		t.Fatalf("repeat during a copy: %v", err)
+	}
+	if info, ok := ds.Get(101); !ok || info.State == fsdataset.Finalized {
+		t.Fatalf("the running copy's replica: %+v %v", info, ok)
+	}
+}
