@@ -51,6 +51,10 @@ const (
 	keyRetryCache         = "dfs.namenode.enable.retrycache"
 	keyRetryCacheExpiry   = "dfs.namenode.retrycache.expirytime.millis"
 	keyRetryCacheHeap     = "dfs.namenode.retrycache.heap.percent"
+
+	keySnapshotDiffLimit      = "dfs.snapshotdiff-report.limit"
+	keySnapshotMaxCopied      = "strata.namenode.snapshot.max-copied-inodes"
+	keySnapshotMaxTotalInodes = "strata.namenode.snapshot.max-total-inodes"
 )
 
 // Lease limits have no key in Hadoop either (HdfsConstants).
@@ -118,6 +122,16 @@ type Config struct {
 	// ListLimit is the number of entries per getListing page (dfs.ls.limit,
 	// 1000).
 	ListLimit int
+	// SnapshotDiffLimit is the most entries per
+	// getSnapshotDiffReportListing reply (dfs.snapshotdiff-report.limit,
+	// 1000; 0 or less means 1000, as in Hadoop). SnapshotMaxCopied bounds the inodes one createSnapshot copies
+	// and SnapshotMaxTotalInodes those all snapshots hold
+	// (strata.namenode.snapshot.max-copied-inodes, 1000000;
+	// strata.namenode.snapshot.max-total-inodes, 10000000): strata's
+	// snapshots copy their subtree, so their cost is bounded up front.
+	SnapshotDiffLimit      int
+	SnapshotMaxCopied      int
+	SnapshotMaxTotalInodes int
 	// CheckpointPeriod and CheckpointTxns decide when an image is saved
 	// (dfs.namenode.checkpoint.period, 1 h; dfs.namenode.checkpoint.txns,
 	// 1000000 uncheckpointed edits); one is also saved on Close.
@@ -280,6 +294,9 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.MaxComponentLength = num(keyMaxComponentLength)
 	cfg.MaxDirItems = num(keyMaxDirItems)
 	cfg.ListLimit = num(keyListLimit)
+	cfg.SnapshotDiffLimit = num(keySnapshotDiffLimit)
+	cfg.SnapshotMaxCopied = num(keySnapshotMaxCopied)
+	cfg.SnapshotMaxTotalInodes = num(keySnapshotMaxTotalInodes)
 	cfg.MaxDataLength = num(keyMaxDataLength)
 	cfg.CheckpointPeriod = r.Duration(keyCheckpointPeriod, time.Second)
 	if txns := r.Int(keyCheckpointTxns); txns > 0 {
@@ -358,6 +375,8 @@ func (c Config) Validate() error {
 		return bad("%s must be at least 1, got %d", keyMaxDirItems, c.MaxDirItems)
 	case c.ListLimit < 1:
 		return bad("%s must be at least 1, got %d", keyListLimit, c.ListLimit)
+	case c.SnapshotMaxCopied < 1 || c.SnapshotMaxTotalInodes < c.SnapshotMaxCopied:
+		return bad("%s must be at least 1 and %s at least as large, got %d and %d", keySnapshotMaxCopied, keySnapshotMaxTotalInodes, c.SnapshotMaxCopied, c.SnapshotMaxTotalInodes)
 	case c.MaxDataLength < 1:
 		return bad("%s must be at least 1, got %d", keyMaxDataLength, c.MaxDataLength)
 	case c.CheckpointPeriod <= 0:

@@ -107,6 +107,8 @@ func New(cfg Config) (*NameNode, error) {
 		maxReplicationStreams: cfg.MaxReplicationStreams, replicationTimeout: cfg.ReplicationTimeout,
 		safeModeThreshold: cfg.SafeModeThreshold, safeModeExtension: cfg.SafeModeExtension,
 		retryCacheEntries: cfg.retryCacheEntries(), retryCacheExpiry: cfg.RetryCacheExpiry,
+		snapshotDiffLimit: cfg.SnapshotDiffLimit, snapshotMaxCopied: cfg.SnapshotMaxCopied,
+		snapshotMaxTotalInodes: cfg.SnapshotMaxTotalInodes, maxReplyBytes: cfg.MaxDataLength,
 	}, l, cfg.Logger)
 	ns.blockPoolID = l.Version().BlockPoolID
 	if cfg.HA == nil {

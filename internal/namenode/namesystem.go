@@ -48,6 +48,14 @@ type nsConfig struct {
 	// retryCacheExpiry is how long an entry is kept (retrycache.go).
 	retryCacheEntries int
 	retryCacheExpiry  time.Duration
+
+	// Snapshot bounds (ns_snapshot.go): entries per diff listing reply, inodes one createSnapshot copies and all snapshots
+	// hold; maxReplyBytes bounds a whole diff report's reply. Zero means
+	// the default.
+	snapshotDiffLimit      int
+	snapshotMaxCopied      int
+	snapshotMaxTotalInodes int
+	maxReplyBytes          int
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)

@@ -284,6 +284,9 @@ func (s *Namesystem) CreateSnapshot(ctx context.Context, p, name string) (string
 		if n.Snapshot(name) != nil {
 			return nil, ipc.Errorf(namespace.ClassSnapshot, "Failed to add snapshot: there is already a snapshot with the same name \"%s\".", name)
 		}
+		if err := s.checkSnapshotSize(n, name); err != nil {
+			return nil, err
+		}
 		id := s.tree.NextSnapshotID()
 		if id > namespace.MaxSnapshotID {
 			return nil, ipc.Errorf(namespace.ClassSnapshot, "Failed to create the snapshot. The FileSystem has run out of snapshot IDs and ID rollover is not supported.")
@@ -292,6 +295,40 @@ func (s *Namesystem) CreateSnapshot(ctx context.Context, p, name string) (string
 		return []namespace.Edit{namespace.CreateSnapshot(n.Path(), name, id, s.nowMillis())}, nil
 	})
 	return out, err
+}
+
+// Snapshot bounds: the defaults of their keys, for a zero nsConfig.
+const (
+	defaultSnapshotDiffLimit      = 1000
+	defaultSnapshotMaxCopied      = 1000000
+	defaultSnapshotMaxTotalInodes = 10000000
+	defaultMaxReplyBytes          = 64 << 20
+)
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// checkSnapshotSize refuses a snapshot of n that would copy more inodes
+// than strata.namenode.snapshot.max-copied-inodes, or take all snapshots
+// past strata.namenode.snapshot.max-total-inodes. Hadoop has no such
+// limit (its snapshots record only later changes); strata's copy the
+// subtree under the write lock, so the size is checked, without walking
+// more than the limit, before anything is copied. Lock held.
+func (s *Namesystem) checkSnapshotSize(n *namespace.Inode, name string) error {
+	maxCopied := orDefault(s.cfg.snapshotMaxCopied, defaultSnapshotMaxCopied)
+	maxTotal := orDefault(s.cfg.snapshotMaxTotalInodes, defaultSnapshotMaxTotalInodes)
+	limit := min(maxCopied, max(0, maxTotal-s.tree.SnapshotInodes()))
+	if k := namespace.SubtreeInodes(n, limit); k > limit {
+		if limit < maxCopied {
+			return ipc.Errorf(namespace.ClassSnapshot, "Failed to add snapshot %s of %s: snapshots would hold more than %d inodes (strata.namenode.snapshot.max-total-inodes); they hold %d", name, n.Path(), maxTotal, s.tree.SnapshotInodes())
+		}
+		return ipc.Errorf(namespace.ClassSnapshot, "Failed to add snapshot %s of %s: the directory has more than %d inodes to copy (strata.namenode.snapshot.max-copied-inodes)", name, n.Path(), maxCopied)
+	}
+	return nil
 }
 
 // DeleteSnapshot deletes snapshot name of p; blocks only it held are
@@ -480,7 +517,13 @@ func (c *clientProtocol) getSnapshotDiffReport(ctx context.Context, req *hdfspb.
 		}
 		rep.DiffReportEntries = append(rep.DiffReportEntries, pe)
 	}
-	return &hdfspb.GetSnapshotDiffReportResponseProto{DiffReport: rep}, nil
+	resp := &hdfspb.GetSnapshotDiffReportResponseProto{DiffReport: rep}
+	// The whole report is one reply: one larger than a client may read
+	// is refused (getSnapshotDiffReportListing pages it).
+	if size, most := proto.Size(resp), orDefault(c.ns.cfg.maxReplyBytes, defaultMaxReplyBytes); size > most {
+		return nil, ipc.Errorf(ipc.ClassIOException, "The snapshot diff report of %s has %d entries (%d bytes), more than one reply may carry (ipc.maximum.data.length %d); use getSnapshotDiffReportListing", r.Root, len(r.Entries), size, most)
+	}
+	return resp, nil
 }
 
 // snapshotBlockLocations fills lbs for n, a file in a snapshot: its
@@ -554,18 +597,36 @@ func (s *Namesystem) resumeCopyOnTruncate(n *namespace.Inode) ([]namespace.Edit,
 // (DistributedFileSystem builds the report from it with its
 // SnapshotDiffReportGenerator): modified inodes, created children and
 // deleted children, each with the directory they changed; a rename is a
-// deleted entry marked as a reference with its target path. The whole
-// report comes in one answer: the cursor says there is nothing more.
+// deleted entry marked as a reference with its target path.
+//
+// Each reply carries at most dfs.snapshotdiff-report.limit entries; its
+// cursor names the next entry (its path, and its index in the report's
+// order), or is ("", -1) when nothing is left, which ends the client's
+// loop. Every page compares the snapshots again (the diff is not kept
+// between calls; its cost is bounded by the snapshot size limits), so a
+// page after a change of the tree reflects the change, as a Hadoop page
+// after a change does.
 func (c *clientProtocol) getSnapshotDiffReportListing(ctx context.Context, req *hdfspb.GetSnapshotDiffReportListingRequestProto) (*hdfspb.GetSnapshotDiffReportListingResponseProto, error) {
 	r, err := c.ns.SnapshotDiff(ctx, req.GetSnapshotRoot(), req.GetFromSnapshot(), req.GetToSnapshot())
 	if err != nil {
 		return nil, err
 	}
+	start := 0
+	if cur := req.GetCursor(); cur != nil && cur.GetIndex() >= 0 {
+		start = int(cur.GetIndex())
+		if start > len(r.Entries) || start < len(r.Entries) && r.Entries[start].Path != string(cur.GetStartPath()) {
+			return nil, ipc.Errorf(ipc.ClassIOException, "The snapshot diff of %s changed while it was read: no entry %d at %q; read it again", r.Root, start, cur.GetStartPath())
+		}
+	}
+	end := min(len(r.Entries), start+orDefault(c.ns.cfg.snapshotDiffLimit, defaultSnapshotDiffLimit))
 	l := &hdfspb.SnapshotDiffReportListingProto{
 		IsFromEarlier: proto.Bool(true),
 		Cursor:        &hdfspb.SnapshotDiffReportCursorProto{StartPath: []byte{}, Index: proto.Int32(-1)},
 	}
-	for _, e := range r.Entries {
+	if end < len(r.Entries) {
+		l.Cursor = &hdfspb.SnapshotDiffReportCursorProto{StartPath: []byte(r.Entries[end].Path), Index: proto.Int32(int32(end))}
+	}
+	for _, e := range r.Entries[start:end] {
 		pe := &hdfspb.SnapshotDiffReportListingEntryProto{
 			Fullpath: []byte(e.Path), DirId: proto.Uint64(e.Dir), FileId: proto.Uint64(e.ID), IsReference: proto.Bool(false),
 		}

@@ -181,13 +181,39 @@ func TestSnapshotDiffListing(t *testing.T) {
 		t.Fatalf("report %q", want)
 	}
 
-	lr, err := c.getSnapshotDiffReportListing(su, &hdfspb.GetSnapshotDiffReportListingRequestProto{SnapshotRoot: proto.String("/d"), FromSnapshot: proto.String("s1"), ToSnapshot: proto.String("")})
-	if err != nil {
-		t.Fatal(err)
+	// Pages of at most limit entries, gathered as DistributedFileSystem
+	// does until the cursor is ("", -1).
+	listing := func(limit int) (*hdfspb.SnapshotDiffReportListingProto, int) {
+		ns.cfg.snapshotDiffLimit = limit
+		all := &hdfspb.SnapshotDiffReportListingProto{}
+		cur := &hdfspb.SnapshotDiffReportCursorProto{StartPath: []byte{}, Index: proto.Int32(-1)}
+		for pages := 1; ; pages++ {
+			lr, err := c.getSnapshotDiffReportListing(su, &hdfspb.GetSnapshotDiffReportListingRequestProto{SnapshotRoot: proto.String("/d"), FromSnapshot: proto.String("s1"), ToSnapshot: proto.String(""), Cursor: cur})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := lr.GetDiffReport()
+			if n := len(l.GetModifiedEntries()) + len(l.GetCreatedEntries()) + len(l.GetDeletedEntries()); n > limit || !l.GetIsFromEarlier() {
+				t.Fatalf("page %d of limit %d has %d entries", pages, limit, n)
+			}
+			all.ModifiedEntries = append(all.ModifiedEntries, l.GetModifiedEntries()...)
+			all.CreatedEntries = append(all.CreatedEntries, l.GetCreatedEntries()...)
+			all.DeletedEntries = append(all.DeletedEntries, l.GetDeletedEntries()...)
+			cur = l.GetCursor()
+			if cur.GetIndex() == -1 && len(cur.GetStartPath()) == 0 {
+				return all, pages
+			}
+			if pages > 100 {
+				t.Fatal("the listing does not end")
+			}
+		}
 	}
-	l := lr.GetDiffReport()
-	if l.GetCursor().GetIndex() != -1 || len(l.GetCursor().GetStartPath()) != 0 || !l.GetIsFromEarlier() {
-		t.Fatalf("cursor %v", l.GetCursor())
+	if _, pages := listing(1000); pages != 1 {
+		t.Fatalf("%d pages for 6 entries", pages)
+	}
+	l, pages := listing(2)
+	if pages != 3 {
+		t.Fatalf("%d pages of 2 for 6 entries", pages)
 	}
 	// SnapshotDiffReportGenerator, for isFromEarlier.
 	renamed := map[uint64]*hdfspb.SnapshotDiffReportListingEntryProto{}
@@ -253,4 +279,39 @@ func TestRenameNestsSnapshottable(t *testing.T) {
 	if ok, err := ns.Rename(su, "/a/x", "/a/y", false, false); err != nil || !ok {
 		t.Fatalf("rename inside a snapshottable directory: %v %v", ok, err)
 	}
+}
+
+// TestSnapshotSizeLimits: a snapshot that would copy more inodes than
+// strata.namenode.snapshot.max-copied-inodes, or take all snapshots past
+// strata.namenode.snapshot.max-total-inodes, is refused before any copy;
+// a whole diff report larger than a reply may be is refused.
+func TestSnapshotSizeLimits(t *testing.T) {
+	ns, _ := testNS(t)
+	su := as("hdfs")
+	mustOK(t, ns.Mkdirs(su, "/d/a/b", 0o755, true)) // /d, a, b: 3 inodes
+	mustOK(t, ns.AllowSnapshot(su, "/d"))
+	ns.cfg.snapshotMaxCopied, ns.cfg.snapshotMaxTotalInodes = 2, 100
+	_, err := ns.CreateSnapshot(su, "/d", "s1")
+	wantMsg(t, err, namespace.ClassSnapshot, "Failed to add snapshot s1 of /d: the directory has more than 2 inodes to copy (strata.namenode.snapshot.max-copied-inodes)")
+	if ns.tree.SnapshotCount() != 0 || ns.tree.SnapshotInodes() != 0 {
+		t.Fatal("a refused snapshot was taken")
+	}
+	ns.cfg.snapshotMaxCopied, ns.cfg.snapshotMaxTotalInodes = 3, 7
+	for _, name := range []string{"s1", "s2"} {
+		if _, err := ns.CreateSnapshot(su, "/d", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = ns.CreateSnapshot(su, "/d", "s3")
+	wantMsg(t, err, namespace.ClassSnapshot, "snapshots would hold more than 7 inodes (strata.namenode.snapshot.max-total-inodes); they hold 6")
+	mustOK(t, ns.DeleteSnapshot(su, "/d", "s1"))
+	if _, err := ns.CreateSnapshot(su, "/d", "s3"); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+
+	mustOK(t, ns.Mkdirs(su, "/d/new", 0o755, false))
+	c := &clientProtocol{ns: ns}
+	ns.cfg.maxReplyBytes = 20
+	_, err = c.getSnapshotDiffReport(su, &hdfspb.GetSnapshotDiffReportRequestProto{SnapshotRoot: proto.String("/d"), FromSnapshot: proto.String("s2"), ToSnapshot: proto.String("")})
+	wantMsg(t, err, ipc.ClassIOException, "more than one reply may carry")
 }

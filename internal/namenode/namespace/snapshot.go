@@ -109,6 +109,7 @@ type snapshots struct {
 	copies map[uint64]*Inode
 	lastID uint32 // last snapshot id handed out
 	count  int    // snapshots in the tree
+	inodes int    // inodes of every snapshot copy
 }
 
 func (s *snapshots) init() {
@@ -222,6 +223,31 @@ func (ns *Tree) NestedSnapshottable(n *Inode) *Inode {
 		}
 	}
 	return nil
+}
+
+// SnapshotInodes is the number of inodes all snapshots hold.
+func (ns *Tree) SnapshotInodes() int { return ns.snaps.inodes }
+
+// SubtreeInodes counts n and the inodes below it, stopping once the
+// count passes limit (it then returns limit+1): what a snapshot of n
+// would copy, found without walking more than limit+1 inodes.
+func SubtreeInodes(n *Inode, limit int) int {
+	count := 0
+	var walk func(*Inode) bool
+	walk = func(x *Inode) bool {
+		count++
+		if count > limit {
+			return false
+		}
+		for _, c := range x.Children {
+			if !walk(c) {
+				return false
+			}
+		}
+		return true
+	}
+	walk(n)
+	return count
 }
 
 // NextSnapshotID is the id the next snapshot gets.
@@ -497,6 +523,7 @@ func (ns *Tree) freeze(n, parent *Inode, s *Snapshot) *Inode {
 	c.UC = nil
 	c.Snap = nil
 	c.frozen = s
+	ns.snaps.inodes++
 	if !n.IsDir {
 		c.Blocks = append([]*blockmgmt.Block(nil), n.Blocks...)
 		c.frozenLen = n.Length()
@@ -516,6 +543,7 @@ func (ns *Tree) freeze(n, parent *Inode, s *Snapshot) *Inode {
 // unfreeze releases the blocks held by the copies at and below n, a
 // deleted snapshot's root.
 func (ns *Tree) unfreeze(n *Inode) {
+	ns.snaps.inodes--
 	for _, ch := range n.Children {
 		ns.unfreeze(ch)
 	}
@@ -723,6 +751,7 @@ func (ns *Tree) readSnapshots(hdr *namenodepb.ImageHeader, next func(proto.Messa
 				return fmt.Errorf("namenode: image snapshot %q has inode %d twice", s.Name, c.ID)
 			}
 			copies[c.ID] = c
+			ns.snaps.inodes++
 			if !c.IsDir {
 				c.Replication = uint16(rec.GetReplication())
 				c.BlockSize = rec.GetBlockSize()
