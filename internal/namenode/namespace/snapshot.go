@@ -640,6 +640,9 @@ func snapshotImageFields(n *Inode, rec *namenodepb.Inode) {
 	if n.UC != nil && n.UC.CopySource != nil && rec.Uc != nil {
 		rec.Uc.CopySource = blocksProto([]BlockInfo{*n.UC.CopySource})[0]
 	}
+	if n.UC != nil && rec.Uc != nil && len(n.Blocks) > 0 && n.Blocks[len(n.Blocks)-1].Committed {
+		rec.Uc.LastCommitted = proto.Bool(true)
+	}
 	if n.Snap != nil {
 		rec.Snapshottable = proto.Bool(true)
 	}
@@ -651,6 +654,9 @@ func snapshotImageFields(n *Inode, rec *namenodepb.Inode) {
 // loadSnapshotFields applies the snapshot fields of a live inode's image
 // record.
 func (ns *Tree) loadSnapshotFields(n *Inode, rec *namenodepb.Inode) {
+	if k := len(n.Blocks); k > 0 && n.UC != nil && rec.GetUc().GetLastCommitted() {
+		n.Blocks[k-1].Committed = true
+	}
 	if src := rec.GetUc().GetCopySource(); src != nil && n.UC != nil {
 		n.UC.CopySource = &blockInfos([]*namenodepb.Block{src})[0]
 		ns.snaps.init()

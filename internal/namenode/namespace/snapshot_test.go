@@ -429,3 +429,34 @@ func TestHeldReplication(t *testing.T) {
 		t.Errorf("after z went: want %d, owner %s", b.WantReplicas(), FileOf(b).Path())
 	}
 }
+
+// TestImageKeepsLastCommitted: an open file whose last block is committed
+// (a truncate inside it being finished by the DataNodes) has it committed
+// after an image as after the edits, so a recovery after a restart cuts
+// it to the truncate's length rather than finishing it at what the
+// replicas hold.
+func TestImageKeepsLastCommitted(t *testing.T) {
+	fperm := Perm{Owner: "alice", Group: "staff", Mode: 0o644}
+	tr := newTree()
+	apply(t, tr, []Edit{
+		AddFile(NewFile{ID: 16386, Path: "/f", Perm: fperm, Mtime: 1, Replication: 1, BlockSize: 100, ClientName: "c"}),
+		CloseFile("/f", 2, 2, []BlockInfo{blk(0, 1001, 100)}),
+		ReopenFile("/f", "c", "", 3),
+		UpdateBlocks("/f", []BlockInfo{blk(0, 1002, 40)}, true), // truncate to 40
+		AddFile(NewFile{ID: 16387, Path: "/g", Perm: fperm, Mtime: 1, Replication: 1, BlockSize: 100, ClientName: "c"}),
+		UpdateBlocks("/g", []BlockInfo{blk(1, 1003, 10)}, false), // being written
+	})
+	var img bytes.Buffer
+	if err := tr.WriteImage(&img); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadImage(bytes.NewReader(img.Bytes()), blockmgmt.NewBlockMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range []*Tree{tr, loaded} {
+		if !x.Lookup("/f").Blocks[0].Committed || x.Lookup("/g").Blocks[0].Committed {
+			t.Errorf("tree %d: last blocks committed %v (truncating) and %v (being written)", i, x.Lookup("/f").Blocks[0].Committed, x.Lookup("/g").Blocks[0].Committed)
+		}
+	}
+}

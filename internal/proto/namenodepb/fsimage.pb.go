@@ -248,7 +248,12 @@ type FileUnderConstruction struct {
 	// Snapshots (40-49): a copy-on-truncate in progress copies the first
 	// bytes of this block, which a snapshot holds, into the file's last
 	// block.
-	CopySource    *Block `protobuf:"bytes,40,opt,name=copy_source,json=copySource" json:"copy_source,omitempty"`
+	CopySource *Block `protobuf:"bytes,40,opt,name=copy_source,json=copySource" json:"copy_source,omitempty"`
+	// The last block is committed: its length is final (a truncate inside
+	// it, or a copy-on-truncate, being finished by the DataNodes), so a
+	// recovery finishes it at that length rather than at what the replicas
+	// hold.
+	LastCommitted *bool `protobuf:"varint,41,opt,name=last_committed,json=lastCommitted" json:"last_committed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -302,6 +307,13 @@ func (x *FileUnderConstruction) GetCopySource() *Block {
 		return x.CopySource
 	}
 	return nil
+}
+
+func (x *FileUnderConstruction) GetLastCommitted() bool {
+	if x != nil && x.LastCommitted != nil {
+		return *x.LastCommitted
+	}
+	return false
 }
 
 type Block struct {
@@ -2201,13 +2213,14 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x02uc\x18\v \x01(\v2&.strata.namenode.FileUnderConstructionR\x02uc\x12.\n" +
 	"\x06blocks\x18\f \x03(\v2\x16.strata.namenode.BlockR\x06blocks\x12$\n" +
 	"\rsnapshottable\x18( \x01(\bR\rsnapshottable\x12'\n" +
-	"\x0fsnapshot_length\x18) \x01(\x04R\x0esnapshotLength\"\x98\x01\n" +
+	"\x0fsnapshot_length\x18) \x01(\x04R\x0esnapshotLength\"\xbf\x01\n" +
 	"\x15FileUnderConstruction\x12\x1f\n" +
 	"\vclient_name\x18\x01 \x01(\tR\n" +
 	"clientName\x12%\n" +
 	"\x0eclient_machine\x18\x02 \x01(\tR\rclientMachine\x127\n" +
 	"\vcopy_source\x18( \x01(\v2\x16.strata.namenode.BlockR\n" +
-	"copySource\"Q\n" +
+	"copySource\x12%\n" +
+	"\x0elast_committed\x18) \x01(\bR\rlastCommitted\"Q\n" +
 	"\x05Block\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
