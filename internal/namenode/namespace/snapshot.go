@@ -1,8 +1,10 @@
 package namespace
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -806,6 +808,38 @@ func (ns *Tree) thawBlocks(c *Inode, bs []BlockInfo) {
 		ns.snaps.refs[b.ID] = append(ns.snaps.refs[b.ID], c)
 		ns.syncHeld(b)
 	}
+}
+
+// WriteBlockState writes, block by block in id order, what the image
+// does not carry but edits and images must agree on: the owner, the
+// snapshot copies holding the block (in order), the replicas wanted and
+// whether the block is committed (left out for the last block of an open
+// file, which the active NameNode commits as clients report it). HA
+// members compare it with the image (NamespaceDigest).
+func (ns *Tree) WriteBlockState(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, id := range ns.Blocks.IDs() {
+		b := ns.Blocks.Get(id)
+		fmt.Fprintf(bw, "%s want=%d", b, b.WantReplicas())
+		if f := FileOf(b); f != nil {
+			kind := "live"
+			switch {
+			case f.frozen == copyMarker:
+				kind = "copy-source"
+			case f.frozen != nil:
+				kind = "snapshot"
+			}
+			fmt.Fprintf(bw, " owner=%s:%s", kind, f.Path())
+			if f.frozen != nil || f.UC == nil || f.LastBlock() != b {
+				fmt.Fprintf(bw, " committed=%v", b.Committed)
+			}
+		}
+		for _, h := range ns.snaps.refs[id] {
+			fmt.Fprintf(bw, " held=%s", h.Path())
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
 }
 
 // The diff report.
