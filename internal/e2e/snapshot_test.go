@@ -403,3 +403,89 @@ func TestSnapshotCopyOnTruncateResumes(t *testing.T) {
 	readBoth(t, ctx, cl, gc, "/d/.snapshot/s1/f", data)
 	c.StopNameNode()
 }
+
+// TestSnapshotReplication: a block is kept at the most replicas any of
+// its holders asks for (Hadoop's getPreferredBlockReplication): lowering
+// the live file's replication below its snapshot's, then deleting the
+// live file, keeps every replica, across a restart (image); deleting the
+// snapshot frees them.
+func TestSnapshotReplication(t *testing.T) {
+	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 3})
+	c.WaitDataNodes(3)
+	ctx := ctxT(t)
+	su := c.Superuser()
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: su, BlockSize: 4096, Replication: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Mkdirs(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := snapData(9, 10000)
+	writeFile(t, ctx, cl, "/d/f", data)
+	ids := blockIDs(t, ctx, cl, "/d/f")
+	everywhere := func() bool {
+		for _, id := range ids {
+			for dn := 0; dn < 3; dn++ {
+				if c.ReplicaFile(dn, id) == "" {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	c.WaitFor("three replicas of every block", 30*time.Second, everywhere)
+	if err := cl.AllowSnapshot(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CreateSnapshot(ctx, "/d", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.SetReplication(ctx, "/d/f", 1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // ten replication passes: time for a wrong deletion
+	if !everywhere() {
+		t.Fatal("replicas the replication-3 snapshot holds were deleted after setReplication 1 on the live file")
+	}
+	if err := cl.Delete(ctx, "/d/f", false); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	c.StopNameNode()
+	c.StartNameNode()
+	c.WaitDataNodes(3)
+	c.WaitSafeModeOff()
+	time.Sleep(2 * time.Second)
+	if !everywhere() {
+		t.Fatal("replicas of blocks only the snapshot holds were deleted")
+	}
+	cl, err = hdfs.New(hdfs.Options{Addr: c.Addr(), User: su})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	f, err := cl.OpenFile(ctx, "/d/.snapshot/s1/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("snapshot read: %d bytes, %v", len(got), err)
+	}
+	if err := cl.DeleteSnapshot(ctx, "/d", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor("replicas freed with the snapshot", 30*time.Second, func() bool {
+		for _, id := range ids {
+			for dn := 0; dn < 3; dn++ {
+				if c.ReplicaFile(dn, id) != "" {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	c.StopNameNode()
+}
