@@ -349,6 +349,20 @@ func TestSnapshots(t *testing.T) {
 // in the edit log; lease recovery then copies the kept part instead of
 // cutting the block the snapshot holds.
 func TestSnapshotCopyOnTruncateResumes(t *testing.T) {
+	for _, deleteSnapshot := range []bool{false, true} {
+		name := "snapshot kept"
+		if deleteSnapshot {
+			name = "snapshot deleted mid-copy"
+		}
+		t.Run(name, func(t *testing.T) { copyOnTruncateResumes(t, deleteSnapshot) })
+	}
+}
+
+// copyOnTruncateResumes is TestSnapshotCopyOnTruncateResumes; with
+// deleteSnapshot the only snapshot holding the copy's source is deleted
+// while the copy waits: the source (and its replica) stays until the
+// file closes, so the copy still has the bytes to copy.
+func copyOnTruncateResumes(t *testing.T, deleteSnapshot bool) {
 	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1})
 	c.WaitDataNodes(1)
 	ctx := ctxT(t)
@@ -373,6 +387,12 @@ func TestSnapshotCopyOnTruncateResumes(t *testing.T) {
 	c.StopDataNode(0)
 	if done, err := cl.Truncate(ctx, "/d/f", 5000); err != nil || done {
 		t.Fatalf("truncate: %v %v", done, err)
+	}
+	srcBlock := blockIDs(t, ctx, cl, "/d/.snapshot/s1/f")[1]
+	if deleteSnapshot {
+		if err := cl.DeleteSnapshot(ctx, "/d", "s1"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cl.Close()
 	c.KillNameNode()
@@ -400,7 +420,12 @@ func TestSnapshotCopyOnTruncateResumes(t *testing.T) {
 	}
 	defer gc.Close()
 	readBoth(t, ctx, cl, gc, "/d/f", data[:5000])
-	readBoth(t, ctx, cl, gc, "/d/.snapshot/s1/f", data)
+	if !deleteSnapshot {
+		readBoth(t, ctx, cl, gc, "/d/.snapshot/s1/f", data)
+		c.StopNameNode()
+		return
+	}
+	c.WaitFor("the copy's source freed once the file closed", 30*time.Second, func() bool { return c.ReplicaFile(0, srcBlock) == "" })
 	c.StopNameNode()
 }
 
