@@ -67,7 +67,12 @@ func NewBlock(id uint64, file BlockCollection) *Block {
 
 // WantReplicas is the number of replicas b should have: the most any of
 // its holders asks for (Hadoop's getPreferredBlockReplication).
-func (b *Block) WantReplicas() int { return max(b.File.ReplicationFactor(), b.HeldReplication) }
+func (b *Block) WantReplicas() int {
+	if b.File == nil {
+		return b.HeldReplication
+	}
+	return max(b.File.ReplicationFactor(), b.HeldReplication)
+}
 
 // String names b as HDFS logs do: blk_<id>_<generation stamp>.
 func (b *Block) String() string { return fmt.Sprintf("blk_%d_%d", b.ID, b.GenStamp) }
