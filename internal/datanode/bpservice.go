@@ -419,6 +419,12 @@ func (d *DataNode) runCommand(a *nnActor, c *dnpb.Command) {
 			defer d.recoverPanic("recover command", nil)
 			if err := d.recoverReplica(rc); err != nil {
 				d.log.Warn("datanode: replica recovery failed", "block", rc.GetBlock().GetBlockId(), "err", err)
+				var ce *fsdataset.CorruptReplicaError
+				if rc.GetNewBlockId() != 0 && errors.As(err, &ce) {
+					// A copy-on-truncate found its source corrupt: the
+					// NameNode copies from another replica next time.
+					d.reportBad(ce.Block, err)
+				}
 			}
 		}()
 	}

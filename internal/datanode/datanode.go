@@ -62,6 +62,11 @@ type DataNode struct {
 	closeErr  error
 	ready     chan struct{}
 
+	// copying holds the new block ids of copy-on-truncates in progress
+	// (copytruncate.go): one copy per block at a time.
+	copyingMu sync.Mutex
+	copying   map[uint64]bool
+
 	stats Stats
 
 	// errs keeps the latest warnings and errors for the web page; scan is

@@ -236,6 +236,9 @@ func (d *DataNode) copyBlock(c *peerConn, m *hdfspb.OpCopyBlockProto) error {
 // any received replica.
 func (d *DataNode) recoverReplica(rc *dnpb.RecoverCommand) error {
 	id, newGS, newLen := rc.GetBlock().GetBlockId(), rc.GetNewGenStamp(), rc.GetNewLength()
+	if rc.GetNewBlockId() != 0 {
+		return d.copyOnTruncate(rc)
+	}
 	info, ok := d.data.Get(id)
 	if !ok {
 		return fmt.Errorf("blk_%d: %w", id, fsdataset.ErrReplicaNotFound)

@@ -82,6 +82,16 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"removeDefaultAcl": ipc.Unary(c.removeDefaultAcl),
 		"removeAcl":        ipc.Unary(c.removeAcl),
 		"getAclStatus":     ipc.Unary(c.getAclStatus),
+
+		// Snapshots (ns_snapshot.go).
+		"allowSnapshot":                ipc.Unary(c.allowSnapshot),
+		"disallowSnapshot":             ipc.Unary(c.disallowSnapshot),
+		"createSnapshot":               ipc.Unary(c.createSnapshot),
+		"deleteSnapshot":               ipc.Unary(c.deleteSnapshot),
+		"renameSnapshot":               ipc.Unary(c.renameSnapshot),
+		"getSnapshottableDirListing":   ipc.Unary(c.getSnapshottableDirListing),
+		"getSnapshotDiffReport":        ipc.Unary(c.getSnapshotDiffReport),
+		"getSnapshotDiffReportListing": ipc.Unary(c.getSnapshotDiffReportListing),
 	}
 }
 
@@ -113,10 +123,13 @@ func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto 
 		p.Path = []byte(st.Name)
 	}
 	if st.HasACL {
-		p.Flags = proto.Uint32(uint32(hdfspb.HdfsFileStatusProto_HAS_ACL))
+		p.Flags = proto.Uint32(p.GetFlags() | uint32(hdfspb.HdfsFileStatusProto_HAS_ACL))
 		// Hadoop 3 also sets FsPermissionExtension's ACL bit in the
 		// permission for clients older than the flags; readers mask it off.
 		p.Permission.Perm = proto.Uint32(uint32(st.Mode) | permACLBit)
+	}
+	if st.SnapshotEnabled {
+		p.Flags = proto.Uint32(p.GetFlags() | uint32(hdfspb.HdfsFileStatusProto_SNAPSHOT_ENABLED))
 	}
 	return p
 }

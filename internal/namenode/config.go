@@ -57,6 +57,9 @@ const (
 	keyMaxXAttrSize      = "dfs.namenode.fs-limits.max-xattr-size"
 	keyACLsEnabled       = "dfs.namenode.acls.enabled"
 	keyACLInheritance    = "dfs.namenode.posix.acl.inheritance.enabled"
+	keySnapshotDiffLimit      = "dfs.snapshotdiff-report.limit"
+	keySnapshotMaxCopied      = "strata.namenode.snapshot.max-copied-inodes"
+	keySnapshotMaxTotalInodes = "strata.namenode.snapshot.max-total-inodes"
 )
 
 // maxXAttrSizeHardLimit is the most dfs.namenode.fs-limits.max-xattr-size
@@ -141,6 +144,16 @@ type Config struct {
 	// ListLimit is the number of entries per getListing page (dfs.ls.limit,
 	// 1000).
 	ListLimit int
+	// SnapshotDiffLimit is the most entries per
+	// getSnapshotDiffReportListing reply (dfs.snapshotdiff-report.limit,
+	// 1000; 0 or less means 1000, as in Hadoop). SnapshotMaxCopied bounds the inodes one createSnapshot copies
+	// and SnapshotMaxTotalInodes those all snapshots hold
+	// (strata.namenode.snapshot.max-copied-inodes, 1000000;
+	// strata.namenode.snapshot.max-total-inodes, 10000000): strata's
+	// snapshots copy their subtree, so their cost is bounded up front.
+	SnapshotDiffLimit      int
+	SnapshotMaxCopied      int
+	SnapshotMaxTotalInodes int
 	// CheckpointPeriod and CheckpointTxns decide when an image is saved
 	// (dfs.namenode.checkpoint.period, 1 h; dfs.namenode.checkpoint.txns,
 	// 1000000 uncheckpointed edits); one is also saved on Close.
@@ -321,6 +334,9 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.MaxXAttrsPerInode = num(keyMaxXAttrsPerInode)
 	cfg.MaxXAttrSize = num(keyMaxXAttrSize)
 	cfg.ListLimit = num(keyListLimit)
+	cfg.SnapshotDiffLimit = num(keySnapshotDiffLimit)
+	cfg.SnapshotMaxCopied = num(keySnapshotMaxCopied)
+	cfg.SnapshotMaxTotalInodes = num(keySnapshotMaxTotalInodes)
 	cfg.MaxDataLength = num(keyMaxDataLength)
 	cfg.CheckpointPeriod = r.Duration(keyCheckpointPeriod, time.Second)
 	if txns := r.Int(keyCheckpointTxns); txns > 0 {
@@ -410,6 +426,8 @@ func (c Config) Validate() error {
 		return bad("The maximum size of an xattr should be <= maximum size hard limit %d: (%s).", maxXAttrSizeHardLimit, keyMaxXAttrSize)
 	case c.ListLimit < 1:
 		return bad("%s must be at least 1, got %d", keyListLimit, c.ListLimit)
+	case c.SnapshotMaxCopied < 1 || c.SnapshotMaxTotalInodes < c.SnapshotMaxCopied:
+		return bad("%s must be at least 1 and %s at least as large, got %d and %d", keySnapshotMaxCopied, keySnapshotMaxTotalInodes, c.SnapshotMaxCopied, c.SnapshotMaxTotalInodes)
 	case c.MaxDataLength < 1:
 		return bad("%s must be at least 1, got %d", keyMaxDataLength, c.MaxDataLength)
 	case c.CheckpointPeriod <= 0:

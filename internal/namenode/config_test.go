@@ -97,6 +97,9 @@ func TestConfigMapping(t *testing.T) {
 		"net.topology.script.file.name":                   "/etc/strata/topology.sh",
 		"net.topology.script.number.args":                 "10",
 		"net.topology.table.file.name":                    "/etc/strata/topology.table",
+		"dfs.snapshotdiff-report.limit":                   "5",
+		"strata.namenode.snapshot.max-copied-inodes":      "10",
+		"strata.namenode.snapshot.max-total-inodes":       "20",
 	})
 }
 
@@ -134,6 +137,7 @@ func TestValidate(t *testing.T) {
 		{"no storage directory", func(c *Config) { c.NameDir = "" }, "dfs.namenode.name.dir"},
 		{"no RPC address", func(c *Config) { c.RPCAddr = "" }, "dfs.namenode.rpc-address"},
 		{"no superuser", func(c *Config) { c.Superuser = "" }, "superuser"},
+		{"snapshot total below one copy", func(c *Config) { c.SnapshotMaxTotalInodes = c.SnapshotMaxCopied - 1 }, "strata.namenode.snapshot.max-total-inodes"},
 		{"replication 0", func(c *Config) { c.DefaultReplication = 0 }, "dfs.replication must be between 1 and"},
 		{"replication above max", func(c *Config) { c.DefaultReplication = 600 }, "dfs.replication must be between 1 and dfs.replication.max (512), got 600"},
 		{"max replication 0", func(c *Config) { c.MaxReplication = 0 }, "dfs.replication.max must be at least 1, got 0"},

@@ -222,9 +222,18 @@ func commandProto(c blockmgmt.Command) *dnpb.Command {
 	case blockmgmt.Recover:
 		return &dnpb.Command{Command: &dnpb.Command_Recover{Recover: &dnpb.RecoverCommand{
 			Block: replicaProto(c.Block, false), NewGenStamp: proto.Uint64(c.NewGenStamp), NewLength: proto.Int64(c.NewLength),
+			NewBlockId: newBlockID(c.NewBlockID),
 		}}}
 	}
 	return &dnpb.Command{Command: &dnpb.Command_Reregister{Reregister: &dnpb.ReregisterCommand{}}}
+}
+
+// newBlockID is a RecoverCommand's new_block_id: unset unless id != 0.
+func newBlockID(id uint64) *uint64 {
+	if id == 0 {
+		return nil
+	}
+	return proto.Uint64(id)
 }
 
 // datanodeProto is a DataNode as ClientProtocol reports it.

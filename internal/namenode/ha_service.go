@@ -318,8 +318,9 @@ func formatRaft(cfg Config, force bool) error {
 	return quorum.Bootstrap(q)
 }
 
-// digestPath serves the txid and SHA-256 of the member's namespace image,
-// so that tests and operators can check that members agree.
+// digestPath serves the txid and SHA-256 of the member's namespace image
+// and block state (namespace.Tree.WriteBlockState), so that tests and
+// operators can check that members agree.
 const digestPath = "/strata/ha/digest"
 
 // Digest is what digestPath serves.
@@ -336,6 +337,11 @@ func (n *NameNode) NamespaceDigest() (Digest, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.tree.WriteImage(h); err != nil {
+		return Digest{}, err
+	}
+	// Block owners, snapshot holders and commit state are not all in the
+	// image; members must agree on them too.
+	if err := s.tree.WriteBlockState(h); err != nil {
 		return Digest{}, err
 	}
 	return Digest{AppliedTxID: s.applied, CommittedTxID: s.committed, SHA256: hex.EncodeToString(h.Sum(nil))}, nil

@@ -114,6 +114,8 @@ func New(cfg Config) (*NameNode, error) {
 		xattrsDisabled: !cfg.XAttrsEnabled, aclsDisabled: !cfg.ACLsEnabled, noACLInheritance: !cfg.ACLInheritance,
 		xattrLimits:        namespace.XAttrLimits{PerInode: cfg.MaxXAttrsPerInode, Size: cfg.MaxXAttrSize},
 		maintenanceMinRepl: cfg.Nodes.MaintenanceMinReplication,
+		snapshotDiffLimit: cfg.SnapshotDiffLimit, snapshotMaxCopied: cfg.SnapshotMaxCopied,
+		snapshotMaxTotalInodes: cfg.SnapshotMaxTotalInodes, maxReplyBytes: cfg.MaxDataLength,
 	}, l, cfg.Logger)
 	if err := ns.initNodes(cfg.Nodes); err != nil {
 		l.Close()
@@ -162,7 +164,7 @@ func New(cfg Config) (*NameNode, error) {
 	rpcCfg.Logger = cfg.Logger
 	nn.rpc = ipc.NewServer(rpcCfg)
 	cp := &clientProtocol{nn: nn, ns: ns}
-	nn.rpc.Register(ClientProtocolName, nn.withHA(withInodePaths(ns, cp.methods())))
+	nn.rpc.Register(ClientProtocolName, nn.withHA(withInodePaths(ns, withSnapshotPaths(ns, cp.methods()))))
 	if nn.ha != nil {
 		nn.rpc.Register(HAServiceProtocolName, nn.ha.methods())
 		nn.rpc.Register(RaftAdminProtocolName, nn.ha.adminMethods())

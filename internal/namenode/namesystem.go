@@ -60,6 +60,13 @@ type nsConfig struct {
 	// default ACL too (dfs.namenode.posix.acl.inheritance.enabled=false).
 	noACLInheritance bool
 	xattrLimits      namespace.XAttrLimits
+	// Snapshot bounds (ns_snapshot.go): entries per diff listing reply, inodes one createSnapshot copies and all snapshots
+	// hold; maxReplyBytes bounds a whole diff report's reply. Zero means
+	// the default.
+	snapshotDiffLimit      int
+	snapshotMaxCopied      int
+	snapshotMaxTotalInodes int
+	maxReplyBytes          int
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)
@@ -220,6 +227,10 @@ func (s *Namesystem) mutateThen(ctx context.Context, f func() ([]namespace.Edit,
 	}
 	ops, then, err := f()
 	if err != nil || len(ops) == 0 {
+		s.mu.Unlock()
+		return err
+	}
+	if err := s.checkSnapshotEdits(ops); err != nil {
 		s.mu.Unlock()
 		return err
 	}

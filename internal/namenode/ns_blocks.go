@@ -64,6 +64,10 @@ func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, lengt
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Negative offset or length: offset=%d length=%d", offset, length)
 	}
 	lbs := &LocatedBlocks{FileLength: n.Length(), UnderConstruction: n.UC != nil, LastBlockComplete: true}
+	if n.ReadOnly() {
+		s.snapshotBlockLocations(n, lbs, offset, length, clientIP)
+		return lbs, nil
+	}
 	var pos int64
 	for i, b := range n.Blocks {
 		end := pos + b.NumBytes

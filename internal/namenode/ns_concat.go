@@ -82,6 +82,13 @@ func (s *Namesystem) Concat(ctx context.Context, trg string, srcs []string) erro
 			if n.UC != nil || len(n.Blocks) == 0 {
 				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "concat: source file %s is invalid or empty or underConstruction", p)
 			}
+			// Hadoop refuses a source a snapshot has (its blocks would
+			// belong to two files).
+			for _, b := range n.Blocks {
+				if s.tree.SnapshotHolds(b) {
+					return nil, ipc.Errorf(namespace.ClassSnapshot, "Concat: the source file %s is in snapshot", p)
+				}
+			}
 			if n.BlockSize > t.BlockSize {
 				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "concat: source file %s has preferred block size %d which is greater than the target file's preferred block size %d", p, n.BlockSize, t.BlockSize)
 			}

@@ -159,6 +159,9 @@ type FileStatus struct {
 	Children      int
 	StoragePolicy uint8
 	HasACL        bool // the inode has an extended ACL (ls's '+')
+	// SnapshotEnabled: a snapshottable directory (HDFS's SNAPSHOT_ENABLED
+	// flag).
+	SnapshotEnabled bool
 }
 
 func (s *Namesystem) status(n *namespace.Inode) FileStatus {
@@ -169,6 +172,7 @@ func (s *Namesystem) status(n *namespace.Inode) FileStatus {
 	}
 	if n.IsDir {
 		st.Children = len(n.Children)
+		st.SnapshotEnabled = n.Snap != nil
 	} else {
 		st.Length = n.Length()
 		st.Replication = n.Replication

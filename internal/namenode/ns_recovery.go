@@ -65,6 +65,9 @@ func (s *Namesystem) recoverFileOps(n *namespace.Inode) ([]namespace.Edit, func(
 		}
 		return []namespace.Edit{s.closeOp(n, n.Blocks)}, nil, true
 	}
+	if n.UC.CopySource != nil {
+		return s.resumeCopyOnTruncate(n)
+	}
 	// The last block is being written (or a truncate of it was
 	// interrupted): finish its replicas with a new generation stamp.
 	oldGS := last.GenStamp
@@ -122,6 +125,9 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 		if pos == newLength {
 			done = true
 			return []namespace.Edit{namespace.UpdateBlocks(p, bs[:i], false), namespace.SetTimes(p, now, -1)}, nil, nil
+		}
+		if s.tree.SnapshotHolds(n.Blocks[i]) {
+			return s.copyOnTruncateOps(ctx, n, client, i, newLength-pos, now)
 		}
 		// Cut block i in the middle: the DataNodes do it under a new
 		// generation stamp while the file is open for the caller.

@@ -39,6 +39,9 @@ func (s *Namesystem) Delete(ctx context.Context, p string, recursive bool) (bool
 		if err := pc.Subtree(n, namespace.AccessAll, true); err != nil {
 			return nil, err
 		}
+		if err := s.checkNoSnapshots(n); err != nil {
+			return nil, err
+		}
 		removed = s.openFilesUnder(n)
 		deleted = true
 		return []namespace.Edit{namespace.Delete(p, s.nowMillis())}, nil
@@ -190,6 +193,17 @@ func (s *Namesystem) Rename(ctx context.Context, src, dst string, legacy, overwr
 		// Hadoop's old rename throws quota errors too, not false.
 		if err := s.checkRenameQuota(sn, dparent, replacedInode); err != nil {
 			return nil, err
+		}
+		if err := s.checkNoSnapshots(sn); err != nil {
+			return nil, err
+		}
+		if err := s.checkNestedSnapshottable(src, sn, dparent); err != nil {
+			return nil, err
+		}
+		if replaced {
+			if err := s.checkNoSnapshots(dn); err != nil {
+				return nil, err
+			}
 		}
 		moved = s.openFilesUnder(sn)
 		ok = true

@@ -15,8 +15,9 @@ import (
 // its connection in the middle of a call, or whose NameNode fails over,
 // sends the call again with the same client id and call id (and a retry
 // count above 0). For the @AtMostOnce methods of ClientProtocol — create,
-// append, delete, rename, rename2 and updatePipeline in strata; Hadoop's
-// others (concat, createSymlink, snapshots, xattrs, cache directives)
+// append, delete, rename, rename2, updatePipeline and the snapshot calls
+// createSnapshot, deleteSnapshot and renameSnapshot in strata; Hadoop's
+// others (concat, createSymlink, xattrs, cache directives)
 // strata does not have, and truncate is @Idempotent — running the call
 // again would fail ("already exists", "current leaseholder is trying to
 // recreate file") or answer differently (delete and rename returning
@@ -350,6 +351,9 @@ func (s *Namesystem) replayedAnswer(e namespace.Edit) any {
 			return &st
 		}
 		return nil
+	}
+	if p, ok := e.CreatedSnapshot(); ok {
+		return p
 	}
 	if p, ok := e.ReopenedFile(); ok {
 		if n := s.tree.Lookup(p); n != nil && !n.IsDir {

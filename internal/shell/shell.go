@@ -140,6 +140,7 @@ func init() {
 		cmdTouchz, cmdTruncate, cmdUsage,
 	}
 	commands = append(commands, cmdGetfacl, cmdGetfattr, cmdSetfacl, cmdSetfattr)
+	commands = append(commands, cmdCreateSnapshot, cmdDeleteSnapshot, cmdRenameSnapshot)
 	sort.Slice(commands, func(i, j int) bool { return commands[i].name < commands[j].name })
 }
 

@@ -166,6 +166,9 @@ func runDFSAdmin(ctx context.Context, env *Env, args []string) int {
 	if code, done := runDFSAdminNodes(ctx, env, args); done {
 		return code
 	}
+	if len(args) > 0 && (args[0] == "-allowSnapshot" || args[0] == "-disallowSnapshot") {
+		return dfsadminSnapshot(ctx, env, args)
+	}
 	if len(args) < 2 || args[0] != "-safemode" {
 		fmt.Fprintln(env.Stderr, dfsadminUsage)
 		fmt.Fprintln(env.Stderr, "\t[-setQuota <quota> <dirname>...<dirname>] [-clrQuota <dirname>...<dirname>]")

@@ -41,6 +41,10 @@ type Block struct {
 	GenStamp uint64
 	NumBytes int64
 	File     BlockCollection
+	// HeldReplication is the most replicas the snapshot copies holding
+	// the block ask for (the namespace keeps it); the block is kept at
+	// the larger of it and File's replication (WantReplicas).
+	HeldReplication int
 
 	// Committed: the writer has reported the final length. Complete: it
 	// has, and enough replicas with that length have been reported.
@@ -59,6 +63,15 @@ type Block struct {
 // NewBlock returns a block of file with no replicas.
 func NewBlock(id uint64, file BlockCollection) *Block {
 	return &Block{ID: id, File: file, Replicas: map[string]*Replica{}}
+}
+
+// WantReplicas is the number of replicas b should have: the most any of
+// its holders asks for (Hadoop's getPreferredBlockReplication).
+func (b *Block) WantReplicas() int {
+	if b.File == nil {
+		return b.HeldReplication
+	}
+	return max(b.File.ReplicationFactor(), b.HeldReplication)
 }
 
 // String names b as HDFS logs do: blk_<id>_<generation stamp>.

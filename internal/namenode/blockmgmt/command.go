@@ -47,6 +47,7 @@ type Command struct {
 	Blocks      []BlockRef   // Invalidate
 	NewGenStamp uint64       // Recover
 	NewLength   int64        // Recover
+	NewBlockID  uint64       // Recover: copy-on-truncate into this block
 }
 
 // queue adds c to d's commands; a standby sends none.

@@ -10,6 +10,10 @@ type blockRecovery struct {
 	newLen   int64 // truncate: the block's new length
 	holders  map[string]bool
 	deadline time.Time
+	// copyFrom is the source of a copy-on-truncate (StartCopyRecovery);
+	// attempts counts the rounds of copy commands sent.
+	copyFrom *Block
+	attempts int
 }
 
 // RecoveryTimeout bounds the wait for every holder to report; after it the
@@ -49,6 +53,40 @@ func (m *Manager) StartRecovery(b *Block, oldGS uint64, truncate bool) {
 	m.log.Info("namenode: recovering block", "block", b.String(), "file", pathOf(b), "truncate", truncate, "length", rec.newLen, "replicas", len(targets))
 }
 
+// StartCopyRecovery is StartRecovery for a copy-on-truncate: b, the new
+// last block of an open file (its generation stamp and length set), is
+// made by every live DataNode with a replica of src copying src's first
+// b.NumBytes bytes; src, which a snapshot holds, is left as it is. The
+// recovery is done when the copies are reported, as StartRecovery's.
+func (m *Manager) StartCopyRecovery(b, src *Block) {
+	if m.standby {
+		return
+	}
+	rec := &blockRecovery{truncate: true, newLen: b.NumBytes, copyFrom: src}
+	m.recovering[b.ID] = rec
+	m.sendCopies(b, rec)
+}
+
+// sendCopies sends a round of copy commands for b to the live DataNodes
+// with a good-looking replica of rec.copyFrom (one a DataNode found
+// corrupt while copying is reported and skipped the next round).
+func (m *Manager) sendCopies(b *Block, rec *blockRecovery) {
+	src := rec.copyFrom
+	rec.holders = map[string]bool{}
+	rec.deadline = m.now().Add(RecoveryTimeout)
+	rec.attempts++
+	for _, r := range src.Replicas {
+		d := r.Storage.DN
+		if d.Dead || r.Corrupt || rec.holders[d.UUID] {
+			continue
+		}
+		rec.holders[d.UUID] = true
+		m.queue(d, Command{Kind: Recover, Block: BlockRef{ID: src.ID, GenStamp: src.GenStamp}, NewGenStamp: b.GenStamp, NewLength: b.NumBytes, NewBlockID: b.ID})
+	}
+	m.log.Info("namenode: copy-on-truncate", "block", b.String(), "from", src.String(), "file", pathOf(b), "length", b.NumBytes,
+		"replicas", len(rec.holders), "attempt", rec.attempts)
+}
+
 // Recovering reports whether block id is being recovered.
 func (m *Manager) Recovering(id uint64) bool { return m.recovering[id] != nil }
 
@@ -84,6 +122,21 @@ func (m *Manager) FinishedRecoveries(now time.Time) []RecoveryDone {
 			}
 		}
 		all := len(got) >= len(rec.holders)
+		if rec.copyFrom != nil && len(got) == 0 {
+			// No copy yet: a copy is done only when one exists. Past the
+			// deadline every source failed (or none was live): try again
+			// from the replicas that still look good, until one copies.
+			if now.After(rec.deadline) {
+				if m.blocks.Get(rec.copyFrom.ID) != rec.copyFrom {
+					m.log.Error("namenode: copy-on-truncate source is gone; giving up", "block", b.String(), "file", pathOf(b))
+					delete(m.recovering, id)
+					continue
+				}
+				m.log.Warn("namenode: copy-on-truncate timed out; copying again", "block", b.String(), "file", pathOf(b), "attempts", rec.attempts)
+				m.sendCopies(b, rec)
+			}
+			continue
+		}
 		if !all && !(now.After(rec.deadline) && len(got) > 0) {
 			continue
 		}

@@ -86,3 +86,42 @@ func TestTruncateRecovery(t *testing.T) {
 		t.Fatalf("done %+v", done)
 	}
 }
+
+// TestCopyRecoveryRetries: a copy-on-truncate whose copies all fail is
+// sent again after RecoveryTimeout, skipping a source replica reported
+// corrupt, and finishes once a copy is reported; with no live source it
+// never closes the file with a block nobody has.
+func TestCopyRecoveryRetries(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.addNode("dn1", disk(10*mb))
+	h.addNode("dn2", disk(10*mb))
+	_, bs := h.addFile(2, "HOT", 100)
+	src := bs[0]
+	h.place(src, "dn1", "dn2")
+	f, nbs := h.addFile(2, "HOT", 40)
+	b := nbs[0]
+	f.uc = true
+	b.Committed = false
+	h.m.StartCopyRecovery(b, src)
+	for _, n := range []string{"dn1", "dn2"} {
+		if got := describe(h.heartbeat(n)); got != "recover b1 gs 1001->1002 len 40" {
+			t.Fatalf("%s: %q", n, got)
+		}
+	}
+	// dn1 finds its source replica corrupt; dn2 never answers.
+	h.m.ReportBadReplicas([]BadReplica{{BlockID: src.ID, GenStamp: src.GenStamp, DatanodeUUID: "dn1", StorageID: sid("dn1", 0)}})
+	h.advance(RecoveryTimeout + 1)
+	if done := h.m.FinishedRecoveries(h.now); len(done) != 0 {
+		t.Fatalf("done with no copy: %+v", done)
+	}
+	if got := describe(h.heartbeat("dn1")); got != "" {
+		t.Fatalf("copy again from the corrupt replica: %q", got)
+	}
+	if got := describe(h.heartbeat("dn2")); got != "recover b1 gs 1001->1002 len 40" {
+		t.Fatalf("no second round from dn2: %q", got)
+	}
+	h.m.ReceivedDeleted("dn2", []StorageReceivedDeleted{{StorageID: sid("dn2", 0), Received: []ReportedReplica{{ID: b.ID, GenStamp: b.GenStamp, NumBytes: 40, Finalized: true}}}})
+	if done := h.m.FinishedRecoveries(h.now); len(done) != 1 || done[0].Length != 40 || done[0].DropLast {
+		t.Fatalf("done %+v", done)
+	}
+}

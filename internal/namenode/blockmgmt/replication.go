@@ -59,7 +59,7 @@ func (m *Manager) markDead(d *Datanode) {
 
 // wantedTypes is the storage type each of a file's replicas should have.
 func wantedTypes(b *Block) []storage.Type {
-	return b.File.EffectivePolicy().ChooseTypes(b.File.ReplicationFactor())
+	return b.File.EffectivePolicy().ChooseTypes(b.WantReplicas())
 }
 
 // Misplaced returns the good replicas whose storage type the policy does
@@ -120,7 +120,7 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 			continue // being written (or recovered): not the monitor's
 		}
 		good := GoodReplicas(b)
-		want := b.File.ReplicationFactor()
+		want := b.WantReplicas()
 		corrupt := 0
 		for _, r := range b.Replicas {
 			if r.Corrupt && !r.Storage.DN.Dead {

@@ -49,7 +49,7 @@ func (t *Tree) setBlocks(file *Inode, bs []BlockInfo, complete bool) {
 	}
 	for _, old := range file.Blocks {
 		if !keep[old.ID] {
-			bm.Drop(old)
+			t.release(old)
 		}
 	}
 	for i, b := range out {
@@ -70,13 +70,17 @@ func (t *Tree) dropFile(n *Inode) {
 		}
 		return
 	}
+	t.endCopy(n)
 	for _, b := range n.Blocks {
-		t.Blocks.Drop(b)
+		t.release(b)
 	}
 }
 
 // Length is the sum of the file's block lengths (0 for a directory).
 func (n *Inode) Length() int64 {
+	if n.frozen != nil {
+		return n.frozenLen
+	}
 	var l int64
 	for _, b := range n.Blocks {
 		l += b.NumBytes

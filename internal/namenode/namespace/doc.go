@@ -31,8 +31,9 @@
 //   - Every inode but the root has a parent directory; the root is inode
 //     16385; inode ids are unique and only grow (AllocInodeID).
 //   - Every block of a file is in the BlockMap, and every block in the map
-//     belongs to exactly one file; all but the last block of an open file,
-//     and all blocks of a closed file, are committed.
+//     belongs to exactly one live file or, once no live file holds it, to
+//     the snapshot copies that do (snapshot.go); all but the last block of
+//     an open file, and all blocks of a closed file, are committed.
 //   - An Edit that does not fit the tree fails with ErrReplay and may leave
 //     it partly changed: the NameNode then accepts no more mutations, and
 //     refuses to start when it happens during replay.

@@ -43,33 +43,13 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		GenStamp:      proto.Uint64(ns.Blocks.LastGenStamp()),
 		InodeCount:    proto.Uint64(uint64(len(ns.byID))),
 	}
+	ns.snapshotHeader(hdr)
 	if err := put(hdr); err != nil {
 		return err
 	}
 	var walk func(n *Inode) error
 	walk = func(n *Inode) error {
-		rec := &namenodepb.Inode{
-			Id: proto.Uint64(n.ID), Name: []byte(n.Name), IsDir: proto.Bool(n.IsDir),
-			Perm:  &namenodepb.PermStatus{Owner: proto.String(n.Owner), Group: proto.String(n.Group), Mode: proto.Uint32(uint32(n.Mode))},
-			Mtime: proto.Int64(n.Mtime), Atime: proto.Int64(n.Atime),
-			StoragePolicy: proto.Uint32(uint32(n.StoragePolicy)),
-		}
-		if n.Parent != nil {
-			rec.Parent = proto.Uint64(n.Parent.ID)
-		}
-		quotaToImage(n, rec)
-		for _, x := range n.XAttrs {
-			rec.Xattrs = append(rec.Xattrs, xattrProto(x))
-		}
-		rec.Acl = aclProto(n.ACL)
-		if !n.IsDir {
-			rec.Replication = proto.Uint32(uint32(n.Replication))
-			rec.BlockSize = proto.Uint64(n.BlockSize)
-			rec.Blocks = blocksProto(BlockInfos(n.Blocks))
-			if n.UC != nil {
-				rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.UC.ClientName), ClientMachine: proto.String(n.UC.ClientMachine)}
-			}
-		}
+		rec := inodeRecord(n)
 		if err := put(rec); err != nil {
 			return err
 		}
@@ -83,7 +63,55 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 	if err := walk(ns.Root); err != nil {
 		return err
 	}
+	if err := ns.writeSnapshots(put); err != nil {
+		return err
+	}
 	return bw.Flush()
+}
+
+// inodeRecord is n's image record.
+func inodeRecord(n *Inode) *namenodepb.Inode {
+	rec := &namenodepb.Inode{
+		Id: proto.Uint64(n.ID), Name: []byte(n.Name), IsDir: proto.Bool(n.IsDir),
+		Perm:  &namenodepb.PermStatus{Owner: proto.String(n.Owner), Group: proto.String(n.Group), Mode: proto.Uint32(uint32(n.Mode))},
+		Mtime: proto.Int64(n.Mtime), Atime: proto.Int64(n.Atime),
+		StoragePolicy: proto.Uint32(uint32(n.StoragePolicy)),
+	}
+	if n.Parent != nil {
+		rec.Parent = proto.Uint64(n.Parent.ID)
+	}
+	if !n.IsDir {
+		rec.Replication = proto.Uint32(uint32(n.Replication))
+		rec.BlockSize = proto.Uint64(n.BlockSize)
+		rec.Blocks = blocksProto(BlockInfos(n.Blocks))
+		if n.UC != nil {
+			rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.UC.ClientName), ClientMachine: proto.String(n.UC.ClientMachine)}
+		}
+	}
+	quotaToImage(n, rec)
+	for _, x := range n.XAttrs {
+		rec.Xattrs = append(rec.Xattrs, xattrProto(x))
+	}
+	rec.Acl = aclProto(n.ACL)
+	snapshotImageFields(n, rec)
+	return rec
+}
+
+// attributesFrom sets n's extended attributes and ACL from its image
+// record (a live inode's or a snapshot copy's).
+func attributesFrom(n *Inode, rec *namenodepb.Inode) error {
+	if xs := rec.GetXattrs(); len(xs) > 0 {
+		n.XAttrs = make([]XAttr, len(xs))
+		for j, x := range xs {
+			n.XAttrs[j] = xattrFrom(x)
+		}
+	}
+	acl, err := aclFrom(rec.GetAcl())
+	if err != nil {
+		return fmt.Errorf("namenode: image inode %d: %w", n.ID, err)
+	}
+	n.ACL = acl
+	return nil
 }
 
 // ReadImage rebuilds a tree from WriteImage's output. Its files' blocks go
@@ -127,17 +155,9 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		if err := quotaFromImage(n, &rec); err != nil {
 			return nil, err
 		}
-		if xs := rec.GetXattrs(); len(xs) > 0 {
-			n.XAttrs = make([]XAttr, len(xs))
-			for j, x := range xs {
-				n.XAttrs[j] = xattrFrom(x)
-			}
+		if err := attributesFrom(n, &rec); err != nil {
+			return nil, err
 		}
-		acl, err := aclFrom(rec.GetAcl())
-		if err != nil {
-			return nil, fmt.Errorf("namenode: image inode %d: %w", n.ID, err)
-		}
-		n.ACL = acl
 		if !n.IsDir {
 			n.Replication = uint16(rec.GetReplication())
 			n.BlockSize = rec.GetBlockSize()
@@ -146,6 +166,7 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 			}
 			ns.setBlocks(n, blockInfos(rec.GetBlocks()), n.UC == nil)
 		}
+		ns.loadSnapshotFields(n, &rec)
 		if i == 0 {
 			if rec.GetId() != rootInodeID || rec.Parent != nil {
 				return nil, errors.New("namenode: image does not start with the root directory")
@@ -169,6 +190,9 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 	}
 	if ns.Root == nil {
 		return nil, errors.New("namenode: image has no root")
+	}
+	if err := ns.readSnapshots(&hdr, next); err != nil {
+		return nil, err
 	}
 	if hdr.GetLastInodeId() > ns.lastID {
 		ns.lastID = hdr.GetLastInodeId()

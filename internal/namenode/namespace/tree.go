@@ -39,11 +39,22 @@ type Inode struct {
 	// the entries beside the mode bits (acl.go), nil without an ACL.
 	XAttrs []XAttr
 	ACL    []ACLEntry
+	// Snapshots (snapshot.go). Snap is set on a snapshottable directory;
+	// frozen on every inode of a snapshot copy and on ".snapshot"
+	// directories, which are read-only; frozenLen is a copied file's
+	// length when its snapshot was taken.
+	Snap      *Snapshottable
+	frozen    *Snapshot
+	frozenLen int64
 }
 
 // UnderConstruction is the writer of a file being written.
 type UnderConstruction struct {
 	ClientName, ClientMachine string
+
+	// CopySource is set while the last block is a copy-on-truncate of
+	// this block, which a snapshot holds (snapshot.go).
+	CopySource *BlockInfo
 }
 
 // Path returns the inode's absolute Path.
@@ -117,6 +128,7 @@ type Tree struct {
 	dirCount  int64
 
 	quotaSeen bool // a quota was set: edits keep usage (quota.go)
+	snaps snapshots // snapshot.go
 }
 
 // New returns a tree holding only the root directory, owned by superuser
@@ -203,6 +215,9 @@ func (ns *Tree) Resolve(p string) *Resolved {
 			break
 		}
 		next := cur.Child(name)
+		if next == nil && name == DotSnapshot {
+			next = cur.dotSnapshot()
+		}
 		if next == nil {
 			break
 		}
@@ -259,6 +274,7 @@ func (ns *Tree) Apply(e Edit) error {
 		if n == nil || n.IsDir {
 			return replayErr("close of missing file %s", o.CloseFile.GetPath())
 		}
+		ns.endCopy(n)
 		n.UC = nil
 		n.Mtime = o.CloseFile.GetMtime()
 		n.Atime = o.CloseFile.GetAtime()
@@ -348,6 +364,9 @@ func (ns *Tree) Apply(e Edit) error {
 		return ns.applyRemoveXAttr(o.RemoveXattr)
 	case *namenodepb.EditOp_SetAcl:
 		return ns.applySetACL(o.SetAcl)
+	case *namenodepb.EditOp_AllowSnapshot, *namenodepb.EditOp_DisallowSnapshot, *namenodepb.EditOp_CreateSnapshot,
+		*namenodepb.EditOp_DeleteSnapshot, *namenodepb.EditOp_RenameSnapshot, *namenodepb.EditOp_CopyOnTruncate:
+		return ns.applySnapshotOp(e.op)
 	case *namenodepb.EditOp_SetStoragePolicy:
 		n := ns.Lookup(o.SetStoragePolicy.GetPath())
 		if n == nil {
@@ -406,6 +425,7 @@ func (ns *Tree) removeSubtree(n *Inode) {
 	var walk func(*Inode)
 	walk = func(x *Inode) {
 		delete(ns.byID, x.ID)
+		ns.forgetSnapshottable(x)
 		if x.IsDir {
 			ns.dirCount--
 			for _, c := range x.Children {

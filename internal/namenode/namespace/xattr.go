@@ -254,9 +254,12 @@ func (ns *Tree) applySetXAttr(o *namenodepb.OpSetXAttr) error {
 		return replayErr("setXAttr on missing %s", o.GetPath())
 	}
 	x := xattrFrom(o.GetXattr())
+	// A new slice every time: a snapshot's copy of n shares the old one.
 	for i := range n.XAttrs {
 		if n.XAttrs[i].sameKey(x) {
-			n.XAttrs[i] = x
+			xs := append([]XAttr(nil), n.XAttrs...)
+			xs[i] = x
+			n.XAttrs = xs
 			return nil
 		}
 	}

@@ -1273,10 +1273,14 @@ func (*Command_Recover) isCommand_Command() {}
 // replica holds (lease recovery of a file whose writer went away). The
 // DataNode reports the result as a received replica.
 type RecoverCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Block         *Replica               `protobuf:"bytes,1,opt,name=block" json:"block,omitempty"`
-	NewGenStamp   *uint64                `protobuf:"varint,2,opt,name=new_gen_stamp,json=newGenStamp" json:"new_gen_stamp,omitempty"`
-	NewLength     *int64                 `protobuf:"varint,3,opt,name=new_length,json=newLength" json:"new_length,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Block       *Replica               `protobuf:"bytes,1,opt,name=block" json:"block,omitempty"`
+	NewGenStamp *uint64                `protobuf:"varint,2,opt,name=new_gen_stamp,json=newGenStamp" json:"new_gen_stamp,omitempty"`
+	NewLength   *int64                 `protobuf:"varint,3,opt,name=new_length,json=newLength" json:"new_length,omitempty"`
+	// Copy-on-truncate (a snapshot holds the block): leave the replica as
+	// it is and write its first new_length bytes as a new finalized
+	// replica of block new_block_id with new_gen_stamp. 0: cut in place.
+	NewBlockId    *uint64 `protobuf:"varint,4,opt,name=new_block_id,json=newBlockId" json:"new_block_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1328,6 +1332,13 @@ func (x *RecoverCommand) GetNewGenStamp() uint64 {
 func (x *RecoverCommand) GetNewLength() int64 {
 	if x != nil && x.NewLength != nil {
 		return *x.NewLength
+	}
+	return 0
+}
+
+func (x *RecoverCommand) GetNewBlockId() uint64 {
+	if x != nil && x.NewBlockId != nil {
+		return *x.NewBlockId
 	}
 	return 0
 }
@@ -1772,12 +1783,14 @@ const file_datanode_datanode_protocol_proto_rawDesc = "" +
 	"reregister\x122\n" +
 	"\x04move\x18\x04 \x01(\v2\x1c.strata.datanode.MoveCommandH\x00R\x04move\x12;\n" +
 	"\arecover\x18\x05 \x01(\v2\x1f.strata.datanode.RecoverCommandH\x00R\arecoverB\t\n" +
-	"\acommand\"\x83\x01\n" +
+	"\acommand\"\xa5\x01\n" +
 	"\x0eRecoverCommand\x12.\n" +
 	"\x05block\x18\x01 \x01(\v2\x18.strata.datanode.ReplicaR\x05block\x12\"\n" +
 	"\rnew_gen_stamp\x18\x02 \x01(\x04R\vnewGenStamp\x12\x1d\n" +
 	"\n" +
-	"new_length\x18\x03 \x01(\x03R\tnewLength\"m\n" +
+	"new_length\x18\x03 \x01(\x03R\tnewLength\x12 \n" +
+	"\fnew_block_id\x18\x04 \x01(\x04R\n" +
+	"newBlockId\"m\n" +
 	"\vMoveCommand\x12.\n" +
 	"\x05block\x18\x01 \x01(\v2\x18.strata.datanode.ReplicaR\x05block\x12.\n" +
 	"\x13target_storage_type\x18\x02 \x01(\rR\x11targetStorageType\"\xe2\x01\n" +

@@ -114,11 +114,16 @@ type Inode struct {
 	// access entries. Empty: no ACL.
 	Acl []*AclEntry `protobuf:"bytes,21,rep,name=acl" json:"acl,omitempty"`
 	// Quotas (directories only; absent when none is set). -1: no quota.
-	NsQuota       *int64                `protobuf:"varint,30,opt,name=ns_quota,json=nsQuota" json:"ns_quota,omitempty"`
-	DsQuota       *int64                `protobuf:"varint,31,opt,name=ds_quota,json=dsQuota" json:"ds_quota,omitempty"`
-	TypeQuotas    []*QuotaByStorageType `protobuf:"bytes,32,rep,name=type_quotas,json=typeQuotas" json:"type_quotas,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NsQuota    *int64                `protobuf:"varint,30,opt,name=ns_quota,json=nsQuota" json:"ns_quota,omitempty"`
+	DsQuota    *int64                `protobuf:"varint,31,opt,name=ds_quota,json=dsQuota" json:"ds_quota,omitempty"`
+	TypeQuotas []*QuotaByStorageType `protobuf:"bytes,32,rep,name=type_quotas,json=typeQuotas" json:"type_quotas,omitempty"`
+	// Snapshots (40-49). snapshottable: the directory allows snapshots.
+	Snapshottable *bool `protobuf:"varint,40,opt,name=snapshottable" json:"snapshottable,omitempty"`
+	// An inode of a snapshot copy that is a file: its length when the
+	// snapshot was taken (its blocks may have grown since, by append).
+	SnapshotLength *uint64 `protobuf:"varint,41,opt,name=snapshot_length,json=snapshotLength" json:"snapshot_length,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Inode) Reset() {
@@ -268,6 +273,20 @@ func (x *Inode) GetTypeQuotas() []*QuotaByStorageType {
 		return x.TypeQuotas
 	}
 	return nil
+}
+
+func (x *Inode) GetSnapshottable() bool {
+	if x != nil && x.Snapshottable != nil {
+		return *x.Snapshottable
+	}
+	return false
+}
+
+func (x *Inode) GetSnapshotLength() uint64 {
+	if x != nil && x.SnapshotLength != nil {
+		return *x.SnapshotLength
+	}
+	return 0
 }
 
 // QuotaByStorageType is a directory's space quota on one storage type.
@@ -460,6 +479,15 @@ type FileUnderConstruction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientName    *string                `protobuf:"bytes,1,opt,name=client_name,json=clientName" json:"client_name,omitempty"`
 	ClientMachine *string                `protobuf:"bytes,2,opt,name=client_machine,json=clientMachine" json:"client_machine,omitempty"`
+	// Snapshots (40-49): a copy-on-truncate in progress copies the first
+	// bytes of this block, which a snapshot holds, into the file's last
+	// block.
+	CopySource *Block `protobuf:"bytes,40,opt,name=copy_source,json=copySource" json:"copy_source,omitempty"`
+	// The last block is committed: its length is final (a truncate inside
+	// it, or a copy-on-truncate, being finished by the DataNodes), so a
+	// recovery finishes it at that length rather than at what the replicas
+	// hold.
+	LastCommitted *bool `protobuf:"varint,41,opt,name=last_committed,json=lastCommitted" json:"last_committed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -506,6 +534,20 @@ func (x *FileUnderConstruction) GetClientMachine() string {
 		return *x.ClientMachine
 	}
 	return ""
+}
+
+func (x *FileUnderConstruction) GetCopySource() *Block {
+	if x != nil {
+		return x.CopySource
+	}
+	return nil
+}
+
+func (x *FileUnderConstruction) GetLastCommitted() bool {
+	if x != nil && x.LastCommitted != nil {
+		return *x.LastCommitted
+	}
+	return false
 }
 
 type Block struct {
@@ -576,8 +618,12 @@ type ImageHeader struct {
 	LastBlockId   *uint64                `protobuf:"varint,3,opt,name=last_block_id,json=lastBlockId" json:"last_block_id,omitempty"`
 	GenStamp      *uint64                `protobuf:"varint,4,opt,name=gen_stamp,json=genStamp" json:"gen_stamp,omitempty"`
 	InodeCount    *uint64                `protobuf:"varint,5,opt,name=inode_count,json=inodeCount" json:"inode_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Snapshots (40-49): the number of SnapshotImage sections after the
+	// inodes, and the last snapshot id handed out.
+	SnapshotCount  *uint64 `protobuf:"varint,40,opt,name=snapshot_count,json=snapshotCount" json:"snapshot_count,omitempty"`
+	LastSnapshotId *uint32 `protobuf:"varint,41,opt,name=last_snapshot_id,json=lastSnapshotId" json:"last_snapshot_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ImageHeader) Reset() {
@@ -645,6 +691,99 @@ func (x *ImageHeader) GetInodeCount() uint64 {
 	return 0
 }
 
+func (x *ImageHeader) GetSnapshotCount() uint64 {
+	if x != nil && x.SnapshotCount != nil {
+		return *x.SnapshotCount
+	}
+	return 0
+}
+
+func (x *ImageHeader) GetLastSnapshotId() uint32 {
+	if x != nil && x.LastSnapshotId != nil {
+		return *x.LastSnapshotId
+	}
+	return 0
+}
+
+// SnapshotImage opens one snapshot in an image: inode_count Inode records
+// follow, the copy of the snapshottable directory (parent unset) first,
+// parents before children, parent ids naming inodes of this copy.
+type SnapshotImage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            *uint32                `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
+	Name          []byte                 `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Ctime         *int64                 `protobuf:"varint,3,opt,name=ctime" json:"ctime,omitempty"` // milliseconds since the epoch
+	Dir           *uint64                `protobuf:"varint,4,opt,name=dir" json:"dir,omitempty"`     // the snapshottable directory's inode id
+	InodeCount    *uint64                `protobuf:"varint,5,opt,name=inode_count,json=inodeCount" json:"inode_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotImage) Reset() {
+	*x = SnapshotImage{}
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotImage) ProtoMessage() {}
+
+func (x *SnapshotImage) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotImage.ProtoReflect.Descriptor instead.
+func (*SnapshotImage) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SnapshotImage) GetId() uint32 {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return 0
+}
+
+func (x *SnapshotImage) GetName() []byte {
+	if x != nil {
+		return x.Name
+	}
+	return nil
+}
+
+func (x *SnapshotImage) GetCtime() int64 {
+	if x != nil && x.Ctime != nil {
+		return *x.Ctime
+	}
+	return 0
+}
+
+func (x *SnapshotImage) GetDir() uint64 {
+	if x != nil && x.Dir != nil {
+		return *x.Dir
+	}
+	return 0
+}
+
+func (x *SnapshotImage) GetInodeCount() uint64 {
+	if x != nil && x.InodeCount != nil {
+		return *x.InodeCount
+	}
+	return 0
+}
+
 // EditOp is one edit-log record: exactly one of the fields is set.
 type EditOp struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -669,10 +808,17 @@ type EditOp struct {
 	//	*EditOp_SetAcl
 	//	*EditOp_SetQuota
 	//	*EditOp_Concat
+	//	*EditOp_AllowSnapshot
+	//	*EditOp_DisallowSnapshot
+	//	*EditOp_CreateSnapshot
+	//	*EditOp_DeleteSnapshot
+	//	*EditOp_RenameSnapshot
+	//	*EditOp_CopyOnTruncate
 	Op isEditOp_Op `protobuf_oneof:"op"`
 	// The RPC that made this edit, on the last edit of an @AtMostOnce
 	// client call (create, append, delete, rename, rename2,
-	// updatePipeline): the caller's 16-byte client id and its call id, as
+	// updatePipeline, createSnapshot, deleteSnapshot, renameSnapshot): the
+	// caller's 16-byte client id and its call id, as
 	// Hadoop's edit ops record rpcClientId and rpcCallId. A NameNode
 	// replaying the edit adds a retry cache entry for them, so that a
 	// retry of the call (after a restart or a failover) gets the first
@@ -685,7 +831,7 @@ type EditOp struct {
 
 func (x *EditOp) Reset() {
 	*x = EditOp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +843,7 @@ func (x *EditOp) String() string {
 func (*EditOp) ProtoMessage() {}
 
 func (x *EditOp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[8]
+	mi := &file_namenode_fsimage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +856,7 @@ func (x *EditOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditOp.ProtoReflect.Descriptor instead.
 func (*EditOp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{8}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EditOp) GetOp() isEditOp_Op {
@@ -891,6 +1037,60 @@ func (x *EditOp) GetConcat() *OpConcat {
 	return nil
 }
 
+func (x *EditOp) GetAllowSnapshot() *OpAllowSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_AllowSnapshot); ok {
+			return x.AllowSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetDisallowSnapshot() *OpDisallowSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_DisallowSnapshot); ok {
+			return x.DisallowSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetCreateSnapshot() *OpCreateSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_CreateSnapshot); ok {
+			return x.CreateSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetDeleteSnapshot() *OpDeleteSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_DeleteSnapshot); ok {
+			return x.DeleteSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetRenameSnapshot() *OpRenameSnapshot {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_RenameSnapshot); ok {
+			return x.RenameSnapshot
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetCopyOnTruncate() *OpCopyOnTruncate {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_CopyOnTruncate); ok {
+			return x.CopyOnTruncate
+		}
+	}
+	return nil
+}
+
 func (x *EditOp) GetRpcClientId() []byte {
 	if x != nil {
 		return x.RpcClientId
@@ -987,6 +1187,31 @@ type EditOp_Concat struct {
 	Concat *OpConcat `protobuf:"bytes,31,opt,name=concat,oneof"`
 }
 
+type EditOp_AllowSnapshot struct {
+	// Snapshots (40-49).
+	AllowSnapshot *OpAllowSnapshot `protobuf:"bytes,40,opt,name=allow_snapshot,json=allowSnapshot,oneof"`
+}
+
+type EditOp_DisallowSnapshot struct {
+	DisallowSnapshot *OpDisallowSnapshot `protobuf:"bytes,41,opt,name=disallow_snapshot,json=disallowSnapshot,oneof"`
+}
+
+type EditOp_CreateSnapshot struct {
+	CreateSnapshot *OpCreateSnapshot `protobuf:"bytes,42,opt,name=create_snapshot,json=createSnapshot,oneof"`
+}
+
+type EditOp_DeleteSnapshot struct {
+	DeleteSnapshot *OpDeleteSnapshot `protobuf:"bytes,43,opt,name=delete_snapshot,json=deleteSnapshot,oneof"`
+}
+
+type EditOp_RenameSnapshot struct {
+	RenameSnapshot *OpRenameSnapshot `protobuf:"bytes,44,opt,name=rename_snapshot,json=renameSnapshot,oneof"`
+}
+
+type EditOp_CopyOnTruncate struct {
+	CopyOnTruncate *OpCopyOnTruncate `protobuf:"bytes,45,opt,name=copy_on_truncate,json=copyOnTruncate,oneof"`
+}
+
 func (*EditOp_Mkdir) isEditOp_Op() {}
 
 func (*EditOp_AddFile) isEditOp_Op() {}
@@ -1025,6 +1250,18 @@ func (*EditOp_SetQuota) isEditOp_Op() {}
 
 func (*EditOp_Concat) isEditOp_Op() {}
 
+func (*EditOp_AllowSnapshot) isEditOp_Op() {}
+
+func (*EditOp_DisallowSnapshot) isEditOp_Op() {}
+
+func (*EditOp_CreateSnapshot) isEditOp_Op() {}
+
+func (*EditOp_DeleteSnapshot) isEditOp_Op() {}
+
+func (*EditOp_RenameSnapshot) isEditOp_Op() {}
+
+func (*EditOp_CopyOnTruncate) isEditOp_Op() {}
+
 type OpMkdir struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            *uint64                `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
@@ -1037,7 +1274,7 @@ type OpMkdir struct {
 
 func (x *OpMkdir) Reset() {
 	*x = OpMkdir{}
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1049,7 +1286,7 @@ func (x *OpMkdir) String() string {
 func (*OpMkdir) ProtoMessage() {}
 
 func (x *OpMkdir) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[9]
+	mi := &file_namenode_fsimage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1062,7 +1299,7 @@ func (x *OpMkdir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpMkdir.ProtoReflect.Descriptor instead.
 func (*OpMkdir) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{9}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpMkdir) GetId() uint64 {
@@ -1113,7 +1350,7 @@ type OpAddFile struct {
 
 func (x *OpAddFile) Reset() {
 	*x = OpAddFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1362,7 @@ func (x *OpAddFile) String() string {
 func (*OpAddFile) ProtoMessage() {}
 
 func (x *OpAddFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[10]
+	mi := &file_namenode_fsimage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1375,7 @@ func (x *OpAddFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddFile.ProtoReflect.Descriptor instead.
 func (*OpAddFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{10}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpAddFile) GetId() uint64 {
@@ -1223,7 +1460,7 @@ type OpCloseFile struct {
 
 func (x *OpCloseFile) Reset() {
 	*x = OpCloseFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1472,7 @@ func (x *OpCloseFile) String() string {
 func (*OpCloseFile) ProtoMessage() {}
 
 func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[11]
+	mi := &file_namenode_fsimage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1485,7 @@ func (x *OpCloseFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCloseFile.ProtoReflect.Descriptor instead.
 func (*OpCloseFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{11}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpCloseFile) GetPath() string {
@@ -1289,7 +1526,7 @@ type OpDelete struct {
 
 func (x *OpDelete) Reset() {
 	*x = OpDelete{}
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1538,7 @@ func (x *OpDelete) String() string {
 func (*OpDelete) ProtoMessage() {}
 
 func (x *OpDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[12]
+	mi := &file_namenode_fsimage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1551,7 @@ func (x *OpDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpDelete.ProtoReflect.Descriptor instead.
 func (*OpDelete) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{12}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpDelete) GetPath() string {
@@ -1344,7 +1581,7 @@ type OpRename struct {
 
 func (x *OpRename) Reset() {
 	*x = OpRename{}
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1593,7 @@ func (x *OpRename) String() string {
 func (*OpRename) ProtoMessage() {}
 
 func (x *OpRename) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[13]
+	mi := &file_namenode_fsimage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1606,7 @@ func (x *OpRename) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpRename.ProtoReflect.Descriptor instead.
 func (*OpRename) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{13}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OpRename) GetSrc() string {
@@ -1410,7 +1647,7 @@ type OpSetPermission struct {
 
 func (x *OpSetPermission) Reset() {
 	*x = OpSetPermission{}
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1659,7 @@ func (x *OpSetPermission) String() string {
 func (*OpSetPermission) ProtoMessage() {}
 
 func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[14]
+	mi := &file_namenode_fsimage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1672,7 @@ func (x *OpSetPermission) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetPermission.ProtoReflect.Descriptor instead.
 func (*OpSetPermission) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{14}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpSetPermission) GetPath() string {
@@ -1463,7 +1700,7 @@ type OpSetOwner struct {
 
 func (x *OpSetOwner) Reset() {
 	*x = OpSetOwner{}
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1712,7 @@ func (x *OpSetOwner) String() string {
 func (*OpSetOwner) ProtoMessage() {}
 
 func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[15]
+	mi := &file_namenode_fsimage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1725,7 @@ func (x *OpSetOwner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetOwner.ProtoReflect.Descriptor instead.
 func (*OpSetOwner) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{15}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpSetOwner) GetPath() string {
@@ -1523,7 +1760,7 @@ type OpSetTimes struct {
 
 func (x *OpSetTimes) Reset() {
 	*x = OpSetTimes{}
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1772,7 @@ func (x *OpSetTimes) String() string {
 func (*OpSetTimes) ProtoMessage() {}
 
 func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[16]
+	mi := &file_namenode_fsimage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1785,7 @@ func (x *OpSetTimes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetTimes.ProtoReflect.Descriptor instead.
 func (*OpSetTimes) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{16}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OpSetTimes) GetPath() string {
@@ -1582,7 +1819,7 @@ type OpSetReplication struct {
 
 func (x *OpSetReplication) Reset() {
 	*x = OpSetReplication{}
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1831,7 @@ func (x *OpSetReplication) String() string {
 func (*OpSetReplication) ProtoMessage() {}
 
 func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[17]
+	mi := &file_namenode_fsimage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1844,7 @@ func (x *OpSetReplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetReplication.ProtoReflect.Descriptor instead.
 func (*OpSetReplication) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{17}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *OpSetReplication) GetPath() string {
@@ -1634,7 +1871,7 @@ type OpSetStoragePolicy struct {
 
 func (x *OpSetStoragePolicy) Reset() {
 	*x = OpSetStoragePolicy{}
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1646,7 +1883,7 @@ func (x *OpSetStoragePolicy) String() string {
 func (*OpSetStoragePolicy) ProtoMessage() {}
 
 func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[18]
+	mi := &file_namenode_fsimage_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1659,7 +1896,7 @@ func (x *OpSetStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetStoragePolicy.ProtoReflect.Descriptor instead.
 func (*OpSetStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{18}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OpSetStoragePolicy) GetPath() string {
@@ -1689,7 +1926,7 @@ type OpAddBlock struct {
 
 func (x *OpAddBlock) Reset() {
 	*x = OpAddBlock{}
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1938,7 @@ func (x *OpAddBlock) String() string {
 func (*OpAddBlock) ProtoMessage() {}
 
 func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[19]
+	mi := &file_namenode_fsimage_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1951,7 @@ func (x *OpAddBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpAddBlock.ProtoReflect.Descriptor instead.
 func (*OpAddBlock) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{19}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OpAddBlock) GetPath() string {
@@ -1753,7 +1990,7 @@ type OpUpdateBlocks struct {
 
 func (x *OpUpdateBlocks) Reset() {
 	*x = OpUpdateBlocks{}
-	mi := &file_namenode_fsimage_proto_msgTypes[20]
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +2002,7 @@ func (x *OpUpdateBlocks) String() string {
 func (*OpUpdateBlocks) ProtoMessage() {}
 
 func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[20]
+	mi := &file_namenode_fsimage_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +2015,7 @@ func (x *OpUpdateBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpUpdateBlocks.ProtoReflect.Descriptor instead.
 func (*OpUpdateBlocks) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{20}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *OpUpdateBlocks) GetPath() string {
@@ -1813,7 +2050,7 @@ type OpSetGenStamp struct {
 
 func (x *OpSetGenStamp) Reset() {
 	*x = OpSetGenStamp{}
-	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +2062,7 @@ func (x *OpSetGenStamp) String() string {
 func (*OpSetGenStamp) ProtoMessage() {}
 
 func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[21]
+	mi := &file_namenode_fsimage_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +2075,7 @@ func (x *OpSetGenStamp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetGenStamp.ProtoReflect.Descriptor instead.
 func (*OpSetGenStamp) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{21}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OpSetGenStamp) GetGenStamp() uint64 {
@@ -1861,7 +2098,7 @@ type OpReopenFile struct {
 
 func (x *OpReopenFile) Reset() {
 	*x = OpReopenFile{}
-	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	mi := &file_namenode_fsimage_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +2110,7 @@ func (x *OpReopenFile) String() string {
 func (*OpReopenFile) ProtoMessage() {}
 
 func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[22]
+	mi := &file_namenode_fsimage_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +2123,7 @@ func (x *OpReopenFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReopenFile.ProtoReflect.Descriptor instead.
 func (*OpReopenFile) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{22}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *OpReopenFile) GetPath() string {
@@ -1929,7 +2166,7 @@ type OpSetXAttr struct {
 
 func (x *OpSetXAttr) Reset() {
 	*x = OpSetXAttr{}
-	mi := &file_namenode_fsimage_proto_msgTypes[23]
+	mi := &file_namenode_fsimage_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +2178,7 @@ func (x *OpSetXAttr) String() string {
 func (*OpSetXAttr) ProtoMessage() {}
 
 func (x *OpSetXAttr) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[23]
+	mi := &file_namenode_fsimage_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,7 +2191,7 @@ func (x *OpSetXAttr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetXAttr.ProtoReflect.Descriptor instead.
 func (*OpSetXAttr) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{23}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OpSetXAttr) GetPath() string {
@@ -1983,7 +2220,7 @@ type OpRemoveXAttr struct {
 
 func (x *OpRemoveXAttr) Reset() {
 	*x = OpRemoveXAttr{}
-	mi := &file_namenode_fsimage_proto_msgTypes[24]
+	mi := &file_namenode_fsimage_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2232,7 @@ func (x *OpRemoveXAttr) String() string {
 func (*OpRemoveXAttr) ProtoMessage() {}
 
 func (x *OpRemoveXAttr) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[24]
+	mi := &file_namenode_fsimage_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2245,7 @@ func (x *OpRemoveXAttr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpRemoveXAttr.ProtoReflect.Descriptor instead.
 func (*OpRemoveXAttr) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{24}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *OpRemoveXAttr) GetPath() string {
@@ -2045,7 +2282,7 @@ type OpSetAcl struct {
 
 func (x *OpSetAcl) Reset() {
 	*x = OpSetAcl{}
-	mi := &file_namenode_fsimage_proto_msgTypes[25]
+	mi := &file_namenode_fsimage_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2057,7 +2294,7 @@ func (x *OpSetAcl) String() string {
 func (*OpSetAcl) ProtoMessage() {}
 
 func (x *OpSetAcl) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[25]
+	mi := &file_namenode_fsimage_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2070,7 +2307,7 @@ func (x *OpSetAcl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetAcl.ProtoReflect.Descriptor instead.
 func (*OpSetAcl) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{25}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OpSetAcl) GetPath() string {
@@ -2104,7 +2341,7 @@ type OpSetQuota struct {
 
 func (x *OpSetQuota) Reset() {
 	*x = OpSetQuota{}
-	mi := &file_namenode_fsimage_proto_msgTypes[26]
+	mi := &file_namenode_fsimage_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2353,7 @@ func (x *OpSetQuota) String() string {
 func (*OpSetQuota) ProtoMessage() {}
 
 func (x *OpSetQuota) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[26]
+	mi := &file_namenode_fsimage_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2366,7 @@ func (x *OpSetQuota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSetQuota.ProtoReflect.Descriptor instead.
 func (*OpSetQuota) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{26}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OpSetQuota) GetPath() string {
@@ -2174,7 +2411,7 @@ type OpConcat struct {
 
 func (x *OpConcat) Reset() {
 	*x = OpConcat{}
-	mi := &file_namenode_fsimage_proto_msgTypes[27]
+	mi := &file_namenode_fsimage_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2423,7 @@ func (x *OpConcat) String() string {
 func (*OpConcat) ProtoMessage() {}
 
 func (x *OpConcat) ProtoReflect() protoreflect.Message {
-	mi := &file_namenode_fsimage_proto_msgTypes[27]
+	mi := &file_namenode_fsimage_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2436,7 @@ func (x *OpConcat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpConcat.ProtoReflect.Descriptor instead.
 func (*OpConcat) Descriptor() ([]byte, []int) {
-	return file_namenode_fsimage_proto_rawDescGZIP(), []int{27}
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OpConcat) GetTrg() string {
@@ -2223,6 +2460,355 @@ func (x *OpConcat) GetMtime() int64 {
 	return 0
 }
 
+// OpAllowSnapshot makes directory path snapshottable.
+type OpAllowSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpAllowSnapshot) Reset() {
+	*x = OpAllowSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpAllowSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpAllowSnapshot) ProtoMessage() {}
+
+func (x *OpAllowSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpAllowSnapshot.ProtoReflect.Descriptor instead.
+func (*OpAllowSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *OpAllowSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+// OpDisallowSnapshot makes directory path, which has no snapshots, no
+// longer snapshottable.
+type OpDisallowSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpDisallowSnapshot) Reset() {
+	*x = OpDisallowSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpDisallowSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpDisallowSnapshot) ProtoMessage() {}
+
+func (x *OpDisallowSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpDisallowSnapshot.ProtoReflect.Descriptor instead.
+func (*OpDisallowSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *OpDisallowSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+// OpCreateSnapshot takes snapshot id called name of directory path; ctime
+// becomes the directory's and the snapshot root's modification time.
+type OpCreateSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Id            *uint32                `protobuf:"varint,3,opt,name=id" json:"id,omitempty"`
+	Ctime         *int64                 `protobuf:"varint,4,opt,name=ctime" json:"ctime,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpCreateSnapshot) Reset() {
+	*x = OpCreateSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpCreateSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpCreateSnapshot) ProtoMessage() {}
+
+func (x *OpCreateSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpCreateSnapshot.ProtoReflect.Descriptor instead.
+func (*OpCreateSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *OpCreateSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpCreateSnapshot) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *OpCreateSnapshot) GetId() uint32 {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return 0
+}
+
+func (x *OpCreateSnapshot) GetCtime() int64 {
+	if x != nil && x.Ctime != nil {
+		return *x.Ctime
+	}
+	return 0
+}
+
+// OpDeleteSnapshot deletes snapshot name of directory path; blocks no
+// longer referenced are freed.
+type OpDeleteSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Name          *string                `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Mtime         *int64                 `protobuf:"varint,3,opt,name=mtime" json:"mtime,omitempty"` // the directory's new modification time
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpDeleteSnapshot) Reset() {
+	*x = OpDeleteSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpDeleteSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpDeleteSnapshot) ProtoMessage() {}
+
+func (x *OpDeleteSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpDeleteSnapshot.ProtoReflect.Descriptor instead.
+func (*OpDeleteSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *OpDeleteSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpDeleteSnapshot) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *OpDeleteSnapshot) GetMtime() int64 {
+	if x != nil && x.Mtime != nil {
+		return *x.Mtime
+	}
+	return 0
+}
+
+// OpRenameSnapshot renames snapshot old_name of directory path.
+type OpRenameSnapshot struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Path    *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	OldName *string                `protobuf:"bytes,2,opt,name=old_name,json=oldName" json:"old_name,omitempty"`
+	NewName *string                `protobuf:"bytes,3,opt,name=new_name,json=newName" json:"new_name,omitempty"`
+	// The new modification time of the directory and of the snapshot's root.
+	Mtime         *int64 `protobuf:"varint,4,opt,name=mtime" json:"mtime,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpRenameSnapshot) Reset() {
+	*x = OpRenameSnapshot{}
+	mi := &file_namenode_fsimage_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpRenameSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpRenameSnapshot) ProtoMessage() {}
+
+func (x *OpRenameSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpRenameSnapshot.ProtoReflect.Descriptor instead.
+func (*OpRenameSnapshot) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *OpRenameSnapshot) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpRenameSnapshot) GetOldName() string {
+	if x != nil && x.OldName != nil {
+		return *x.OldName
+	}
+	return ""
+}
+
+func (x *OpRenameSnapshot) GetNewName() string {
+	if x != nil && x.NewName != nil {
+		return *x.NewName
+	}
+	return ""
+}
+
+func (x *OpRenameSnapshot) GetMtime() int64 {
+	if x != nil && x.Mtime != nil {
+		return *x.Mtime
+	}
+	return 0
+}
+
+// OpCopyOnTruncate records that the last block of open file path is being
+// made by the DataNodes as a copy of the first bytes of source, a block a
+// snapshot holds (Hadoop's copy-on-truncate), so a recovery after a
+// restart copies again instead of cutting a replica nobody has.
+type OpCopyOnTruncate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          *string                `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Source        *Block                 `protobuf:"bytes,2,opt,name=source" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpCopyOnTruncate) Reset() {
+	*x = OpCopyOnTruncate{}
+	mi := &file_namenode_fsimage_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpCopyOnTruncate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpCopyOnTruncate) ProtoMessage() {}
+
+func (x *OpCopyOnTruncate) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpCopyOnTruncate.ProtoReflect.Descriptor instead.
+func (*OpCopyOnTruncate) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *OpCopyOnTruncate) GetPath() string {
+	if x != nil && x.Path != nil {
+		return *x.Path
+	}
+	return ""
+}
+
+func (x *OpCopyOnTruncate) GetSource() *Block {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
 var File_namenode_fsimage_proto protoreflect.FileDescriptor
 
 const file_namenode_fsimage_proto_rawDesc = "" +
@@ -2232,7 +2818,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"PermStatus\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x14\n" +
 	"\x05group\x18\x02 \x01(\tR\x05group\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\rR\x04mode\"\xe0\x04\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\"\xaf\x05\n" +
 	"\x05Inode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06parent\x18\x02 \x01(\x04R\x06parent\x12\x12\n" +
@@ -2253,7 +2839,9 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\bns_quota\x18\x1e \x01(\x03R\ansQuota\x12\x19\n" +
 	"\bds_quota\x18\x1f \x01(\x03R\adsQuota\x12D\n" +
 	"\vtype_quotas\x18  \x03(\v2#.strata.namenode.QuotaByStorageTypeR\n" +
-	"typeQuotas\">\n" +
+	"typeQuotas\x12$\n" +
+	"\rsnapshottable\x18( \x01(\bR\rsnapshottable\x12'\n" +
+	"\x0fsnapshot_length\x18) \x01(\x04R\x0esnapshotLength\">\n" +
 	"\x12QuotaByStorageType\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\rR\x04type\x12\x14\n" +
 	"\x05quota\x18\x02 \x01(\x03R\x05quota\"O\n" +
@@ -2265,23 +2853,34 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x05scope\x18\x01 \x01(\rR\x05scope\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
 	"\x04perm\x18\x03 \x01(\rR\x04perm\x12\x12\n" +
-	"\x04name\x18\x04 \x01(\tR\x04name\"_\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\"\xbf\x01\n" +
 	"\x15FileUnderConstruction\x12\x1f\n" +
 	"\vclient_name\x18\x01 \x01(\tR\n" +
 	"clientName\x12%\n" +
-	"\x0eclient_machine\x18\x02 \x01(\tR\rclientMachine\"Q\n" +
+	"\x0eclient_machine\x18\x02 \x01(\tR\rclientMachine\x127\n" +
+	"\vcopy_source\x18( \x01(\v2\x16.strata.namenode.BlockR\n" +
+	"copySource\x12%\n" +
+	"\x0elast_committed\x18) \x01(\bR\rlastCommitted\"Q\n" +
 	"\x05Block\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
-	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\xba\x01\n" +
+	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\x8b\x02\n" +
 	"\vImageHeader\x12%\n" +
 	"\x0elayout_version\x18\x01 \x01(\rR\rlayoutVersion\x12\"\n" +
 	"\rlast_inode_id\x18\x02 \x01(\x04R\vlastInodeId\x12\"\n" +
 	"\rlast_block_id\x18\x03 \x01(\x04R\vlastBlockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x04 \x01(\x04R\bgenStamp\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\x80\n" +
-	"\n" +
+	"inodeCount\x12%\n" +
+	"\x0esnapshot_count\x18( \x01(\x04R\rsnapshotCount\x12(\n" +
+	"\x10last_snapshot_id\x18) \x01(\rR\x0elastSnapshotId\"|\n" +
+	"\rSnapshotImage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\fR\x04name\x12\x14\n" +
+	"\x05ctime\x18\x03 \x01(\x03R\x05ctime\x12\x10\n" +
+	"\x03dir\x18\x04 \x01(\x04R\x03dir\x12\x1f\n" +
+	"\vinode_count\x18\x05 \x01(\x04R\n" +
+	"inodeCount\"\xd8\r\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -2304,7 +2903,13 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\fremove_xattr\x18\x15 \x01(\v2\x1e.strata.namenode.OpRemoveXAttrH\x00R\vremoveXattr\x124\n" +
 	"\aset_acl\x18\x16 \x01(\v2\x19.strata.namenode.OpSetAclH\x00R\x06setAcl\x12:\n" +
 	"\tset_quota\x18\x1e \x01(\v2\x1b.strata.namenode.OpSetQuotaH\x00R\bsetQuota\x123\n" +
-	"\x06concat\x18\x1f \x01(\v2\x19.strata.namenode.OpConcatH\x00R\x06concat\x12\"\n" +
+	"\x06concat\x18\x1f \x01(\v2\x19.strata.namenode.OpConcatH\x00R\x06concat\x12I\n" +
+	"\x0eallow_snapshot\x18( \x01(\v2 .strata.namenode.OpAllowSnapshotH\x00R\rallowSnapshot\x12R\n" +
+	"\x11disallow_snapshot\x18) \x01(\v2#.strata.namenode.OpDisallowSnapshotH\x00R\x10disallowSnapshot\x12L\n" +
+	"\x0fcreate_snapshot\x18* \x01(\v2!.strata.namenode.OpCreateSnapshotH\x00R\x0ecreateSnapshot\x12L\n" +
+	"\x0fdelete_snapshot\x18+ \x01(\v2!.strata.namenode.OpDeleteSnapshotH\x00R\x0edeleteSnapshot\x12L\n" +
+	"\x0frename_snapshot\x18, \x01(\v2!.strata.namenode.OpRenameSnapshotH\x00R\x0erenameSnapshot\x12M\n" +
+	"\x10copy_on_truncate\x18- \x01(\v2!.strata.namenode.OpCopyOnTruncateH\x00R\x0ecopyOnTruncate\x12\"\n" +
 	"\rrpc_client_id\x18d \x01(\fR\vrpcClientId\x12\x1e\n" +
 	"\vrpc_call_id\x18e \x01(\x11R\trpcCallIdB\x04\n" +
 	"\x02op\"t\n" +
@@ -2396,7 +3001,28 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\bOpConcat\x12\x10\n" +
 	"\x03trg\x18\x01 \x01(\tR\x03trg\x12\x12\n" +
 	"\x04srcs\x18\x02 \x03(\tR\x04srcs\x12\x14\n" +
-	"\x05mtime\x18\x03 \x01(\x03R\x05mtimeB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
+	"\x05mtime\x18\x03 \x01(\x03R\x05mtime\"%\n" +
+	"\x0fOpAllowSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"(\n" +
+	"\x12OpDisallowSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"`\n" +
+	"\x10OpCreateSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\rR\x02id\x12\x14\n" +
+	"\x05ctime\x18\x04 \x01(\x03R\x05ctime\"P\n" +
+	"\x10OpDeleteSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05mtime\x18\x03 \x01(\x03R\x05mtime\"r\n" +
+	"\x10OpRenameSnapshot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
+	"\bold_name\x18\x02 \x01(\tR\aoldName\x12\x19\n" +
+	"\bnew_name\x18\x03 \x01(\tR\anewName\x12\x14\n" +
+	"\x05mtime\x18\x04 \x01(\x03R\x05mtime\"V\n" +
+	"\x10OpCopyOnTruncate\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12.\n" +
+	"\x06source\x18\x02 \x01(\v2\x16.strata.namenode.BlockR\x06sourceB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
 
 var (
 	file_namenode_fsimage_proto_rawDescOnce sync.Once
@@ -2410,7 +3036,7 @@ func file_namenode_fsimage_proto_rawDescGZIP() []byte {
 	return file_namenode_fsimage_proto_rawDescData
 }
 
-var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_namenode_fsimage_proto_goTypes = []any{
 	(*PermStatus)(nil),            // 0: strata.namenode.PermStatus
 	(*Inode)(nil),                 // 1: strata.namenode.Inode
@@ -2420,26 +3046,33 @@ var file_namenode_fsimage_proto_goTypes = []any{
 	(*FileUnderConstruction)(nil), // 5: strata.namenode.FileUnderConstruction
 	(*Block)(nil),                 // 6: strata.namenode.Block
 	(*ImageHeader)(nil),           // 7: strata.namenode.ImageHeader
-	(*EditOp)(nil),                // 8: strata.namenode.EditOp
-	(*OpMkdir)(nil),               // 9: strata.namenode.OpMkdir
-	(*OpAddFile)(nil),             // 10: strata.namenode.OpAddFile
-	(*OpCloseFile)(nil),           // 11: strata.namenode.OpCloseFile
-	(*OpDelete)(nil),              // 12: strata.namenode.OpDelete
-	(*OpRename)(nil),              // 13: strata.namenode.OpRename
-	(*OpSetPermission)(nil),       // 14: strata.namenode.OpSetPermission
-	(*OpSetOwner)(nil),            // 15: strata.namenode.OpSetOwner
-	(*OpSetTimes)(nil),            // 16: strata.namenode.OpSetTimes
-	(*OpSetReplication)(nil),      // 17: strata.namenode.OpSetReplication
-	(*OpSetStoragePolicy)(nil),    // 18: strata.namenode.OpSetStoragePolicy
-	(*OpAddBlock)(nil),            // 19: strata.namenode.OpAddBlock
-	(*OpUpdateBlocks)(nil),        // 20: strata.namenode.OpUpdateBlocks
-	(*OpSetGenStamp)(nil),         // 21: strata.namenode.OpSetGenStamp
-	(*OpReopenFile)(nil),          // 22: strata.namenode.OpReopenFile
-	(*OpSetXAttr)(nil),            // 23: strata.namenode.OpSetXAttr
-	(*OpRemoveXAttr)(nil),         // 24: strata.namenode.OpRemoveXAttr
-	(*OpSetAcl)(nil),              // 25: strata.namenode.OpSetAcl
-	(*OpSetQuota)(nil),            // 26: strata.namenode.OpSetQuota
-	(*OpConcat)(nil),              // 27: strata.namenode.OpConcat
+	(*SnapshotImage)(nil),         // 8: strata.namenode.SnapshotImage
+	(*EditOp)(nil),                // 9: strata.namenode.EditOp
+	(*OpMkdir)(nil),               // 10: strata.namenode.OpMkdir
+	(*OpAddFile)(nil),             // 11: strata.namenode.OpAddFile
+	(*OpCloseFile)(nil),           // 12: strata.namenode.OpCloseFile
+	(*OpDelete)(nil),              // 13: strata.namenode.OpDelete
+	(*OpRename)(nil),              // 14: strata.namenode.OpRename
+	(*OpSetPermission)(nil),       // 15: strata.namenode.OpSetPermission
+	(*OpSetOwner)(nil),            // 16: strata.namenode.OpSetOwner
+	(*OpSetTimes)(nil),            // 17: strata.namenode.OpSetTimes
+	(*OpSetReplication)(nil),      // 18: strata.namenode.OpSetReplication
+	(*OpSetStoragePolicy)(nil),    // 19: strata.namenode.OpSetStoragePolicy
+	(*OpAddBlock)(nil),            // 20: strata.namenode.OpAddBlock
+	(*OpUpdateBlocks)(nil),        // 21: strata.namenode.OpUpdateBlocks
+	(*OpSetGenStamp)(nil),         // 22: strata.namenode.OpSetGenStamp
+	(*OpReopenFile)(nil),          // 23: strata.namenode.OpReopenFile
+	(*OpSetXAttr)(nil),            // 24: strata.namenode.OpSetXAttr
+	(*OpRemoveXAttr)(nil),         // 25: strata.namenode.OpRemoveXAttr
+	(*OpSetAcl)(nil),              // 26: strata.namenode.OpSetAcl
+	(*OpSetQuota)(nil),            // 27: strata.namenode.OpSetQuota
+	(*OpConcat)(nil),              // 28: strata.namenode.OpConcat
+	(*OpAllowSnapshot)(nil),       // 29: strata.namenode.OpAllowSnapshot
+	(*OpDisallowSnapshot)(nil),    // 30: strata.namenode.OpDisallowSnapshot
+	(*OpCreateSnapshot)(nil),      // 31: strata.namenode.OpCreateSnapshot
+	(*OpDeleteSnapshot)(nil),      // 32: strata.namenode.OpDeleteSnapshot
+	(*OpRenameSnapshot)(nil),      // 33: strata.namenode.OpRenameSnapshot
+	(*OpCopyOnTruncate)(nil),      // 34: strata.namenode.OpCopyOnTruncate
 }
 var file_namenode_fsimage_proto_depIdxs = []int32{
 	0,  // 0: strata.namenode.Inode.perm:type_name -> strata.namenode.PermStatus
@@ -2448,37 +3081,45 @@ var file_namenode_fsimage_proto_depIdxs = []int32{
 	3,  // 3: strata.namenode.Inode.xattrs:type_name -> strata.namenode.XAttr
 	4,  // 4: strata.namenode.Inode.acl:type_name -> strata.namenode.AclEntry
 	2,  // 5: strata.namenode.Inode.type_quotas:type_name -> strata.namenode.QuotaByStorageType
-	9,  // 6: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
-	10, // 7: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
-	11, // 8: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
-	12, // 9: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
-	13, // 10: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
-	14, // 11: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
-	15, // 12: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
-	16, // 13: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
-	17, // 14: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
-	18, // 15: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	19, // 16: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
-	20, // 17: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
-	21, // 18: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
-	22, // 19: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
-	23, // 20: strata.namenode.EditOp.set_xattr:type_name -> strata.namenode.OpSetXAttr
-	24, // 21: strata.namenode.EditOp.remove_xattr:type_name -> strata.namenode.OpRemoveXAttr
-	25, // 22: strata.namenode.EditOp.set_acl:type_name -> strata.namenode.OpSetAcl
-	26, // 23: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
-	27, // 24: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
-	0,  // 25: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 26: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	6,  // 27: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	6,  // 28: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
-	6,  // 29: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
-	3,  // 30: strata.namenode.OpSetXAttr.xattr:type_name -> strata.namenode.XAttr
-	4,  // 31: strata.namenode.OpSetAcl.entries:type_name -> strata.namenode.AclEntry
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	6,  // 6: strata.namenode.FileUnderConstruction.copy_source:type_name -> strata.namenode.Block
+	10, // 7: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
+	11, // 8: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
+	12, // 9: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
+	13, // 10: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
+	14, // 11: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
+	15, // 12: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
+	16, // 13: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
+	17, // 14: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
+	18, // 15: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
+	19, // 16: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
+	20, // 17: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	21, // 18: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	22, // 19: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	23, // 20: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	24, // 21: strata.namenode.EditOp.set_xattr:type_name -> strata.namenode.OpSetXAttr
+	25, // 22: strata.namenode.EditOp.remove_xattr:type_name -> strata.namenode.OpRemoveXAttr
+	26, // 23: strata.namenode.EditOp.set_acl:type_name -> strata.namenode.OpSetAcl
+	27, // 24: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
+	28, // 25: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
+	29, // 26: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
+	30, // 27: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
+	31, // 28: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
+	32, // 29: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
+	33, // 30: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
+	34, // 31: strata.namenode.EditOp.copy_on_truncate:type_name -> strata.namenode.OpCopyOnTruncate
+	0,  // 32: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 33: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	6,  // 34: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	6,  // 35: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	6,  // 36: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	3,  // 37: strata.namenode.OpSetXAttr.xattr:type_name -> strata.namenode.XAttr
+	4,  // 38: strata.namenode.OpSetAcl.entries:type_name -> strata.namenode.AclEntry
+	6,  // 39: strata.namenode.OpCopyOnTruncate.source:type_name -> strata.namenode.Block
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
@@ -2486,7 +3127,7 @@ func file_namenode_fsimage_proto_init() {
 	if File_namenode_fsimage_proto != nil {
 		return
 	}
-	file_namenode_fsimage_proto_msgTypes[8].OneofWrappers = []any{
+	file_namenode_fsimage_proto_msgTypes[9].OneofWrappers = []any{
 		(*EditOp_Mkdir)(nil),
 		(*EditOp_AddFile)(nil),
 		(*EditOp_CloseFile)(nil),
@@ -2506,6 +3147,12 @@ func file_namenode_fsimage_proto_init() {
 		(*EditOp_SetAcl)(nil),
 		(*EditOp_SetQuota)(nil),
 		(*EditOp_Concat)(nil),
+		(*EditOp_AllowSnapshot)(nil),
+		(*EditOp_DisallowSnapshot)(nil),
+		(*EditOp_CreateSnapshot)(nil),
+		(*EditOp_DeleteSnapshot)(nil),
+		(*EditOp_RenameSnapshot)(nil),
+		(*EditOp_CopyOnTruncate)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2513,7 +3160,7 @@ func file_namenode_fsimage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_namenode_fsimage_proto_rawDesc), len(file_namenode_fsimage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
