@@ -114,7 +114,7 @@ func New(cfg Config) (*NameNode, error) {
 		xattrsDisabled: !cfg.XAttrsEnabled, aclsDisabled: !cfg.ACLsEnabled, noACLInheritance: !cfg.ACLInheritance,
 		xattrLimits:        namespace.XAttrLimits{PerInode: cfg.MaxXAttrsPerInode, Size: cfg.MaxXAttrSize},
 		maintenanceMinRepl: cfg.Nodes.MaintenanceMinReplication,
-		snapshotDiffLimit: cfg.SnapshotDiffLimit, snapshotMaxCopied: cfg.SnapshotMaxCopied,
+		snapshotDiffLimit:  cfg.SnapshotDiffLimit, snapshotMaxCopied: cfg.SnapshotMaxCopied,
 		snapshotMaxTotalInodes: cfg.SnapshotMaxTotalInodes, maxReplyBytes: cfg.MaxDataLength,
 	}, l, cfg.Logger)
 	if err := ns.initNodes(cfg.Nodes); err != nil {

@@ -127,8 +127,8 @@ type Tree struct {
 	fileCount int64
 	dirCount  int64
 
-	quotaSeen bool // a quota was set: edits keep usage (quota.go)
-	snaps snapshots // snapshot.go
+	quotaSeen bool      // a quota was set: edits keep usage (quota.go)
+	snaps     snapshots // snapshot.go
 }
 
 // New returns a tree holding only the root directory, owned by superuser
