@@ -204,6 +204,7 @@ type sectionView struct {
 
 type tableView struct {
 	Table
+	ID   string // "<section>-table-<n>", an anchor
 	Rows [][]cellView
 }
 
@@ -235,8 +236,10 @@ func (r *Results) reportView(files []string) (*reportView, error) {
 	sections := r.ReportSections()
 	for _, s := range sections {
 		sv := sectionView{ReportSection: s}
-		for _, t := range s.Tables {
-			sv.Tables = append(sv.Tables, tableCells(t))
+		for i, t := range s.Tables {
+			tv := tableCells(t)
+			tv.ID = fmt.Sprintf("%s-table-%d", s.ID, i+1)
+			sv.Tables = append(sv.Tables, tv)
 		}
 		for _, f := range s.Figures {
 			svg, err := inlineSVG(f.SVG)
