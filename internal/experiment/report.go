@@ -189,6 +189,7 @@ func ReportLinks(dir string, files []string) []string {
 
 type reportView struct {
 	Title, Subtitle string
+	Command         string
 	Config          [][2]string
 	Sections        []sectionView
 	Files           []string
@@ -233,6 +234,7 @@ func (r *Results) reportView(files []string) (*reportView, error) {
 		v.Title += " of " + r.Date.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	v.Subtitle = strings.Join(r.profileNames(), " vs ")
+	v.Command = r.Command
 	sections := r.ReportSections()
 	for _, s := range sections {
 		sv := sectionView{ReportSection: s}
@@ -285,7 +287,8 @@ func inlineSVG(s interface{ WriteSVG(io.Writer) error }) (template.HTML, error) 
 	return template.HTML(out), nil
 }
 
-// configFacts is the run's configuration and machine.
+// configFacts is the run's configuration and machine (the command line
+// is the page's heading).
 func (r *Results) configFacts() [][2]string {
 	var f [][2]string
 	add := func(k, v string) {
@@ -296,7 +299,6 @@ func (r *Results) configFacts() [][2]string {
 	if !r.Date.IsZero() {
 		add("date", r.Date.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	add("command", r.Command)
 	if r.Rows > 0 {
 		add("TeraGen rows", fmt.Sprintf("%d (%s)", r.Rows, formatBytes(int64(r.Rows)*100)))
 		add("repetitions", strconv.Itoa(r.Repetitions))

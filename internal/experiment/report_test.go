@@ -164,7 +164,7 @@ func TestReportTiny(t *testing.T) {
 	checkReport(t, r, page)
 	for _, w := range []string{
 		// configuration and machine
-		"<th scope=\"row\">TeraGen rows</th><td>20000 (2 MB)</td>", "<th scope=\"row\">CPUs</th>", "<th scope=\"row\">memory</th>", "<th scope=\"row\">kernel</th>",
+		"<dt>TeraGen rows</dt><dd>20000 (2 MB)</dd>", "<dt>CPUs</dt><dd>2</dd>", "<dt>memory</dt>", "<dt>kernel</dt><dd>Linux ", "<code>strata experiment -profiles ./plain.profile",
 		"2 DataNodes with 1 map and 1 reduce slots each",
 		// the paper's value beside the measured speed-up
 		">1.4x</td>",
@@ -195,7 +195,7 @@ func TestReportEscapes(t *testing.T) {
 	r := tinyResults(t)
 	r.Profiles[0].Name = evil
 	r.Profiles[0].Description = `<script>alert(1)</script>`
-	r.Profiles[1].Layout.Conf = [][2]string{{"a<b", "</td><td>"}}
+	r.Profiles[1].Layout.Conf = [][2]string{{"a<b", "</dd><dt>x"}}
 	r.Command = "strata experiment -out '<i>'"
 	for i := range r.DFSIO {
 		if r.DFSIO[i].Profile == "plain" {
@@ -206,7 +206,7 @@ func TestReportEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := render(t, r)
-	for _, bad := range []string{"<script>alert", "<img src=x", "<i>", "</td><td>\n", "<td></td><td></td>"} {
+	for _, bad := range []string{"<script>alert", "<img src=x", "<i>", "</dd><dt>x"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("page contains %q unescaped", bad)
 		}
@@ -215,7 +215,7 @@ func TestReportEscapes(t *testing.T) {
 		t.Errorf("page has %d script elements, want only its own", n)
 	}
 	if !strings.Contains(page, "<td>&lt;img src=x onerror=alert(&#34;x&#34;)&gt;</td>") || !strings.Contains(page, "&lt;img src=x onerror=alert(&#34;x&#34;)&gt;</text>") ||
-		!strings.Contains(page, "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>") {
+		!strings.Contains(page, "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>") || !strings.Contains(page, "<dt>conf a&lt;b</dt><dd>&lt;/dd&gt;&lt;dt&gt;x</dd>") {
 		t.Error("the evil name is not shown as text in a table and a chart")
 	}
 	checkReport(t, r, page)
@@ -234,7 +234,7 @@ func TestReportSections(t *testing.T) {
 	addReportSections(func(*Results) []ReportSection { return []ReportSection{{ID: "empty", Title: "did not run"}} })
 	page := render(t, tinyResults(t))
 	for _, w := range []string{`<a href="#paper2">The second paper&#39;s table</a>`, "<figcaption>Table 9 &amp; more", "<td>sata&lt;ssd&gt;</td><td class=\"num\">412.5</td>",
-		"<td>4 nodes</td>", `<a href="paper2.svg">`, ">paper 2</text>"} {
+		"<dd>4 nodes</dd>", `<a href="paper2.svg">`, ">paper 2</text>"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q", w)
 		}
@@ -309,7 +309,7 @@ func TestReportProfileLayout(t *testing.T) {
 	}
 	r := &Results{Hosts: true, DataNodes: 3, Profiles: []ProfileResult{{Name: "x", Layout: l}}}
 	page := render(t, r)
-	for _, w := range []string{"<td>100 Mbit/s</td>", "<td>ONE_SSD</td>", "<td>a</td><td>hdd-7200</td><td>DISK</td><td>-</td><td class=\"num\">175</td>"} {
+	for _, w := range []string{"<dd>100 Mbit/s</dd>", "<dd>ONE_SSD</dd>", "<td>a</td><td>hdd-7200</td><td>DISK</td><td>-</td><td class=\"num\">175</td>"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q", w)
 		}
