@@ -308,7 +308,11 @@ func (r *Results) configFacts() [][2]string {
 	if r.SortMB > 0 {
 		add("mapreduce.task.io.sort.mb", strconv.Itoa(r.SortMB))
 	}
-	add("media emulation", map[bool]string{true: "on", false: "off (plain directories)"}[r.Media])
+	if r.Media {
+		add("media emulation", "on")
+	} else {
+		add("media emulation", "off (plain directories)")
+	}
 	if r.Hosts {
 		add("daemons", "a process each on a host of its own (-hosts): links and CPU shares as the profiles say")
 	} else {
@@ -604,7 +608,11 @@ func (r *Results) profileSection(i int) ReportSection {
 		dev := Table{Title: "Devices of each node", Text: 4,
 			Header: []string{"device", "preset", "DataNode volume", "intermediate data", "read MB/s", "write MB/s", "access (ms)", "queue depth"}}
 		for _, d := range l.Devices {
-			row := []string{d.Name, d.Preset, orDash(d.Volume), map[bool]string{true: "yes", false: "-"}[d.Intermediate]}
+			intermediate := "-"
+			if d.Intermediate {
+				intermediate = "yes"
+			}
+			row := []string{d.Name, d.Preset, orDash(d.Volume), intermediate}
 			if pr, ok := media.LookupPreset(d.Preset); ok {
 				row = append(row, formatTick(pr.Params.ReadMBps), formatTick(pr.Params.WriteMBps),
 					formatTick(float64(pr.Params.Seek.Microseconds())/1000), strconv.Itoa(pr.Params.QueueDepth))
