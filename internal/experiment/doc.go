@@ -37,6 +37,12 @@
 // results.json, CSV files and SVG grouped-bar charts (Chart, a small SVG
 // writer of its own).
 //
+// WriteFiles also writes index.html (report.go): every table and chart
+// of the run, a section per profile and links to the raw files, in one
+// self-contained page (html/template, embedded CSS and script, inline
+// SVG); RegenerateReport writes it again from a results.json. Another
+// part of the package adds its tables to it with addReportSections.
+//
 // Each step is also accounted for (accounting.go, RunResult.Jobs): the
 // JobTracker's record of every attempt of the step's job (node, span,
 // phase ends, the child's rusage, counters by Hadoop's names), the

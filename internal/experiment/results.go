@@ -35,6 +35,11 @@ type Results struct {
 	Profiles []ProfileResult `json:"profiles"`
 	Costs    []Cost          `json:"costs,omitempty"`
 	DFSIO    []DFSIOResult   `json:"dfsio,omitempty"`
+
+	// The machine and how the daemons ran, for the report.
+	MemoryBytes int64  `json:"memory_bytes,omitempty"`
+	Kernel      string `json:"kernel,omitempty"`
+	Hosts       bool   `json:"hosts,omitempty"` // Options.Hosts
 }
 
 // ProfileResult is one profile's runtimes in seconds: per repetition and
@@ -51,6 +56,9 @@ type ProfileResult struct {
 	TeraSort     float64     `json:"terasort_s"`
 	TeraValidate float64     `json:"teravalidate_s,omitempty"`
 	Total        float64     `json:"total_s"`
+
+	// Layout is the profile's devices and hosts settings, for the report.
+	Layout *ProfileLayout `json:"layout,omitempty"`
 }
 
 // RunResult is one repetition's runtimes in seconds.
@@ -213,7 +221,8 @@ func formatBytes(n int64) string {
 }
 
 // WriteFiles writes results.json, runtimes.csv, tco.csv, dfsio.csv (if
-// TestDFSIO ran) and the charts into dir; it returns the files written.
+// TestDFSIO ran), the charts and the report (index.html) into dir; it
+// returns the files written.
 func (r *Results) WriteFiles(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -263,6 +272,8 @@ func (r *Results) WriteFiles(dir string) ([]string, error) {
 			errs = append(errs, write("timeline-"+p.Name+".svg", tl.WriteSVG))
 		}
 	}
+	// The report links the files above: it comes last.
+	errs = append(errs, write(ReportFile, func(w io.Writer) error { return r.WriteReport(w, ReportLinks(dir, files)) }))
 	return files, errors.Join(errs...)
 }
 

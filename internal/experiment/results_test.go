@@ -22,7 +22,7 @@ func TestDFSIOOnlyResults(t *testing.T) {
 		t.Errorf("tables:\n%s", b.String())
 	}
 	dir := t.TempDir()
-	writeFiles(t, r, dir, "results.json dfsio.csv dfsio-write-r3.svg dfsio-read-r3.svg")
+	writeFiles(t, r, dir, "results.json dfsio.csv dfsio-write-r3.svg dfsio-read-r3.svg index.html")
 	// The read chart has profile b's bar left out: it has no read.
 	svg, _ := os.ReadFile(filepath.Join(dir, "dfsio-read-r3.svg"))
 	if got := bars(t, svg); len(got) != 1 || got[0].Series != "a" || got[0].Value != 106 {

@@ -220,6 +220,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	res := &Results{Date: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU(), LoadAverage: LoadAverage(),
 		Rows: o.Rows, Repetitions: o.Repetitions, DataNodes: o.DataNodes, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots, SortMB: o.SortMB,
 		Media: o.Media, Years: o.Years, KWhPrice: o.KWhPrice}
+	res.MemoryBytes, res.Kernel, res.Hosts = MemTotal(), Kernel(), o.Hosts
 	defer media.Install(nil)
 	for i, p := range o.Profiles {
 		o.Progress.Logf("[%d/%d] %s: %s", i+1, len(o.Profiles), p.Name, p.Description)
@@ -253,7 +254,7 @@ func LoadAverage() string {
 }
 
 func runProfile(ctx context.Context, o *Options, p *Profile) (pr ProfileResult, dr []DFSIOResult, err error) {
-	pr = ProfileResult{Name: p.Name, Description: p.Description, Price: p.Price, Watts: p.Watts, PaperSpeedup: p.PaperSpeedup}
+	pr = ProfileResult{Name: p.Name, Description: p.Description, Price: p.Price, Watts: p.Watts, PaperSpeedup: p.PaperSpeedup, Layout: p.layout()}
 	dir, err := filepath.Abs(filepath.Join(o.WorkDir, p.Name))
 	if err != nil {
 		return pr, nil, err

@@ -89,7 +89,9 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("tables lack %q:\n%s", w, tables.String())
 		}
 	}
-	writeFiles(t, res, filepath.Join(dir, "out"), "results.json runtimes.csv tco.csv dfsio.csv runtime.svg cost-per-job.svg energy-per-job.svg dfsio-write-r2.svg dfsio-read-r2.svg timeline-plain.svg timeline-ramdisk.svg")
+	writeFiles(t, res, filepath.Join(dir, "out"), "results.json runtimes.csv tco.csv dfsio.csv runtime.svg cost-per-job.svg energy-per-job.svg dfsio-write-r2.svg dfsio-read-r2.svg timeline-plain.svg timeline-ramdisk.svg index.html")
+	page, _ := os.ReadFile(filepath.Join(dir, "out", ReportFile))
+	checkReport(t, res, string(page))
 	// results.json reads back for `strata tco --from`.
 	back, err := ReadResults(filepath.Join(dir, "out", "results.json"))
 	if err != nil {

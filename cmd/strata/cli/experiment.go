@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,9 +24,11 @@ const experimentUsage = `Usage: strata experiment [dfsio] [flags]
 
 Builds an embedded cluster per storage profile, runs TeraGen + TeraSort
 (+ TeraValidate) on each, and prints runtimes, speed-ups, jobs per day,
-cost and energy per job; writes results.json, CSV files and SVG charts to
-the output directory. "strata experiment dfsio" runs only the TestDFSIO
-sweep. Built-in profiles: %s.
+cost and energy per job; writes results.json, CSV files, SVG charts and a
+report of them all (index.html, readable offline) to the output directory.
+"strata experiment dfsio" runs only the TestDFSIO sweep; "strata experiment
+-report DIR" writes DIR/index.html again from DIR/results.json. Built-in
+profiles: %s.
 
 Flags:
 `
@@ -63,6 +66,8 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 	dfsioTotal := fl.String("dfsio-total", "480MB", "bytes each TestDFSIO run writes or reads, split over its files")
 	list := fl.Bool("list", false, "list the built-in profiles and exit")
 	hosts := fl.Bool("hosts", false, "run every daemon as a process on a host of its own (a network namespace), links shaped to each profile's link.mbps and nodes capped at its node.cpus; needs root, else loopback in one process")
+	report := fl.String("report", "", "only write DIR/index.html again from DIR/results.json (no run)")
+	open := fl.Bool("open", false, "open the report (index.html) in a browser at the end (xdg-open)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -72,6 +77,14 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 	}
 	if fl.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fl.Arg(0))
+	}
+	if *report != "" {
+		path, err := experiment.RegenerateReport(*report)
+		if err != nil {
+			return fail(1, "-report: %v", err)
+		}
+		showReport(env, path, *open)
+		return 0
 	}
 	if *list {
 		for _, n := range experiment.BuiltinProfiles() {
@@ -152,7 +165,31 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 	if !*keep {
 		os.Remove(o.WorkDir)
 	}
+	showReport(env, filepath.Join(*out, experiment.ReportFile), *open)
 	return 0
+}
+
+// showReport prints the report's path and, with open, hands it to
+// xdg-open without waiting for the browser.
+func showReport(env *Env, path string, open bool) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	fmt.Fprintf(env.Stdout, "Report: %s\n", path)
+	if !open {
+		return
+	}
+	bin, err := exec.LookPath("xdg-open")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "experiment: -open: no xdg-open here; open %s in a browser\n", path)
+		return
+	}
+	cmd := exec.Command(bin, path)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(env.Stderr, "experiment: -open: %v; open %s in a browser\n", err, path)
+		return
+	}
+	go cmd.Wait()
 }
 
 // setEach sets one value per item from a comma-separated list of
