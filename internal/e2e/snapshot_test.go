@@ -28,7 +28,7 @@ func snapData(seed, size int) []byte {
 	return b
 }
 
-func writeFile(t *testing.T, ctx context.Context, cl *hdfs.Client, p string, data []byte) {
+func writeSnapFile(t *testing.T, ctx context.Context, cl *hdfs.Client, p string, data []byte) {
 	t.Helper()
 	w, err := cl.CreateFile(ctx, p, fs.CreateOptions{})
 	if err != nil {
@@ -127,11 +127,11 @@ func TestSnapshots(t *testing.T) {
 	if err := cl.Mkdirs(ctx, "/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, ctx, cl, "/d/del", del)
-	writeFile(t, ctx, cl, "/d/trunc", trunc)
-	writeFile(t, ctx, cl, "/d/app", app)
-	writeFile(t, ctx, cl, "/d/keep", keep)
-	writeFile(t, ctx, cl, "/d/cut", cut)
+	writeSnapFile(t, ctx, cl, "/d/del", del)
+	writeSnapFile(t, ctx, cl, "/d/trunc", trunc)
+	writeSnapFile(t, ctx, cl, "/d/app", app)
+	writeSnapFile(t, ctx, cl, "/d/keep", keep)
+	writeSnapFile(t, ctx, cl, "/d/cut", cut)
 	delBlocks, truncBlocks, cutBlocks := blockIDs(t, ctx, cl, "/d/del"), blockIDs(t, ctx, cl, "/d/trunc"), blockIDs(t, ctx, cl, "/d/cut")
 	if len(delBlocks) != 3 || len(truncBlocks) != 3 {
 		t.Fatalf("blocks %v %v, want 3 each", delBlocks, truncBlocks)
@@ -178,7 +178,7 @@ func TestSnapshots(t *testing.T) {
 	if err := cl.Rename(ctx, "/d/keep", "/d/kept"); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, ctx, cl, "/d/new", snapData(6, 10))
+	writeSnapFile(t, ctx, cl, "/d/new", snapData(6, 10))
 
 	checkS1 := func(cl *hdfs.Client, gc *gohdfs.Client) {
 		t.Helper()
@@ -375,7 +375,7 @@ func copyOnTruncateResumes(t *testing.T, deleteSnapshot bool) {
 	if err := cl.Mkdirs(ctx, "/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, ctx, cl, "/d/f", data)
+	writeSnapFile(t, ctx, cl, "/d/f", data)
 	if err := cl.AllowSnapshot(ctx, "/d"); err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,7 @@ func TestSnapshotReplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := snapData(9, 10000)
-	writeFile(t, ctx, cl, "/d/f", data)
+	writeSnapFile(t, ctx, cl, "/d/f", data)
 	ids := blockIDs(t, ctx, cl, "/d/f")
 	everywhere := func() bool {
 		for _, id := range ids {
