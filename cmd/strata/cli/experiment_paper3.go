@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stratafs/strata/internal/examples"
+	"github.com/stratafs/strata/internal/experiment"
+)
+
+const experimentAmdahlUsage = `Usage: strata experiment amdahl [flags]
+
+The third paper's ("Hadoop in Low-Power Processors") Table 3 and energy
+comparison: on a fresh cluster per profile (default amdahl-blade, then
+occ-node), SkyGen writes a catalogue, Neighbour Searching runs at each
+-theta and Neighbour Statistics up to -stats-max; each run's CPU time and
+device busy time feed a per-node power model (idle + CPU-proportional +
+per-device active/idle watts) for the energy per job and the blades'
+efficiency over the OCC nodes beside the paper's 7.7x and 3.4x. Prints
+the tables with the paper's values beside strata's and writes
+paper3.json, CSV files and SVG charts to -out (docs/EXPERIMENTS.md).
+
+Flags:
+`
+
+// runExperimentAmdahl is `strata experiment amdahl`.
+func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
+	fl := flag.NewFlagSet("experiment amdahl", flag.ContinueOnError)
+	fl.SetOutput(env.Stderr)
+	fl.Usage = func() {
+		fmt.Fprint(env.Stderr, experimentAmdahlUsage)
+		fl.PrintDefaults()
+	}
+	profiles := fl.String("profiles", "amdahl-blade,occ-node", "profiles to compare, the low-power one first: built-in names or .profile files")
+	objects := fl.String("objects", "200k", "catalogue objects (k, m, b suffixes)")
+	thetas := fl.String("theta", "15,30,60", "Neighbour Searching radii in arcseconds")
+	statsMax := fl.Float64("stats-max", 60, "Neighbour Statistics' largest bin in arcseconds")
+	clustered := fl.Bool("clustered", true, "a clustered (Neyman-Scott) catalogue, as real skies are; false: uniform")
+	sigma := fl.Float64("sigma", 20, "a clustered catalogue's scatter around its centres in arcseconds")
+	datanodes := fl.Int("datanodes", experiment.DefaultDataNodes, "DataNodes (each with a TaskTracker) per cluster")
+	master := fl.Bool("master", true, "count a master node at idle power in each cluster's energy, as the paper's clusters had")
+	useMedia := fl.Bool("media", true, "emulate the profiles' devices (false: plain directories)")
+	hosts := fl.Bool("hosts", false, "run every daemon on a host of its own (network namespace) with the profiles' link.mbps and node.cpus; needs root, else loopback in one process")
+	out := fl.String("out", "experiment-amdahl", "output directory for results, charts and job logs")
+	keep := fl.Bool("keep", false, "keep the clusters' storage under OUT/work")
+	var nodePower, devicePower multiFlag
+	fl.Var(&nodePower, "node-power", "override a profile's node power, e.g. amdahl-blade=idle:16,cpu:8 (repeatable)")
+	fl.Var(&devicePower, "device-power", "override a device preset's power, e.g. vertex=idle:0.5,active:2 (repeatable; raid0-<n>-<p> is n times p)")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "experiment amdahl: "+format+"\n", a...)
+		return code
+	}
+	if fl.NArg() > 0 {
+		return fail(2, "unexpected argument %q", fl.Arg(0))
+	}
+	n, err := examples.ParseRows(*objects)
+	if err != nil || n == 0 {
+		return fail(2, "-objects: bad number %q", *objects)
+	}
+	ths, err := parseFloats(*thetas)
+	if err != nil {
+		return fail(2, "-theta: %v", err)
+	}
+	o := experiment.Paper3Options{Objects: n, Thetas: ths, StatsMax: *statsMax, Clustered: *clustered, Sigma: *sigma, DataNodes: *datanodes,
+		Master: *master, Media: *useMedia, Keep: *keep, Conf: env.Conf, Power: experiment.DefaultPowerModel(),
+		WorkDir: filepath.Join(*out, "work"), LogDir: filepath.Join(*out, "logs"), Progress: experiment.NewProgress(env.Stderr)}
+	for _, s := range nodePower {
+		if err := o.Power.Set("node", s); err != nil {
+			return fail(2, "-node-power: %v", err)
+		}
+	}
+	for _, s := range devicePower {
+		if err := o.Power.Set("device", s); err != nil {
+			return fail(2, "-device-power: %v", err)
+		}
+	}
+	if o.Profiles, err = experiment.LoadProfiles(*profiles); err != nil {
+		return fail(2, "%v", err)
+	}
+	o.Hosts = *hosts
+	if o.Hosts {
+		if err := experiment.HostsAvailable(); err != nil {
+			fmt.Fprintf(env.Stderr, "experiment amdahl: -hosts: %v; running every profile on loopback in one process instead (node.cpus and link.mbps ignored)\n", err)
+			o.Hosts = false
+		}
+	}
+	res, err := experiment.RunPaper3(ctx, o)
+	if err != nil {
+		return fail(1, "%s (job logs in %s)", strings.TrimPrefix(err.Error(), "experiment amdahl: "), o.LogDir)
+	}
+	res.Command = "strata experiment amdahl " + strings.Join(args, " ")
+	fmt.Fprintln(env.Stdout)
+	res.PrintTables(env.Stdout)
+	files, err := res.WriteFiles(*out)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	fmt.Fprintf(env.Stdout, "\nResults in %s:", *out)
+	for _, f := range files {
+		fmt.Fprintf(env.Stdout, " %s", filepath.Base(f))
+	}
+	fmt.Fprintf(env.Stdout, " (job logs in %s)\n", o.LogDir)
+	if !*keep {
+		os.Remove(o.WorkDir)
+	}
+	return 0
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
