@@ -93,11 +93,8 @@ func TestPaper3Tables(t *testing.T) {
 }
 
 // TestRunPaper3Tiny runs the applications for real on two small
-// profiles' clusters and checks the tables and files.
+// profiles' clusters and checks the tables and files (about 5 s).
 func TestRunPaper3Tiny(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs four clusters' jobs (about 30 s)")
-	}
 	dir := t.TempDir()
 	blade, err := LoadProfile("amdahl-blade")
 	if err != nil {
