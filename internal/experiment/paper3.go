@@ -30,6 +30,15 @@ import (
 // Table 3 (the Zones applications on the Amdahl-blade and OCC
 // profiles) and the energy comparison computed from its runs.
 type Paper3Options struct {
+	// Parts are what to run: "table3" (Table 3 and the energy
+	// comparison), "fig1" (buffered vs direct I/O), "table2" (TCP); all
+	// when empty.
+	Parts []string
+	// Fig1 configures Figure 1's benchmark (its Dir defaults to
+	// WorkDir/fig1).
+	Fig1 Fig1Options
+	// Table2 configures Table 2's TCP measurements.
+	Table2 TCPOptions
 	// Profiles run in order; the energy ratios are the last profile's
 	// energy over the first's (default amdahl-blade, occ-node).
 	Profiles []*Profile
@@ -96,7 +105,24 @@ type Paper3Results struct {
 	Hosts       bool         `json:"hosts"`
 	Profiles    []string     `json:"profiles"`
 	Power       PowerModel   `json:"power_model"`
-	Steps       []Paper3Step `json:"steps"`
+	Steps       []Paper3Step `json:"steps,omitempty"`
+	Fig1        []Fig1Row    `json:"figure1,omitempty"`
+	Table2      []TCPRow     `json:"table2,omitempty"`
+	// Skipped says why a part did not run (e.g. no network namespaces).
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// part reports whether o runs the named part.
+func (o *Paper3Options) part(name string) bool {
+	if len(o.Parts) == 0 {
+		return true
+	}
+	for _, p := range o.Parts {
+		if p == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Paper3Table is a printed table: a title, a header and rows of cells,
@@ -107,9 +133,28 @@ type Paper3Table struct {
 	Rows   [][]string `json:"rows"`
 	// Note is printed under the table.
 	Note string `json:"note,omitempty"`
+	// file is the CSV file WriteFiles writes the table to.
+	file string
 }
 
 func (o *Paper3Options) setDefaults() error {
+	for _, p := range o.Parts {
+		if p != "table3" && p != "fig1" && p != "table2" {
+			return fmt.Errorf("experiment amdahl: unknown part %q (table3, fig1, table2)", p)
+		}
+	}
+	if o.WorkDir == "" || o.LogDir == "" {
+		return errors.New("experiment amdahl: no work or log directory")
+	}
+	if o.Fig1.Dir == "" {
+		o.Fig1.Dir = filepath.Join(o.WorkDir, "fig1")
+	}
+	if len(o.Fig1.Devices) == 0 {
+		o.Fig1.Devices = DefaultFig1Devices
+	}
+	if !o.part("table3") {
+		return nil
+	}
 	if len(o.Profiles) == 0 {
 		return errors.New("experiment amdahl: no profiles")
 	}
@@ -163,6 +208,24 @@ func RunPaper3(ctx context.Context, o Paper3Options) (*Paper3Results, error) {
 	res := &Paper3Results{Date: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU(), LoadAverage: LoadAverage(),
 		Objects: o.Objects, DataNodes: o.DataNodes, Master: o.Master, Hosts: o.Hosts, Power: o.Power}
 	defer media.Install(nil)
+	if o.part("fig1") {
+		o.Progress.Logf("Figure 1: buffered vs direct I/O, %d files of %s per operation", o.Fig1.Files, formatBytes(o.Fig1.FileBytes))
+		rows, err := RunFig1(ctx, o.Fig1, o.Progress)
+		if err != nil {
+			return nil, fmt.Errorf("experiment amdahl: %w", err)
+		}
+		res.Fig1 = rows
+	}
+	if o.part("table2") {
+		rows, skipped, err := RunTable2(ctx, o.Table2, o.Progress)
+		if err != nil {
+			return nil, fmt.Errorf("experiment amdahl: %w", err)
+		}
+		res.Table2, res.Skipped = rows, append(res.Skipped, skipped...)
+	}
+	if !o.part("table3") {
+		return res, nil
+	}
 	for i, p := range o.Profiles {
 		res.Profiles = append(res.Profiles, p.Name)
 		o.Progress.Logf("[%d/%d] %s: %s", i+1, len(o.Profiles), p.Name, p.Description)
@@ -454,6 +517,22 @@ func cell(v float64, prec int) string {
 // Tables returns the printed tables: Table 3 (runtimes), the energy per
 // job, the energy ratios beside the paper's, and the power model.
 func (r *Paper3Results) Tables() []Paper3Table {
+	var ts []Paper3Table
+	if len(r.Fig1) > 0 {
+		ts = append(ts, r.fig1Tables()...)
+	}
+	if len(r.Table2) > 0 {
+		ts = append(ts, r.table2Table())
+	}
+	if len(r.Steps) > 0 {
+		ts = append(ts, r.table3Tables()...)
+	}
+	return ts
+}
+
+// table3Tables are Table 3, the energy per job, the energy ratios and
+// the power model.
+func (r *Paper3Results) table3Tables() []Paper3Table {
 	first, last := "", ""
 	if len(r.Profiles) > 0 {
 		first, last = r.Profiles[0], r.Profiles[len(r.Profiles)-1]
@@ -542,6 +621,7 @@ func (r *Paper3Results) Tables() []Paper3Table {
 		pm.Rows = append(pm.Rows, []string{p, cell(n.IdleW, 1), cell(n.CPUW, 1), cell(di, 1), cell(da, 1), cell(n.IdleW+n.CPUW+da, 1), paper})
 	}
 	pm.Note = "Devices are the profile's emulated ones; the paper's nodes had 2 Spinpoint F1 + 1 Vertex (blade) and 1 Ultrastar A7K1000 (OCC)."
+	t3.file, en.file, ra.file, pm.file = "paper3-table3.csv", "paper3-energy.csv", "paper3-energy-ratio.csv", "paper3-power-model.csv"
 	return []Paper3Table{t3, en, ra, pm}
 }
 
@@ -570,11 +650,17 @@ func ratio2(a, b float64) float64 {
 
 // PrintTables prints the tables as aligned text.
 func (r *Paper3Results) PrintTables(w io.Writer) {
-	fmt.Fprintf(w, "Third paper (Hadoop in Low-Power Processors) on %s, %d CPUs, load %s; %d DataNodes per cluster%s\n",
-		r.Host, r.CPUs, r.LoadAverage, r.DataNodes, map[bool]string{true: ", hosts", false: ", one process (loopback)"}[r.Hosts])
+	fmt.Fprintf(w, "Third paper (Hadoop in Low-Power Processors) on %s, %d CPUs, load %s", r.Host, r.CPUs, r.LoadAverage)
+	if len(r.Steps) > 0 {
+		fmt.Fprintf(w, "; %d DataNodes per cluster%s", r.DataNodes, map[bool]string{true: ", hosts", false: ", one process (loopback)"}[r.Hosts])
+	}
+	fmt.Fprintln(w)
 	for _, t := range r.Tables() {
 		fmt.Fprintln(w)
 		PrintPaper3Table(w, t)
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(w, "\nSkipped: %s\n", s)
 	}
 }
 
@@ -639,9 +725,10 @@ func (r *Paper3Results) WriteFiles(dir string) ([]string, error) {
 			Tables []Paper3Table `json:"tables"`
 		}{r, tables})
 	})}
-	for i, name := range []string{"paper3-table3.csv", "paper3-energy.csv", "paper3-energy-ratio.csv", "paper3-power-model.csv"} {
-		t := tables[i]
-		errs = append(errs, write(name, func(w io.Writer) error { return writeCSV(w, append([][]string{t.Header}, t.Rows...)) }))
+	for _, t := range tables {
+		if t.file != "" {
+			errs = append(errs, write(t.file, func(w io.Writer) error { return writeCSV(w, append([][]string{t.Header}, t.Rows...)) }))
+		}
 	}
 	for _, ch := range r.charts() {
 		errs = append(errs, write(ch.file, ch.chart.WriteSVG))
@@ -650,6 +737,13 @@ func (r *Paper3Results) WriteFiles(dir string) ([]string, error) {
 }
 
 func (r *Paper3Results) charts() []namedChart {
+	cs := r.fig1Charts()
+	if len(r.Table2) > 0 {
+		cs = append(cs, r.table2Chart())
+	}
+	if len(r.Steps) == 0 {
+		return cs
+	}
 	keys := r.rowKeys()
 	rt := &Chart{Title: "Table 3: running time per application", YLabel: "seconds", Series: r.Profiles}
 	en := &Chart{Title: "Energy per job (power model)", YLabel: "kJ", Series: r.Profiles}
@@ -670,5 +764,5 @@ func (r *Paper3Results) charts() []namedChart {
 		}
 		rt.Values, en.Values = append(rt.Values, a), append(en.Values, b)
 	}
-	return []namedChart{{file: "paper3-table3.svg", chart: rt}, {file: "paper3-energy.svg", chart: en}}
+	return append(cs, namedChart{file: "paper3-table3.svg", chart: rt}, namedChart{file: "paper3-energy.svg", chart: en})
 }

@@ -8,14 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stratafs/strata/internal/dfsio"
 	"github.com/stratafs/strata/internal/examples"
 	"github.com/stratafs/strata/internal/experiment"
 )
 
 const experimentAmdahlUsage = `Usage: strata experiment amdahl [flags]
 
-The third paper's ("Hadoop in Low-Power Processors") Table 3 and energy
-comparison: on a fresh cluster per profile (default amdahl-blade, then
+The third paper's ("Hadoop in Low-Power Processors") Figure 1 (buffered
+vs direct sequential I/O: throughput, process and kworker CPU, on
+emulated HDD, SSD, RAID0 and the real disk, dd beside), Table 2 (TCP
+throughput and sender/receiver CPU on loopback and, with root, between
+two network namespaces), and Table 3 and the energy comparison: on a fresh cluster per profile (default amdahl-blade, then
 occ-node), SkyGen writes a catalogue, Neighbour Searching runs at each
 -theta and Neighbour Statistics up to -stats-max; each run's CPU time and
 device busy time feed a per-node power model (idle + CPU-proportional +
@@ -47,6 +51,13 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	hosts := fl.Bool("hosts", false, "run every daemon on a host of its own (network namespace) with the profiles' link.mbps and node.cpus; needs root, else loopback in one process")
 	out := fl.String("out", "experiment-amdahl", "output directory for results, charts and job logs")
 	keep := fl.Bool("keep", false, "keep the clusters' storage under OUT/work")
+	parts := fl.String("parts", "fig1,table2,table3", "what to run: fig1 (buffered vs direct I/O), table2 (TCP), table3 (Table 3 and energy)")
+	fig1MB := fl.Int("fig1-mb", 32, "Figure 1: MiB per file (the paper's 64)")
+	fig1Files := fl.Int("fig1-files", 4, "Figure 1: files per operation (the paper's 100)")
+	fig1Devices := fl.String("fig1-devices", strings.Join(experiment.DefaultFig1Devices, ","), "Figure 1: media presets and/or \""+experiment.RealDisk+"\"")
+	dd := fl.Bool("dd", true, "Figure 1: run dd beside the real disk's measurements")
+	tcpBytes := fl.String("tcp-bytes", "1GB", "Table 2: bytes sent per measurement (MB, GB: TestDFSIO's sizes)")
+	linkMbps := fl.Float64("link-mbps", 1000, "Table 2: also measure between two hosts over a link shaped by tc tbf to this rate (0: not)")
 	var nodePower, devicePower multiFlag
 	fl.Var(&nodePower, "node-power", "override a profile's node power, e.g. amdahl-blade=idle:16,cpu:8 (repeatable)")
 	fl.Var(&devicePower, "device-power", "override a device preset's power, e.g. vertex=idle:0.5,active:2 (repeatable; raid0-<n>-<p> is n times p)")
@@ -64,12 +75,21 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	if err != nil || n == 0 {
 		return fail(2, "-objects: bad number %q", *objects)
 	}
+	tb, err := dfsio.ParseSize(*tcpBytes)
+	if err != nil || tb <= 0 {
+		return fail(2, "-tcp-bytes: bad size %q", *tcpBytes)
+	}
+	if *fig1MB < 1 || *fig1Files < 1 {
+		return fail(2, "-fig1-mb and -fig1-files must be positive")
+	}
 	ths, err := parseFloats(*thetas)
 	if err != nil {
 		return fail(2, "-theta: %v", err)
 	}
 	o := experiment.Paper3Options{Objects: n, Thetas: ths, StatsMax: *statsMax, Clustered: *clustered, Sigma: *sigma, DataNodes: *datanodes,
 		Master: *master, Media: *useMedia, Keep: *keep, Conf: env.Conf, Power: experiment.DefaultPowerModel(),
+		Parts: splitComma(*parts), Fig1: experiment.Fig1Options{FileBytes: int64(*fig1MB) << 20, Files: *fig1Files, Devices: splitComma(*fig1Devices), DD: *dd},
+		Table2:  experiment.TCPOptions{Bytes: tb, LinkMbps: *linkMbps},
 		WorkDir: filepath.Join(*out, "work"), LogDir: filepath.Join(*out, "logs"), Progress: experiment.NewProgress(env.Stderr)}
 	for _, s := range nodePower {
 		if err := o.Power.Set("node", s); err != nil {
@@ -111,6 +131,16 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 		os.Remove(o.WorkDir)
 	}
 	return 0
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // multiFlag is a repeatable string flag.
