@@ -37,6 +37,8 @@ type Paper3Options struct {
 	// Fig1 configures Figure 1's benchmark (its Dir defaults to
 	// WorkDir/fig1).
 	Fig1 Fig1Options
+	// Fig2 configures Figure 2's TestDFSIO runs.
+	Fig2 Fig2Options
 	// Table2 configures Table 2's TCP measurements.
 	Table2 TCPOptions
 	// Profiles run in order; the energy ratios are the last profile's
@@ -108,6 +110,7 @@ type Paper3Results struct {
 	Steps       []Paper3Step `json:"steps,omitempty"`
 	Fig1        []Fig1Row    `json:"figure1,omitempty"`
 	Table2      []TCPRow     `json:"table2,omitempty"`
+	Fig2        []Fig2Row    `json:"figure2,omitempty"`
 	// Skipped says why a part did not run (e.g. no network namespaces).
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -139,8 +142,8 @@ type Paper3Table struct {
 
 func (o *Paper3Options) setDefaults() error {
 	for _, p := range o.Parts {
-		if p != "table3" && p != "fig1" && p != "table2" {
-			return fmt.Errorf("experiment amdahl: unknown part %q (table3, fig1, table2)", p)
+		if p != "table3" && p != "fig1" && p != "table2" && p != "fig2" {
+			return fmt.Errorf("experiment amdahl: unknown part %q (fig1, table2, fig2, table3)", p)
 		}
 	}
 	if o.WorkDir == "" || o.LogDir == "" {
@@ -151,6 +154,18 @@ func (o *Paper3Options) setDefaults() error {
 	}
 	if len(o.Fig1.Devices) == 0 {
 		o.Fig1.Devices = DefaultFig1Devices
+	}
+	if o.Fig1.FileBytes == 0 {
+		o.Fig1.FileBytes = 32 << 20
+	}
+	if o.Fig1.Files == 0 {
+		o.Fig1.Files = 4
+	}
+	if o.DataNodes < 1 {
+		o.DataNodes = DefaultDataNodes
+	}
+	if o.Conf == nil {
+		o.Conf = conf.New()
 	}
 	if !o.part("table3") {
 		return nil
@@ -222,6 +237,13 @@ func RunPaper3(ctx context.Context, o Paper3Options) (*Paper3Results, error) {
 			return nil, fmt.Errorf("experiment amdahl: %w", err)
 		}
 		res.Table2, res.Skipped = rows, append(res.Skipped, skipped...)
+	}
+	if o.part("fig2") {
+		rows, err := runFig2(ctx, &o)
+		if err != nil {
+			return nil, fmt.Errorf("experiment amdahl: %w", err)
+		}
+		res.Fig2 = rows
 	}
 	if !o.part("table3") {
 		return res, nil
@@ -524,6 +546,9 @@ func (r *Paper3Results) Tables() []Paper3Table {
 	if len(r.Table2) > 0 {
 		ts = append(ts, r.table2Table())
 	}
+	if len(r.Fig2) > 0 {
+		ts = append(ts, r.fig2Table())
+	}
 	if len(r.Steps) > 0 {
 		ts = append(ts, r.table3Tables()...)
 	}
@@ -740,6 +765,9 @@ func (r *Paper3Results) charts() []namedChart {
 	cs := r.fig1Charts()
 	if len(r.Table2) > 0 {
 		cs = append(cs, r.table2Chart())
+	}
+	if len(r.Fig2) > 0 {
+		cs = append(cs, r.fig2Chart())
 	}
 	if len(r.Steps) == 0 {
 		return cs

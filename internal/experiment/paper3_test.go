@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -107,7 +108,7 @@ func TestRunPaper3Tiny(t *testing.T) {
 	var progress bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := RunPaper3(ctx, Paper3Options{Profiles: []*Profile{blade, occ}, Objects: 3000, Thetas: []float64{30}, StatsMax: 10,
+	res, err := RunPaper3(ctx, Paper3Options{Parts: []string{"table3"}, Profiles: []*Profile{blade, occ}, Objects: 3000, Thetas: []float64{30}, StatsMax: 10,
 		Clustered: true, DataNodes: 1, Master: true, Media: true, Conf: conf.New(),
 		WorkDir: filepath.Join(dir, "work"), LogDir: filepath.Join(dir, "logs"), Progress: NewProgress(&progress)})
 	if err != nil {
@@ -139,5 +140,95 @@ func TestRunPaper3Tiny(t *testing.T) {
 	}
 	if len(files) != 7 {
 		t.Errorf("files %v", files)
+	}
+}
+
+func TestParseCPULine(t *testing.T) {
+	// user nice system idle iowait irq softirq steal: busy = 100+1+50+3+4+5 ticks.
+	if got := parseCPULine("cpu  100 1 50 9000 20 3 4 5 0 0"); math.Abs(got-1.63) > 1e-9 {
+		t.Errorf("busy %g s", got)
+	}
+	for _, bad := range []string{"", "cpu0 1 2 3 4 5 6 7 8", "cpu 1 2 3"} {
+		if got := parseCPULine(bad); got != 0 {
+			t.Errorf("parseCPULine(%q) = %g", bad, got)
+		}
+	}
+}
+
+func TestFig1AndTable2Tables(t *testing.T) {
+	r := &Paper3Results{
+		Fig1: []Fig1Row{
+			{Device: "hdd", Op: "write", Mode: "buffered", MBps: 50, ProcCPU: 0.4, KworkerCPU: 0.2},
+			{Device: "hdd", Op: "write", Mode: "direct", MBps: 75, ProcCPU: 0.1},
+			{Device: "hdd", Op: "read", Mode: "buffered", MBps: 100, ProcCPU: 0.2},
+			{Device: "hdd", Op: "read", Mode: "direct", MBps: 150, ProcCPU: 0.1},
+		},
+		Table2: []TCPRow{{Case: "local", Link: "loopback", MBps: 686, SenderCPU: 0.5, ReceiverCPU: 0.25}},
+	}
+	ts := r.Tables()
+	if len(ts) != 3 {
+		t.Fatalf("%d tables", len(ts))
+	}
+	ratios := ts[1]
+	want := [][]string{{"hdd", "write", "1.50", "0.17", "direct faster, far less CPU", "yes"}, {"hdd", "read", "1.50", "0.50", "little difference", "no"}}
+	for i, w := range want {
+		if strings.Join(ratios.Rows[i], "|") != strings.Join(w, "|") {
+			t.Errorf("ratio row %d: %v, want %v", i, ratios.Rows[i], w)
+		}
+	}
+	if row := ts[2].Rows[0]; row[2] != "686" || row[3] != "343" || row[4] != "2.00" || row[5] != "50%" || row[6] != "25%" {
+		t.Errorf("Table 2 row %v", row)
+	}
+	if cs := r.charts(); len(cs) != 3 {
+		t.Errorf("%d charts", len(cs))
+	}
+}
+
+// TestRunFig1AndTable2Tiny runs Figure 1 on an emulated SSD and the real
+// disk, and Table 2 on loopback (and between two hosts where this
+// machine can make network namespaces).
+func TestRunFig1AndTable2Tiny(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var progress bytes.Buffer
+	rows, err := RunFig1(ctx, Fig1Options{Dir: dir, Devices: []string{"vertex", RealDisk}, FileBytes: 2 << 20, Files: 2, DD: true}, NewProgress(&progress))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if len(rows) != 8 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if r.Bytes != 4<<20 || r.MBps <= 0 || r.ProcCPU <= 0 {
+			t.Errorf("row %+v", r)
+		}
+		// The emulated SSD's rate is its model's (a Vertex writes at
+		// about 100-odd MB/s, reads at 250): far below a page cache's.
+		if r.Device == "vertex" && r.MBps > 400 {
+			t.Errorf("emulated vertex at %.0f MB/s", r.MBps)
+		}
+	}
+	if _, err := RunFig1(ctx, Fig1Options{Dir: dir, Devices: []string{"floppy"}, FileBytes: 1 << 20, Files: 1}, NewProgress(io.Discard)); err == nil {
+		t.Error("unknown preset accepted")
+	}
+	tcp, skipped, err := RunTable2(ctx, TCPOptions{Bytes: 32 << 20, LinkMbps: 200}, NewProgress(&progress))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if len(tcp) == 0 || tcp[0].Case != "local" || tcp[0].MBps <= 0 || tcp[0].SenderCPU <= 0 || tcp[0].ReceiverCPU <= 0 {
+		t.Fatalf("Table 2 %+v", tcp)
+	}
+	if len(skipped) > 0 {
+		t.Logf("skipped: %v", skipped)
+		return
+	}
+	if len(tcp) != 3 {
+		t.Fatalf("Table 2 with hosts: %+v", tcp)
+	}
+	// The shaped link holds the rate to tbf's 200 Mbit/s (25 MB/s, a
+	// little less of it payload); a burst may add a little.
+	if s := tcp[2]; s.MBps > 25*1.1 || s.MBps < 25*0.5 {
+		t.Errorf("shaped link at %.1f MB/s, want about 25", s.MBps)
 	}
 }
