@@ -164,9 +164,11 @@ func TestFig1AndTable2Tables(t *testing.T) {
 			{Device: "hdd", Op: "read", Mode: "direct", MBps: 150, ProcCPU: 0.1},
 		},
 		Table2: []TCPRow{{Case: "local", Link: "loopback", MBps: 686, SenderCPU: 0.5, ReceiverCPU: 0.25}},
+		Fig2: []Fig2Row{{Config: "blade-ssd", Op: "write", Mappers: 2, PerNode: 37.5, DFSIOResult: DFSIOResult{Throughput: 20}},
+			{Config: "blade-ssd", Op: "read", Mappers: 2, PerNode: 60}},
 	}
 	ts := r.Tables()
-	if len(ts) != 3 {
+	if len(ts) != 4 {
 		t.Fatalf("%d tables", len(ts))
 	}
 	ratios := ts[1]
@@ -179,7 +181,10 @@ func TestFig1AndTable2Tables(t *testing.T) {
 	if row := ts[2].Rows[0]; row[2] != "686" || row[3] != "343" || row[4] != "2.00" || row[5] != "50%" || row[6] != "25%" {
 		t.Errorf("Table 2 row %v", row)
 	}
-	if cs := r.charts(); len(cs) != 3 {
+	if f2 := ts[3]; len(f2.Rows) != 2 || strings.Join(f2.Rows[0], "|") != "blade-ssd|write|2|37.5|75|0.50|20.0" || f2.Rows[1][4] != "n/a" {
+		t.Errorf("Figure 2 rows %v", f2.Rows)
+	}
+	if cs := r.charts(); len(cs) != 4 {
 		t.Errorf("%d charts", len(cs))
 	}
 }
