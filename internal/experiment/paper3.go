@@ -86,6 +86,10 @@ type Paper3Step struct {
 	// CPUUtil that over runtime × the CPUs the nodes had.
 	CPUSeconds float64 `json:"cpu_s"`
 	CPUUtil    float64 `json:"cpu_util"`
+	// NodeCPUUtil is each DataNode host's own utilisation of its CPU
+	// share, from its cgroup (with -hosts and node.cpus); when present
+	// it, not CPUUtil, powers the nodes.
+	NodeCPUUtil []float64 `json:"node_cpu_util,omitempty"`
 	// NodeWatts is each DataNode's mean power under the model; Joules
 	// the whole cluster's energy (with the master if counted).
 	NodeWatts []float64     `json:"node_watts"`
@@ -390,6 +394,7 @@ func runPaper3Profile(ctx context.Context, po *Paper3Options, p *Profile) (steps
 			return nil, fmt.Errorf("no example %s", s.cmd)
 		}
 		var console bytes.Buffer
+		cgBefore := hostsCPU(cl, o.DataNodes)
 		before := o.acct.begin(ctx)
 		label := fmt.Sprintf("  %s %s θ=%g″", p.Name, s.app, s.theta)
 		if s.app == "skygen" {
@@ -406,6 +411,13 @@ func runPaper3Profile(ctx context.Context, po *Paper3Options, p *Profile) (steps
 		}
 		st := Paper3Step{Profile: p.Name, App: s.app, Theta: s.theta, Seconds: secs, Account: ja,
 			OutputBytes: ja.Counters["HDFS_BYTES_WRITTEN"]}
+		if cgAfter := hostsCPU(cl, o.DataNodes); cgBefore != nil && cgAfter != nil && p.NodeCPUs > 0 && secs > 0 {
+			for i := range cgAfter {
+				st.NodeCPUUtil = append(st.NodeCPUUtil, clamp01((cgAfter[i]-cgBefore[i])/(secs*p.NodeCPUs)))
+			}
+		} else if po.Hosts {
+			st.Notes = append(st.Notes, "the daemons run as processes on hosts without CPU cgroups (no node.cpus): only this process's CPU is counted")
+		}
 		if m := workLine.FindSubmatch(console.Bytes()); m != nil {
 			st.Pairs, _ = strconv.ParseInt(string(m[1]), 10, 64)
 		}
@@ -459,7 +471,11 @@ func (po *Paper3Options) energy(st *Paper3Step, p *Profile) {
 			}
 			devs = append(devs, DeviceUse{Preset: d.Preset, Busy: b})
 		}
-		w, _ := po.Power.Watts(node, st.CPUUtil, devs)
+		util := st.CPUUtil
+		if i < len(st.NodeCPUUtil) {
+			util = st.NodeCPUUtil[i]
+		}
+		w, _ := po.Power.Watts(node, util, devs)
 		st.NodeWatts = append(st.NodeWatts, w)
 		total += w
 	}
@@ -472,7 +488,28 @@ func (po *Paper3Options) energy(st *Paper3Step, p *Profile) {
 		total += w
 	}
 	st.Joules = total * st.Seconds
-	st.Notes = appendOnce(st.Notes, "CPU utilisation is the whole cluster's CPU time over runtime × its CPUs, applied to every node alike")
+	if len(st.NodeCPUUtil) == 0 {
+		st.Notes = appendOnce(st.Notes, "CPU utilisation is the whole cluster's CPU time over runtime × its CPUs, applied to every node alike")
+	}
+}
+
+// hostsCPU is the CPU seconds each DataNode host's cgroup has used (its
+// DataNode, TaskTracker and tasks), nil unless cl is a cluster of hosts
+// with CPU shares.
+func hostsCPU(cl cluster, nodes int) []float64 {
+	h, ok := cl.(*hostsCluster)
+	if !ok || h.cpu == nil {
+		return nil
+	}
+	out := make([]float64, nodes)
+	for i := range out {
+		usage, _, ok := h.cpu.Stat(fmt.Sprintf("dn%d", i))
+		if !ok {
+			return nil
+		}
+		out[i] = float64(usage) / 1e6
+	}
+	return out
 }
 
 func appendOnce(s []string, v string) []string {
@@ -616,10 +653,18 @@ func (r *Paper3Results) table3Tables() []Paper3Table {
 			if r.Master {
 				nodes += "+1"
 			}
-			en.Rows = append(en.Rows, []string{app, th, p, cell(s.Seconds, 1), fmt.Sprintf("%.0f%%", 100*s.CPUUtil), cell(mean, 1), nodes,
+			util := s.CPUUtil
+			if len(s.NodeCPUUtil) > 0 {
+				util = 0
+				for _, u := range s.NodeCPUUtil {
+					util += u / float64(len(s.NodeCPUUtil))
+				}
+			}
+			en.Rows = append(en.Rows, []string{app, th, p, cell(s.Seconds, 1), fmt.Sprintf("%.0f%%", 100*util), cell(mean, 1), nodes,
 				cell(s.Joules/1000, 2), cell(ratio2(float64(s.Pairs), s.Joules), 1)})
 		}
 	}
+	en.Note = "CPU util: the cluster's CPU time over runtime × its CPUs (with -hosts and node.cpus: each node's cgroup over its share, the mean shown)."
 	ra := Paper3Table{Title: "Energy efficiency: " + first + " over " + last + " (energy of " + last + " / energy of " + first + ")",
 		Header: []string{"application", "θ", "strata", "paper", "strata/paper"}}
 	for _, k := range r.rowKeys() {

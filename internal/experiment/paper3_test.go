@@ -51,6 +51,12 @@ func TestEnergyFromAccounting(t *testing.T) {
 	if math.Abs(st.Joules-(22+23+11)*10) > 1e-9 {
 		t.Errorf("energy %g J", st.Joules)
 	}
+	// With each host's own utilisation (its cgroup's), the nodes differ.
+	st.NodeCPUUtil, st.NodeWatts, st.Joules = []float64{1, 0}, nil, 0
+	po.energy(&st, p)
+	if len(st.NodeWatts) != 2 || st.NodeWatts[0] != 10+20+2 || st.NodeWatts[1] != 10+0+3 {
+		t.Errorf("node watts with per-node utilisation %v", st.NodeWatts)
+	}
 }
 
 func TestPaper3Tables(t *testing.T) {
