@@ -100,21 +100,23 @@ type Paper3Step struct {
 
 // Paper3Results is the outcome of `strata experiment amdahl`.
 type Paper3Results struct {
-	Command     string       `json:"command,omitempty"`
-	Date        time.Time    `json:"date"`
-	Host        string       `json:"host"`
-	CPUs        int          `json:"cpus"`
-	LoadAverage string       `json:"load_average,omitempty"`
-	Objects     uint64       `json:"objects"`
-	DataNodes   int          `json:"datanodes"`
-	Master      bool         `json:"master_counted"`
-	Hosts       bool         `json:"hosts"`
-	Profiles    []string     `json:"profiles"`
-	Power       PowerModel   `json:"power_model"`
-	Steps       []Paper3Step `json:"steps,omitempty"`
-	Fig1        []Fig1Row    `json:"figure1,omitempty"`
-	Table2      []TCPRow     `json:"table2,omitempty"`
-	Fig2        []Fig2Row    `json:"figure2,omitempty"`
+	Command     string    `json:"command,omitempty"`
+	Date        time.Time `json:"date"`
+	Host        string    `json:"host"`
+	CPUs        int       `json:"cpus"`
+	LoadAverage string    `json:"load_average,omitempty"`
+	Objects     uint64    `json:"objects"`
+	DataNodes   int       `json:"datanodes"`
+	Master      bool      `json:"master_counted"`
+	Hosts       bool      `json:"hosts"`
+	Profiles    []string  `json:"profiles"`
+	// Devices are each profile's per-node device presets.
+	Devices map[string][]string `json:"devices,omitempty"`
+	Power   PowerModel          `json:"power_model"`
+	Steps   []Paper3Step        `json:"steps,omitempty"`
+	Fig1    []Fig1Row           `json:"figure1,omitempty"`
+	Table2  []TCPRow            `json:"table2,omitempty"`
+	Fig2    []Fig2Row           `json:"figure2,omitempty"`
 	// Skipped says why a part did not run (e.g. no network namespaces).
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -254,6 +256,12 @@ func RunPaper3(ctx context.Context, o Paper3Options) (*Paper3Results, error) {
 	}
 	for i, p := range o.Profiles {
 		res.Profiles = append(res.Profiles, p.Name)
+		if res.Devices == nil {
+			res.Devices = map[string][]string{}
+		}
+		for _, d := range p.Devices {
+			res.Devices[p.Name] = append(res.Devices[p.Name], d.Preset)
+		}
 		o.Progress.Logf("[%d/%d] %s: %s", i+1, len(o.Profiles), p.Name, p.Description)
 		steps, err := runPaper3Profile(ctx, &o, p)
 		if err != nil {
@@ -695,15 +703,10 @@ func (r *Paper3Results) table3Tables() []Paper3Table {
 	return []Paper3Table{t3, en, ra, pm}
 }
 
-// profileDeviceWatts sums the profile's devices' idle and active power
-// (from the run's recorded devices when known).
+// profileDeviceWatts sums a profile's devices' idle and active power.
 func (r *Paper3Results) profileDeviceWatts(profile string) (idle, active float64) {
-	p, err := LoadProfile(profile)
-	if err != nil {
-		return 0, 0
-	}
-	for _, d := range p.Devices {
-		if dp, ok := r.Power.Device(d.Preset); ok {
+	for _, preset := range r.Devices[profile] {
+		if dp, ok := r.Power.Device(preset); ok {
 			idle += dp.IdleW
 			active += dp.ActiveW
 		}

@@ -60,7 +60,8 @@ func TestEnergyFromAccounting(t *testing.T) {
 }
 
 func TestPaper3Tables(t *testing.T) {
-	r := &Paper3Results{Objects: 1000, Profiles: []string{"amdahl-blade", "occ-node"}, Power: DefaultPowerModel(), Master: true}
+	r := &Paper3Results{Objects: 1000, Profiles: []string{"amdahl-blade", "occ-node"}, Power: DefaultPowerModel(), Master: true,
+		Devices: map[string][]string{"amdahl-blade": {"raid0-2-vertex"}, "occ-node": {"sas-15k", "sas-15k"}}}
 	add := func(p, app string, th, secs, joules float64) {
 		r.Steps = append(r.Steps, Paper3Step{Profile: p, App: app, Theta: th, Seconds: secs, Joules: joules, Pairs: 500,
 			OutputBytes: 48000, NodeWatts: []float64{20, 20, 20}})
@@ -86,6 +87,10 @@ func TestPaper3Tables(t *testing.T) {
 	if len(ratio.Rows) != 2 || ratio.Rows[0][2] != "7.70" || ratio.Rows[0][3] != "7.7" || ratio.Rows[0][4] != "1.00" ||
 		ratio.Rows[1][2] != "1.70" || ratio.Rows[1][3] != "3.4" || ratio.Rows[1][4] != "0.50" {
 		t.Errorf("energy ratios %v", ratio.Rows)
+	}
+	// The power model's table: 16 + 8 + 2 × 2 W active; 180 + 100 + 2 × 15 W.
+	if pm := ts[3]; pm.Rows[0][5] != "28.0" || pm.Rows[0][6] != "40" || pm.Rows[1][5] != "310.0" || pm.Rows[1][6] != "290" {
+		t.Errorf("power model rows %v", pm.Rows)
 	}
 	if en := ts[1]; len(en.Rows) != 4 || en.Rows[0][6] != "3+1" || en.Rows[0][8] != "0.5" {
 		t.Errorf("energy rows %v", en.Rows)
