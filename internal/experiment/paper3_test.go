@@ -169,10 +169,12 @@ func TestParseCPULine(t *testing.T) {
 func TestFig1AndTable2Tables(t *testing.T) {
 	r := &Paper3Results{
 		Fig1: []Fig1Row{
-			{Device: "hdd", Op: "write", Mode: "buffered", MBps: 50, ProcCPU: 0.4, KworkerCPU: 0.2},
-			{Device: "hdd", Op: "write", Mode: "direct", MBps: 75, ProcCPU: 0.1},
-			{Device: "hdd", Op: "read", Mode: "buffered", MBps: 100, ProcCPU: 0.2},
-			{Device: "hdd", Op: "read", Mode: "direct", MBps: 150, ProcCPU: 0.1},
+			{Device: RealDisk, Op: "write", Mode: "buffered", MBps: 50, ProcCPU: 0.4, KworkerCPU: 0.2},
+			{Device: RealDisk, Op: "write", Mode: "direct", MBps: 75, ProcCPU: 0.1},
+			{Device: RealDisk, Op: "read", Mode: "buffered", MBps: 100, ProcCPU: 0.2},
+			{Device: RealDisk, Op: "read", Mode: "direct", MBps: 150, ProcCPU: 0.1},
+			{Device: "vertex", Op: "write", Mode: "buffered", MBps: 100, ProcCPU: 0.2},
+			{Device: "vertex", Op: "write", Mode: "direct", MBps: 100, ProcCPU: 0.1},
 		},
 		Table2: []TCPRow{{Case: "local", Link: "loopback", MBps: 686, SenderCPU: 0.5, ReceiverCPU: 0.25}},
 		Fig2: []Fig2Row{{Config: "blade-ssd", Op: "write", Mappers: 2, PerNode: 37.5, DFSIOResult: DFSIOResult{Throughput: 20}},
@@ -183,7 +185,8 @@ func TestFig1AndTable2Tables(t *testing.T) {
 		t.Fatalf("%d tables", len(ts))
 	}
 	ratios := ts[1]
-	want := [][]string{{"hdd", "write", "1.50", "0.17", "direct faster, far less CPU", "yes"}, {"hdd", "read", "1.50", "0.50", "little difference", "no"}}
+	want := [][]string{{RealDisk, "write", "1.50", "0.17", "direct faster, far less CPU", "yes"}, {RealDisk, "read", "1.50", "0.50", "little difference", "no"},
+		{"vertex", "write", "1.00", "0.50", "direct faster, far less CPU", "CPU yes"}}
 	for i, w := range want {
 		if strings.Join(ratios.Rows[i], "|") != strings.Join(w, "|") {
 			t.Errorf("ratio row %d: %v, want %v", i, ratios.Rows[i], w)
