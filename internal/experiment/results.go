@@ -35,6 +35,8 @@ type Results struct {
 	Profiles []ProfileResult `json:"profiles"`
 	Costs    []Cost          `json:"costs,omitempty"`
 	DFSIO    []DFSIOResult   `json:"dfsio,omitempty"`
+	// Paper2 is the second paper's jobs and gateways (paper2.go).
+	Paper2 *Paper2Results `json:"paper2,omitempty"`
 }
 
 // ProfileResult is one profile's runtimes in seconds: per repetition and

@@ -19,19 +19,23 @@ func init() {
 	register(command{name: "experiment", summary: "TeraSort (and TestDFSIO) per storage profile on embedded clusters; the papers' tables and charts", run: runExperiment})
 }
 
-const experimentUsage = `Usage: strata experiment [dfsio] [flags]
+const experimentUsage = `Usage: strata experiment [dfsio | dfsio-paper] [flags]
 
 Builds an embedded cluster per storage profile, runs TeraGen + TeraSort
 (+ TeraValidate) on each, and prints runtimes, speed-ups, jobs per day,
 cost and energy per job; writes results.json, CSV files and SVG charts to
 the output directory. "strata experiment dfsio" runs only the TestDFSIO
-sweep. Built-in profiles: %s.
+sweep; "strata experiment dfsio-paper -h" the second paper's tables.
+Built-in profiles: %s.
 
 Flags:
 `
 
 // runExperiment is `strata experiment`.
 func runExperiment(ctx context.Context, env *Env, args []string) int {
+	if len(args) > 0 && args[0] == "dfsio-paper" {
+		return runExperimentDFSIOPaper(ctx, env, args[1:])
+	}
 	dfsioOnly := len(args) > 0 && args[0] == "dfsio"
 	if dfsioOnly {
 		args = args[1:]
