@@ -102,7 +102,7 @@ var paper2Gateways = []paper2Gateway{
 // Defaults of the second paper's run, scaled to finish in minutes on a
 // small machine (docs/EXPERIMENTS.md).
 const (
-	DefaultPaper2DataNodes = 4
+	DefaultPaper2DataNodes  = 4
 	DefaultPaper2DFSIOTotal = 192 << 20
 	DefaultPaper2Rows       = 500_000
 	DefaultPaper2TextBytes  = 48 << 20

@@ -243,4 +243,3 @@ func (m oneID) UID(name string) (uint32, bool) {
 func (m oneID) GID(name string) (uint32, bool) { return m.UID(name) }
 
 var _ nfsgw.IDMapper = oneID{}
-
