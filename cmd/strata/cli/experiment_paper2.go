@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/stratafs/strata/internal/dfsio"
@@ -45,11 +46,11 @@ func runExperimentDFSIOPaper(ctx context.Context, env *Env, args []string) int {
 	keep := fl.Bool("keep", false, "keep the clusters' storage under OUT/work")
 	files := fl.String("files", joinInts(experiment.DefaultDFSIOFiles), "TestDFSIO file counts")
 	reps := fl.String("replication", joinInts(experiment.DefaultDFSIOReplications), "replication factors of TestDFSIO and of the jobs")
-	total := fl.String("dfsio-total", "192MB", "bytes each TestDFSIO run writes or reads, split over its files (paper: 240 GB)")
-	rows := fl.String("rows", "500k", "TeraGen rows of 100 bytes (k, m, b suffixes; 0 skips the tera jobs)")
-	text := fl.String("wordcount-size", "48MB", "random text wordcount counts (0 skips it)")
-	shuffle := fl.String("shuffle-size", "48MB", "random text the shuffle-only job moves (0 skips it)")
-	gateway := fl.String("gateway-size", "128MB", "file written by put, FUSE and NFS (paper: 10 GB; 0 skips them)")
+	total := fl.String("dfsio-total", mib(experiment.DefaultPaper2DFSIOTotal), "bytes each TestDFSIO run writes or reads, split over its files (paper: 240 GB)")
+	rows := fl.String("rows", strconv.Itoa(experiment.DefaultPaper2Rows/1000)+"k", "TeraGen rows of 100 bytes (k, m, b suffixes; 0 skips the tera jobs)")
+	text := fl.String("wordcount-size", mib(experiment.DefaultPaper2TextBytes), "random text wordcount counts (0 skips it)")
+	shuffle := fl.String("shuffle-size", mib(experiment.DefaultPaper2Shuffle), "random text the shuffle-only job moves (0 skips it)")
+	gateway := fl.String("gateway-size", mib(experiment.DefaultPaper2Gateway), "file written by put, FUSE and NFS (paper: 10 GB; 0 skips them)")
 	hosts := fl.Bool("hosts", false, "run every daemon as a process on a host of its own (needs root, else loopback in one process)")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -125,3 +126,6 @@ func runExperimentDFSIOPaper(ctx context.Context, env *Env, args []string) int {
 	}
 	return 0
 }
+
+// mib is n bytes as a TestDFSIO size in MB (MiB).
+func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + "MB" }
