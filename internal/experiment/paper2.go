@@ -121,9 +121,9 @@ type Paper2Options struct {
 	// Replications are the jobs' replication factors (Figures 5 and 6);
 	// empty means Options.DFSIOReplications.
 	Replications []int
-	// Rows are TeraGen's rows; TextBytes the text wordcount counts;
-	// ShuffleBytes what the shuffle job moves. 0 skips the jobs.
-	Rows                    uint64
+	// TeraRows are TeraGen's rows; TextBytes the text wordcount counts;
+	// ShuffleBytes what the shuffle job moves. 0 skips the job(s).
+	TeraRows                uint64
 	TextBytes, ShuffleBytes int64
 	// GatewayBytes is the file written by put, FUSE and NFS; 0 skips them.
 	GatewayBytes int64
@@ -185,10 +185,10 @@ func RunPaper2(ctx context.Context, po Paper2Options) (*Results, error) {
 	if po.TextBytes < 0 || po.ShuffleBytes < 0 || po.GatewayBytes < 0 {
 		return nil, errors.New("experiment: negative sizes")
 	}
-	pr := &Paper2Results{Rows: po.Rows, TextBytes: po.TextBytes, ShuffleBytes: po.ShuffleBytes, GatewayBytes: po.GatewayBytes}
+	pr := &Paper2Results{Rows: po.TeraRows, TextBytes: po.TextBytes, ShuffleBytes: po.ShuffleBytes, GatewayBytes: po.GatewayBytes}
 	src := ""
 	o.AfterProfile = func(ctx context.Context, o *Options, p *Profile, env fs.Env) error {
-		if po.Rows > 0 || po.TextBytes > 0 || po.ShuffleBytes > 0 {
+		if po.TeraRows > 0 || po.TextBytes > 0 || po.ShuffleBytes > 0 {
 			for _, r := range po.Replications {
 				jobs, err := runPaper2Jobs(ctx, o, &po, p, env, r)
 				if err != nil {
@@ -233,8 +233,8 @@ func runPaper2Jobs(ctx context.Context, o *Options, po *Paper2Options, p *Profil
 	if err != nil {
 		return nil, err
 	}
-	if !c.IsSet("mapreduce.task.io.sort.mb") && po.Rows > 0 {
-		c.Set("mapreduce.task.io.sort.mb", strconv.Itoa(ScaledSortMB(terasortMapBytes(po.Rows, maps, bs))))
+	if !c.IsSet("mapreduce.task.io.sort.mb") && po.TeraRows > 0 {
+		c.Set("mapreduce.task.io.sort.mb", strconv.Itoa(ScaledSortMB(terasortMapBytes(po.TeraRows, maps, bs))))
 	}
 	jenv := fs.Env{Conf: c, User: env.User}
 	base := fmt.Sprintf("/paper2/r%d", r)
@@ -244,9 +244,9 @@ func runPaper2Jobs(ctx context.Context, o *Options, po *Paper2Options, p *Profil
 		bytes     int64 // randomtextwriter's total, for the generators
 	}
 	var steps []step
-	if po.Rows > 0 {
+	if po.TeraRows > 0 {
 		steps = append(steps,
-			step{"teragen", "teragen", []string{strconv.FormatUint(po.Rows, 10), base + "/tera-in"}, 0},
+			step{"teragen", "teragen", []string{strconv.FormatUint(po.TeraRows, 10), base + "/tera-in"}, 0},
 			step{"terasort", "terasort", []string{base + "/tera-in", base + "/tera-out"}, 0},
 			step{"teravalidate", "teravalidate", []string{base + "/tera-out", base + "/tera-report"}, 0})
 	}

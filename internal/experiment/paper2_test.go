@@ -168,6 +168,28 @@ func TestPaper2Tables(t *testing.T) {
 	}
 }
 
+func TestRunPaper2Options(t *testing.T) {
+	p, err := LoadProfile("dfsio-12hdd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Options{Profiles: []*Profile{p}, DataNodes: 2, WorkDir: t.TempDir(), LogDir: t.TempDir(), DFSIOFiles: []int{1}, DFSIOReplications: []int{2}}
+	withRows := base
+	withRows.Rows = 10
+	for _, c := range []struct {
+		o    Paper2Options
+		want string
+	}{
+		{Paper2Options{Options: withRows}, "Rows must be 0"},
+		{Paper2Options{Options: base, Replications: []int{3}}, "replication 3 needs at least 3 DataNodes"},
+		{Paper2Options{Options: base, GatewayBytes: -1}, "negative sizes"},
+	} {
+		if _, err := RunPaper2(context.Background(), c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("RunPaper2: %v, want %q", err, c.want)
+		}
+	}
+}
+
 // TestRunPaper2Tiny runs the second paper's three parts at tiny sizes on
 // two DataNodes: TestDFSIO, the five jobs and the gateway writes through
 // the real put, FUSE mount (where the machine has FUSE) and NFS gateway.
@@ -189,7 +211,7 @@ func TestRunPaper2Tiny(t *testing.T) {
 	res, err := RunPaper2(ctx, Paper2Options{Options: Options{Profiles: []*Profile{disk, ssd}, DataNodes: 2, MapSlots: 1, ReduceSlots: 1, Media: true,
 		WorkDir: filepath.Join(dir, "work"), LogDir: filepath.Join(dir, "logs"), Conf: c,
 		DFSIOFiles: []int{1, 2}, DFSIOReplications: []int{2}, DFSIOTotal: 512 << 10, Progress: NewProgress(&progress)},
-		Rows: 2000, TextBytes: 200 << 10, ShuffleBytes: 200 << 10, GatewayBytes: 3<<20 + 12345})
+		TeraRows: 2000, TextBytes: 200 << 10, ShuffleBytes: 200 << 10, GatewayBytes: 3<<20 + 12345})
 	if err != nil {
 		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
 	}

@@ -78,7 +78,7 @@ func runExperimentDFSIOPaper(ctx context.Context, env *Env, args []string) int {
 	if po.DFSIOTotal, err = dfsio.ParseSize(*total); err != nil {
 		return fail(2, "-dfsio-total: %v", err)
 	}
-	if po.Rows, err = examples.ParseRows(*rows); err != nil {
+	if po.TeraRows, err = examples.ParseRows(*rows); err != nil {
 		return fail(2, "-rows: bad number of rows %q", *rows)
 	}
 	for _, s := range []struct {
