@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/examples"
@@ -140,12 +141,14 @@ type Paper2Results struct {
 	Gateways     []Paper2Gateway `json:"gateways,omitempty"`
 }
 
-// Paper2Job is one job's wall time.
+// Paper2Job is one job's wall time and accounting (counters, task
+// attempts, devices: accounting.go).
 type Paper2Job struct {
-	Profile     string  `json:"profile"`
-	Replication int     `json:"replication"`
-	Job         string  `json:"job"`
-	Seconds     float64 `json:"seconds"`
+	Profile     string         `json:"profile"`
+	Replication int            `json:"replication"`
+	Job         string         `json:"job"`
+	Seconds     float64        `json:"seconds"`
+	Accounting  *JobAccounting `json:"accounting,omitempty"`
 }
 
 // Paper2Gateway is one file written into HDFS one way; Skipped, if set,
@@ -242,21 +245,22 @@ func runPaper2Jobs(ctx context.Context, o *Options, po *Paper2Options, p *Profil
 		name, job string // name in the tables, registered job
 		args      []string
 		bytes     int64 // randomtextwriter's total, for the generators
+		input     int64 // the job's input bytes, for the accounting
 	}
 	var steps []step
 	if po.TeraRows > 0 {
 		steps = append(steps,
-			step{"teragen", "teragen", []string{strconv.FormatUint(po.TeraRows, 10), base + "/tera-in"}, 0},
-			step{"terasort", "terasort", []string{base + "/tera-in", base + "/tera-out"}, 0},
-			step{"teravalidate", "teravalidate", []string{base + "/tera-out", base + "/tera-report"}, 0})
+			step{"teragen", "teragen", []string{strconv.FormatUint(po.TeraRows, 10), base + "/tera-in"}, 0, 0},
+			step{"terasort", "terasort", []string{base + "/tera-in", base + "/tera-out"}, 0, int64(po.TeraRows) * 100},
+			step{"teravalidate", "teravalidate", []string{base + "/tera-out", base + "/tera-report"}, 0, int64(po.TeraRows) * 100})
 	}
 	if po.TextBytes > 0 {
 		steps = append(steps,
-			step{"textgen", paper2TextGenJob, []string{base + "/text"}, po.TextBytes},
-			step{"wordcount", "wordcount", []string{base + "/text", base + "/wordcount"}, 0})
+			step{"textgen", paper2TextGenJob, []string{base + "/text"}, po.TextBytes, 0},
+			step{"wordcount", "wordcount", []string{base + "/text", base + "/wordcount"}, 0, po.TextBytes})
 	}
 	if po.ShuffleBytes > 0 {
-		steps = append(steps, step{"shuffle", paper2ShuffleJob, []string{base + "/shuffle"}, po.ShuffleBytes})
+		steps = append(steps, step{"shuffle", paper2ShuffleJob, []string{base + "/shuffle"}, po.ShuffleBytes, 0})
 	}
 	var out []Paper2Job
 	for _, s := range steps {
@@ -275,12 +279,14 @@ func runPaper2Jobs(ctx context.Context, o *Options, po *Paper2Options, p *Profil
 			_, err = mapreduce.Submit(ctx, job, fs.Env{Conf: jc, User: env.User}, w)
 			return err
 		}
+		before := o.acct.begin(ctx)
 		secs, err := timed(o, fmt.Sprintf("  %s %s (replication %d)", p.Name, s.name, r), fmt.Sprintf("%s-paper2-r%d-%s.log", p.Name, r, s.name), run)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
+		ja := o.acct.end(ctx, before, s.name, secs, s.input)
 		if s.name != "textgen" { // wordcount's input, not a job of the paper
-			out = append(out, Paper2Job{Profile: p.Name, Replication: r, Job: s.name, Seconds: secs})
+			out = append(out, Paper2Job{Profile: p.Name, Replication: r, Job: s.name, Seconds: secs, Accounting: &ja})
 		}
 	}
 	return out, removeTree(ctx, env, base)
@@ -501,6 +507,18 @@ func (r *Results) paper2JobTable(rep int) (Paper2Table, bool) {
 			agree = "differs from"
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("%s: fastest job %s (%.2f s), which %s the paper's conclusion (shuffle fastest)", n, best, bestS, agree))
+	}
+	if len(names) > 0 {
+		var moved []string
+		for _, j := range r.Paper2.Jobs {
+			if j.Profile == names[0] && j.Replication == rep && j.Accounting != nil && j.Accounting.JobID != "" {
+				c := j.Accounting.Counters
+				moved = append(moved, fmt.Sprintf("%s %s / %s", j.Job, sizeString(c["HDFS_BYTES_WRITTEN"]), sizeString(c["REDUCE_SHUFFLE_BYTES"])))
+			}
+		}
+		if len(moved) > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s, HDFS written / shuffled: %s", names[0], strings.Join(moved, ", ")))
+		}
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("sizes: teragen %d rows (%s), wordcount over %s of random text, shuffle of %s; speed-up: first profile's time / second's",
 		r.Paper2.Rows, sizeString(int64(r.Paper2.Rows)*100), sizeString(r.Paper2.TextBytes), sizeString(r.Paper2.ShuffleBytes)))

@@ -29,7 +29,7 @@ func paper2Fixture() *Results {
 	add("ssd", "write", 3, 4, 20)
 	add("sata", "read", 2, 8, 10) // 8 files on 4 slots: 40
 	r.Paper2 = &Paper2Results{Rows: 1000, TextBytes: 1 << 20, ShuffleBytes: 1 << 20, GatewayBytes: 10e6}
-	for _, j := range []Paper2Job{{"sata", 2, "teragen", 4}, {"ssd", 2, "teragen", 2}, {"sata", 2, "shuffle", 3}, {"ssd", 2, "shuffle", 1}} {
+	for _, j := range []Paper2Job{{"sata", 2, "teragen", 4, nil}, {"ssd", 2, "teragen", 2, nil}, {"sata", 2, "shuffle", 3, nil}, {"ssd", 2, "shuffle", 1, nil}} {
 		r.Paper2.Jobs = append(r.Paper2.Jobs, j)
 	}
 	r.Paper2.Gateways = []Paper2Gateway{
