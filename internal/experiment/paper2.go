@@ -21,9 +21,9 @@ import (
 // and an SSD ("HDFS & MapReduce 异构存储性能测试白皮书", 2016): four
 // DataNodes (2× E5-2660 v3, 128 GB, 10 GbE), each with twelve 4 TB 7,200
 // rpm SATA disks, and in its SSD runs a 1 TB SSD as well. Its text gives
-// the following values; its Figures 1–6 are charts, and the copy strata
-// has (docs/EXPERIMENTS.md) holds their captions only, so the values of a
-// chart beyond what the text states are not recorded here.
+// the following values; its Figures 1–6 are charts, and the copy these
+// were read from has their captions only, so a chart's bars beyond what
+// the text states are not recorded here (docs/EXPERIMENTS.md).
 
 // Paper roles: the profile playing the paper's SATA cluster is the first
 // of the run's profiles, its SSD cluster the second.
