@@ -51,4 +51,12 @@
 // peak. The tables print the first run's TeraSort; Timeline draws its
 // attempts as a Gantt chart by node and slot. The accounting reads
 // counters before and after a step, so steps must not overlap.
+//
+// RunPaper2 (`strata experiment dfsio-paper`, paper2*.go) is the second
+// paper's whole run on its SATA and SSD clusters: the TestDFSIO sweep
+// (Figures 1–4), TeraGen, TeraSort, TeraValidate, wordcount and a
+// shuffle-only job at each replication (Figures 5–6, with Options.
+// AfterProfile on each profile's cluster), and one file written through
+// put, a FUSE mount and the NFSv3 gateway. Paper2Tables sets the paper's
+// stated values (a Go table with their figures) beside strata's.
 package experiment

@@ -574,7 +574,7 @@ func paperEnergyRatio(app string, theta float64) float64 {
 	return 0
 }
 
-func cell(v float64, prec int) string {
+func p3cell(v float64, prec int) string {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return "n/a"
 	}
@@ -624,7 +624,7 @@ func (r *Paper3Results) table3Tables() []Paper3Table {
 				v, pairs = s.Seconds, s.Pairs
 				outIn = ratio2(float64(s.OutputBytes), float64(r.Objects)*zones.RecordSize)
 			}
-			row = append(row, cell(v, 1), "n/a")
+			row = append(row, p3cell(v, 1), "n/a")
 		}
 		ratio := 0.0
 		if a, b := r.step(first, k.App, k.Theta), r.step(last, k.App, k.Theta); a != nil && b != nil && first != last {
@@ -638,7 +638,7 @@ func (r *Paper3Results) table3Tables() []Paper3Table {
 		if k.App == "neighbors" && k.Theta == 60 {
 			paperOut = paper3.Output60GB / paper3.InputGB
 		}
-		row = append(row, strconv.FormatInt(pairs, 10), cell(outIn, 2), cell(paperOut, 1), cell(ratio, 2), cell(pr, 2))
+		row = append(row, strconv.FormatInt(pairs, 10), p3cell(outIn, 2), p3cell(paperOut, 1), p3cell(ratio, 2), p3cell(pr, 2))
 		t3.Rows = append(t3.Rows, row)
 	}
 	t3.Note = "The seed text does not state Table 3's runtimes; \"paper OCC/blade\" is the runtime ratio its energy ratios imply " +
@@ -668,8 +668,8 @@ func (r *Paper3Results) table3Tables() []Paper3Table {
 					util += u / float64(len(s.NodeCPUUtil))
 				}
 			}
-			en.Rows = append(en.Rows, []string{app, th, p, cell(s.Seconds, 1), fmt.Sprintf("%.0f%%", 100*util), cell(mean, 1), nodes,
-				cell(s.Joules/1000, 2), cell(ratio2(float64(s.Pairs), s.Joules), 1)})
+			en.Rows = append(en.Rows, []string{app, th, p, p3cell(s.Seconds, 1), fmt.Sprintf("%.0f%%", 100*util), p3cell(mean, 1), nodes,
+				p3cell(s.Joules/1000, 2), p3cell(ratio2(float64(s.Pairs), s.Joules), 1)})
 		}
 	}
 	en.Note = "CPU util: the cluster's CPU time over runtime × its CPUs (with -hosts and node.cpus: each node's cgroup over its share, the mean shown)."
@@ -683,7 +683,7 @@ func (r *Paper3Results) table3Tables() []Paper3Table {
 		}
 		v := ratio2(b.Joules, a.Joules)
 		pe := paperEnergyRatio(k.App, k.Theta)
-		ra.Rows = append(ra.Rows, []string{app, th, cell(v, 2), cell(pe, 1), cell(ratio2(v, pe), 2)})
+		ra.Rows = append(ra.Rows, []string{app, th, p3cell(v, 2), p3cell(pe, 1), p3cell(ratio2(v, pe), 2)})
 	}
 	pm := Paper3Table{Title: "Power model (W)", Header: []string{"profile", "idle", "CPU at 100%", "devices idle", "devices active", "full load", "paper full load"}}
 	for _, p := range r.Profiles {
@@ -692,11 +692,11 @@ func (r *Paper3Results) table3Tables() []Paper3Table {
 		paper := "n/a"
 		switch {
 		case strings.HasPrefix(p, "amdahl-blade"):
-			paper = cell(paper3.BladeWatts, 0)
+			paper = p3cell(paper3.BladeWatts, 0)
 		case p == "occ-node":
-			paper = cell(paper3.OCCWatts, 0)
+			paper = p3cell(paper3.OCCWatts, 0)
 		}
-		pm.Rows = append(pm.Rows, []string{p, cell(n.IdleW, 1), cell(n.CPUW, 1), cell(di, 1), cell(da, 1), cell(n.IdleW+n.CPUW+da, 1), paper})
+		pm.Rows = append(pm.Rows, []string{p, p3cell(n.IdleW, 1), p3cell(n.CPUW, 1), p3cell(di, 1), p3cell(da, 1), p3cell(n.IdleW+n.CPUW+da, 1), paper})
 	}
 	pm.Note = "Devices are the profile's emulated ones; the paper's nodes had 2 Spinpoint F1 + 1 Vertex (blade) and 1 Ultrastar A7K1000 (OCC)."
 	t3.file, en.file, ra.file, pm.file = "paper3-table3.csv", "paper3-energy.csv", "paper3-energy-ratio.csv", "paper3-power-model.csv"

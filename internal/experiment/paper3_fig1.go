@@ -336,7 +336,7 @@ func (r *Paper3Results) fig1Tables() []Paper3Table {
 	m := Paper3Table{Title: "Figure 1: sequential I/O, buffered vs direct (O_DIRECT), one thread, 1 MiB requests",
 		Header: []string{"device", "op", "mode", "strata MB/s", "dd MB/s", "process CPU", "kworker CPU", "machine CPU"}, file: "paper3-figure1.csv"}
 	for _, row := range r.Fig1 {
-		m.Rows = append(m.Rows, []string{row.Device, row.Op, row.Mode, cell(row.MBps, 0), cell(row.DDMBps, 0),
+		m.Rows = append(m.Rows, []string{row.Device, row.Op, row.Mode, p3cell(row.MBps, 0), p3cell(row.DDMBps, 0),
 			pct(row.ProcCPU), pct(row.KworkerCPU), pct(row.SystemCPU)})
 	}
 	m.Note = "CPU over the wall time (100% = one CPU): the benchmark process's user+system; the kernel's kworker threads " +
@@ -378,7 +378,7 @@ func (r *Paper3Results) fig1Tables() []Paper3Table {
 				verdict = map[bool]string{true: "CPU yes", false: "CPU no"}[cpu < 1]
 			}
 		}
-		s.Rows = append(s.Rows, []string{row.Device, row.Op, cell(mb, 2), cell(cpu, 2), paper, verdict})
+		s.Rows = append(s.Rows, []string{row.Device, row.Op, p3cell(mb, 2), p3cell(cpu, 2), paper, verdict})
 	}
 	s.Note = "CPU ratio: (process + kworker CPU) direct over buffered. On the real disk writes agree when direct is not slower (within 5%) and costs less CPU, " +
 		"reads when within 0.8–1.25×; an emulated device's rate is its model's in both modes, so only its write CPU is judged."

@@ -108,8 +108,8 @@ func (r *Paper3Results) fig2Table() Paper3Table {
 		if row.Op == "write" {
 			paper = paper3.HDFSDirectWriteMBps
 		}
-		t.Rows = append(t.Rows, []string{row.Config, row.Op, fmt.Sprint(row.Mappers), cell(row.PerNode, 1), cell(paper, 0),
-			cell(ratio2(row.PerNode, paper), 2), cell(row.Throughput, 1)})
+		t.Rows = append(t.Rows, []string{row.Config, row.Op, fmt.Sprint(row.Mappers), p3cell(row.PerNode, 1), p3cell(paper, 0),
+			p3cell(ratio2(row.PerNode, paper), 2), p3cell(row.Throughput, 1)})
 	}
 	t.Note = "The paper's write figure is with its DataNodes' direct I/O (\"about 75MB/s\", any configuration); strata's DataNode has no " +
 		"O_DIRECT option, so its writes are buffered. Its read figures (local vs remote) are not stated in the seed text; here every node " +

@@ -237,7 +237,7 @@ func (r *Paper3Results) table2Table() Paper3Table {
 		if row.Case == "local" {
 			paper = paper3.LocalTCPMBps
 		}
-		t.Rows = append(t.Rows, []string{row.Case, row.Link, cell(row.MBps, 0), cell(paper, 0), cell(ratio2(row.MBps, paper), 2),
+		t.Rows = append(t.Rows, []string{row.Case, row.Link, p3cell(row.MBps, 0), p3cell(paper, 0), p3cell(ratio2(row.MBps, paper), 2),
 			pct(row.SenderCPU), pct(row.ReceiverCPU), pct(row.SystemCPU)})
 	}
 	t.Note = "CPU: a thread's user+system time over the wall time (100% = one CPU). The seed text states only the local rate (343 MB/s, " +

@@ -40,6 +40,8 @@ type Results struct {
 	MemoryBytes int64  `json:"memory_bytes,omitempty"`
 	Kernel      string `json:"kernel,omitempty"`
 	Hosts       bool   `json:"hosts,omitempty"` // Options.Hosts
+	// Paper2 is the second paper's jobs and gateways (paper2.go).
+	Paper2 *Paper2Results `json:"paper2,omitempty"`
 }
 
 // ProfileResult is one profile's runtimes in seconds: per repetition and

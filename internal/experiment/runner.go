@@ -136,6 +136,10 @@ type Options struct {
 	// own, with the profile's link.mbps and node.cpus (hosts.go); needs
 	// root (HostsAvailable).
 	Hosts bool
+	// AfterProfile, if set, runs on each profile's cluster after its
+	// TeraSort and TestDFSIO steps, env being the jobs' environment (the
+	// second paper's jobs and gateways, paper2.go).
+	AfterProfile func(ctx context.Context, o *Options, p *Profile, env fs.Env) error
 }
 
 func (o *Options) setDefaults() error {
@@ -196,7 +200,7 @@ func (o *Options) setDefaults() error {
 		}
 		o.SortMB = ScaledSortMB(terasortMapBytes(o.Rows, o.MapSlots*o.DataNodes, bs))
 	}
-	if o.Rows == 0 && len(o.DFSIOFiles) == 0 {
+	if o.Rows == 0 && len(o.DFSIOFiles) == 0 && o.AfterProfile == nil {
 		return errors.New("experiment: nothing to run (no TeraGen rows and no TestDFSIO files)")
 	}
 	if o.WorkDir == "" || o.LogDir == "" {
@@ -366,6 +370,11 @@ func runProfile(ctx context.Context, o *Options, p *Profile) (pr ProfileResult, 
 				return pr, nil, err
 			}
 			dr = append(dr, res...)
+		}
+	}
+	if o.AfterProfile != nil {
+		if err := o.AfterProfile(ctx, o, p, env); err != nil {
+			return pr, nil, err
 		}
 	}
 	return pr, dr, nil

@@ -20,15 +20,16 @@ func init() {
 	register(command{name: "experiment", summary: "TeraSort (and TestDFSIO) per storage profile on embedded clusters; the papers' tables and charts", run: runExperiment})
 }
 
-const experimentUsage = `Usage: strata experiment [dfsio|amdahl] [flags]
+const experimentUsage = `Usage: strata experiment [dfsio | dfsio-paper | amdahl] [flags]
 
 Builds an embedded cluster per storage profile, runs TeraGen + TeraSort
 (+ TeraValidate) on each, and prints runtimes, speed-ups, jobs per day,
 cost and energy per job; writes results.json, CSV files, SVG charts and a
 report of them all (index.html, readable offline) to the output directory.
 "strata experiment dfsio" runs only the TestDFSIO sweep; "strata experiment
-amdahl -h" the third paper's tables; "strata experiment -report DIR" writes
-DIR/index.html again from DIR/results.json. Built-in profiles: %s.
+dfsio-paper -h" the second paper's tables, "strata experiment amdahl -h" the
+third paper's; "strata experiment -report DIR" writes DIR/index.html again
+from DIR/results.json. Built-in profiles: %s.
 
 Flags:
 `
@@ -37,6 +38,9 @@ Flags:
 func runExperiment(ctx context.Context, env *Env, args []string) int {
 	if len(args) > 0 && args[0] == "amdahl" {
 		return runExperimentAmdahl(ctx, env, args[1:])
+	}
+	if len(args) > 0 && args[0] == "dfsio-paper" {
+		return runExperimentDFSIOPaper(ctx, env, args[1:])
 	}
 	dfsioOnly := len(args) > 0 && args[0] == "dfsio"
 	if dfsioOnly {
