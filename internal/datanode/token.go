@@ -169,8 +169,10 @@ func (d *DataNode) checkAccess(w io.Writer, c net.Conn, op datatransfer.Op, eb *
 	if mode == blocktoken.Write {
 		resp.FirstBadLink = proto.String(d.XferAddr())
 	}
-	datatransfer.WriteResponse(w, resp)
+	// Counted before the answer: a client that retries at once must find
+	// the refusal counted.
 	d.stats.TokenRefusals.Add(1)
+	datatransfer.WriteResponse(w, resp)
 	d.log.Warn("datanode: block token verification failed", "op", op.String(), "remote", remoteOf(c), "block", eb.GetBlockId(), "message", ite.Msg)
 	return ite
 }
