@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/storage"
 	"github.com/stratafs/strata/internal/webui"
 )
@@ -42,6 +43,7 @@ const maxBrowseBlocks = 1000
 const maxFsckReport = 4 << 20
 
 var nnNav = []webui.Link{{Name: "Overview", Href: "/"}, {Name: "Datanodes", Href: "/datanodes"},
+	{Name: "Snapshot", Href: "/snapshots"},
 	{Name: "Startup Progress", Href: "/startup"}, {Name: "Browse", Href: "/explorer"}, {Name: "fsck", Href: "/fsckui"}}
 
 // registerUI adds the pages and the common endpoints to mux.
@@ -50,6 +52,7 @@ func (n *NameNode) registerUI(mux *http.ServeMux) {
 	mux.HandleFunc("GET /dfshealth.html", n.pageOverview)
 	mux.HandleFunc("GET /datanodes", n.pageDatanodes)
 	mux.HandleFunc("GET /startup", n.pageStartup)
+	mux.HandleFunc("GET /snapshots", n.pageSnapshots)
 	mux.HandleFunc("GET /explorer", n.pageExplorer)
 	mux.HandleFunc("GET /explorer.html", n.pageExplorer)
 	mux.HandleFunc("GET /fsckui", n.pageFsck)
@@ -76,6 +79,8 @@ type overviewData struct {
 	SafeTip    string
 	ByType     []TypeCapacity
 	Nodes      NodeCounts
+	Admin      AdminCounts
+	Snapshots  []SnapshotInfo
 	Blocks     blockmgmt.ReplicationStats
 	LastCPTx   uint64
 	LastCPAt   time.Time
@@ -134,8 +139,9 @@ func (n *NameNode) overview() overviewData {
 	n.cpMu.Lock()
 	cpTx, cpAt := n.lastCPTx, n.lastCPAt
 	n.cpMu.Unlock()
+	dns := n.ns.DatanodeReport(blockmgmt.ReportAll)
 	return overviewData{Status: st, State: n.ServiceState().String(), SafeTip: n.ns.SafeModeTip(),
-		ByType: capacityByType(n.ns.Storages()), Nodes: nodeCounts(n.ns.DatanodeReport(blockmgmt.ReportAll), time.Now()),
+		ByType: capacityByType(n.ns.Storages()), Nodes: nodeCounts(dns, time.Now()), Admin: adminCounts(dns), Snapshots: n.ns.SnapshotStats(),
 		Blocks: n.ns.Stats(), LastCPTx: cpTx, LastCPAt: cpAt, Uptime: time.Since(st.Started)}
 }
 
@@ -158,14 +164,17 @@ var overviewPage = webui.Parse(`{{define "content"}}
 <tr><th>Configured capacity</th><td>{{bytes .Capacity}}</td></tr>
 <tr><th>DFS used</th><td>{{bytes .Used}} {{usage .Used .Remaining .Capacity}}</td></tr>
 <tr><th>DFS remaining</th><td>{{bytes .Remaining}} ({{pct .Remaining .Capacity}})</td></tr>
-<tr><th>Live nodes</th><td><a href="/datanodes" id="live">{{.Nodes.Live}}</a></td></tr>
-<tr><th>Dead nodes</th><td><a href="/datanodes#dead" id="dead">{{.Nodes.Dead}}</a></td></tr>
+<tr><th>Live nodes</th><td><a href="/datanodes" id="live">{{.Nodes.Live}}</a> <span id="liveadmin">(Decommissioned: {{.Admin.DecomLive}}, In Maintenance: {{.Admin.InMaintenanceLive}})</span></td></tr>
+<tr><th>Dead nodes</th><td><a href="/datanodes#dead" id="dead">{{.Nodes.Dead}}</a> (Decommissioned: {{.Admin.DecomDead}}, In Maintenance: {{.Admin.InMaintenanceDead}})</td></tr>
+<tr><th>Decommissioning nodes</th><td><a href="/datanodes#decommissioning" id="decommissioning">{{.Admin.Decommissioning}}</a></td></tr>
+<tr><th>Entering maintenance nodes</th><td><a href="/datanodes#decommissioning" id="enteringmaintenance">{{.Admin.EnteringMaintenance}}</a></td></tr>
 <tr><th>Stale nodes</th><td>{{.Nodes.Stale}} (no heartbeat for 30 s)</td></tr>
 <tr><th>Under-replicated blocks</th><td id="underrep">{{.Blocks.UnderReplicated}}</td></tr>
 <tr><th>Blocks pending replication</th><td>{{.Blocks.PendingReplication}}</td></tr>
 <tr><th>Misplaced blocks (storage policy)</th><td>{{.Blocks.Misplaced}}</td></tr>
 <tr><th>Corrupt blocks</th><td{{if gt .Blocks.Corrupt 0}} class="bad"{{end}}>{{.Blocks.Corrupt}}</td></tr>
 <tr><th>Missing blocks</th><td{{if gt .Blocks.Missing 0}} class="bad"{{end}}>{{.Blocks.Missing}}</td></tr>
+<tr><th>Snapshots</th><td><a href="/snapshots" id="snapshotcount">{{len .Snapshots}} snapshottable directories, {{snapcount .Snapshots}} snapshots</a></td></tr>
 <tr><th>RPC</th><td>{{.RPCCalls}} calls on {{.RPCConnections}} connections since start</td></tr>
 </table>
 <h2>Capacity by storage type</h2>
@@ -186,7 +195,13 @@ var overviewPage = webui.Parse(`{{define "content"}}
 <h2>NameNode storage</h2>
 <table class="sortable" id="namedirs"><thead><tr><th>Storage directory</th><th>Type</th><th>State</th></tr></thead>
 <tbody>{{range .NameDirs}}<tr><td>{{.Path}}</td><td>IMAGE_AND_EDITS</td><td>{{if .Active}}<span class="ok">Active</span>{{else}}<span class="bad">Failed</span> at {{ts .FailedAt}}: {{.Err}}{{end}}</td></tr>{{end}}</tbody></table>
-{{end}}`, nil)
+{{end}}`, template.FuncMap{"snapcount": func(ds []SnapshotInfo) int {
+	c := 0
+	for _, d := range ds {
+		c += len(d.Snapshots)
+	}
+	return c
+}})
 
 func (n *NameNode) pageOverview(w http.ResponseWriter, r *http.Request) {
 	n.render(w, overviewPage, "Overview", "/", 5, n.overview())
@@ -229,16 +244,22 @@ func (n *NameNode) datanodeRows() (live, dead []dnRow) {
 var datanodesPage = webui.Parse(`{{define "content"}}
 <h2>In operation</h2>
 <table class="sortable" id="datanodes">
-<thead><tr><th>Node</th><th>State</th><th class="num">Last contact</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th><th class="num">Failed volumes</th><th class="num">Xceivers</th><th>Version</th></tr></thead>
+<thead><tr><th>Node</th><th>Rack</th><th>State</th><th>Admin state</th><th class="num">Last contact</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th><th class="num">Failed volumes</th><th class="num">Xceivers</th><th>Version</th></tr></thead>
 <tbody>{{range .Live}}<tr>
 <td class="wrap">{{if .Web}}<a href="{{.Web}}">{{.Host}} ({{.IP}}:{{.XferPort}})</a>{{else}}{{.Host}} ({{.IP}}:{{.XferPort}}){{end}}</td>
+<td>{{.Rack}}</td>
 <td><span class="state {{.State}}">{{.State}}</span></td>
+<td class="admin"><span class="{{adminclass .AdminState}}">{{.AdminState}}</span>{{with until .MaintenanceExpire}} {{.}}{{end}}</td>
 <td class="num" data-sort="{{.LastHeartbeat.Unix}}">{{since .LastHeartbeat}}</td>
 <td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td>
 <td data-sort="{{.Used}}">{{usage .Used .Remaining .Capacity}}</td>
 <td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td>
 <td class="num">{{.Blocks}}</td><td class="num{{if gt .Failed 0}} bad{{end}}">{{.Failed}}</td><td class="num">{{.Xceivers}}</td><td>strata</td></tr>
-{{else}}<tr><td colspan="10" class="muted">no live DataNodes</td></tr>{{end}}</tbody></table>
+{{else}}<tr><td colspan="12" class="muted">no live DataNodes</td></tr>{{end}}</tbody></table>
+<h2 id="decommissioning">Decommissioning and entering maintenance</h2>
+<table class="sortable" id="decomnodes"><thead><tr><th>Node</th><th>Admin state</th><th class="num">Under replicated blocks</th><th class="num">Blocks with no live replicas</th><th class="num">Under replicated blocks in files under construction</th></tr></thead>
+<tbody>{{range .Decom}}<tr><td>{{.Node.Host}} ({{.Node.IP}}:{{.Node.XferPort}})</td><td>{{.Node.AdminState}}</td><td class="num">{{.UnderReplicated}}</td><td class="num">{{.OnlyReplicas}}</td><td class="num">{{.UnderReplicatedInOpenFiles}}</td></tr>
+{{else}}<tr><td colspan="5" class="muted">none</td></tr>{{end}}</tbody></table>
 <h2>Volumes</h2>
 <table class="sortable" id="volumes">
 <thead><tr><th>Node</th><th>Storage ID</th><th>Type</th><th>State</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th></tr></thead>
@@ -247,14 +268,14 @@ var datanodesPage = webui.Parse(`{{define "content"}}
 <td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td data-sort="{{.Used}}">{{usage .Used .Remaining .Capacity}}</td>
 <td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td><td class="num">{{.Blocks}}</td></tr>{{end}}{{end}}</tbody></table>
 <h2 id="dead">Dead</h2>
-<table class="sortable" id="deadnodes"><thead><tr><th>Node</th><th class="num">Last contact</th></tr></thead>
-<tbody>{{range .Dead}}<tr><td>{{.Host}} ({{.IP}}:{{.XferPort}})</td><td class="num" data-sort="{{.LastHeartbeat.Unix}}">{{since .LastHeartbeat}}</td></tr>
-{{else}}<tr><td colspan="2" class="muted">none</td></tr>{{end}}</tbody></table>
-{{end}}`, nil)
+<table class="sortable" id="deadnodes"><thead><tr><th>Node</th><th>Rack</th><th>Admin state</th><th class="num">Last contact</th></tr></thead>
+<tbody>{{range .Dead}}<tr><td>{{.Host}} ({{.IP}}:{{.XferPort}})</td><td>{{.Rack}}</td><td class="admin">{{.AdminState}}</td><td class="num" data-sort="{{.LastHeartbeat.Unix}}">{{since .LastHeartbeat}}</td></tr>
+{{else}}<tr><td colspan="4" class="muted">none</td></tr>{{end}}</tbody></table>
+{{end}}`, template.FuncMap{"adminclass": adminStateClass, "until": maintenanceUntil})
 
 func (n *NameNode) pageDatanodes(w http.ResponseWriter, r *http.Request) {
 	live, dead := n.datanodeRows()
-	n.render(w, datanodesPage, "Datanode Information", "/datanodes", 5, map[string]any{"Live": live, "Dead": dead})
+	n.render(w, datanodesPage, "Datanode Information", "/datanodes", 5, map[string]any{"Live": live, "Dead": dead, "Decom": n.ns.AdminProgress()})
 }
 
 var startupPage = webui.Parse(`{{define "content"}}
@@ -309,6 +330,11 @@ type browseData struct {
 	BlocksCut          bool
 	Err                string
 	Standby            bool
+	// ReadOnly: the path is inside a snapshot, which no change may touch.
+	ReadOnly bool
+	// SnapshotDir is the .snapshot directory of a snapshottable
+	// directory, else "".
+	SnapshotDir string
 }
 
 // policyName names the storage policy id, or inherited (an inode without
@@ -331,7 +357,7 @@ func (n *NameNode) browse(r *http.Request) browseData {
 		user = webUser
 	}
 	p := path.Clean("/" + q.Get("path"))
-	d := browseData{Path: p, User: user, Parent: path.Dir(p)}
+	d := browseData{Path: p, User: user, Parent: path.Dir(p), ReadOnly: hasDotSnapshot(p)}
 	acc := "/"
 	d.Crumbs = append(d.Crumbs, webui.Link{Name: "/", Href: "/"})
 	for _, c := range strings.Split(strings.Trim(p, "/"), "/") {
@@ -353,6 +379,9 @@ func (n *NameNode) browse(r *http.Request) browseData {
 	if st == nil {
 		d.Err = "Path does not exist: " + p
 		return d
+	}
+	if st.SnapshotEnabled {
+		d.SnapshotDir = path.Join(p, namespace.DotSnapshot)
 	}
 	inherited := "HOT"
 	if pol, err := n.ns.StoragePolicy(ctx, p); err == nil {
@@ -427,12 +456,14 @@ var explorerPage = webui.Parse(`{{define "content"}}
 <td>{{range $b.Locs}}{{.Node.Host}} ({{.Node.IP}}:{{.Node.XferPort}}, {{.StorageType}})<br>{{end}}</td></tr>{{end}}
 </tbody></table>
 {{if .BlocksCut}}<p class="warn">Only the first {{len .Blocks}} blocks are shown.</p>{{end}}
-<p><button type="button" data-delete="{{.Path}}">Delete this file</button> <a href="/explorer?path={{.Parent}}&amp;user.name={{.User}}">back to {{.Parent}}</a></p>
+<p>{{if not .ReadOnly}}<button type="button" data-delete="{{.Path}}">Delete this file</button> {{end}}<a href="/explorer?path={{.Parent}}&amp;user.name={{.User}}">back to {{.Parent}}</a></p>
 {{else}}
-<div class="tools" id="writetools">
+{{if .SnapshotDir}}<p id="snapshotlink">A snapshottable directory: <a href="/explorer?path={{.SnapshotDir}}&amp;user.name={{.User}}">its snapshots ({{.SnapshotDir}})</a></p>{{end}}
+{{if .ReadOnly}}<p class="muted" id="readonly">Inside a snapshot: read only (the NameNode refuses every change here).</p>
+{{else}}<div class="tools" id="writetools">
 <form id="mkdirform" class="inline"><input type="text" id="mkdirname" placeholder="new directory name"> <button type="submit">Create directory</button></form>
 <form id="uploadform" class="inline"><input type="file" id="uploadfile" multiple> <button type="submit">Upload</button></form>
-<span class="muted">as {{.User}}, through WebHDFS (needs JavaScript)</span></div>
+<span class="muted">as {{.User}}, through WebHDFS (needs JavaScript)</span></div>{{end}}
 <table class="sortable" id="listing">
 <thead><tr><th>Permission</th><th>Owner</th><th>Group</th><th class="num">Size</th><th>Last modified</th><th class="num">Replication</th><th class="num">Block size</th><th>Storage policy</th><th>Name</th><th></th></tr></thead>
 <tbody>{{range .Entries}}<tr>
@@ -442,8 +473,8 @@ var explorerPage = webui.Parse(`{{define "content"}}
 <td class="num">{{if .IsDir}}0{{else}}{{.Replication}}{{end}}</td>
 <td class="num" data-sort="{{.BlockSize}}">{{if .IsDir}}0 B{{else}}{{bytes (i64 .BlockSize)}}{{end}}</td>
 <td>{{.Policy}}</td>
-<td><a href="/explorer?path={{.Path}}&amp;user.name={{$.User}}">{{.Name}}</a></td>
-<td><button type="button" data-delete="{{.Path}}" title="delete {{.Path}}">delete</button></td></tr>
+<td><a href="/explorer?path={{.Path}}&amp;user.name={{$.User}}">{{.Name}}</a>{{if .SnapshotEnabled}} <a class="snaplink" href="/explorer?path={{.Path}}/.snapshot&amp;user.name={{$.User}}" title="snapshots of {{.Path}}">.snapshot</a>{{end}}</td>
+<td>{{if not $.ReadOnly}}<button type="button" data-delete="{{.Path}}" title="delete {{.Path}}">delete</button>{{end}}</td></tr>
 {{else}}<tr><td colspan="10" class="muted">empty directory</td></tr>{{end}}</tbody></table>
 {{if .Truncated}}<p class="warn">Only the first {{len .Entries}} entries are shown.</p>{{end}}
 {{end}}
@@ -541,6 +572,13 @@ func (n *NameNode) jmxBeans() []webui.Bean {
 	bs := n.ns.Stats()
 	dns := n.ns.DatanodeReport(blockmgmt.ReportAll)
 	nc := nodeCounts(dns, time.Now())
+	ac := adminCounts(dns)
+	progress := n.ns.AdminProgress()
+	snaps := n.ns.SnapshotStats()
+	numSnaps := 0
+	for _, d := range snaps {
+		numSnaps += len(d.Snapshots)
+	}
 	state := n.ServiceState().String()
 	safe := ""
 	if st.SafeMode {
@@ -553,11 +591,12 @@ func (n *NameNode) jmxBeans() []webui.Bean {
 	for _, d := range dns {
 		name := fmt.Sprintf("%s:%d", d.Host, d.XferPort)
 		if d.Dead {
-			dead[name] = map[string]any{"lastContact": int64(time.Since(d.LastHeartbeat).Seconds()), "xferaddr": fmt.Sprintf("%s:%d", d.IP, d.XferPort)}
+			dead[name] = map[string]any{"lastContact": int64(time.Since(d.LastHeartbeat).Seconds()), "xferaddr": fmt.Sprintf("%s:%d", d.IP, d.XferPort),
+				"adminState": d.AdminState.String(), "decommissioned": d.AdminState == blockmgmt.Decommissioned}
 			continue
 		}
 		live[name] = map[string]any{"infoAddr": fmt.Sprintf("%s:%d", d.IP, d.InfoPort), "xferaddr": fmt.Sprintf("%s:%d", d.IP, d.XferPort),
-			"lastContact": int64(time.Since(d.LastHeartbeat).Seconds()), "usedSpace": d.Used, "adminState": "In Service",
+			"lastContact": int64(time.Since(d.LastHeartbeat).Seconds()), "usedSpace": d.Used, "adminState": d.AdminState.String(),
 			"capacity": d.Capacity, "remaining": d.Remaining, "numBlocks": d.Blocks, "version": "strata"}
 	}
 	pctUsed := 0.0
@@ -572,7 +611,9 @@ func (n *NameNode) jmxBeans() []webui.Bean {
 			"CapacityTotal": st.Capacity, "CapacityUsed": st.Used, "CapacityRemaining": st.Remaining,
 			"CapacityTotalGB": st.Capacity >> 30, "CapacityUsedGB": st.Used >> 30, "CapacityRemainingGB": st.Remaining >> 30,
 			"NumLiveDataNodes": nc.Live, "NumDeadDataNodes": nc.Dead, "NumStaleDataNodes": nc.Stale,
-			"NumDecommissioningDataNodes": 0, "UnderReplicatedBlocks": bs.UnderReplicated, "PendingReplicationBlocks": bs.PendingReplication,
+			"NumDecommissioningDataNodes": ac.Decommissioning, "NumDecomLiveDataNodes": ac.DecomLive, "NumDecomDeadDataNodes": ac.DecomDead,
+			"NumInMaintenanceLiveDataNodes": ac.InMaintenanceLive, "NumInMaintenanceDeadDataNodes": ac.InMaintenanceDead,
+			"NumEnteringMaintenanceDataNodes": ac.EnteringMaintenance, "UnderReplicatedBlocks": bs.UnderReplicated, "PendingReplicationBlocks": bs.PendingReplication,
 			"CorruptBlocks": bs.Corrupt, "MissingBlocks": bs.Missing, "ScheduledReplicationBlocks": bs.PendingReplication,
 			"LastWrittenTransactionId": st.LastTxID, "LastCheckpointTime": cpAt.UnixMilli(),
 			"TransactionsSinceLastCheckpoint": st.LastTxID - n.checkpointTxID(), "FSState": map[bool]string{true: "safeMode", false: "Operational"}[st.SafeMode],
@@ -582,13 +623,16 @@ func (n *NameNode) jmxBeans() []webui.Bean {
 			"CapacityTotal": st.Capacity, "CapacityUsed": st.Used, "CapacityRemaining": st.Remaining, "FilesTotal": st.Files + st.Directories,
 			"BlocksTotal": bs.Blocks, "NumLiveDataNodes": nc.Live, "NumDeadDataNodes": nc.Dead, "NumStaleDataNodes": nc.Stale,
 			"UnderReplicatedBlocks": bs.UnderReplicated, "FSState": map[bool]string{true: "safeMode", false: "Operational"}[st.SafeMode],
+			"NumDecommissioningDataNodes": ac.Decommissioning, "NumDecomLiveDataNodes": ac.DecomLive, "NumDecomDeadDataNodes": ac.DecomDead,
+			"NumInMaintenanceLiveDataNodes": ac.InMaintenanceLive, "NumInMaintenanceDeadDataNodes": ac.InMaintenanceDead,
+			"NumEnteringMaintenanceDataNodes": ac.EnteringMaintenance, "NumSnapshottableDirs": len(snaps), "NumSnapshots": numSnaps,
 		},
 		{
 			"name": "Hadoop:service=NameNode,name=NameNodeInfo", "modelerType": "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
 			"ClusterId": st.ClusterID, "BlockPoolId": n.ns.blockPoolID, "Safemode": safe, "Version": "strata", "SoftwareVersion": "strata",
 			"Total": st.Capacity, "Used": st.Used, "Free": st.Remaining, "PercentUsed": pctUsed, "PercentRemaining": 100 - pctUsed,
 			"TotalBlocks": bs.Blocks, "TotalFiles": st.Files + st.Directories, "NumberOfMissingBlocks": bs.Missing,
-			"LiveNodes": jsonString(live), "DeadNodes": jsonString(dead), "DecomNodes": "{}",
+			"LiveNodes": jsonString(live), "DeadNodes": jsonString(dead), "DecomNodes": adminJSON(progress, false), "EnteringMaintenanceNodes": adminJSON(progress, true),
 			"NameDirStatuses": nameDirStatuses(st.NameDirs), "NNStarted": st.Started.Format("Mon Jan 02 15:04:05 MST 2006"),
 		},
 		{
@@ -597,6 +641,7 @@ func (n *NameNode) jmxBeans() []webui.Bean {
 			"LastHATransitionTime": 0,
 		},
 	}
+	beans = append(beans, snapshotBean(snaps))
 	return append(beans, webui.RuntimeBeans("NameNode")...)
 }
 
