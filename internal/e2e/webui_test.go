@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -257,8 +258,12 @@ func TestWebUI(t *testing.T) {
 	br := newBrowser(t)
 	start := time.Now()
 	jtHTTP := testcluster.FreePort(t)
+	exclude := filepath.Join(t.TempDir(), "dfs.exclude")
+	if err := os.WriteFile(exclude, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m := testcluster.NewProcess(t, testcluster.Config{DataNodes: 2, MapReduce: true, TaskTrackers: 2,
-		Conf: map[string]string{"mapreduce.jobtracker.http.address": jtHTTP, "dfs.blocksize": "1048576", "dfs.replication": "2"}})
+		Conf: map[string]string{"mapreduce.jobtracker.http.address": jtHTTP, "dfs.blocksize": "1048576", "dfs.replication": "2", "dfs.hosts.exclude": exclude}})
 	m.WaitSafeModeOff()
 	nn := "http://" + m.NameNodeHTTPAddr()
 	su := m.Superuser()
@@ -303,7 +308,6 @@ func TestWebUI(t *testing.T) {
 		if rows != 2 || strings.Count(vols, "SSD") != 2 || strings.Count(vols, "DISK") != 2 {
 			t.Errorf("datanodes page: %d rows, volumes:\n%s", rows, vols)
 		}
-		br.screenshot("namenode-datanodes")
 		// Sorting: a click on the Blocks header orders the volumes by it,
 		// a second click the other way.
 		blocksCol := func() []int {
@@ -561,6 +565,115 @@ func TestWebUI(t *testing.T) {
 		if !bytes.Contains(b, []byte(`"NumLiveDataNodes": 2`)) || bytes.Contains(b, []byte("NameNodeInfo")) {
 			t.Errorf("FSNamesystem bean:\n%s", b)
 		}
+	})
+
+	// Last, as it leaves a DataNode decommissioning: with replication 2
+	// on two nodes its blocks have nowhere to go, so it stays in progress.
+	t.Run("DecommissionAndSnapshots", func(t *testing.T) {
+		br.t = t
+		t0 := time.Now()
+		victim := m.DataNodeAddr(1)
+		if err := os.WriteFile(exclude, []byte(victim+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, errOut, code := m.Run(su, "dfsadmin", "-refreshNodes"); code != 0 {
+			t.Fatalf("refreshNodes: exit %d %s%s", code, out, errOut)
+		}
+		br.open(nn + "/datanodes")
+		var states map[string]string
+		br.eval(`Object.fromEntries(Array.from(document.querySelectorAll("#datanodes tbody tr")).map(r => [r.cells[0].innerText, r.querySelector("td.admin").innerText]))`, &states)
+		inProgress := 0
+		for node, st := range states {
+			switch {
+			case strings.Contains(node, victim) && st == "Decommission In Progress":
+				inProgress++
+			case !strings.Contains(node, victim) && st != "In Service":
+				t.Errorf("%s is %q; only %s was excluded", node, st, victim)
+			}
+		}
+		if inProgress != 1 || len(states) != 2 {
+			t.Errorf("admin states on the Datanodes page: %v; want %s Decommission In Progress", states, victim)
+		}
+		if s := br.text("#decomnodes tbody"); !strings.Contains(s, victim) || !strings.Contains(s, "Decommission In Progress") {
+			t.Errorf("decommissioning table:\n%s", s)
+		}
+		br.screenshot("namenode-datanodes")
+		br.open(nn + "/")
+		if s := br.text("#decommissioning"); s != "1" {
+			t.Errorf("overview's decommissioning nodes: %q", s)
+		}
+		resp, err := http.Get(nn + "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info struct {
+			Beans []struct{ LiveNodes, DecomNodes string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&info)
+		resp.Body.Close()
+		if err != nil || len(info.Beans) != 1 {
+			t.Fatalf("NameNodeInfo: %v, %d beans", err, len(info.Beans))
+		}
+		var live, decom map[string]struct {
+			XferAddr        string `json:"xferaddr"`
+			AdminState      string `json:"adminState"`
+			UnderReplicated int    `json:"underReplicatedBlocks"`
+		}
+		json.Unmarshal([]byte(info.Beans[0].LiveNodes), &live)
+		json.Unmarshal([]byte(info.Beans[0].DecomNodes), &decom)
+		adminOf := map[string]string{}
+		for _, n := range live {
+			adminOf[n.XferAddr] = n.AdminState
+		}
+		if adminOf[victim] != "Decommission In Progress" || len(adminOf) != 2 {
+			t.Errorf("NameNodeInfo's LiveNodes: admin states %v", adminOf)
+		}
+		// Every block has a replica on the victim and nowhere else to go.
+		if len(decom) != 1 {
+			t.Errorf("NameNodeInfo's DecomNodes: %v", decom)
+		}
+		for _, n := range decom {
+			if n.XferAddr != victim || n.UnderReplicated < 3 {
+				t.Errorf("NameNodeInfo's DecomNodes: %+v; want %s with data.bin's 3 blocks at least", n, victim)
+			}
+		}
+
+		// A snapshot: on the Snapshot page, and its file under .snapshot
+		// in Browse, where the page offers no change.
+		if err := cl.AllowSnapshot(ctx, "/user/web"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.CreateSnapshot(ctx, "/user/web", "s1"); err != nil {
+			t.Fatal(err)
+		}
+		br.open(nn + "/snapshots")
+		if s := br.text("#snapshottable tbody"); !strings.HasPrefix(s, "/user/web\t1\t65536") {
+			t.Errorf("snapshottable directories:\n%q", s)
+		}
+		if s := br.text("#snapshots tbody"); !strings.Contains(s, "s1\t/user/web/.snapshot/s1") {
+			t.Errorf("snapshots:\n%q", s)
+		}
+		br.screenshot("namenode-snapshots")
+		br.checkLinks("snapshots")
+		br.open(nn + "/explorer?path=/user/web&user.name=" + su)
+		br.run("to .snapshot", chromedp.Click("#snapshotlink a", chromedp.ByQuery), chromedp.WaitVisible("#listing", chromedp.ByQuery))
+		br.run("to s1", chromedp.Click(`//a[text()="s1"]`, chromedp.BySearch), chromedp.WaitVisible("#readonly", chromedp.ByQuery))
+		br.check("browse a snapshot")
+		listing := br.text("#listing")
+		var tools int
+		br.eval(`document.querySelectorAll("#writetools, button[data-delete]").length`, &tools)
+		if !strings.Contains(listing, "data.bin") || !strings.Contains(listing, "3.00 MB") || tools != 0 {
+			t.Errorf("/user/web/.snapshot/s1: %d change controls; listing:\n%s", tools, listing)
+		}
+		br.run("click data.bin in s1", chromedp.Click(`//a[text()="data.bin"]`, chromedp.BySearch), chromedp.WaitVisible("#blocks", chromedp.ByQuery))
+		br.check("a file in a snapshot")
+		var blocks int
+		br.eval(`document.querySelectorAll("#blocks tbody tr").length`, &blocks)
+		if p := br.text("#fileinfo"); blocks != 3 || !strings.Contains(p, "/user/web/.snapshot/s1/data.bin") {
+			t.Errorf("data.bin in s1: %d blocks:\n%s", blocks, p)
+		}
+		br.screenshot("namenode-snapshot-browse")
+		t.Logf("decommission and snapshot checks took %v", time.Since(t0).Round(time.Millisecond))
 	})
 	t.Logf("web UI test took %v", time.Since(start).Round(time.Millisecond))
 }

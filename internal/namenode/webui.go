@@ -244,10 +244,9 @@ func (n *NameNode) datanodeRows() (live, dead []dnRow) {
 var datanodesPage = webui.Parse(`{{define "content"}}
 <h2>In operation</h2>
 <table class="sortable" id="datanodes">
-<thead><tr><th>Node</th><th>Rack</th><th>State</th><th>Admin state</th><th class="num">Last contact</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th><th class="num">Failed volumes</th><th class="num">Xceivers</th><th>Version</th></tr></thead>
+<thead><tr><th>Node</th><th>State</th><th>Admin state</th><th class="num">Last contact</th><th class="num">Capacity</th><th>Used</th><th class="num">Remaining</th><th class="num">Blocks</th><th class="num">Failed volumes</th><th class="num">Xceivers</th><th>Version</th></tr></thead>
 <tbody>{{range .Live}}<tr>
-<td class="wrap">{{if .Web}}<a href="{{.Web}}">{{.Host}} ({{.IP}}:{{.XferPort}})</a>{{else}}{{.Host}} ({{.IP}}:{{.XferPort}}){{end}}</td>
-<td>{{.Rack}}</td>
+<td class="wrap">{{.Rack}}/{{if .Web}}<a href="{{.Web}}">{{.Host}} ({{.IP}}:{{.XferPort}})</a>{{else}}{{.Host}} ({{.IP}}:{{.XferPort}}){{end}}</td>
 <td><span class="state {{.State}}">{{.State}}</span></td>
 <td class="admin"><span class="{{adminclass .AdminState}}">{{.AdminState}}</span>{{with until .MaintenanceExpire}} {{.}}{{end}}</td>
 <td class="num" data-sort="{{.LastHeartbeat.Unix}}">{{since .LastHeartbeat}}</td>
@@ -255,7 +254,7 @@ var datanodesPage = webui.Parse(`{{define "content"}}
 <td data-sort="{{.Used}}">{{usage .Used .Remaining .Capacity}}</td>
 <td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td>
 <td class="num">{{.Blocks}}</td><td class="num{{if gt .Failed 0}} bad{{end}}">{{.Failed}}</td><td class="num">{{.Xceivers}}</td><td>strata</td></tr>
-{{else}}<tr><td colspan="12" class="muted">no live DataNodes</td></tr>{{end}}</tbody></table>
+{{else}}<tr><td colspan="11" class="muted">no live DataNodes</td></tr>{{end}}</tbody></table>
 <h2 id="decommissioning">Decommissioning and entering maintenance</h2>
 <table class="sortable" id="decomnodes"><thead><tr><th>Node</th><th>Admin state</th><th class="num">Under replicated blocks</th><th class="num">Blocks with no live replicas</th><th class="num">Under replicated blocks in files under construction</th></tr></thead>
 <tbody>{{range .Decom}}<tr><td>{{.Node.Host}} ({{.Node.IP}}:{{.Node.XferPort}})</td><td>{{.Node.AdminState}}</td><td class="num">{{.UnderReplicated}}</td><td class="num">{{.OnlyReplicas}}</td><td class="num">{{.UnderReplicatedInOpenFiles}}</td></tr>
@@ -268,9 +267,9 @@ var datanodesPage = webui.Parse(`{{define "content"}}
 <td class="num" data-sort="{{.Capacity}}">{{bytes .Capacity}}</td><td data-sort="{{.Used}}">{{usage .Used .Remaining .Capacity}}</td>
 <td class="num" data-sort="{{.Remaining}}">{{bytes .Remaining}}</td><td class="num">{{.Blocks}}</td></tr>{{end}}{{end}}</tbody></table>
 <h2 id="dead">Dead</h2>
-<table class="sortable" id="deadnodes"><thead><tr><th>Node</th><th>Rack</th><th>Admin state</th><th class="num">Last contact</th></tr></thead>
-<tbody>{{range .Dead}}<tr><td>{{.Host}} ({{.IP}}:{{.XferPort}})</td><td>{{.Rack}}</td><td class="admin">{{.AdminState}}</td><td class="num" data-sort="{{.LastHeartbeat.Unix}}">{{since .LastHeartbeat}}</td></tr>
-{{else}}<tr><td colspan="4" class="muted">none</td></tr>{{end}}</tbody></table>
+<table class="sortable" id="deadnodes"><thead><tr><th>Node</th><th>Admin state</th><th class="num">Last contact</th></tr></thead>
+<tbody>{{range .Dead}}<tr><td>{{.Rack}}/{{.Host}} ({{.IP}}:{{.XferPort}})</td><td class="admin">{{.AdminState}}</td><td class="num" data-sort="{{.LastHeartbeat.Unix}}">{{since .LastHeartbeat}}</td></tr>
+{{else}}<tr><td colspan="3" class="muted">none</td></tr>{{end}}</tbody></table>
 {{end}}`, template.FuncMap{"adminclass": adminStateClass, "until": maintenanceUntil})
 
 func (n *NameNode) pageDatanodes(w http.ResponseWriter, r *http.Request) {
