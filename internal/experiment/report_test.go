@@ -315,3 +315,82 @@ func TestReportProfileLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestReportPaper2: a dfsio-paper run's report has the second paper's
+// tables, cell for cell with their notes, and its charts inlined and
+// linked; a run without Paper2 has no such section.
+func TestReportPaper2(t *testing.T) {
+	dir := t.TempDir()
+	r := paper2Fixture()
+	if _, err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	more, err := r.WritePaper2Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := RegenerateReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	page := string(b)
+	text := html.UnescapeString(page)
+	tables := r.Paper2Tables()
+	if len(tables) != 4 {
+		t.Fatalf("%d tables in the fixture, want 4 (write r3, read r2, jobs r2, gateways)", len(tables))
+	}
+	sec := text[strings.Index(text, `<section id="paper2">`):]
+	sec = sec[:strings.Index(sec, "</section>")]
+	for _, tb := range tables {
+		cap := "<figcaption>" + tb.Title + `<span class="note">` + strings.Join(tb.Notes, "; ") + "</span></figcaption>"
+		if !strings.Contains(sec, cap) {
+			t.Errorf("page lacks %s", cap)
+		}
+		if !strings.Contains(sec, "<th scope=\"col\">"+strings.Join(tb.Header, "</th><th scope=\"col\">")+"</th>") {
+			t.Errorf("%s: page lacks the header %q", tb.Name, tb.Header)
+		}
+		for _, row := range tb.Rows {
+			var cells []string
+			for i, c := range row {
+				if i == 0 || (i == 1 && tb.Header[0] == configHeader) {
+					cells = append(cells, "<td>"+c+"</td>")
+				} else {
+					cells = append(cells, `<td class="num">`+c+"</td>")
+				}
+			}
+			if w := "<tr>" + strings.Join(cells, "") + "</tr>"; !strings.Contains(sec, w) {
+				t.Errorf("%s: page lacks the row %s", tb.Name, w)
+			}
+		}
+	}
+	if n := strings.Count(sec, `<table class="data">`); n != len(tables) {
+		t.Errorf("paper2 section has %d tables, want %d", n, len(tables))
+	}
+	svgs := 0
+	for _, f := range more {
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		svgs++
+		b, _ := os.ReadFile(f)
+		if body := string(b[bytes.Index(b, []byte("<svg")):]); !strings.Contains(page, body) {
+			t.Errorf("page lacks %s inlined", filepath.Base(f))
+		}
+		if name := filepath.Base(f); !strings.Contains(page, `<figcaption><a href="`+name+`">`) || !strings.Contains(page, `<li><a href="`+name+`">`) {
+			t.Errorf("page lacks the links to %s", name)
+		}
+	}
+	if svgs < 4 || strings.Count(sec, "<svg ") != svgs {
+		t.Errorf("paper2 section has %d svg elements, %d charts written", strings.Count(sec, "<svg "), svgs)
+	}
+	if !strings.Contains(page, `<a href="#paper2">`) || !strings.Contains(page, `<li><a href="paper2-gateways.csv">`) {
+		t.Error("page lacks the section's navigation or the CSV links")
+	}
+	if a, p2 := strings.Index(page, `<section id="dfsio">`), strings.Index(page, `<section id="paper2">`); !(a >= 0 && a < p2) {
+		t.Errorf("section order: dfsio at %d, paper2 at %d", a, p2)
+	}
+	if strings.Contains(render(t, tinyResults(t)), `<section id="paper2">`) {
+		t.Error("a run without Paper2 has the second paper's section")
+	}
+}
