@@ -27,7 +27,8 @@ device busy time feed a per-node power model (idle + CPU-proportional +
 per-device active/idle watts) for the energy per job and the blades'
 efficiency over the OCC nodes beside the paper's 7.7x and 3.4x. Prints
 the tables with the paper's values beside strata's and writes
-paper3.json, CSV files and SVG charts to -out (docs/EXPERIMENTS.md).
+paper3.json, CSV files, SVG charts and a report of them all (index.html)
+to -out (docs/EXPERIMENTS.md).
 
 Flags:
 `
@@ -132,6 +133,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	if !*keep {
 		os.Remove(o.WorkDir)
 	}
+	showReport(env, filepath.Join(*out, experiment.ReportFile), false)
 	return 0
 }
 
