@@ -20,7 +20,8 @@ vs direct sequential I/O: throughput, process and kworker CPU, on
 emulated HDD, SSD, RAID0 and the real disk, dd beside), Table 2 (TCP
 throughput and sender/receiver CPU on loopback and, with root, between
 two network namespaces), Figure 2 (TestDFSIO per node with 1-3 mappers
-on the blade's HDD, RAID0 and SSD), and Table 3 and the energy comparison: on a fresh cluster per profile (default amdahl-blade, then
+on the blade's HDD, RAID0 and SSD, DataNodes writing buffered and
+direct), and Table 3 and the energy comparison: on a fresh cluster per profile (default amdahl-blade, then
 occ-node), SkyGen writes a catalogue, Neighbour Searching runs at each
 -theta and Neighbour Statistics up to -stats-max; each run's CPU time and
 device busy time feed a per-node power model (idle + CPU-proportional +
@@ -55,6 +56,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	keep := fl.Bool("keep", false, "keep the clusters' storage under OUT/work")
 	parts := fl.String("parts", "fig1,table2,fig2,table3", "what to run: fig1 (buffered vs direct I/O), table2 (TCP), fig2 (TestDFSIO, 1-3 mappers per node), table3 (Table 3 and energy)")
 	fig2MB := fl.Int("fig2-mb", 32, "Figure 2: MiB each TestDFSIO mapper writes and reads (the paper's 3 GB)")
+	fig2IO := fl.String("fig2-io", strings.Join(experiment.Fig2IO, ","), "Figure 2: DataNode write modes, a cluster each: buffered, direct (O_DIRECT, as the paper's)")
 	fig1MB := fl.Int("fig1-mb", 32, "Figure 1: MiB per file (the paper's 64)")
 	fig1Files := fl.Int("fig1-files", 4, "Figure 1: files per operation (the paper's 100)")
 	fig1Devices := fl.String("fig1-devices", strings.Join(experiment.DefaultFig1Devices, ","), "Figure 1: media presets and/or \""+experiment.RealDisk+"\"")
@@ -92,7 +94,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	o := experiment.Paper3Options{Objects: n, Thetas: ths, StatsMax: *statsMax, Clustered: *clustered, Sigma: *sigma, DataNodes: *datanodes,
 		Master: *master, Media: *useMedia, Keep: *keep, Conf: env.Conf, Power: experiment.DefaultPowerModel(),
 		Parts: splitComma(*parts), Fig1: experiment.Fig1Options{FileBytes: int64(*fig1MB) << 20, Files: *fig1Files, Devices: splitComma(*fig1Devices), DD: *dd},
-		Table2: experiment.TCPOptions{Bytes: tb, LinkMbps: *linkMbps}, Fig2: experiment.Fig2Options{FileBytes: int64(*fig2MB) << 20},
+		Table2: experiment.TCPOptions{Bytes: tb, LinkMbps: *linkMbps}, Fig2: experiment.Fig2Options{FileBytes: int64(*fig2MB) << 20, IO: splitComma(*fig2IO)},
 		WorkDir: filepath.Join(*out, "work"), LogDir: filepath.Join(*out, "logs"), Progress: experiment.NewProgress(env.Stderr)}
 	for _, s := range nodePower {
 		if err := o.Power.Set("node", s); err != nil {
