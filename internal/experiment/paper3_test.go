@@ -149,8 +149,49 @@ func TestRunPaper3Tiny(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if len(files) != 7 {
+	if len(files) != 8 || filepath.Base(files[7]) != ReportFile {
 		t.Errorf("files %v", files)
+	}
+}
+
+// TestRunFig2Modes runs Figure 2 for real at its smallest (one DataNode,
+// one mapper of 1 MiB) with DataNodes writing buffered and direct: a
+// cluster per configuration and mode, rows for each, logs of their own.
+func TestRunFig2Modes(t *testing.T) {
+	dir := t.TempDir()
+	var progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := RunPaper3(ctx, Paper3Options{Parts: []string{"fig2"}, DataNodes: 1, Media: true, Conf: conf.New(),
+		Fig2: Fig2Options{FileBytes: 1 << 20, MaxMappers: 1}, WorkDir: filepath.Join(dir, "work"), LogDir: filepath.Join(dir, "logs"), Progress: NewProgress(&progress)})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	got := map[string]Fig2Row{}
+	for _, row := range res.Fig2 {
+		got[row.Config+" "+row.IO+" "+row.Op] = row
+	}
+	for _, cfg := range fig2Profiles {
+		for _, io := range Fig2IO {
+			for _, op := range []string{"write", "read"} {
+				row, ok := got[cfg.name+" "+io+" "+op]
+				if !ok || row.PerNode <= 0 || row.Files != 1 || row.Refused {
+					t.Errorf("%s %s %s: %+v (ok %v)", cfg.name, io, op, row, ok)
+				}
+			}
+		}
+		for _, io := range Fig2IO {
+			if _, err := os.Stat(filepath.Join(dir, "logs", cfg.name+"-"+io+"-daemons.log")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if len(res.Fig2) != len(fig2Profiles)*len(Fig2IO)*2 {
+		t.Errorf("%d rows", len(res.Fig2))
+	}
+	if _, err := RunPaper3(ctx, Paper3Options{Parts: []string{"fig2"}, DataNodes: 1, Conf: conf.New(), Fig2: Fig2Options{IO: []string{"sideways"}},
+		WorkDir: filepath.Join(dir, "work"), LogDir: filepath.Join(dir, "logs"), Progress: NewProgress(&progress)}); err == nil || !strings.Contains(err.Error(), "sideways") {
+		t.Errorf("an unknown write mode: %v", err)
 	}
 }
 

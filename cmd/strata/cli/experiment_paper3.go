@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stratafs/strata/internal/dfsio"
@@ -86,6 +87,11 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	}
 	if *fig1MB < 1 || *fig1Files < 1 {
 		return fail(2, "-fig1-mb and -fig1-files must be positive")
+	}
+	for _, m := range splitComma(*fig2IO) {
+		if !slices.Contains(experiment.Fig2IO, m) {
+			return fail(2, "-fig2-io: unknown write mode %q (want %s)", m, strings.Join(experiment.Fig2IO, ", "))
+		}
 	}
 	ths, err := parseFloats(*thetas)
 	if err != nil {

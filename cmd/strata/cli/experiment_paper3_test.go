@@ -51,6 +51,7 @@ func TestExperimentAmdahlErrors(t *testing.T) {
 		{[]string{"-device-power", "vertex"}, "want name="},
 		{[]string{"-objects", "0"}, "-objects: bad number"},
 		{[]string{"-tcp-bytes", "lots"}, "-tcp-bytes: bad size"},
+		{[]string{"-parts", "fig2", "-fig2-io", "direct,sideways"}, `-fig2-io: unknown write mode "sideways"`},
 		{[]string{"-theta", "15,-3"}, "-theta:"},
 		{[]string{"-profiles", "nosuch"}, "nosuch"},
 		{[]string{"-parts", "table3", "-profiles", "all-hdd"}, "no power model for profile all-hdd"},
