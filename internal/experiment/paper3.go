@@ -769,8 +769,9 @@ func PrintPaper3Table(w io.Writer, t Paper3Table) {
 	}
 }
 
-// WriteFiles writes paper3.json, one CSV per table and the charts
-// (runtimes and energy per application) to dir.
+// WriteFiles writes paper3.json, one CSV per table, the charts
+// (runtimes and energy per application) and the report (index.html) to
+// dir.
 func (r *Paper3Results) WriteFiles(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -806,6 +807,8 @@ func (r *Paper3Results) WriteFiles(dir string) ([]string, error) {
 	for _, ch := range r.charts() {
 		errs = append(errs, write(ch.file, ch.chart.WriteSVG))
 	}
+	// The report links the files above: it comes last.
+	errs = append(errs, write(ReportFile, func(w io.Writer) error { return r.WriteReport(w, ReportLinks(dir, files)) }))
 	return files, errors.Join(errs...)
 }
 

@@ -149,8 +149,49 @@ func TestRunPaper3Tiny(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if len(files) != 7 {
+	if len(files) != 8 || filepath.Base(files[7]) != ReportFile {
 		t.Errorf("files %v", files)
+	}
+}
+
+// TestRunFig2Modes runs Figure 2 for real at its smallest (one DataNode,
+// one mapper of 1 MiB) with DataNodes writing buffered and direct: a
+// cluster per configuration and mode, rows for each, logs of their own.
+func TestRunFig2Modes(t *testing.T) {
+	dir := t.TempDir()
+	var progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := RunPaper3(ctx, Paper3Options{Parts: []string{"fig2"}, DataNodes: 1, Media: true, Conf: conf.New(),
+		Fig2: Fig2Options{FileBytes: 1 << 20, MaxMappers: 1}, WorkDir: filepath.Join(dir, "work"), LogDir: filepath.Join(dir, "logs"), Progress: NewProgress(&progress)})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	got := map[string]Fig2Row{}
+	for _, row := range res.Fig2 {
+		got[row.Config+" "+row.IO+" "+row.Op] = row
+	}
+	for _, cfg := range fig2Profiles {
+		for _, io := range Fig2IO {
+			for _, op := range []string{"write", "read"} {
+				row, ok := got[cfg.name+" "+io+" "+op]
+				if !ok || row.PerNode <= 0 || row.Files != 1 || row.Refused {
+					t.Errorf("%s %s %s: %+v (ok %v)", cfg.name, io, op, row, ok)
+				}
+			}
+		}
+		for _, io := range Fig2IO {
+			if _, err := os.Stat(filepath.Join(dir, "logs", cfg.name+"-"+io+"-daemons.log")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if len(res.Fig2) != len(fig2Profiles)*len(Fig2IO)*2 {
+		t.Errorf("%d rows", len(res.Fig2))
+	}
+	if _, err := RunPaper3(ctx, Paper3Options{Parts: []string{"fig2"}, DataNodes: 1, Conf: conf.New(), Fig2: Fig2Options{IO: []string{"sideways"}},
+		WorkDir: filepath.Join(dir, "work"), LogDir: filepath.Join(dir, "logs"), Progress: NewProgress(&progress)}); err == nil || !strings.Contains(err.Error(), "sideways") {
+		t.Errorf("an unknown write mode: %v", err)
 	}
 }
 
@@ -178,7 +219,9 @@ func TestFig1AndTable2Tables(t *testing.T) {
 		},
 		Table2: []TCPRow{{Case: "local", Link: "loopback", MBps: 686, SenderCPU: 0.5, ReceiverCPU: 0.25}},
 		Fig2: []Fig2Row{{Config: "blade-ssd", Op: "write", Mappers: 2, PerNode: 37.5, DFSIOResult: DFSIOResult{Throughput: 20}},
-			{Config: "blade-ssd", Op: "read", Mappers: 2, PerNode: 60}},
+			{Config: "blade-ssd", Op: "read", Mappers: 2, PerNode: 60},
+			{Config: "blade-ssd", IO: "direct", Op: "write", Mappers: 2, PerNode: 75, DFSIOResult: DFSIOResult{Throughput: 30}},
+			{Config: "blade-hdd", IO: "direct", Refused: true, Op: "write", Mappers: 1, PerNode: 30}},
 	}
 	ts := r.Tables()
 	if len(ts) != 4 {
@@ -195,8 +238,19 @@ func TestFig1AndTable2Tables(t *testing.T) {
 	if row := ts[2].Rows[0]; row[2] != "686" || row[3] != "343" || row[4] != "2.00" || row[5] != "50%" || row[6] != "25%" {
 		t.Errorf("Table 2 row %v", row)
 	}
-	if f2 := ts[3]; len(f2.Rows) != 2 || strings.Join(f2.Rows[0], "|") != "blade-ssd|write|2|37.5|75|0.50|20.0" || f2.Rows[1][4] != "n/a" {
-		t.Errorf("Figure 2 rows %v", f2.Rows)
+	// A row of before the write modes is buffered; the paper's direct
+	// figure and the ratio to the buffered twin stand beside direct rows.
+	want2 := []string{"blade-ssd|write|buffered|2|37.5|n/a|n/a|n/a|20.0", "blade-ssd|read|buffered|2|60.0|n/a|n/a|n/a|n/a",
+		"blade-ssd|write|direct|2|75.0|75|1.00|2.00|30.0", "blade-hdd|write|direct (refused: buffered)|1|30.0|75|0.40|n/a|n/a"}
+	f2 := ts[3]
+	for i, w := range want2 {
+		if i >= len(f2.Rows) || strings.Join(f2.Rows[i], "|") != w {
+			t.Errorf("Figure 2 rows %v, want %v", f2.Rows, want2)
+			break
+		}
+	}
+	if !strings.Contains(f2.Note, "refused O_DIRECT") {
+		t.Errorf("Figure 2 note does not explain the refused row: %s", f2.Note)
 	}
 	if cs := r.charts(); len(cs) != 4 {
 		t.Errorf("%d charts", len(cs))

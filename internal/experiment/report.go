@@ -135,14 +135,38 @@ func Kernel() string {
 	return strings.TrimSpace(string(typ)) + " " + strings.TrimSpace(string(rel))
 }
 
-// WriteReport writes the report of r; files are the names of the raw
-// files to link to, relative to the report's directory (ReportLinks).
-func (r *Results) WriteReport(w io.Writer, files []string) error {
-	v, err := r.reportView(files)
+// ReportPage is a page in the report's look: a heading, the run's
+// configuration and machine as facts, sections, and links to the raw
+// files beside it (names relative to its directory, ReportLinks).
+type ReportPage struct {
+	Title, Subtitle, Command string
+	Config                   [][2]string
+	Sections                 []ReportSection
+	Files                    []string
+	// FilesNote introduces the links: which file holds the run and how
+	// the page is written again from it.
+	FilesNote string
+}
+
+// Write writes p as one self-contained HTML document.
+func (p *ReportPage) Write(w io.Writer) error {
+	v, err := p.view()
 	if err != nil {
 		return err
 	}
 	return reportTmpl.Execute(w, v)
+}
+
+// WriteReport writes the report of r; files are the names of the raw
+// files to link to, relative to the report's directory (ReportLinks).
+func (r *Results) WriteReport(w io.Writer, files []string) error {
+	p := &ReportPage{Title: "strata experiment", Subtitle: strings.Join(r.profileNames(), " vs "), Command: r.Command,
+		Config: r.configFacts(), Sections: r.ReportSections(), Files: files,
+		FilesNote: "results.json holds everything above; strata experiment -report DIR writes this page again from it"}
+	if !r.Date.IsZero() {
+		p.Title += " of " + r.Date.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return p.Write(w)
 }
 
 // RegenerateReport writes dir/index.html from dir/results.json, linking
@@ -193,6 +217,7 @@ type reportView struct {
 	Config          [][2]string
 	Sections        []sectionView
 	Files           []string
+	FilesNote       string
 	CSS             template.CSS
 	JS              template.JS
 }
@@ -220,7 +245,7 @@ type figureView struct {
 	Wide bool // a timeline: the page's width
 }
 
-func (r *Results) reportView(files []string) (*reportView, error) {
+func (p *ReportPage) view() (*reportView, error) {
 	css, err := reportFS.ReadFile("report.css")
 	if err != nil {
 		return nil, err
@@ -229,14 +254,9 @@ func (r *Results) reportView(files []string) (*reportView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &reportView{Title: "strata experiment", Config: r.configFacts(), CSS: template.CSS(css), JS: template.JS(js)}
-	if !r.Date.IsZero() {
-		v.Title += " of " + r.Date.UTC().Format("2006-01-02 15:04 UTC")
-	}
-	v.Subtitle = strings.Join(r.profileNames(), " vs ")
-	v.Command = r.Command
-	sections := r.ReportSections()
-	for _, s := range sections {
+	v := &reportView{Title: p.Title, Subtitle: p.Subtitle, Command: p.Command, Config: p.Config, FilesNote: p.FilesNote,
+		CSS: template.CSS(css), JS: template.JS(js)}
+	for _, s := range p.Sections {
 		sv := sectionView{ReportSection: s}
 		for i, t := range s.Tables {
 			tv := tableCells(t)
@@ -253,7 +273,7 @@ func (r *Results) reportView(files []string) (*reportView, error) {
 		}
 		v.Sections = append(v.Sections, sv)
 	}
-	v.Files = files
+	v.Files = p.Files
 	return v, nil
 }
 

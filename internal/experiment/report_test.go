@@ -315,3 +315,210 @@ func TestReportProfileLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestReportPaper2: a dfsio-paper run's report has the second paper's
+// tables, cell for cell with their notes, and its charts inlined and
+// linked; a run without Paper2 has no such section.
+func TestReportPaper2(t *testing.T) {
+	dir := t.TempDir()
+	r := paper2Fixture()
+	if _, err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	more, err := r.WritePaper2Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := RegenerateReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	page := string(b)
+	text := html.UnescapeString(page)
+	tables := r.Paper2Tables()
+	if len(tables) != 4 {
+		t.Fatalf("%d tables in the fixture, want 4 (write r3, read r2, jobs r2, gateways)", len(tables))
+	}
+	sec := text[strings.Index(text, `<section id="paper2">`):]
+	sec = sec[:strings.Index(sec, "</section>")]
+	for _, tb := range tables {
+		cap := "<figcaption>" + tb.Title + `<span class="note">` + strings.Join(tb.Notes, "; ") + "</span></figcaption>"
+		if !strings.Contains(sec, cap) {
+			t.Errorf("page lacks %s", cap)
+		}
+		if !strings.Contains(sec, "<th scope=\"col\">"+strings.Join(tb.Header, "</th><th scope=\"col\">")+"</th>") {
+			t.Errorf("%s: page lacks the header %q", tb.Name, tb.Header)
+		}
+		for _, row := range tb.Rows {
+			var cells []string
+			for i, c := range row {
+				if i == 0 || (i == 1 && tb.Header[0] == configHeader) {
+					cells = append(cells, "<td>"+c+"</td>")
+				} else {
+					cells = append(cells, `<td class="num">`+c+"</td>")
+				}
+			}
+			if w := "<tr>" + strings.Join(cells, "") + "</tr>"; !strings.Contains(sec, w) {
+				t.Errorf("%s: page lacks the row %s", tb.Name, w)
+			}
+		}
+	}
+	if n := strings.Count(sec, `<table class="data">`); n != len(tables) {
+		t.Errorf("paper2 section has %d tables, want %d", n, len(tables))
+	}
+	svgs := 0
+	for _, f := range more {
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		svgs++
+		b, _ := os.ReadFile(f)
+		if body := string(b[bytes.Index(b, []byte("<svg")):]); !strings.Contains(page, body) {
+			t.Errorf("page lacks %s inlined", filepath.Base(f))
+		}
+		if name := filepath.Base(f); !strings.Contains(page, `<figcaption><a href="`+name+`">`) || !strings.Contains(page, `<li><a href="`+name+`">`) {
+			t.Errorf("page lacks the links to %s", name)
+		}
+	}
+	if svgs < 4 || strings.Count(sec, "<svg ") != svgs {
+		t.Errorf("paper2 section has %d svg elements, %d charts written", strings.Count(sec, "<svg "), svgs)
+	}
+	if !strings.Contains(page, `<a href="#paper2">`) || !strings.Contains(page, `<li><a href="paper2-gateways.csv">`) {
+		t.Error("page lacks the section's navigation or the CSV links")
+	}
+	if a, p2 := strings.Index(page, `<section id="dfsio">`), strings.Index(page, `<section id="paper2">`); !(a >= 0 && a < p2) {
+		t.Errorf("section order: dfsio at %d, paper2 at %d", a, p2)
+	}
+	if strings.Contains(render(t, tinyResults(t)), `<section id="paper2">`) {
+		t.Error("a run without Paper2 has the second paper's section")
+	}
+}
+
+// pageHasTable reports what of a table (its title and note, header and
+// every row with the first text columns as text) the page lacks.
+func pageHasTable(page, title, note string, header []string, rows [][]string, text int) []string {
+	var lacks []string
+	page = html.UnescapeString(page)
+	cap := "<figcaption>" + title
+	if note != "" {
+		cap += `<span class="note">` + note + "</span>"
+	}
+	if !strings.Contains(page, cap+"</figcaption>") {
+		lacks = append(lacks, "caption "+cap)
+	}
+	if h := "<th scope=\"col\">" + strings.Join(header, "</th><th scope=\"col\">") + "</th>"; !strings.Contains(page, h) {
+		lacks = append(lacks, "header "+h)
+	}
+	for _, row := range rows {
+		var cells []string
+		for i, c := range row {
+			if i < text {
+				cells = append(cells, "<td>"+c+"</td>")
+			} else {
+				cells = append(cells, `<td class="num">`+c+"</td>")
+			}
+		}
+		if w := "<tr>" + strings.Join(cells, "") + "</tr>"; !strings.Contains(page, w) {
+			lacks = append(lacks, "row "+w)
+		}
+	}
+	return lacks
+}
+
+// paper3Fixture has every part of the third paper: Figure 1, Table 2,
+// Figure 2 and Table 3 with the energy.
+func paper3Fixture() *Paper3Results {
+	r := &Paper3Results{Command: "strata experiment amdahl -objects 1k", Date: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC), Host: "box", CPUs: 2,
+		Objects: 1000, DataNodes: 3, Profiles: []string{"amdahl-blade", "occ-node"}, Power: DefaultPowerModel(), Master: true,
+		Devices: map[string][]string{"amdahl-blade": {"raid0-2-vertex"}, "occ-node": {"sas-15k", "sas-15k"}},
+		Fig1: []Fig1Row{
+			{Device: RealDisk, Op: "write", Mode: "buffered", MBps: 50, ProcCPU: 0.4, KworkerCPU: 0.2},
+			{Device: RealDisk, Op: "write", Mode: "direct", MBps: 75, ProcCPU: 0.1},
+			{Device: "vertex", Op: "read", Mode: "buffered", MBps: 100, ProcCPU: 0.2},
+			{Device: "vertex", Op: "read", Mode: "direct", MBps: 150, ProcCPU: 0.1},
+		},
+		Table2: []TCPRow{{Case: "local", Link: "loopback", MBps: 686, SenderCPU: 0.5, ReceiverCPU: 0.25}},
+		Fig2: []Fig2Row{{Config: "blade-ssd", Op: "write", Mappers: 1, PerNode: 37.5, DFSIOResult: DFSIOResult{Throughput: 20}},
+			{Config: "blade-ssd", Op: "read", Mappers: 1, PerNode: 60}},
+		Skipped: []string{"Table 2 between hosts: <no network namespaces>"},
+	}
+	for _, s := range []struct {
+		p, app       string
+		th, s, joule float64
+	}{{"amdahl-blade", "neighbors", 30, 10, 1000}, {"occ-node", "neighbors", 30, 20, 7700}, {"amdahl-blade", "neighborstats", 60, 5, 100}, {"occ-node", "neighborstats", 60, 5, 170}} {
+		r.Steps = append(r.Steps, Paper3Step{Profile: s.p, App: s.app, Theta: s.th, Seconds: s.s, Joules: s.joule, Pairs: 500, OutputBytes: 48000, NodeWatts: []float64{20, 20, 20}})
+	}
+	return r
+}
+
+// TestReportPaper3: amdahl's WriteFiles writes index.html with every
+// table it prints and every chart it writes, in sections per part.
+func TestReportPaper3(t *testing.T) {
+	dir := t.TempDir()
+	r := paper3Fixture()
+	files, err := r.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	tables := r.Tables()
+	if len(tables) < 8 {
+		t.Fatalf("%d tables in the fixture", len(tables))
+	}
+	for _, tb := range tables {
+		for _, l := range pageHasTable(page, tb.Title, tb.Note, tb.Header, tb.Rows, 2) {
+			t.Errorf("%s: page lacks %s", tb.Title, l)
+		}
+	}
+	if n := strings.Count(page, `<table class="data">`); n != len(tables) {
+		t.Errorf("page has %d tables, %d printed", n, len(tables))
+	}
+	svgs := 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		if name != ReportFile && !strings.Contains(page, `<li><a href="`+name+`">`) {
+			t.Errorf("page lacks a link to %s", name)
+		}
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		svgs++
+		b, _ := os.ReadFile(f)
+		if body := string(b[bytes.Index(b, []byte("<svg")):]); !strings.Contains(page, body) {
+			t.Errorf("page lacks %s inlined", name)
+		}
+	}
+	if n := strings.Count(page, "<svg "); svgs != 6 || n != svgs {
+		t.Errorf("page has %d svg elements, %d charts written (want 6)", n, svgs)
+	}
+	for _, w := range []string{"<title>strata experiment amdahl of 2026-12-01 15:00 UTC</title>", "<code>strata experiment amdahl -objects 1k</code>",
+		"amdahl-blade vs occ-node", "<dt>devices of occ-node</dt><dd>sas-15k, sas-15k</dd>", "<dt>catalogue objects</dt><dd>1000</dd>",
+		"<dd>Table 2 between hosts: &lt;no network namespaces&gt;</dd>", "paper3.json holds"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	// The parts in the paper's order, each in the navigation.
+	last := -1
+	for _, id := range []string{"figure1", "table2", "figure2", "table3", "files"} {
+		i := strings.Index(page, `<section id="`+id+`">`)
+		if i < last || !strings.Contains(page, `<a href="#`+id+`">`) {
+			t.Errorf("section %s at %d (after %d) or not in the navigation", id, i, last)
+		}
+		last = i
+	}
+	// A run of one part has that part's section only.
+	one := &Paper3Results{Table2: r.Table2}
+	var p bytes.Buffer
+	if err := one.WriteReport(&p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.String(); !strings.Contains(s, `<section id="table2">`) || strings.Count(s, "<section id=") != 3 {
+		t.Errorf("a Table 2 run's page has %d sections", strings.Count(s, "<section id="))
+	}
+}

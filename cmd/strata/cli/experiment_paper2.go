@@ -116,6 +116,12 @@ func runExperimentDFSIOPaper(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
+	// WriteFiles' report came before the second paper's files: again,
+	// linking them.
+	report, err := experiment.RegenerateReport(*out)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
 	fmt.Fprintf(env.Stdout, "\nResults in %s:", *out)
 	for _, f := range append(written, more...) {
 		fmt.Fprintf(env.Stdout, " %s", filepath.Base(f))
@@ -124,6 +130,7 @@ func runExperimentDFSIOPaper(ctx context.Context, env *Env, args []string) int {
 	if !*keep {
 		os.Remove(po.WorkDir)
 	}
+	showReport(env, report, false)
 	return 0
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stratafs/strata/internal/dfsio"
@@ -20,14 +21,16 @@ vs direct sequential I/O: throughput, process and kworker CPU, on
 emulated HDD, SSD, RAID0 and the real disk, dd beside), Table 2 (TCP
 throughput and sender/receiver CPU on loopback and, with root, between
 two network namespaces), Figure 2 (TestDFSIO per node with 1-3 mappers
-on the blade's HDD, RAID0 and SSD), and Table 3 and the energy comparison: on a fresh cluster per profile (default amdahl-blade, then
+on the blade's HDD, RAID0 and SSD, DataNodes writing buffered and
+direct), and Table 3 and the energy comparison: on a fresh cluster per profile (default amdahl-blade, then
 occ-node), SkyGen writes a catalogue, Neighbour Searching runs at each
 -theta and Neighbour Statistics up to -stats-max; each run's CPU time and
 device busy time feed a per-node power model (idle + CPU-proportional +
 per-device active/idle watts) for the energy per job and the blades'
 efficiency over the OCC nodes beside the paper's 7.7x and 3.4x. Prints
 the tables with the paper's values beside strata's and writes
-paper3.json, CSV files and SVG charts to -out (docs/EXPERIMENTS.md).
+paper3.json, CSV files, SVG charts and a report of them all (index.html)
+to -out (docs/EXPERIMENTS.md).
 
 Flags:
 `
@@ -54,6 +57,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	keep := fl.Bool("keep", false, "keep the clusters' storage under OUT/work")
 	parts := fl.String("parts", "fig1,table2,fig2,table3", "what to run: fig1 (buffered vs direct I/O), table2 (TCP), fig2 (TestDFSIO, 1-3 mappers per node), table3 (Table 3 and energy)")
 	fig2MB := fl.Int("fig2-mb", 32, "Figure 2: MiB each TestDFSIO mapper writes and reads (the paper's 3 GB)")
+	fig2IO := fl.String("fig2-io", strings.Join(experiment.Fig2IO, ","), "Figure 2: DataNode write modes, a cluster each: buffered, direct (O_DIRECT, as the paper's)")
 	fig1MB := fl.Int("fig1-mb", 32, "Figure 1: MiB per file (the paper's 64)")
 	fig1Files := fl.Int("fig1-files", 4, "Figure 1: files per operation (the paper's 100)")
 	fig1Devices := fl.String("fig1-devices", strings.Join(experiment.DefaultFig1Devices, ","), "Figure 1: media presets and/or \""+experiment.RealDisk+"\"")
@@ -84,6 +88,11 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	if *fig1MB < 1 || *fig1Files < 1 {
 		return fail(2, "-fig1-mb and -fig1-files must be positive")
 	}
+	for _, m := range splitComma(*fig2IO) {
+		if !slices.Contains(experiment.Fig2IO, m) {
+			return fail(2, "-fig2-io: unknown write mode %q (want %s)", m, strings.Join(experiment.Fig2IO, ", "))
+		}
+	}
 	ths, err := parseFloats(*thetas)
 	if err != nil {
 		return fail(2, "-theta: %v", err)
@@ -91,7 +100,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	o := experiment.Paper3Options{Objects: n, Thetas: ths, StatsMax: *statsMax, Clustered: *clustered, Sigma: *sigma, DataNodes: *datanodes,
 		Master: *master, Media: *useMedia, Keep: *keep, Conf: env.Conf, Power: experiment.DefaultPowerModel(),
 		Parts: splitComma(*parts), Fig1: experiment.Fig1Options{FileBytes: int64(*fig1MB) << 20, Files: *fig1Files, Devices: splitComma(*fig1Devices), DD: *dd},
-		Table2: experiment.TCPOptions{Bytes: tb, LinkMbps: *linkMbps}, Fig2: experiment.Fig2Options{FileBytes: int64(*fig2MB) << 20},
+		Table2: experiment.TCPOptions{Bytes: tb, LinkMbps: *linkMbps}, Fig2: experiment.Fig2Options{FileBytes: int64(*fig2MB) << 20, IO: splitComma(*fig2IO)},
 		WorkDir: filepath.Join(*out, "work"), LogDir: filepath.Join(*out, "logs"), Progress: experiment.NewProgress(env.Stderr)}
 	for _, s := range nodePower {
 		if err := o.Power.Set("node", s); err != nil {
@@ -132,6 +141,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	if !*keep {
 		os.Remove(o.WorkDir)
 	}
+	showReport(env, filepath.Join(*out, experiment.ReportFile), false)
 	return 0
 }
 

@@ -25,10 +25,16 @@ func TestExperimentAmdahlIO(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", w, stdout.String())
 		}
 	}
+	if abs, _ := filepath.Abs(filepath.Join(out, "index.html")); !strings.HasSuffix(stdout.String(), "Report: "+abs+"\n") {
+		t.Errorf("output does not end with the report's path %s:\n%s", abs, stdout.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "index.html")); !strings.Contains(string(b), `<section id="table2">`) || strings.Contains(string(b), `<section id="table3">`) {
+		t.Errorf("the report lacks Table 2 or has Table 3")
+	}
 	if strings.Contains(stdout.String(), "Table 3") {
 		t.Errorf("Table 3 printed though not asked for:\n%s", stdout.String())
 	}
-	for _, f := range []string{"paper3.json", "paper3-figure1.csv", "paper3-figure1-ratios.csv", "paper3-table2.csv", "paper3-figure1.svg", "paper3-table2.svg"} {
+	for _, f := range []string{"paper3.json", "paper3-figure1.csv", "paper3-figure1-ratios.csv", "paper3-table2.csv", "paper3-figure1.svg", "paper3-table2.svg", "index.html"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -45,6 +51,7 @@ func TestExperimentAmdahlErrors(t *testing.T) {
 		{[]string{"-device-power", "vertex"}, "want name="},
 		{[]string{"-objects", "0"}, "-objects: bad number"},
 		{[]string{"-tcp-bytes", "lots"}, "-tcp-bytes: bad size"},
+		{[]string{"-parts", "fig2", "-fig2-io", "direct,sideways"}, `-fig2-io: unknown write mode "sideways"`},
 		{[]string{"-theta", "15,-3"}, "-theta:"},
 		{[]string{"-profiles", "nosuch"}, "nosuch"},
 		{[]string{"-parts", "table3", "-profiles", "all-hdd"}, "no power model for profile all-hdd"},
