@@ -592,35 +592,17 @@ func (t Paper2Table) Print(w io.Writer) {
 // WritePaper2Files writes each table as <name>.csv and the charts of
 // Figures 1–6 and of the gateways into dir; it returns the files written.
 func (r *Results) WritePaper2Files(dir string) ([]string, error) {
-	var files []string
-	var errs []error
-	write := func(name string, fn func(io.Writer) error) {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		err = fn(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
-			return
-		}
-		files = append(files, p)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fw, err := newFileWriter(dir)
+	if err != nil {
 		return nil, err
 	}
 	for _, t := range r.Paper2Tables() {
-		write(t.Name+".csv", func(w io.Writer) error { return writeCSV(w, append([][]string{t.Header}, t.Rows...)) })
+		fw.write(t.Name+".csv", func(w io.Writer) error { return writeCSV(w, append([][]string{t.Header}, t.Rows...)) })
 	}
 	for _, ch := range r.paper2Charts() {
-		write(ch.file, ch.chart.WriteSVG)
+		fw.write(ch.file, ch.chart.WriteSVG)
 	}
-	return files, errors.Join(errs...)
+	return fw.done()
 }
 
 // paper2Charts are Figures 1–4 with the paper's stated bars beside

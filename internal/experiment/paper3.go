@@ -773,43 +773,30 @@ func PrintPaper3Table(w io.Writer, t Paper3Table) {
 // (runtimes and energy per application) and the report (index.html) to
 // dir.
 func (r *Paper3Results) WriteFiles(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fw, err := newFileWriter(dir)
+	if err != nil {
 		return nil, err
 	}
-	var files []string
-	write := func(name string, fn func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		files = append(files, p)
-		return f.Close()
-	}
 	tables := r.Tables()
-	errs := []error{write("paper3.json", func(w io.Writer) error {
+	fw.write("paper3.json", func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*Paper3Results
 			Tables []Paper3Table `json:"tables"`
 		}{r, tables})
-	})}
+	})
 	for _, t := range tables {
 		if t.file != "" {
-			errs = append(errs, write(t.file, func(w io.Writer) error { return writeCSV(w, append([][]string{t.Header}, t.Rows...)) }))
+			fw.write(t.file, func(w io.Writer) error { return writeCSV(w, append([][]string{t.Header}, t.Rows...)) })
 		}
 	}
 	for _, ch := range r.charts() {
-		errs = append(errs, write(ch.file, ch.chart.WriteSVG))
+		fw.write(ch.file, ch.chart.WriteSVG)
 	}
 	// The report links the files above: it comes last.
-	errs = append(errs, write(ReportFile, func(w io.Writer) error { return r.WriteReport(w, ReportLinks(dir, files)) }))
-	return files, errors.Join(errs...)
+	fw.write(ReportFile, func(w io.Writer) error { return r.WriteReport(w, ReportLinks(dir, fw.files)) })
+	return fw.done()
 }
 
 func (r *Paper3Results) charts() []namedChart {

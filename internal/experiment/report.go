@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stratafs/strata/internal/media"
 )
@@ -307,18 +308,28 @@ func inlineSVG(s interface{ WriteSVG(io.Writer) error }) (template.HTML, error) 
 	return template.HTML(out), nil
 }
 
+// facts are a report's configuration lines, key and value; add leaves
+// out empty values.
+type facts [][2]string
+
+func (f *facts) add(k, v string) {
+	if v != "" {
+		*f = append(*f, [2]string{k, v})
+	}
+}
+
+func (f *facts) addDate(t time.Time) {
+	if !t.IsZero() {
+		f.add("date", t.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+}
+
 // configFacts is the run's configuration and machine (the command line
 // is the page's heading).
 func (r *Results) configFacts() [][2]string {
-	var f [][2]string
-	add := func(k, v string) {
-		if v != "" {
-			f = append(f, [2]string{k, v})
-		}
-	}
-	if !r.Date.IsZero() {
-		add("date", r.Date.UTC().Format("2006-01-02 15:04:05 UTC"))
-	}
+	var f facts
+	f.addDate(r.Date)
+	add := f.add
 	if r.Rows > 0 {
 		add("TeraGen rows", fmt.Sprintf("%d (%s)", r.Rows, formatBytes(int64(r.Rows)*100)))
 		add("repetitions", strconv.Itoa(r.Repetitions))

@@ -25,15 +25,9 @@ func (r *Paper3Results) WriteReport(w io.Writer, files []string) error {
 }
 
 func (r *Paper3Results) configFacts() [][2]string {
-	var f [][2]string
-	add := func(k, v string) {
-		if v != "" {
-			f = append(f, [2]string{k, v})
-		}
-	}
-	if !r.Date.IsZero() {
-		add("date", r.Date.UTC().Format("2006-01-02 15:04:05 UTC"))
-	}
+	var f facts
+	f.addDate(r.Date)
+	add := f.add
 	if len(r.Steps) > 0 || len(r.Fig2) > 0 {
 		add("DataNodes per cluster", strconv.Itoa(r.DataNodes))
 		if r.Hosts {

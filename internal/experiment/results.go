@@ -226,44 +226,26 @@ func formatBytes(n int64) string {
 // TestDFSIO ran), the charts and the report (index.html) into dir; it
 // returns the files written.
 func (r *Results) WriteFiles(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fw, err := newFileWriter(dir)
+	if err != nil {
 		return nil, err
 	}
-	var files []string
-	write := func(name string, fn func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		files = append(files, p)
-		return nil
-	}
-	errs := []error{
-		write("results.json", func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(r)
-		}),
-	}
+	fw.write("results.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
 	if r.Rows > 0 {
-		errs = append(errs, write("runtimes.csv", func(w io.Writer) error { return writeCSV(w, r.runtimeRows()) }))
+		fw.write("runtimes.csv", func(w io.Writer) error { return writeCSV(w, r.runtimeRows()) })
 	}
 	if len(r.Costs) > 0 {
-		errs = append(errs, write("tco.csv", func(w io.Writer) error { return writeCSV(w, r.costRows()) }))
+		fw.write("tco.csv", func(w io.Writer) error { return writeCSV(w, r.costRows()) })
 	}
 	if len(r.DFSIO) > 0 {
-		errs = append(errs, write("dfsio.csv", func(w io.Writer) error { return writeCSV(w, r.dfsioRows()) }))
+		fw.write("dfsio.csv", func(w io.Writer) error { return writeCSV(w, r.dfsioRows()) })
 	}
 	for _, ch := range r.charts() {
-		errs = append(errs, write(ch.file, ch.chart.WriteSVG))
+		fw.write(ch.file, ch.chart.WriteSVG)
 	}
 	for _, p := range r.Profiles {
 		if len(p.Runs) == 0 {
@@ -271,13 +253,50 @@ func (r *Results) WriteFiles(dir string) ([]string, error) {
 		}
 		if ja := p.Runs[0].Job(accountedStep); ja != nil && len(ja.Attempts) > 0 {
 			tl := NewTimeline(fmt.Sprintf("TeraSort on %s: task attempts by node and slot (%s)", p.Name, ja.JobID), ja)
-			errs = append(errs, write("timeline-"+p.Name+".svg", tl.WriteSVG))
+			fw.write("timeline-"+p.Name+".svg", tl.WriteSVG)
 		}
 	}
 	// The report links the files above: it comes last.
-	errs = append(errs, write(ReportFile, func(w io.Writer) error { return r.WriteReport(w, ReportLinks(dir, files)) }))
-	return files, errors.Join(errs...)
+	fw.write(ReportFile, func(w io.Writer) error { return r.WriteReport(w, ReportLinks(dir, fw.files)) })
+	return fw.done()
 }
+
+// fileWriter writes the files of one results directory, keeping the
+// paths of those written in full and the errors of the others, so one
+// failed file does not stop the rest.
+type fileWriter struct {
+	dir   string
+	files []string
+	errs  []error
+}
+
+func newFileWriter(dir string) (*fileWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &fileWriter{dir: dir}, nil
+}
+
+func (fw *fileWriter) write(name string, fn func(io.Writer) error) {
+	p := filepath.Join(fw.dir, name)
+	f, err := os.Create(p)
+	if err != nil {
+		fw.errs = append(fw.errs, err)
+		return
+	}
+	err = fn(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fw.errs = append(fw.errs, fmt.Errorf("%s: %w", p, err))
+		return
+	}
+	fw.files = append(fw.files, p)
+}
+
+// done returns the files written and the errors joined.
+func (fw *fileWriter) done() ([]string, error) { return fw.files, errors.Join(fw.errs...) }
 
 func writeCSV(w io.Writer, rows [][]string) error {
 	cw := csv.NewWriter(w)

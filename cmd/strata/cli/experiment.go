@@ -78,10 +78,7 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(env.Stderr, "experiment: "+format+"\n", a...)
-		return code
-	}
+	fail := experimentFail(env, "experiment")
 	if fl.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fl.Arg(0))
 	}
@@ -164,16 +161,31 @@ func runExperiment(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(env.Stdout, "\nResults in %s:", *out)
-	for _, f := range files {
-		fmt.Fprintf(env.Stdout, " %s", filepath.Base(f))
-	}
-	fmt.Fprintf(env.Stdout, " (job logs in %s)\n", o.LogDir)
+	printResultFiles(env, *out, files, o.LogDir)
 	if !*keep {
 		os.Remove(o.WorkDir)
 	}
 	showReport(env, filepath.Join(*out, experiment.ReportFile), *open)
 	return 0
+}
+
+// experimentFail returns a function that prints an error prefixed with
+// the command's name and returns code, the exit status.
+func experimentFail(env *Env, name string) func(code int, format string, a ...any) int {
+	return func(code int, format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, name+": "+format+"\n", a...)
+		return code
+	}
+}
+
+// printResultFiles lists the files an experiment wrote into out and
+// where its job logs are.
+func printResultFiles(env *Env, out string, files []string, logDir string) {
+	fmt.Fprintf(env.Stdout, "\nResults in %s:", out)
+	for _, f := range files {
+		fmt.Fprintf(env.Stdout, " %s", filepath.Base(f))
+	}
+	fmt.Fprintf(env.Stdout, " (job logs in %s)\n", logDir)
 }
 
 // showReport prints the report's path and, with open, hands it to

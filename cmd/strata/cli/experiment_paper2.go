@@ -55,10 +55,7 @@ func runExperimentDFSIOPaper(ctx context.Context, env *Env, args []string) int {
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(env.Stderr, "experiment dfsio-paper: "+format+"\n", a...)
-		return code
-	}
+	fail := experimentFail(env, "experiment dfsio-paper")
 	if fl.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fl.Arg(0))
 	}
@@ -122,11 +119,7 @@ func runExperimentDFSIOPaper(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(env.Stdout, "\nResults in %s:", *out)
-	for _, f := range append(written, more...) {
-		fmt.Fprintf(env.Stdout, " %s", filepath.Base(f))
-	}
-	fmt.Fprintf(env.Stdout, " (job logs in %s)\n", po.LogDir)
+	printResultFiles(env, *out, append(written, more...), po.LogDir)
 	if !*keep {
 		os.Remove(po.WorkDir)
 	}

@@ -70,10 +70,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(env.Stderr, "experiment amdahl: "+format+"\n", a...)
-		return code
-	}
+	fail := experimentFail(env, "experiment amdahl")
 	if fl.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fl.Arg(0))
 	}
@@ -133,11 +130,7 @@ func runExperimentAmdahl(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(env.Stdout, "\nResults in %s:", *out)
-	for _, f := range files {
-		fmt.Fprintf(env.Stdout, " %s", filepath.Base(f))
-	}
-	fmt.Fprintf(env.Stdout, " (job logs in %s)\n", o.LogDir)
+	printResultFiles(env, *out, files, o.LogDir)
 	if !*keep {
 		os.Remove(o.WorkDir)
 	}
