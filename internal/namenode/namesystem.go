@@ -361,6 +361,31 @@ func notFound(p string) error {
 	return ipc.Errorf(ipc.ClassFileNotFound, "File does not exist: %s", p)
 }
 
+// resolveTarget returns p's inode once pc may traverse to it;
+// FileNotFound if it does not exist. s.mu must be held.
+func (s *Namesystem) resolveTarget(pc namespace.Checker, p string) (*namespace.Inode, error) {
+	r := s.tree.Resolve(p)
+	if err := pc.Traverse(r); err != nil {
+		return nil, err
+	}
+	if n := r.Target(); n != nil {
+		return n, nil
+	}
+	return nil, notFound(p)
+}
+
+// resolveExisting is resolveTarget with checkParents' walk checks.
+func (s *Namesystem) resolveExisting(pc namespace.Checker, p string) (*namespace.Inode, error) {
+	r := s.tree.Resolve(p)
+	if err := s.checkParents(pc, r); err != nil {
+		return nil, err
+	}
+	if n := r.Target(); n != nil {
+		return n, nil
+	}
+	return nil, notFound(p)
+}
+
 // checkParents returns an error when the path cannot be walked: an
 // ancestor is a file (ParentNotDirectory) or traverse permission is missing.
 func (s *Namesystem) checkParents(pc namespace.Checker, r *namespace.Resolved) error {

@@ -106,13 +106,9 @@ func (s *Namesystem) GetACLStatus(ctx context.Context, p string) (*ACLStatus, er
 	pc := s.checker(ctx)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.tree.Resolve(p)
-	if err := s.checkParents(pc, r); err != nil {
+	n, err := s.resolveExisting(pc, p)
+	if err != nil {
 		return nil, err
-	}
-	n := r.Target()
-	if n == nil {
-		return nil, notFound(p)
 	}
 	return &ACLStatus{
 		Owner: n.Owner, Group: n.Group, Sticky: n.Mode&0o1000 != 0, Mode: n.Mode,

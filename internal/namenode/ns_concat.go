@@ -34,13 +34,9 @@ func (s *Namesystem) Concat(ctx context.Context, trg string, srcs []string) erro
 	}
 	pc := s.checker(ctx)
 	return s.mutate(ctx, func() ([]namespace.Edit, error) {
-		rt := s.tree.Resolve(trg)
-		if err := pc.Traverse(rt); err != nil {
+		t, err := s.resolveTarget(pc, trg)
+		if err != nil {
 			return nil, err
-		}
-		t := rt.Target()
-		if t == nil {
-			return nil, notFound(trg)
 		}
 		if err := pc.Check(t, namespace.AccessWrite); err != nil {
 			return nil, err
@@ -54,13 +50,9 @@ func (s *Namesystem) Concat(ctx context.Context, trg string, srcs []string) erro
 		seen := map[*namespace.Inode]bool{}
 		var files []*namespace.Inode
 		for _, p := range srcs {
-			r := s.tree.Resolve(p)
-			if err := pc.Traverse(r); err != nil {
+			n, err := s.resolveTarget(pc, p)
+			if err != nil {
 				return nil, err
-			}
-			n := r.Target()
-			if n == nil {
-				return nil, notFound(p)
 			}
 			if err := pc.Check(n, namespace.AccessRead); err != nil {
 				return nil, err

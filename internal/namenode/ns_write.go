@@ -228,13 +228,9 @@ func (s *Namesystem) setAttr(ctx context.Context, p string, check func(pc namesp
 	}
 	pc := s.checker(ctx)
 	return s.mutate(ctx, func() ([]namespace.Edit, error) {
-		r := s.tree.Resolve(p)
-		if err := pc.Traverse(r); err != nil {
+		n, err := s.resolveTarget(pc, p)
+		if err != nil {
 			return nil, err
-		}
-		n := r.Target()
-		if n == nil {
-			return nil, notFound(p)
 		}
 		if err := check(pc, n); err != nil {
 			return nil, err

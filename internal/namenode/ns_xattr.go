@@ -58,23 +58,9 @@ func (s *Namesystem) SetXAttr(ctx context.Context, p string, x namespace.XAttr, 
 	if err := namespace.CheckXAttrSize(x, s.cfg.xattrLimits.Size); err != nil {
 		return err
 	}
-	pc := s.checker(ctx)
-	p, raw, err := rawPath(pc, p)
-	if err != nil {
-		return err
-	}
-	if err := pc.XAttrAPI(x, raw); err != nil {
-		return err
-	}
-	check := func(pc namespace.Checker, n *namespace.Inode) error {
-		if err := pc.XAttrChange(n, x); err != nil {
-			return err
-		}
+	return s.changeXAttr(ctx, p, x, func(n *namespace.Inode) error {
 		return namespace.CheckSetXAttr(n, x, flag, s.cfg.xattrLimits.PerInode)
-	}
-	return s.setAttr(ctx, p, check, func(n *namespace.Inode) (namespace.Edit, bool) {
-		return namespace.SetXAttr(p, x), true
-	})
+	}, func(p string) namespace.Edit { return namespace.SetXAttr(p, x) })
 }
 
 // RemoveXAttr removes p's attribute with x's namespace and name.
@@ -82,6 +68,15 @@ func (s *Namesystem) RemoveXAttr(ctx context.Context, p string, x namespace.XAtt
 	if err := s.checkXAttrsEnabled(); err != nil {
 		return err
 	}
+	return s.changeXAttr(ctx, p, x, func(n *namespace.Inode) error {
+		return namespace.CheckRemoveXAttr(n, x)
+	}, func(p string) namespace.Edit { return namespace.RemoveXAttr(p, x.NS, x.Name) })
+}
+
+// changeXAttr is SetXAttr's and RemoveXAttr's common part: the API and
+// change permission checks on x, then check, then the edit built for the
+// path without its /.reserved/raw prefix.
+func (s *Namesystem) changeXAttr(ctx context.Context, p string, x namespace.XAttr, check func(n *namespace.Inode) error, edit func(p string) namespace.Edit) error {
 	pc := s.checker(ctx)
 	p, raw, err := rawPath(pc, p)
 	if err != nil {
@@ -90,15 +85,12 @@ func (s *Namesystem) RemoveXAttr(ctx context.Context, p string, x namespace.XAtt
 	if err := pc.XAttrAPI(x, raw); err != nil {
 		return err
 	}
-	check := func(pc namespace.Checker, n *namespace.Inode) error {
+	return s.setAttr(ctx, p, func(pc namespace.Checker, n *namespace.Inode) error {
 		if err := pc.XAttrChange(n, x); err != nil {
 			return err
 		}
-		return namespace.CheckRemoveXAttr(n, x)
-	}
-	return s.setAttr(ctx, p, check, func(n *namespace.Inode) (namespace.Edit, bool) {
-		return namespace.RemoveXAttr(p, x.NS, x.Name), true
-	})
+		return check(n)
+	}, func(*namespace.Inode) (namespace.Edit, bool) { return edit(p), true })
 }
 
 // GetXAttrs returns the attributes of p that want names (their values
@@ -161,13 +153,9 @@ func (s *Namesystem) readXAttrs(pc namespace.Checker, p string, raw bool) ([]nam
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	r := s.tree.Resolve(p)
-	if err := s.checkParents(pc, r); err != nil {
+	n, err := s.resolveExisting(pc, p)
+	if err != nil {
 		return nil, err
-	}
-	n := r.Target()
-	if n == nil {
-		return nil, notFound(p)
 	}
 	if err := pc.Check(n, namespace.AccessRead); err != nil {
 		return nil, err

@@ -50,28 +50,7 @@ The following operators are recognised:
 		if len(paths) == 0 {
 			paths = []string{"."}
 		}
-		var visit func(it *item)
-		visit = func(it *item) {
-			expr.apply(c, it)
-			if !it.isDir() {
-				return
-			}
-			kids, err := c.children(it)
-			if err != nil {
-				c.failPath(it.disp, err)
-				return
-			}
-			for _, k := range kids {
-				visit(k)
-			}
-		}
-		for _, it := range c.expandAll(paths, false, false) {
-			if !it.exists() {
-				c.failPath(it.disp, notFound(it.disp))
-				continue
-			}
-			visit(it)
-		}
+		c.walk(c.expandAll(paths, false, false), true, func(it *item) { expr.apply(c, it) })
 		return nil
 	},
 }

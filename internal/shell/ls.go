@@ -388,27 +388,9 @@ If the format is not specified, %y is used by default.`,
 		if err := checkCount(args, 1, unlimited); err != nil {
 			return err
 		}
-		var visit func(it *item)
-		visit = func(it *item) {
+		c.walk(c.expandAll(args, false, false), o["R"], func(it *item) {
 			fmt.Fprintln(c.out, statLine(format, it))
-			if o["R"] && it.isDir() {
-				kids, err := c.children(it)
-				if err != nil {
-					c.failPath(it.disp, err)
-					return
-				}
-				for _, k := range kids {
-					visit(k)
-				}
-			}
-		}
-		for _, it := range c.expandAll(args, false, false) {
-			if !it.exists() {
-				c.failPath(it.disp, notFound(it.disp))
-				continue
-			}
-			visit(it)
-		}
+		})
 		return nil
 	},
 }
