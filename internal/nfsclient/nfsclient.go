@@ -14,10 +14,13 @@
 package nfsclient
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"syscall"
+	"time"
 
 	nfsc "github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
@@ -41,6 +44,9 @@ type Conn struct {
 // Dial connects to the server at addr (NFS and MOUNT on the same port)
 // and mounts export as uid/gid with AUTH_UNIX.
 func Dial(addr, export string, uid, gid uint32) (*Conn, error) {
+	if err := probe(addr); err != nil {
+		return nil, err
+	}
 	// The client binds a privileged-range local port picked at random;
 	// retry when another connection holds it.
 	var c *rpc.Client
@@ -61,6 +67,36 @@ func Dial(addr, export string, uid, gid uint32) (*Conn, error) {
 		return nil, fmt.Errorf("nfs: mount %s:%s as uid %d: %w", addr, export, uid, err)
 	}
 	return &Conn{Target: t, rpc: c, auth: auth}, nil
+}
+
+// probe makes sure the server answers this host before the library
+// client is made: go-nfs-client reconnects forever to a server that
+// closes its connections (a host outside nfs.exports.allowed.hosts), and
+// each reconnect closes its pending reply channels again — a panic ("close
+// of closed channel") once it happens twice. So: one MOUNT NULL call on a
+// connection of its own; the server hanging up before any reply byte
+// means it refuses this host.
+func probe(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("nfs: dial %s: %w", addr, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	// Record mark (last fragment, 40 bytes), then xid, CALL, RPC version
+	// 2, MOUNT program and version, procedure NULL, AUTH_NULL cred and verf.
+	call := []uint32{0x80000000 | 40, 1, 0, 2, nfsc.MountProg, nfsc.MountVers, 0, 0, 0, 0, 0}
+	buf := make([]byte, 4*len(call))
+	for i, v := range call {
+		binary.BigEndian.PutUint32(buf[4*i:], v)
+	}
+	if _, err := conn.Write(buf); err != nil {
+		return fmt.Errorf("nfs: %s refused the connection: %w", addr, err)
+	}
+	if _, err := io.ReadFull(conn, buf[:4]); err != nil {
+		return fmt.Errorf("nfs: %s closed the connection without answering (not exported to this host?): %w", addr, err)
+	}
+	return nil
 }
 
 // Close closes the connection.
