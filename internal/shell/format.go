@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/stratafs/strata/fs"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -94,27 +96,8 @@ func formatPercent(fraction float64) string {
 	return javaFixed(fraction*100, 0) + "%"
 }
 
-// permString renders permission bits as Hadoop's FsPermission.toString:
-// "rwxr-xr-x", the sticky bit as t/T in the last place.
-func permString(perm uint16) string {
-	const rwx = "rwx"
-	b := make([]byte, 9)
-	for i := 0; i < 9; i++ {
-		if perm&(1<<(8-i)) != 0 {
-			b[i] = rwx[i%3]
-		} else {
-			b[i] = '-'
-		}
-	}
-	if perm&0o1000 != 0 {
-		if perm&1 != 0 {
-			b[8] = 't'
-		} else {
-			b[8] = 'T'
-		}
-	}
-	return string(b)
-}
+// permString renders permission bits as Hadoop's FsPermission.toString.
+func permString(perm uint16) string { return fs.PermString(perm) }
 
 // millis is a time as Hadoop's milliseconds since the epoch (0 for the
 // zero time).

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	stratafs "github.com/stratafs/strata/fs"
 )
 
 //go:embed static
@@ -277,23 +279,4 @@ func Progress(done, total int) template.HTML {
 
 // Permission prints an HDFS mode as ls does: "drwxr-xr-x", with t/T for
 // the sticky bit.
-func Permission(dir bool, mode uint16) string {
-	b := []byte("----------")
-	if dir {
-		b[0] = 'd'
-	}
-	const rwx = "rwxrwxrwx"
-	for i := 0; i < 9; i++ {
-		if mode&(1<<(8-i)) != 0 {
-			b[i+1] = rwx[i]
-		}
-	}
-	if mode&0o1000 != 0 {
-		if b[9] == 'x' {
-			b[9] = 't'
-		} else {
-			b[9] = 'T'
-		}
-	}
-	return string(b)
-}
+func Permission(dir bool, mode uint16) string { return stratafs.ModeString(dir, mode) }

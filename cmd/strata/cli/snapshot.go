@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
 )
 
@@ -57,28 +58,9 @@ func formatSnapshottable(dirs []hdfs.SnapshottableDir, loc *time.Location) strin
 	var b strings.Builder
 	for _, d := range dirs {
 		mtime := time.UnixMilli(d.Mtime).In(loc).Format("2006-01-02 15:04")
-		fmt.Fprintf(&b, "d%s 0 %-*s %-*s 0 %s %*d %*d %s\n", permBits(d.Mode), wOwner, d.Owner, wGroup, d.Group, mtime, wNum, d.Snapshots, wQuota, d.Quota, d.Path)
+		fmt.Fprintf(&b, "d%s 0 %-*s %-*s 0 %s %*d %*d %s\n", fs.PermString(d.Mode), wOwner, d.Owner, wGroup, d.Group, mtime, wNum, d.Snapshots, wQuota, d.Quota, d.Path)
 	}
 	return b.String()
-}
-
-// permBits is rwxr-xr-x for mode, with the sticky bit as Hadoop shows it.
-func permBits(mode uint16) string {
-	const rwx = "rwxrwxrwx"
-	b := []byte("---------")
-	for i := 0; i < 9; i++ {
-		if mode&(1<<(8-i)) != 0 {
-			b[i] = rwx[i]
-		}
-	}
-	if mode&0o1000 != 0 {
-		if b[8] == 'x' {
-			b[8] = 't'
-		} else {
-			b[8] = 'T'
-		}
-	}
-	return string(b)
 }
 
 const snapshotDiffUsage = "Usage: \nsnapshotDiff <snapshotDir> <from> <to>:\n\tGet the difference between two snapshots, \n\tor between a snapshot and the current tree of a directory.\n\tFor <from>/<to>, users can use \".\" to present the current status,\n\tand use \".snapshot/snapshot_name\" to present a snapshot,\n\twhere \".snapshot/\" can be omitted\n"

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
 )
 
@@ -43,26 +44,7 @@ func (a Access) String() string {
 }
 
 // ModeString renders mode as ls does: drwxr-xr-x, with t/T for sticky.
-func ModeString(dir bool, mode uint16) string {
-	b := []byte("----------")
-	if dir {
-		b[0] = 'd'
-	}
-	const rwx = "rwxrwxrwx"
-	for i := 0; i < 9; i++ {
-		if mode&(1<<uint(8-i)) != 0 {
-			b[i+1] = rwx[i]
-		}
-	}
-	if mode&0o1000 != 0 {
-		if b[9] == 'x' {
-			b[9] = 't'
-		} else {
-			b[9] = 'T'
-		}
-	}
-	return string(b)
-}
+func ModeString(dir bool, mode uint16) string { return fs.ModeString(dir, mode) }
 
 // GroupCache maps user names to their groups from the NameNode host's user
 // database, as Hadoop's shell-based group mapping does, caching for a while.
