@@ -50,7 +50,22 @@ type Caller struct {
 	CallID   int32
 	Retry    int32
 	Protocol string
+	// Auth is how the connection authenticated its (real) user.
+	Auth AuthMethod
 }
+
+// AuthMethod is how a connection authenticated, by Hadoop's names
+// (UserGroupInformation.AuthenticationMethod as the server sees it).
+type AuthMethod string
+
+const (
+	// AuthMethodSimple: the client named its user; nothing was proven.
+	AuthMethodSimple AuthMethod = "SIMPLE"
+	// AuthMethodKerberos: SASL GSSAPI with a Kerberos ticket.
+	AuthMethodKerberos AuthMethod = "KERBEROS"
+	// AuthMethodToken: SASL DIGEST-MD5 with a delegation token.
+	AuthMethodToken AuthMethod = "TOKEN"
+)
 
 type callerKey struct{}
 
@@ -553,6 +568,7 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 		User: c.user, RealUser: c.realUser, Remote: c.nc.RemoteAddr(),
 		ClientID: req.clientID, CallID: req.callID, Retry: req.retry,
 		Protocol: rh.GetDeclaringClassProtocolName(),
+		Auth:     AuthMethodSimple,
 	}
 	return m.handle(WithCaller(ctx, caller), in)
 }
