@@ -1,4 +1,4 @@
-package krbtest_test
+package minikdc_test
 
 import (
 	"path/filepath"
@@ -10,7 +10,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/credentials"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
-	"github.com/stratafs/strata/internal/krbtest"
+	"github.com/stratafs/strata/internal/minikdc"
 )
 
 // TestKDCIssuesTicketsGokrb5Accepts runs the real KDC, kinits a user with
@@ -18,11 +18,11 @@ import (
 // use) reads that cache, gets a service ticket and decrypts it with the
 // service's keytab; and that a short ticket expires.
 func TestKDCIssuesTicketsGokrb5Accepts(t *testing.T) {
-	if err := krbtest.Available(); err != nil {
+	if err := minikdc.Available(); err != nil {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
-	kdc, err := krbtest.Start(dir, krbtest.Options{})
+	kdc, err := minikdc.Start(dir, minikdc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

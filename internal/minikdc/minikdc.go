@@ -1,4 +1,5 @@
-// Package krbtest runs a real MIT Kerberos KDC (Debian's krb5-kdc) for tests
+// Package minikdc runs a real MIT Kerberos KDC (Debian's krb5-kdc), as
+// Hadoop's MiniKdc does, for tests
 // and for `strata local -secure`: its own realm, database, krb5.conf and
 // keytabs in a directory, listening on 127.0.0.1 only.
 //
@@ -12,7 +13,7 @@
 // Invariants: every file lives under Dir; the KDC binds to 127.0.0.1:Port;
 // the environment a client needs (KRB5_CONFIG, KRB5CCNAME) is returned by
 // Env and never set on the test process itself.
-package krbtest
+package minikdc
 
 import (
 	"bytes"
@@ -42,7 +43,7 @@ func Available() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("krbtest: %s not installed (apt-get install krb5-kdc krb5-admin-server krb5-user)", strings.Join(missing, ", "))
+		return fmt.Errorf("minikdc: %s not installed (apt-get install krb5-kdc krb5-admin-server krb5-user)", strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -115,7 +116,7 @@ func Start(dir string, opt Options) (*KDC, error) {
 		return nil, err
 	}
 	if out, err := k.run("kdb5_util", "create", "-s", "-r", k.Realm, "-P", "strata-master-key"); err != nil {
-		return nil, fmt.Errorf("krbtest: kdb5_util create: %v: %s", err, out)
+		return nil, fmt.Errorf("minikdc: kdb5_util create: %v: %s", err, out)
 	}
 	if err := k.start(); err != nil {
 		return nil, err
@@ -220,7 +221,7 @@ func (k *KDC) start() error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("krbtest: start krb5kdc: %w", err)
+		return fmt.Errorf("minikdc: start krb5kdc: %w", err)
 	}
 	k.cmd = cmd
 	k.done = make(chan error, 1)
@@ -230,7 +231,7 @@ func (k *KDC) start() error {
 		select {
 		case err := <-k.done:
 			k.done <- err
-			return fmt.Errorf("krbtest: krb5kdc exited: %v: %s", err, out.String())
+			return fmt.Errorf("minikdc: krb5kdc exited: %v: %s", err, out.String())
 		default:
 		}
 		c, err := net.DialTimeout("tcp", k.Addr(), 200*time.Millisecond)
@@ -241,7 +242,7 @@ func (k *KDC) start() error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	k.Close()
-	return fmt.Errorf("krbtest: krb5kdc did not listen on %s: %s", k.Addr(), out.String())
+	return fmt.Errorf("minikdc: krb5kdc did not listen on %s: %s", k.Addr(), out.String())
 }
 
 // Addr is the KDC's host:port.
@@ -256,7 +257,7 @@ func (k *KDC) Close() error {
 	select {
 	case <-k.done:
 	case <-time.After(5 * time.Second):
-		return errors.New("krbtest: krb5kdc did not exit")
+		return errors.New("minikdc: krb5kdc did not exit")
 	}
 	k.cmd = nil
 	return nil
@@ -274,7 +275,7 @@ func (k *KDC) Principal(name string) string {
 func (k *KDC) AddUser(name, password string) error {
 	out, err := k.run("kadmin.local", "-r", k.Realm, "-q", fmt.Sprintf("addprinc -pw %s %s", password, k.Principal(name)))
 	if err != nil || bytes.Contains(out, []byte("rror")) {
-		return fmt.Errorf("krbtest: addprinc %s: %v: %s", name, err, out)
+		return fmt.Errorf("minikdc: addprinc %s: %v: %s", name, err, out)
 	}
 	return nil
 }
@@ -285,11 +286,11 @@ func (k *KDC) AddService(path string, names ...string) error {
 	for _, n := range names {
 		out, err := k.run("kadmin.local", "-r", k.Realm, "-q", "addprinc -randkey "+k.Principal(n))
 		if err != nil || bytes.Contains(out, []byte("rror")) {
-			return fmt.Errorf("krbtest: addprinc -randkey %s: %v: %s", n, err, out)
+			return fmt.Errorf("minikdc: addprinc -randkey %s: %v: %s", n, err, out)
 		}
 		out, err = k.run("kadmin.local", "-r", k.Realm, "-q", fmt.Sprintf("ktadd -k %s -norandkey %s", path, k.Principal(n)))
 		if err != nil || bytes.Contains(out, []byte("rror")) {
-			return fmt.Errorf("krbtest: ktadd %s: %v: %s", n, err, out)
+			return fmt.Errorf("minikdc: ktadd %s: %v: %s", n, err, out)
 		}
 	}
 	return os.Chmod(path, 0o600)
@@ -306,7 +307,7 @@ func (k *KDC) Kinit(ccache, name, password string, lifetime time.Duration) error
 	args = append(args, k.Principal(name))
 	out, err := k.runInput(password+"\n", "kinit", args...)
 	if err != nil {
-		return fmt.Errorf("krbtest: kinit %s: %v: %s", name, err, out)
+		return fmt.Errorf("minikdc: kinit %s: %v: %s", name, err, out)
 	}
 	return nil
 }
@@ -315,7 +316,7 @@ func (k *KDC) Kinit(ccache, name, password string, lifetime time.Duration) error
 func (k *KDC) KinitKeytab(ccache, keytab, name string) error {
 	out, err := k.run("kinit", "-c", ccache, "-k", "-t", keytab, k.Principal(name))
 	if err != nil {
-		return fmt.Errorf("krbtest: kinit -kt %s %s: %v: %s", keytab, name, err, out)
+		return fmt.Errorf("minikdc: kinit -kt %s %s: %v: %s", keytab, name, err, out)
 	}
 	return nil
 }
