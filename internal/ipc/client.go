@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/proto/ipcpb"
+	"github.com/stratafs/strata/internal/security"
 )
 
 // ClientConfig configures a Client.
@@ -39,6 +40,17 @@ type ClientConfig struct {
 	// of one logical caller on several servers (a failover group) share
 	// it, and then must draw call ids from one NextCallID.
 	ClientID []byte
+	// Login authenticates the connection with Kerberos (SASL GSSAPI);
+	// nil means the process login (SetLogin), if any, else simple
+	// authentication. User is then sent only when it differs from the
+	// login's user, to act as that user (a proxy user).
+	Login *security.Login
+	// ServerPrincipal is the server's principal (may hold _HOST); ""
+	// means the one its protocol's KerberosInfo key names.
+	ServerPrincipal string
+	// QOPs are the protection levels the client accepts (a
+	// hadoop.rpc.protection bitmask; 0: the process configuration's).
+	QOPs byte
 }
 
 // ClientIDLength is the length of a client id (a Java UUID's bytes).
@@ -172,8 +184,10 @@ type result struct {
 }
 
 type clientConn struct {
-	nc  net.Conn
-	cfg ClientConfig
+	nc   net.Conn
+	br   *bufio.Reader
+	cfg  ClientConfig
+	sasl *clientSASL // nil: simple authentication
 
 	wmu sync.Mutex
 
@@ -195,8 +209,31 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 		tc.SetNoDelay(true)
 	}
 	hdr := []byte{'h', 'r', 'p', 'c', Version, 0, AuthSimple}
+	br := bufio.NewReaderSize(nc, 64<<10)
+	user := cfg.User
+	var sasl *clientSASL
+	if pl := cfg.kerberos(); pl != nil {
+		nc.SetDeadline(saslDeadline(ctx, cfg.DialTimeout))
+		_, err := nc.Write([]byte{'h', 'r', 'p', 'c', Version, 0, AuthSASL})
+		if err == nil {
+			sasl, err = saslConnect(nc, br, &cfg, pl, clientID)
+		}
+		if err != nil {
+			nc.Close()
+			var re *RemoteError
+			if errors.As(err, &re) {
+				return nil, err
+			}
+			return nil, connErr(fmt.Errorf("ipc: authenticating to %s: %w", cfg.Addr, err))
+		}
+		nc.SetDeadline(time.Time{})
+		hdr = nil
+		if user == "" || user == pl.login.User {
+			user = pl.login.Principal
+		}
+	}
 	ctxMsg := &ipcpb.IpcConnectionContextProto{
-		UserInfo: &ipcpb.UserInformationProto{EffectiveUser: proto.String(cfg.User)},
+		UserInfo: &ipcpb.UserInformationProto{EffectiveUser: proto.String(user)},
 		Protocol: proto.String(cfg.Protocol),
 	}
 	rpcHdr := &ipcpb.RpcRequestHeaderProto{
@@ -206,6 +243,9 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 		ClientId: clientID,
 	}
 	buf, err := appendFrame(hdr, rpcHdr, ctxMsg)
+	if err == nil && sasl.wrapping() {
+		buf, err = sasl.wrapFrame(buf, clientID)
+	}
 	if err != nil {
 		nc.Close()
 		return nil, err
@@ -214,7 +254,7 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 		nc.Close()
 		return nil, connErr(fmt.Errorf("ipc: connecting to %s: %w", cfg.Addr, err))
 	}
-	cc := &clientConn{nc: nc, cfg: cfg, pending: map[int32]chan result{}}
+	cc := &clientConn{nc: nc, br: br, cfg: cfg, sasl: sasl, pending: map[int32]chan result{}}
 	go cc.readLoop()
 	return cc, nil
 }
@@ -241,20 +281,42 @@ func (cc *clientConn) shutdown(err error) {
 }
 
 func (cc *clientConn) readLoop() {
-	br := bufio.NewReaderSize(cc.nc, 64<<10)
 	for {
-		frame, err := readFrame(br, cc.cfg.MaxDataLength, nil)
+		frame, err := readFrame(cc.br, cc.cfg.MaxDataLength, nil)
 		if err != nil {
 			cc.shutdown(connErr(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err)))
 			return
 		}
+		if !cc.deliver(frame) {
+			return
+		}
+	}
+}
+
+// deliver hands one response frame to its call; false means the
+// connection is done.
+func (cc *clientConn) deliver(frame []byte) bool {
+	{
 		var hdr ipcpb.RpcResponseHeaderProto
 		rest, err := unmarshalDelimited(frame, &hdr)
 		if err != nil {
 			cc.shutdown(fmt.Errorf("ipc: response from %s: %w", cc.cfg.Addr, err))
-			return
+			return false
 		}
 		id := int32(hdr.GetCallId())
+		if id == callIDSASL && cc.sasl.wrapping() && hdr.GetStatus() == ipcpb.RpcResponseHeaderProto_SUCCESS {
+			frames, err := cc.sasl.unwrapFrames(rest, cc.cfg.MaxDataLength)
+			if err != nil {
+				cc.shutdown(fmt.Errorf("ipc: response from %s: %w", cc.cfg.Addr, err))
+				return false
+			}
+			for _, f := range frames {
+				if !cc.deliver(f) {
+					return false
+				}
+			}
+			return true
+		}
 		if hdr.GetStatus() == ipcpb.RpcResponseHeaderProto_FATAL {
 			re := &RemoteError{Class: hdr.GetExceptionClassName(), Message: hdr.GetErrorMsg(), Code: int32(hdr.GetErrorDetail()), Fatal: true}
 			cc.mu.Lock()
@@ -265,7 +327,7 @@ func (cc *clientConn) readLoop() {
 				ch <- result{hdr: &hdr}
 			}
 			cc.shutdown(re)
-			return
+			return false
 		}
 		cc.mu.Lock()
 		ch := cc.pending[id]
@@ -275,6 +337,7 @@ func (cc *clientConn) readLoop() {
 			ch <- result{hdr: &hdr, body: rest}
 		}
 	}
+	return true
 }
 
 func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, method string, req, resp proto.Message) error {
@@ -312,6 +375,13 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 		return err
 	}
 	cc.wmu.Lock()
+	if cc.sasl.wrapping() {
+		if buf, err = cc.sasl.wrapFrame(buf, c.clientID); err != nil {
+			cc.wmu.Unlock()
+			cc.forget(id)
+			return err
+		}
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		cc.nc.SetWriteDeadline(dl)
 	}
@@ -319,6 +389,12 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 	cc.nc.SetWriteDeadline(time.Time{})
 	cc.wmu.Unlock()
 	if err != nil {
+		var re *RemoteError
+		if be := cc.err(); errors.As(be, &re) {
+			// The server refused the connection (say, its authentication)
+			// before the request went out.
+			return be
+		}
 		cc.shutdown(connErr(fmt.Errorf("ipc: writing to %s: %w", c.cfg.Addr, err)))
 		return connErr(fmt.Errorf("ipc: calling %s on %s: %w", method, c.cfg.Addr, err))
 	}

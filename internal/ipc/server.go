@@ -1,7 +1,6 @@
 package ipc
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -117,6 +116,9 @@ type ServerConfig struct {
 	// (strata.ipc.server.write.timeout). Default 60 s.
 	WriteTimeout time.Duration
 	Logger       *slog.Logger
+	// SASL, when set, requires every client to authenticate by one of its
+	// mechanisms (secure mode; sasl.go). Nil: simple authentication.
+	SASL *SASLConfig
 }
 
 // Defaults of ServerConfig's limits.
@@ -284,7 +286,7 @@ func (s *Server) Close() error {
 type serverConn struct {
 	srv *Server
 	nc  net.Conn
-	br  *bufio.Reader
+	br  io.Reader // the connection; a saslReader once replies are wrapped
 
 	wmu   sync.Mutex    // guards writes to nc
 	slots chan struct{} // this connection's calls from request read to reply written
@@ -294,6 +296,7 @@ type serverConn struct {
 
 	user, realUser, protocol string
 	haveContext              bool
+	sasl                     *saslState // secure mode: the exchange and its outcome
 }
 
 func (s *Server) newConn(nc net.Conn) *serverConn {
@@ -318,7 +321,8 @@ func (c *serverConn) serve() {
 	}
 	for {
 		c.armIdle(0)
-		frame, err := readFrame(c.br, c.srv.cfg.MaxDataLength, c.stallDeadline)
+		pending := c.saslPending()
+		frame, err := readFrame(c.br, c.maxFrame(), c.stallDeadline)
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -337,16 +341,34 @@ func (c *serverConn) serve() {
 			c.fatal(-1, ClassRPCServerException, ipcpb.RpcResponseHeaderProto_FATAL_DESERIALIZING_REQUEST, err.Error())
 			return
 		}
+		if pending && req.callID != callIDSASL {
+			c.fatal(req.callID, ClassAccessControl, ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, "SASL authentication not complete")
+			return
+		}
 		switch req.callID {
 		case callIDConnectionContext:
 			if err := c.setContext(req.body); err != nil {
 				c.fatal(callIDConnectionContext, ClassRPCServerException, ipcpb.RpcResponseHeaderProto_FATAL_DESERIALIZING_REQUEST, err.Error())
 				return
 			}
+			if c.sasl != nil {
+				if err := c.saslContext(); err != nil {
+					c.fatalErr(callIDConnectionContext, err)
+					return
+				}
+			}
 			continue
 		case callIDPing:
 			continue
 		case callIDSASL:
+			if c.srv.cfg.SASL != nil {
+				if err := c.saslStep(req.body); err != nil {
+					c.srv.log.Info("ipc: SASL authentication failed", "remote", c.nc.RemoteAddr(), "err", err)
+					c.fatalErr(callIDSASL, err)
+					return
+				}
+				continue
+			}
 			if err := c.answerSASL(req.body); err != nil {
 				c.fatal(callIDSASL, "javax.security.sasl.SaslException", ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, err.Error())
 				return
@@ -454,6 +476,9 @@ func (c *serverConn) readHeader() error {
 		msg := fmt.Sprintf("unknown auth protocol 0x%02x", hdr[6])
 		c.fatal(-1, ClassRPCServerException, ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, msg)
 		return errors.New(msg)
+	}
+	if c.srv.cfg.SASL != nil {
+		return c.saslHeader(hdr[6])
 	}
 	return nil
 }
@@ -568,9 +593,17 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 		User: c.user, RealUser: c.realUser, Remote: c.nc.RemoteAddr(),
 		ClientID: req.clientID, CallID: req.callID, Retry: req.retry,
 		Protocol: rh.GetDeclaringClassProtocolName(),
-		Auth:     AuthMethodSimple,
+		Auth:     c.authMethod(),
 	}
 	return m.handle(WithCaller(ctx, caller), in)
+}
+
+// fatalErr sends err as a FATAL_UNAUTHORIZED response: a RemoteError's
+// class and message, else a SaslException.
+func (c *serverConn) fatalErr(callID int32, err error) {
+	re := &RemoteError{Class: ClassSaslException, Message: err.Error()}
+	errors.As(err, &re)
+	c.fatal(callID, re.Class, ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, re.Message)
 }
 
 // fatal sends a FATAL response; the caller then closes the connection.
@@ -593,6 +626,9 @@ func (c *serverConn) write(hdr *ipcpb.RpcResponseHeaderProto, resp proto.Message
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if buf, err = c.wrapOut(buf); err != nil {
+		return err
+	}
 	c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 	_, err = c.nc.Write(buf)
 	return err

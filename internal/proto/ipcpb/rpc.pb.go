@@ -299,6 +299,7 @@ const (
 	RpcSaslProto_INITIATE  RpcSaslProto_SaslState = 2
 	RpcSaslProto_CHALLENGE RpcSaslProto_SaslState = 3
 	RpcSaslProto_RESPONSE  RpcSaslProto_SaslState = 4
+	RpcSaslProto_WRAP      RpcSaslProto_SaslState = 5
 )
 
 // Enum value maps for RpcSaslProto_SaslState.
@@ -309,6 +310,7 @@ var (
 		2: "INITIATE",
 		3: "CHALLENGE",
 		4: "RESPONSE",
+		5: "WRAP",
 	}
 	RpcSaslProto_SaslState_value = map[string]int32{
 		"SUCCESS":   0,
@@ -316,6 +318,7 @@ var (
 		"INITIATE":  2,
 		"CHALLENGE": 3,
 		"RESPONSE":  4,
+		"WRAP":      5,
 	}
 )
 
@@ -897,7 +900,7 @@ const file_ipc_rpc_proto_rawDesc = "" +
 	"\x18FATAL_INVALID_RPC_HEADER\x10\f\x12\x1f\n" +
 	"\x1bFATAL_DESERIALIZING_REQUEST\x10\r\x12\x1a\n" +
 	"\x16FATAL_VERSION_MISMATCH\x10\x0e\x12\x16\n" +
-	"\x12FATAL_UNAUTHORIZED\x10\x0f\"\xb2\x03\n" +
+	"\x12FATAL_UNAUTHORIZED\x10\x0f\"\xbc\x03\n" +
 	"\fRpcSaslProto\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12B\n" +
 	"\x05state\x18\x02 \x02(\x0e2,.strata.hadoop.common.RpcSaslProto.SaslStateR\x05state\x12\x14\n" +
@@ -908,13 +911,14 @@ const file_ipc_rpc_proto_rawDesc = "" +
 	"\tmechanism\x18\x02 \x02(\tR\tmechanism\x12\x1a\n" +
 	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12\x1a\n" +
 	"\bserverId\x18\x04 \x01(\tR\bserverId\x12\x1c\n" +
-	"\tchallenge\x18\x05 \x01(\fR\tchallenge\"R\n" +
+	"\tchallenge\x18\x05 \x01(\fR\tchallenge\"\\\n" +
 	"\tSaslState\x12\v\n" +
 	"\aSUCCESS\x10\x00\x12\r\n" +
 	"\tNEGOTIATE\x10\x01\x12\f\n" +
 	"\bINITIATE\x10\x02\x12\r\n" +
 	"\tCHALLENGE\x10\x03\x12\f\n" +
-	"\bRESPONSE\x10\x04\"X\n" +
+	"\bRESPONSE\x10\x04\x12\b\n" +
+	"\x04WRAP\x10\x05\"X\n" +
 	"\x14UserInformationProto\x12$\n" +
 	"\reffectiveUser\x18\x01 \x01(\tR\reffectiveUser\x12\x1a\n" +
 	"\brealUser\x18\x02 \x01(\tR\brealUser\"\x7f\n" +

@@ -1,0 +1,327 @@
+package ipc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/proto/ipcpb"
+	"github.com/stratafs/strata/internal/security"
+)
+
+// SASLMechanism is one way a client may authenticate to a Server in
+// secure mode, as one entry of Hadoop's NEGOTIATE reply: Kerberos
+// (GSSAPI) here, delegation tokens (DIGEST-MD5) beside it. A Server offers
+// its mechanisms in order; the client picks one in its INITIATE.
+type SASLMechanism interface {
+	// Auth is the mechanism's entry in the NEGOTIATE reply: method
+	// (KERBEROS, TOKEN), mechanism (GSSAPI, DIGEST-MD5), protocol and
+	// serverId, and an optional initial challenge.
+	Auth() *ipcpb.RpcSaslProto_SaslAuth
+	// Method is what Caller.Auth says of a connection it authenticated.
+	Method() AuthMethod
+	// NewSession starts the exchange of one connection from remote.
+	NewSession(remote net.Addr) (SASLSession, error)
+}
+
+// SASLSession is one connection's exchange with a SASLMechanism.
+type SASLSession interface {
+	// Step takes the client's token (the INITIATE's, then each
+	// RESPONSE's) and returns the token to send back; done means the
+	// exchange is complete and the reply is SUCCESS. An error refuses the
+	// client (javax.security.sasl.SaslException, FATAL_UNAUTHORIZED).
+	// Tokens are bounded by the Server (maxSASLToken) before Step sees them.
+	Step(token []byte) (reply []byte, done bool, err error)
+	// Principal is the authenticated client, valid once done: a Kerberos
+	// principal (mapped by auth_to_local) or a token's owner.
+	Principal() string
+	// QOP is the negotiated protection, valid once done.
+	QOP() security.QOP
+	// Wrap and Unwrap protect each message when QOP is integrity or
+	// privacy; they are called from one goroutine each.
+	Wrap(msg []byte) ([]byte, error)
+	Unwrap(tok []byte) ([]byte, error)
+}
+
+// SASLConfig makes a Server require SASL (hadoop.security.authentication
+// other than simple).
+type SASLConfig struct {
+	Mechanisms []SASLMechanism
+	// MapUser maps an authenticated principal to a user (auth_to_local).
+	MapUser func(principal string) (string, error)
+	// Impersonate authorizes a real user to act as another from an IP
+	// (hadoop.proxyuser.*); nil refuses every impersonation.
+	Impersonate func(realUser, user, remoteIP string) error
+	// Authorize is service authorization: whether principal (and its
+	// mapped user) may call protocol at all; nil allows all.
+	Authorize func(protocol, principal, user string, remote net.Addr) error
+	// HandshakeTimeout bounds the whole exchange (default 20 s).
+	HandshakeTimeout time.Duration
+}
+
+// maxSASLToken bounds a frame during the SASL exchange: Kerberos tickets
+// with PACs stay well under it.
+const maxSASLToken = 64 << 10
+
+// Class names of the errors a refused SASL client sees.
+const (
+	ClassSaslException = "javax.security.sasl.SaslException"
+)
+
+// saslState is the server side of one connection's SASL exchange.
+type saslState struct {
+	mech     SASLMechanism
+	sess     SASLSession
+	done     bool
+	deadline time.Time
+	user     string // mapped user
+	wrap     bool   // QOP integrity or privacy
+}
+
+// availableAuths is Hadoop's "Available:[...]" list.
+func (cfg *SASLConfig) availableAuths() string {
+	var names []string
+	for _, m := range cfg.Mechanisms {
+		names = append(names, string(m.Method()))
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// saslHeader decides on a connection header's auth byte under SASL.
+func (c *serverConn) saslHeader(auth byte) error {
+	cfg := c.srv.cfg.SASL
+	if auth != AuthSASL {
+		msg := "SIMPLE authentication is not enabled.  Available:" + cfg.availableAuths()
+		c.fatal(callIDSASL, ClassAccessControl, ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, msg)
+		return errors.New(msg)
+	}
+	t := cfg.HandshakeTimeout
+	if t <= 0 {
+		t = c.srv.cfg.HeaderTimeout
+	}
+	c.sasl = &saslState{deadline: time.Now().Add(t)}
+	return nil
+}
+
+// saslPending reports whether the connection must still authenticate;
+// it re-arms the handshake deadline.
+func (c *serverConn) saslPending() bool {
+	if c.srv.cfg.SASL == nil || (c.sasl != nil && c.sasl.done) {
+		return false
+	}
+	if c.sasl != nil {
+		c.nc.SetReadDeadline(c.sasl.deadline)
+	}
+	return true
+}
+
+// maxFrame is the frame limit: small until the client has authenticated.
+func (c *serverConn) maxFrame() int {
+	if c.srv.cfg.SASL != nil && (c.sasl == nil || !c.sasl.done) {
+		return min(maxSASLToken, c.srv.cfg.MaxDataLength)
+	}
+	return c.srv.cfg.MaxDataLength
+}
+
+// saslStep serves one SASL message (call id -33) of the exchange.
+func (c *serverConn) saslStep(body []byte) error {
+	cfg := c.srv.cfg.SASL
+	st := c.sasl
+	var m ipcpb.RpcSaslProto
+	if _, err := unmarshalDelimited(body, &m); err != nil {
+		return err
+	}
+	if st.done {
+		return errors.New("SASL exchange already complete")
+	}
+	reply := &ipcpb.RpcSaslProto{}
+	switch m.GetState() {
+	case ipcpb.RpcSaslProto_NEGOTIATE:
+		if st.mech != nil {
+			return errors.New("NEGOTIATE after INITIATE")
+		}
+		reply.State = ipcpb.RpcSaslProto_NEGOTIATE.Enum()
+		for _, mech := range cfg.Mechanisms {
+			reply.Auths = append(reply.Auths, mech.Auth())
+		}
+		return c.saslReply(reply)
+	case ipcpb.RpcSaslProto_INITIATE:
+		if st.mech != nil || len(m.GetAuths()) != 1 {
+			return errors.New("INITIATE must name one auth, once")
+		}
+		want := m.GetAuths()[0]
+		for _, mech := range cfg.Mechanisms {
+			a := mech.Auth()
+			if a.GetMethod() == want.GetMethod() && a.GetMechanism() == want.GetMechanism() {
+				st.mech = mech
+			}
+		}
+		if st.mech == nil {
+			// Hadoop's text for an auth it does not offer.
+			return &RemoteError{Class: ClassAccessControl, Message: fmt.Sprintf("%s authentication is not enabled.  Available:%s", want.GetMethod(), cfg.availableAuths())}
+		}
+		sess, err := st.mech.NewSession(c.nc.RemoteAddr())
+		if err != nil {
+			return err
+		}
+		st.sess = sess
+	case ipcpb.RpcSaslProto_RESPONSE:
+		if st.sess == nil {
+			return errors.New("RESPONSE before INITIATE")
+		}
+	default:
+		return fmt.Errorf("unexpected SASL state %v during the exchange", m.GetState())
+	}
+	tok, done, err := st.sess.Step(m.GetToken())
+	if err != nil {
+		return err
+	}
+	if !done {
+		reply.State = ipcpb.RpcSaslProto_CHALLENGE.Enum()
+		reply.Token = tok
+		return c.saslReply(reply)
+	}
+	user, err := cfg.MapUser(st.sess.Principal())
+	if err != nil {
+		return &RemoteError{Class: ClassAccessControl, Message: err.Error()}
+	}
+	st.user = user
+	reply.State = ipcpb.RpcSaslProto_SUCCESS.Enum()
+	reply.Token = tok
+	if err := c.saslReply(reply); err != nil {
+		return err
+	}
+	st.done = true
+	c.nc.SetReadDeadline(time.Time{})
+	if q := st.sess.QOP(); q == security.QOPIntegrity || q == security.QOPPrivacy {
+		// From now on the client's requests may come wrapped, and every
+		// reply is.
+		st.wrap = true
+		c.br = &saslReader{c: c, under: c.br}
+	}
+	return nil
+}
+
+func (c *serverConn) saslReply(m *ipcpb.RpcSaslProto) error {
+	hdr := &ipcpb.RpcResponseHeaderProto{
+		CallId:              proto.Uint32(wireCallID(callIDSASL)),
+		Status:              ipcpb.RpcResponseHeaderProto_SUCCESS.Enum(),
+		ServerIpcVersionNum: proto.Uint32(Version),
+	}
+	return c.write(hdr, m)
+}
+
+// saslContext checks the connection context of an authenticated
+// connection: the user it names is the principal itself (as a full
+// principal or its short name) or one the principal may impersonate;
+// then service authorization.
+func (c *serverConn) saslContext() error {
+	cfg := c.srv.cfg.SASL
+	st := c.sasl
+	principal := st.sess.Principal()
+	named := c.user
+	c.realUser = ""
+	c.user = st.user
+	if named != "" && named != principal && named != st.user {
+		ip := ""
+		if ta, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+			ip = ta.IP.String()
+		}
+		var err error = &security.AuthorizationError{Msg: fmt.Sprintf("User: %s is not allowed to impersonate %s", st.user, named)}
+		if cfg.Impersonate != nil {
+			err = cfg.Impersonate(st.user, named, ip)
+		}
+		if err != nil {
+			return &RemoteError{Class: security.ClassAuthorization, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED)}
+		}
+		c.user, c.realUser = named, st.user
+	}
+	if cfg.Authorize != nil {
+		if err := cfg.Authorize(c.protocol, principal, st.user, c.nc.RemoteAddr()); err != nil {
+			return &RemoteError{Class: security.ClassAuthorization, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED)}
+		}
+	}
+	return nil
+}
+
+// authMethod is how the connection's caller authenticated.
+func (c *serverConn) authMethod() AuthMethod {
+	if c.sasl != nil && c.sasl.done {
+		return c.sasl.mech.Method()
+	}
+	return AuthMethodSimple
+}
+
+// wrapOut wraps a reply frame when the connection negotiated integrity or
+// privacy: the frame, length included, travels as the token of a WRAP
+// message in a call id -33 frame, as Hadoop's Server.wrapWithSasl.
+func (c *serverConn) wrapOut(buf []byte) ([]byte, error) {
+	if c.sasl == nil || !c.sasl.wrap {
+		return buf, nil
+	}
+	tok, err := c.sasl.sess.Wrap(buf)
+	if err != nil {
+		return nil, err
+	}
+	hdr := &ipcpb.RpcResponseHeaderProto{
+		CallId:              proto.Uint32(wireCallID(callIDSASL)),
+		Status:              ipcpb.RpcResponseHeaderProto_SUCCESS.Enum(),
+		ServerIpcVersionNum: proto.Uint32(Version),
+	}
+	return appendFrame(nil, hdr, &ipcpb.RpcSaslProto{State: ipcpb.RpcSaslProto_WRAP.Enum(), Token: tok})
+}
+
+// saslReader is the connection's input once integrity or privacy is
+// negotiated: a WRAP message is unwrapped and its content (one or more
+// whole frames) read in its place. A frame that is not wrapped passes
+// through, as Hadoop's server accepts it (colinmarc/hdfs wraps only
+// replies); its replies are wrapped all the same.
+type saslReader struct {
+	c     *serverConn
+	under io.Reader
+	buf   bytes.Reader
+}
+
+func (r *saslReader) Read(p []byte) (int, error) {
+	for r.buf.Len() == 0 {
+		frame, err := readFrame(r.under, r.c.srv.cfg.MaxDataLength, r.c.stallDeadline)
+		if err != nil {
+			return 0, err
+		}
+		data, err := r.unwrapFrame(frame)
+		if err != nil {
+			return 0, err
+		}
+		r.buf.Reset(data)
+	}
+	return r.buf.Read(p)
+}
+
+func (r *saslReader) unwrapFrame(frame []byte) ([]byte, error) {
+	var h ipcpb.RpcRequestHeaderProto
+	rest, err := unmarshalDelimited(frame, &h)
+	if err != nil || h.GetCallId() != callIDSASL {
+		return appendLength(frame), nil
+	}
+	var m ipcpb.RpcSaslProto
+	if _, err := unmarshalDelimited(rest, &m); err != nil || m.GetState() != ipcpb.RpcSaslProto_WRAP {
+		return appendLength(frame), nil
+	}
+	data, err := r.c.sasl.sess.Unwrap(m.GetToken())
+	if err != nil {
+		return nil, fmt.Errorf("ipc: unwrapping a request: %w", err)
+	}
+	return data, nil
+}
+
+func appendLength(frame []byte) []byte {
+	out := make([]byte, 4, 4+len(frame))
+	out[0], out[1], out[2], out[3] = byte(len(frame)>>24), byte(len(frame)>>16), byte(len(frame)>>8), byte(len(frame))
+	return append(out, frame...)
+}

@@ -1,0 +1,212 @@
+package ipc
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jcmturner/gokrb5/v8/config"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/minikdc"
+	"github.com/stratafs/strata/internal/proto/ipcpb"
+	"github.com/stratafs/strata/internal/security"
+)
+
+type krbEnv struct {
+	kdc  *minikdc.KDC
+	krb5 *config.Config
+	dir  string
+}
+
+func startKDC(t *testing.T) *krbEnv {
+	t.Helper()
+	if err := minikdc.Available(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	kdc, err := minikdc.Start(dir, minikdc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kdc.Close() })
+	kc, err := config.Load(kdc.ConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"alice", "gw"} {
+		if err := kdc.AddUser(u, u+"-pw"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kdc.AddService(filepath.Join(dir, "svc.keytab"), "svc/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	return &krbEnv{kdc: kdc, krb5: kc, dir: dir}
+}
+
+func (e *krbEnv) userLogin(t *testing.T, name string) *security.Login {
+	t.Helper()
+	cc := filepath.Join(e.dir, name+".cc")
+	if err := e.kdc.Kinit(cc, name, name+"-pw", 0); err != nil {
+		t.Fatal(err)
+	}
+	l, err := security.LoginFromCCacheFile(e.krb5, cc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func (e *krbEnv) server(t *testing.T, protection string, set ...string) string {
+	t.Helper()
+	c := conf.New()
+	c.Set("hadoop.security.authentication", "kerberos")
+	c.Set("hadoop.rpc.protection", protection)
+	c.Set("svc.principal", "svc/_HOST@"+e.kdc.Realm)
+	c.Set("svc.keytab", filepath.Join(e.dir, "svc.keytab"))
+	for i := 0; i+1 < len(set); i += 2 {
+		c.Set(set[i], set[i+1])
+	}
+	sec, err := KerberosServer(c, e.krb5, "svc.principal", "svc.keytab", "127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Login.Principal != "svc/localhost@"+e.kdc.Realm {
+		t.Fatalf("server principal %s", sec.Login.Principal)
+	}
+	_, addr := startServer(t, ServerConfig{SASL: sec.SASL, HeaderTimeout: 2 * time.Second})
+	return addr
+}
+
+// whoami calls echo and returns the caller's user as the server saw it.
+func whoami(c *Client) (string, error) {
+	var resp ipcpb.UserInformationProto
+	err := c.Call(context.Background(), "echo", &ipcpb.UserInformationProto{EffectiveUser: proto.String(strings.Repeat("x", 100000))}, &resp)
+	return resp.GetRealUser(), err
+}
+
+func TestKerberosEachProtection(t *testing.T) {
+	e := startKDC(t)
+	alice := e.userLogin(t, "alice")
+	for _, prot := range []string{"authentication", "integrity", "privacy", "authentication,privacy"} {
+		t.Run(prot, func(t *testing.T) {
+			addr := e.server(t, prot)
+			SetLogin(nil, nil)
+			q, _ := security.ParseProtection(prot)
+			c := NewClient(ClientConfig{Addr: addr, Protocol: testProtocol, Login: alice, ServerPrincipal: "svc/_HOST@" + e.kdc.Realm, QOPs: q})
+			defer c.Close()
+			for i := 0; i < 3; i++ {
+				u, err := whoami(c)
+				if err != nil || u != "alice" {
+					t.Fatalf("whoami = %q, %v", u, err)
+				}
+			}
+			// A simple client is refused with Hadoop's words.
+			s := newTestClient(t, addr, "root")
+			_, err := whoami(s)
+			if !IsClass(err, ClassAccessControl) || !strings.Contains(err.Error(), "SIMPLE authentication is not enabled.  Available:[KERBEROS]") {
+				t.Fatalf("simple client: %v", err)
+			}
+		})
+	}
+}
+
+func TestKerberosRefusals(t *testing.T) {
+	e := startKDC(t)
+	alice := e.userLogin(t, "alice")
+	gw := e.userLogin(t, "gw")
+	addr := e.server(t, "authentication", "hadoop.proxyuser.gw.users", "carol", "hadoop.proxyuser.gw.hosts", "127.0.0.1")
+
+	// Impersonation: gw may act as carol, not as bob; alice as no one.
+	c := NewClient(ClientConfig{Addr: addr, Protocol: testProtocol, Login: gw, User: "carol", ServerPrincipal: "svc/localhost@" + e.kdc.Realm})
+	defer c.Close()
+	if u, err := whoami(c); err != nil || u != "carol" {
+		t.Fatalf("gw as carol: %q %v", u, err)
+	}
+	for _, cs := range []struct {
+		l    *security.Login
+		user string
+		msg  string
+	}{{gw, "bob", "User: gw is not allowed to impersonate bob"}, {alice, "root", "User: alice is not allowed to impersonate root"}} {
+		c := NewClient(ClientConfig{Addr: addr, Protocol: testProtocol, Login: cs.l, User: cs.user, ServerPrincipal: "svc/localhost@" + e.kdc.Realm})
+		_, err := whoami(c)
+		c.Close()
+		if !IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), cs.msg) {
+			t.Fatalf("%s as %s: %v", cs.l.User, cs.user, err)
+		}
+	}
+
+	// A ticket for another service is not accepted: GSS initiate failed.
+	if err := e.kdc.AddService(filepath.Join(e.dir, "other.keytab"), "other/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	c2 := NewClient(ClientConfig{Addr: addr, Protocol: testProtocol, Login: alice, ServerPrincipal: "other/localhost@" + e.kdc.Realm})
+	_, err := whoami(c2)
+	c2.Close()
+	if !IsClass(err, ClassSaslException) || !strings.Contains(err.Error(), "GSS initiate failed") {
+		t.Fatalf("wrong-service ticket: %v", err)
+	}
+
+	// A client that hangs up mid-exchange, or sends garbage, or stalls,
+	// costs the server nothing lasting.
+	for _, junk := range [][]byte{
+		{'h', 'r', 'p', 'c', 9, 0, AuthSASL},
+		{'h', 'r', 'p', 'c', 9, 0, AuthSASL, 0xff, 0xff, 0xff, 0xff},
+		{'h', 'r', 'p', 'c', 9, 0, AuthSASL, 0, 0, 0, 3, 1, 2, 3},
+	} {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.Write(junk)
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 1024)
+		for {
+			if _, err := nc.Read(buf); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatalf("server kept a stalled handshake %x open", junk)
+				}
+				break
+			}
+		}
+		nc.Close()
+	}
+	if u, err := whoami(NewClient(ClientConfig{Addr: addr, Protocol: testProtocol, Login: alice, ServerPrincipal: "svc/localhost@" + e.kdc.Realm})); err != nil || u != "alice" {
+		t.Fatalf("after junk: %q %v", u, err)
+	}
+}
+
+func TestServiceAuthorizer(t *testing.T) {
+	RegisterKerberosInfo("test.DatanodeProtocol", KerberosInfo{ClientPrincipalKey: "dn.principal"})
+	RegisterKerberosInfo("test.Admin", KerberosInfo{ClientPrincipalKey: "nn.principal", SuperuserMayCall: true})
+	c := conf.New()
+	c.Set("dn.principal", "dn/_HOST@R")
+	c.Set("nn.principal", "nn/_HOST@R")
+	old := security.LookupAddr
+	security.LookupAddr = func(string) ([]string, error) { return []string{"node1.example."}, nil }
+	defer func() { security.LookupAddr = old }()
+	auth := ServiceAuthorizer(c, "hdfs")
+	remote := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1)}
+	for _, cs := range []struct {
+		protocol, principal, user string
+		ok                        bool
+	}{
+		{"test.DatanodeProtocol", "dn/node1.example@R", "dn", true},
+		{"test.DatanodeProtocol", "dn/node2.example@R", "dn", false},
+		{"test.DatanodeProtocol", "alice@R", "alice", false},
+		{"test.DatanodeProtocol", "hdfs@R", "hdfs", false},
+		{"test.Admin", "hdfs@R", "hdfs", true},
+		{"test.Admin", "alice@R", "alice", false},
+		{"ClientProtocol", "alice@R", "alice", true},
+	} {
+		err := auth(cs.protocol, cs.principal, cs.user, remote)
+		if (err == nil) != cs.ok {
+			t.Errorf("%s by %s: %v", cs.protocol, cs.principal, err)
+		}
+	}
+}
