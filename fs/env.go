@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/stratafs/strata/conf"
 )
@@ -51,6 +52,9 @@ func (e Env) WithDefaults() Env {
 // HADOOP_USER_NAME environment variable if set, else the operating system
 // user, as Hadoop's UserGroupInformation does for simple authentication.
 func CurrentUser() string {
+	if u := loginUser.Load(); u != nil {
+		return *u
+	}
 	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
 		return u
 	}
@@ -66,6 +70,20 @@ func CurrentUser() string {
 		return u
 	}
 	return strconv.Itoa(os.Getuid())
+}
+
+// loginUser is the Kerberos login's user in secure mode (SetLoginUser).
+var loginUser atomic.Pointer[string]
+
+// SetLoginUser makes CurrentUser return user ("" undoes it): in kerberos
+// mode the user is the one the credentials prove, and HADOOP_USER_NAME is
+// ignored, as Hadoop's UserGroupInformation does.
+func SetLoginUser(user string) {
+	if user == "" {
+		loginUser.Store(nil)
+		return
+	}
+	loginUser.Store(&user)
 }
 
 // DefaultURI returns the default file system's URI from fs.defaultFS

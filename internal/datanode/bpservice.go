@@ -72,6 +72,7 @@ func newActor(dn *DataNode, idx int, addr string) *nnActor {
 		nn: ipc.NewClient(ipc.ClientConfig{
 			Addr: addr, User: dn.cfg.User, Protocol: DatanodeProtocolName, ProtocolVersion: 1,
 			DialTimeout: 5 * time.Second, LocalIP: dn.cfg.sourceIP(),
+			Login: dn.cfg.Login, ServerPrincipal: dn.cfg.NameNodePrincipal,
 		}),
 		pending:   map[string]*dnpb.StorageReceivedDeleted{},
 		kick:      make(chan struct{}, 1),

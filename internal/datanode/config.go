@@ -13,6 +13,7 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
 	"github.com/stratafs/strata/internal/nameservice"
+	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/vfs"
 )
 
@@ -113,6 +114,12 @@ type Config struct {
 	// NameNode's superuser (no key; "" means $HADOOP_USER_NAME, else
 	// $USER, else root).
 	User string
+	// Login is the DataNode's Kerberos login in secure mode (from
+	// dfs.datanode.keytab.file); nil in simple mode.
+	Login *security.Login
+	// NameNodePrincipal is dfs.namenode.kerberos.principal (may hold
+	// _HOST), the principal the DataNode asks tickets for.
+	NameNodePrincipal string
 	// HeartbeatInterval is the time between heartbeats
 	// (dfs.heartbeat.interval, in seconds; default 3 s). 0 means the
 	// NameNode's, 3 s until it registers us. Not negative.
@@ -255,6 +262,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.ScanBytesPerSecond = r.Bytes(keyScanBytesPerSecond)
 	cfg.BalanceBandwidth = r.Bytes(keyBalanceBandwidth)
 	cfg.MaxConcurrentMoves = int(r.Int(keyBalanceMoves))
+	r.AddAs(secureConfig(c, &cfg))
 	return cfg, r.Err()
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/security"
 )
 
 // The keys the JobTracker reads: its own (ConfigFrom) and, per job, from
@@ -94,6 +95,10 @@ type Config struct {
 	// IPC configures the RPC server: its limits and timeouts (the ipc.*
 	// keys, ipc.ServerConfigFrom). Its Logger is Logger.
 	IPC ipc.ServerConfig
+	// Login is the JobTracker's Kerberos login in secure mode (from
+	// mapreduce.jobtracker.keytab.file), for its own clients; nil in
+	// simple mode.
+	Login *security.Login
 	// Logger receives the daemon's log (no key; nil: slog.Default()).
 	Logger *slog.Logger
 	// Clock tells the time for heartbeat expiry, speculation and job
@@ -141,6 +146,7 @@ func read(c *conf.Configuration) (Config, error) {
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.Add(err)
 	cfg.IPC = ipcCfg
+	r.Add(secureConfig(c, &cfg))
 	cfg.HeartbeatInterval = r.Duration(keyHeartbeatInterval, time.Millisecond)
 	cfg.TrackerExpiry = r.Duration(keyTrackerExpiry, time.Millisecond)
 	cfg.RetiredJobs = int(r.Int(keyRetiredJobs))

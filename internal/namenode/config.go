@@ -354,6 +354,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.AddAs(err)
 	cfg.IPC = ipcCfg
+	r.AddAs(secureConfig(c, &cfg))
 	cfg.BlockTokens = r.Bool(keyBlockTokenEnable)
 	cfg.BlockKeyUpdateInterval = r.Duration(keyBlockKeyInterval, time.Minute)
 	cfg.BlockTokenLifetime = r.Duration(keyBlockTokenLifetime, time.Minute)

@@ -11,9 +11,9 @@ import (
 
 // Configuration keys (Hadoop's names).
 const (
-	KeyAuthentication = "hadoop.security.authentication"
-	KeyRPCProtection  = "hadoop.rpc.protection"
-	KeyAuthToLocal    = "hadoop.security.auth_to_local"
+	KeyAuthentication  = "hadoop.security.authentication"
+	KeyRPCProtection   = "hadoop.rpc.protection"
+	KeyAuthToLocal     = "hadoop.security.auth_to_local"
 	KeyAuthToLocalMech = "hadoop.security.auth_to_local.mechanism"
 
 	KeyNameNodePrincipal    = "dfs.namenode.kerberos.principal"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/jobtracker"
+	"github.com/stratafs/strata/internal/security"
 )
 
 // The keys the TaskTracker reads: its own (ConfigFrom) and, per attempt,
@@ -83,6 +84,9 @@ type Config struct {
 	// User is who the TaskTracker says it is to the JobTracker (no key;
 	// empty: the current user).
 	User string
+	// Login is the TaskTracker's Kerberos login in secure mode (from
+	// mapreduce.tasktracker.keytab.file); nil in simple mode.
+	Login *security.Login
 	// ACLsEnabled restricts an attempt's log (/tasklog) to its job's
 	// owner, the administrators, User and the job's
 	// mapreduce.job.acl-view-job (mapreduce.cluster.acls.enabled, as the
@@ -122,6 +126,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	r := conf.NewReader(c, "tasktracker")
 	cfg.MapSlots, cfg.ReduceSlots = int(r.Int(keyMapSlots)), int(r.Int(keyReduceSlots))
 	cfg.OutOfBandHeartbeat = r.Bool(keyOutOfBand)
+	r.AddAs(secureConfig(c, &cfg))
 	if err := r.Err(); err != nil {
 		return cfg, err
 	}

@@ -102,7 +102,7 @@ func New(cfg Config) (*TaskTracker, error) {
 		freeMaps: cfg.MapSlots, freeReduce: cfg.ReduceSlots}
 	tt.runAttempt = tt.run
 	tt.shuffle = shuffle.NewServer(shuffle.ServerConfig{Logger: cfg.Logger})
-	tt.jt = ipc.NewClient(ipc.ClientConfig{Addr: cfg.JobTracker, User: cfg.User, Protocol: jobtracker.InterTrackerProtocol})
+	tt.jt = ipc.NewClient(ipc.ClientConfig{Addr: cfg.JobTracker, User: cfg.User, Protocol: jobtracker.InterTrackerProtocol, Login: cfg.Login})
 	tt.ctx, tt.cancel = context.WithCancel(context.Background())
 	return tt, nil
 }

@@ -75,6 +75,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, w := range c.Warnings() {
 		fmt.Fprintf(stderr, "WARN %s\n", w)
 	}
+	if err := clientLogin(rest[0], c, stderr); err != nil {
+		fmt.Fprintf(stderr, "strata: %v\n", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &Env{Conf: c, Stdin: stdin, Stdout: stdout, Stderr: stderr}

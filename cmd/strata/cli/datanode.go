@@ -27,6 +27,10 @@ func runDataNode(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "datanode: %v\n", err)
 		return 1
 	}
+	if err := daemonLogin(cfg.Login, env.Conf); err != nil {
+		fmt.Fprintf(env.Stderr, "datanode: %v\n", err)
+		return 1
+	}
 	cfg.Logger = logger(env.Stderr)
 	dn, err := datanode.New(cfg)
 	if err != nil {

@@ -32,6 +32,10 @@ func runJobTracker(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "jobtracker: %v\n", err)
 		return 1
 	}
+	if err := daemonLogin(cfg.Login, env.Conf); err != nil {
+		fmt.Fprintf(env.Stderr, "jobtracker: %v\n", err)
+		return 1
+	}
 	cfg.Logger = logger(env.Stderr)
 	jt := jobtracker.New(cfg)
 	if err := jt.Start(); err != nil {
@@ -55,6 +59,10 @@ func runTaskTracker(ctx context.Context, env *Env, args []string) int {
 	}
 	cfg, err := tasktracker.ConfigFrom(env.Conf)
 	if err != nil {
+		fmt.Fprintf(env.Stderr, "tasktracker: %v\n", err)
+		return 1
+	}
+	if err := daemonLogin(cfg.Login, env.Conf); err != nil {
 		fmt.Fprintf(env.Stderr, "tasktracker: %v\n", err)
 		return 1
 	}

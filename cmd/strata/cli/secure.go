@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/security"
+)
+
+// daemonCommands log in from their keytabs (their ConfigFrom does); every
+// other command is a client that uses the kinit credential cache.
+var daemonCommands = map[string]bool{"namenode": true, "datanode": true, "jobtracker": true, "tasktracker": true, "local": true, "task": true, "experiment": true}
+
+// clientLogin logs a client command in from the credential cache when c
+// is in kerberos mode: its user is then the principal's (auth_to_local),
+// never HADOOP_USER_NAME, and every IPC connection authenticates with the
+// ticket. Without a ticket it warns and goes on; servers refuse it with
+// Hadoop's error.
+func clientLogin(cmd string, c *conf.Configuration, stderr io.Writer) error {
+	if daemonCommands[cmd] {
+		return nil
+	}
+	sc, err := security.FromConf(c)
+	if err != nil {
+		return err
+	}
+	if !sc.Kerberos {
+		return nil
+	}
+	l, err := security.LoginFromCCache(sc.Rules)
+	if err != nil {
+		fmt.Fprintf(stderr, "WARN %v\n", err)
+		return nil
+	}
+	if err := ipc.SetLogin(l, c); err != nil {
+		return err
+	}
+	fs.SetLoginUser(l.User)
+	return nil
+}
+
+// daemonLogin makes a daemon's keytab login (nil in simple mode) the
+// process's, for the clients it opens itself (the file system, other
+// daemons), as Hadoop's UserGroupInformation.loginUserFromKeytab.
+func daemonLogin(l *security.Login, c *conf.Configuration) error {
+	if l == nil {
+		return nil
+	}
+	fs.SetLoginUser(l.User)
+	return ipc.SetLogin(l, c)
+}
