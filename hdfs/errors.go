@@ -43,7 +43,13 @@ func wrapErr(err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	return &RemoteError{Class: re.Class, Message: re.Message, kind: classKinds[re.Class]}
+	kind := classKinds[re.Class]
+	if re.Fatal {
+		// The server refused the connection (its authentication, say): a
+		// fact about the client, not about a path; its text is the news.
+		kind = nil
+	}
+	return &RemoteError{Class: re.Class, Message: re.Message, kind: kind}
 }
 
 // pathErr builds an *os.PathError whose Err is the remote error or sentinel.

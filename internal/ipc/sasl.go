@@ -2,6 +2,8 @@ package ipc
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -84,6 +86,43 @@ type saslState struct {
 	wrap     bool   // QOP integrity or privacy
 }
 
+// qopHint is a TOKEN (DIGEST-MD5) entry for the NEGOTIATE reply when no
+// token mechanism is configured and the Kerberos mechanism offers
+// integrity or privacy. Hadoop's servers always list TOKEN in secure mode,
+// and colinmarc/hdfs learns the protection level of a Kerberos
+// connection only from that entry's challenge (its qop list); without it
+// colinmarc would not expect wrapped replies. A client that then chooses
+// TOKEN is refused ("TOKEN authentication is not enabled"), which is the
+// truth until a delegation-token mechanism is configured; that mechanism's
+// own entry replaces this one.
+func (cfg *SASLConfig) qopHint() *ipcpb.RpcSaslProto_SaslAuth {
+	var qops byte
+	for _, m := range cfg.Mechanisms {
+		if m.Method() == AuthMethodToken {
+			return nil
+		}
+		if g, ok := m.(*GSSAPIMechanism); ok {
+			qops |= g.QOPs
+		}
+	}
+	if qops&^byte(security.QOPAuth) == 0 {
+		return nil
+	}
+	var names []string
+	for _, q := range []security.QOP{security.QOPPrivacy, security.QOPIntegrity, security.QOPAuth} {
+		if qops&byte(q) != 0 {
+			names = append(names, q.SASLName())
+		}
+	}
+	nonce := make([]byte, 18)
+	rand.Read(nonce)
+	ch := fmt.Sprintf(`realm="default",nonce="%s",qop="%s",charset=utf-8,algorithm=md5-sess`, base64.StdEncoding.EncodeToString(nonce), strings.Join(names, ","))
+	return &ipcpb.RpcSaslProto_SaslAuth{
+		Method: proto.String(string(AuthMethodToken)), Mechanism: proto.String("DIGEST-MD5"),
+		Protocol: proto.String(""), ServerId: proto.String("default"), Challenge: []byte(ch),
+	}
+}
+
 // availableAuths is Hadoop's "Available:[...]" list.
 func (cfg *SASLConfig) availableAuths() string {
 	var names []string
@@ -149,6 +188,9 @@ func (c *serverConn) saslStep(body []byte) error {
 		reply.State = ipcpb.RpcSaslProto_NEGOTIATE.Enum()
 		for _, mech := range cfg.Mechanisms {
 			reply.Auths = append(reply.Auths, mech.Auth())
+		}
+		if hint := cfg.qopHint(); hint != nil {
+			reply.Auths = append(reply.Auths, hint)
 		}
 		return c.saslReply(reply)
 	case ipcpb.RpcSaslProto_INITIATE:

@@ -55,8 +55,14 @@ func checkStorageCount(n int) error {
 }
 
 // datanodeOnly refuses DataNode calls from users other than the
-// superuser: DataNodes run as the same user as the NameNode.
+// superuser: DataNodes run as the same user as the NameNode. In kerberos
+// mode the IPC server's service authorization has already admitted only
+// the DataNode principal (dfs.datanode.kerberos.principal) to this
+// protocol, which need not be the superuser's.
 func (p *datanodeProtocol) datanodeOnly(ctx context.Context) error {
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Auth == ipc.AuthMethodKerberos && p.nn.cfg.IPC.SASL != nil {
+		return nil
+	}
 	return p.ns.checker(ctx).Superuser("DataNode protocol")
 }
 
