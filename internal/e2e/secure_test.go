@@ -20,10 +20,12 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/minikdc"
 	"github.com/stratafs/strata/internal/namenode"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/proto/ipcpb"
+	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/testcluster"
 )
@@ -277,5 +279,72 @@ func TestSecureIPC(t *testing.T) {
 				t.Fatalf("alice as a DataNode: %v", err)
 			}
 		})
+	}
+}
+
+// TestSecureMapReduceTrackers runs a JobTracker and a TaskTracker in
+// kerberos mode: the TaskTracker heartbeats with its keytab's principal,
+// a user's job client lists jobs with a ticket, and a user cannot pose as
+// a TaskTracker (InterTrackerProtocol takes the TaskTracker principal
+// only).
+func TestSecureMapReduceTrackers(t *testing.T) {
+	r := startRealm(t)
+	jtKT, ttKT := filepath.Join(r.dir, "jt.keytab"), filepath.Join(r.dir, "tt.keytab")
+	if err := r.kdc.AddService(jtKT, "jt/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.kdc.AddService(ttKT, "tt/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
+	t.Setenv("HADOOP_USER_NAME", "nn")
+	settings := r.settings("authentication")
+	settings["mapreduce.jobtracker.kerberos.principal"] = "jt/_HOST@" + r.kdc.Realm
+	settings["mapreduce.jobtracker.keytab.file"] = jtKT
+	settings["mapreduce.tasktracker.kerberos.principal"] = "tt/_HOST@" + r.kdc.Realm
+	settings["mapreduce.tasktracker.keytab.file"] = ttKT
+	pc := conf.New()
+	for k, v := range settings {
+		pc.Set(k, v)
+	}
+	nnLogin, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ipc.SetLogin(nnLogin, pc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, MapReduce: true, Conf: settings})
+	_, port, _ := net.SplitHostPort(p.JobTrackerAddr())
+	jt := "localhost:" + port
+
+	// A job client with alice's ticket.
+	cmd := p.Command("-D", "hadoop.security.authentication=kerberos", "-D", "mapreduce.jobtracker.kerberos.principal=jt/_HOST@"+r.kdc.Realm, "job", "-list")
+	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+r.alice)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("job -list as alice: %v\n%s", err, out)
+	}
+
+	heartbeat := func(l *security.Login) error {
+		c := ipc.NewClient(ipc.ClientConfig{Addr: jt, Login: l, Protocol: jobtracker.InterTrackerProtocol, ServerPrincipal: "jt/_HOST@" + r.kdc.Realm})
+		defer c.Close()
+		return c.Call(context.Background(), "heartbeat", &mrpb.HeartbeatRequest{}, &mrpb.HeartbeatResponse{})
+	}
+	err = heartbeat(r.login(t, r.alice))
+	if !ipc.IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), "is not authorized for protocol "+jobtracker.InterTrackerProtocol) {
+		t.Fatalf("alice as a TaskTracker: %v", err)
+	}
+	ttLogin, err := security.LoginFromKeytabFile(r.krb5, "tt/localhost@"+r.kdc.Realm, ttKT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := heartbeat(ttLogin); ipc.IsClass(err, security.ClassAuthorization) || ipc.IsClass(err, ipc.ClassSaslException) {
+		t.Fatalf("the TaskTracker principal was refused: %v", err)
+	}
+	// The real TaskTracker's heartbeats (every 100 ms) go through.
+	time.Sleep(time.Second)
+	if log := p.TaskTrackerProcess(0).Log(); strings.Contains(log, "heartbeat failed") {
+		t.Fatalf("TaskTracker heartbeats refused:\n%s", log)
 	}
 }

@@ -1,7 +1,10 @@
 package ipc
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"sync"
 	"net"
 	"path/filepath"
 	"strings"
@@ -98,12 +101,21 @@ func TestKerberosEachProtection(t *testing.T) {
 			addr := e.server(t, prot)
 			SetLogin(nil, nil)
 			q, _ := security.ParseProtection(prot)
-			c := NewClient(ClientConfig{Addr: addr, Protocol: testProtocol, Login: alice, ServerPrincipal: "svc/_HOST@" + e.kdc.Realm, QOPs: q})
+			rec := recordingProxy(t, addr)
+			c := NewClient(ClientConfig{Addr: rec.addr, Protocol: testProtocol, Login: alice, ServerPrincipal: "svc/localhost@" + e.kdc.Realm, QOPs: q})
 			defer c.Close()
 			for i := 0; i < 3; i++ {
 				u, err := whoami(c)
 				if err != nil || u != "alice" {
 					t.Fatalf("whoami = %q, %v", u, err)
+				}
+			}
+			// The marker travels in the clear unless privacy was chosen.
+			sent, got := rec.bytes()
+			plain := security.Strongest(q) != security.QOPPrivacy
+			for _, b := range [][]byte{sent, got} {
+				if has := bytes.Contains(b, []byte(strings.Repeat("x", 1000))); has != plain {
+					t.Fatalf("%s: marker in the clear = %v (%d bytes seen)", prot, has, len(b))
 				}
 			}
 			// A simple client is refused with Hadoop's words.
@@ -209,4 +221,53 @@ func TestServiceAuthorizer(t *testing.T) {
 			t.Errorf("%s by %s: %v", cs.protocol, cs.principal, err)
 		}
 	}
+}
+
+type recorder struct {
+	addr     string
+	mu       sync.Mutex
+	up, down bytes.Buffer
+}
+
+func (r *recorder) bytes() ([]byte, []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]byte(nil), r.up.Bytes()...), append([]byte(nil), r.down.Bytes()...)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// recordingProxy forwards connections to addr and keeps every byte.
+func recordingProxy(t *testing.T, addr string) *recorder {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	r := &recorder{addr: ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", addr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { io.Copy(io.MultiWriter(s, lockedWriter{&r.mu, &r.up}), c); s.Close() }()
+			go func() { io.Copy(io.MultiWriter(c, lockedWriter{&r.mu, &r.down}), s); c.Close() }()
+		}
+	}()
+	return r
 }
