@@ -9,7 +9,15 @@
 // ("hrpc", version 9, service class, auth protocol: 0 simple, 0xDF SASL).
 // If it asked for SASL it then sends a NEGOTIATE (call id -33), which this
 // server answers with SUCCESS so the client falls back to simple
-// authentication. Next comes the connection context (call id -3, no reply)
+// authentication — unless the server has a SASLConfig (secure mode): then
+// a simple client is refused, and the client authenticates by one of the
+// server's SASLMechanisms (Kerberos GSSAPI today, delegation tokens
+// later: a mechanism is an entry of the NEGOTIATE reply plus a
+// per-connection SASLSession that steps tokens and reports the principal
+// and negotiated QOP, with Wrap/Unwrap for integrity and privacy); see
+// sasl.go and docs/format/ipc-sasl.md. A Client authenticates with its
+// Login or the process's (SetLogin); KerberosInfo names each protocol's
+// server and client principals. Next comes the connection context (call id -3, no reply)
 // naming the user and protocol. After that, any number of calls may be in
 // flight on the connection at once; responses carry the call id and may
 // come back in any order.
