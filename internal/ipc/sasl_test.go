@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/spnego"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/conf"
@@ -270,4 +272,69 @@ func recordingProxy(t *testing.T, addr string) *recorder {
 		}
 	}()
 	return r
+}
+
+// TestGSSAPIRefusesExpiredAndReplayedTickets steps the server's session
+// with AP-REQs built by hand: a replayed one, and one whose ticket expired
+// (2 s lifetime, 2 s clock skew) are refused as GSS initiate failed.
+func TestGSSAPIRefusesExpiredAndReplayedTickets(t *testing.T) {
+	e := startKDC(t)
+	kt, err := keytab.Load(filepath.Join(e.dir, "svc.keytab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mech := &GSSAPIMechanism{Principal: "svc/localhost@" + e.kdc.Realm, Keytab: kt, ClockSkew: security.ClockSkew(e.krb5), QOPs: 1}
+	remote := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+	token := func(l *security.Login) []byte {
+		tkt, key, err := l.Client.GetServiceTicket("svc/localhost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap, err := spnego.NewKRB5TokenAPREQ(l.Client, tkt, key, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ap.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	step := func(tok []byte) error {
+		s, _ := mech.NewSession(remote)
+		_, _, err := s.Step(tok)
+		return err
+	}
+	fresh := token(e.userLogin(t, "alice"))
+	if err := step(fresh); err != nil {
+		t.Fatalf("fresh ticket: %v", err)
+	}
+	if err := step(fresh); err == nil || !strings.Contains(err.Error(), gssInitiateFailed) || !strings.Contains(err.Error(), "replay") {
+		t.Fatalf("replayed AP-REQ: %v", err)
+	}
+	if err := step([]byte("garbage")); err == nil || !strings.Contains(err.Error(), gssInitiateFailed) {
+		t.Fatalf("garbage: %v", err)
+	}
+
+	cc := filepath.Join(e.dir, "short.cc")
+	if err := e.kdc.Kinit(cc, "alice", "alice-pw", 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	short, err := security.LoginFromCCacheFile(e.krb5, cc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tkt, key, err := short.Client.GetServiceTicket("svc/localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second) // lifetime + skew + 1
+	ap, err := spnego.NewKRB5TokenAPREQ(short.Client, tkt, key, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ap.Marshal()
+	if err := step(b); err == nil || !strings.Contains(err.Error(), gssInitiateFailed) || !strings.Contains(err.Error(), "KRB_AP_ERR_TKT_EXPIRED") {
+		t.Fatalf("expired ticket: %v", err)
+	}
 }
