@@ -114,8 +114,11 @@ type Config struct {
 	// NameNode's superuser (no key; "" means $HADOOP_USER_NAME, else
 	// $USER, else root).
 	User string
-	// Login is the DataNode's Kerberos login in secure mode (from
-	// dfs.datanode.keytab.file); nil in simple mode.
+	// Security are the secure-mode settings (hadoop.security.*, the
+	// DataNode's principal and keytab).
+	Security security.Settings
+	// Login is the DataNode's Kerberos login in secure mode, made by New
+	// from Security; nil in simple mode.
 	Login *security.Login
 	// NameNodePrincipal is dfs.namenode.kerberos.principal (may hold
 	// _HOST), the principal the DataNode asks tickets for.

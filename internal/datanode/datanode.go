@@ -92,6 +92,9 @@ func New(cfg Config) (*DataNode, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.secureLogin(); err != nil {
+		return nil, err
+	}
 	errs := webui.NewRecentErrors(recentErrors)
 	cfg.Logger = slog.New(errs.Wrap(cfg.Logger.Handler()))
 	dn := &DataNode{cfg: cfg, log: cfg.Logger, errs: errs, slots: make(chan struct{}, cfg.MaxTransferThreads), conns: map[net.Conn]struct{}{}, ready: make(chan struct{})}

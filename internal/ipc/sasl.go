@@ -67,6 +67,10 @@ type SASLConfig struct {
 	HandshakeTimeout time.Duration
 }
 
+// SetSASL makes the server require SASL (secure mode); call it before
+// Serve.
+func (s *Server) SetSASL(cfg *SASLConfig) { s.cfg.SASL = cfg }
+
 // maxSASLToken bounds a frame during the SASL exchange: Kerberos tickets
 // with PACs stay well under it.
 const maxSASLToken = 64 << 10

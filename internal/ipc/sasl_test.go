@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"sync"
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,7 +77,11 @@ func (e *krbEnv) server(t *testing.T, protection string, set ...string) string {
 	for i := 0; i+1 < len(set); i += 2 {
 		c.Set(set[i], set[i+1])
 	}
-	sec, err := KerberosServer(c, e.krb5, "svc.principal", "svc.keytab", "127.0.0.1:0", nil)
+	st, err := SecureSettingsFrom(c, "svc.principal", "svc.keytab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := KerberosServer(st, e.krb5, "127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +202,11 @@ func TestKerberosRefusals(t *testing.T) {
 func TestServiceAuthorizer(t *testing.T) {
 	RegisterKerberosInfo("test.DatanodeProtocol", KerberosInfo{ClientPrincipalKey: "dn.principal"})
 	RegisterKerberosInfo("test.Admin", KerberosInfo{ClientPrincipalKey: "nn.principal", SuperuserMayCall: true})
-	c := conf.New()
-	c.Set("dn.principal", "dn/_HOST@R")
-	c.Set("nn.principal", "nn/_HOST@R")
+	principals := map[string]string{"test.DatanodeProtocol": "dn/_HOST@R", "test.Admin": "nn/_HOST@R"}
 	old := security.LookupAddr
 	security.LookupAddr = func(string) ([]string, error) { return []string{"node1.example."}, nil }
 	defer func() { security.LookupAddr = old }()
-	auth := ServiceAuthorizer(c, "hdfs")
+	auth := ServiceAuthorizer(principals, "hdfs")
 	remote := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1)}
 	for _, cs := range []struct {
 		protocol, principal, user string

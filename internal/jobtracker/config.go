@@ -95,10 +95,9 @@ type Config struct {
 	// IPC configures the RPC server: its limits and timeouts (the ipc.*
 	// keys, ipc.ServerConfigFrom). Its Logger is Logger.
 	IPC ipc.ServerConfig
-	// Login is the JobTracker's Kerberos login in secure mode (from
-	// mapreduce.jobtracker.keytab.file), for its own clients; nil in
-	// simple mode.
-	Login *security.Login
+	// Security are the secure-mode settings (hadoop.security.*, the
+	// JobTracker's principal and keytab); it logs in when it starts.
+	Security security.Settings
 	// Logger receives the daemon's log (no key; nil: slog.Default()).
 	Logger *slog.Logger
 	// Clock tells the time for heartbeat expiry, speculation and job

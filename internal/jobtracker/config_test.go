@@ -37,6 +37,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestConfigMapping(t *testing.T) {
 	conftest.CheckMapping(t, configFrom, base, map[string]string{
+		"hadoop.security.authentication":            "kerberos",
 		keyAddress:                                  "10.1.1.1:8021",
 		keyHeartbeatInterval:                        "300",
 		keyTrackerExpiry:                            "60000",

@@ -201,6 +201,9 @@ func (jt *JobTracker) Start() error {
 	if err := jt.cfg.Validate(); err != nil {
 		return err
 	}
+	if err := jt.secureRPC(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", jt.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("jobtracker: %w", err)

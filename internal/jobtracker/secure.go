@@ -17,17 +17,27 @@ func init() {
 	ipc.RegisterKerberosInfo(InterTrackerProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt, ClientPrincipalKey: security.KeyTaskTrackerPrincipal})
 }
 
-// secureConfig sets cfg up for kerberos mode: Kerberos on the RPC server
-// with the JobTracker's keytab, and the login the JobTracker uses as a
-// client of the NameNode.
+// secureConfig reads the secure-mode settings
+// (mapreduce.jobtracker.kerberos.principal, mapreduce.jobtracker.keytab.file).
+// Nothing is logged in here.
 func secureConfig(c *conf.Configuration, cfg *Config) error {
-	sec, err := ipc.KerberosServer(c, nil, security.KeyJobTrackerPrincipal, security.KeyJobTrackerKeytab, cfg.Addr, nil)
+	s, err := ipc.SecureSettingsFrom(c, security.KeyJobTrackerPrincipal, security.KeyJobTrackerKeytab)
+	if err != nil {
+		return fmt.Errorf("jobtracker: %w", err)
+	}
+	cfg.Security = s
+	return nil
+}
+
+// secureRPC logs the JobTracker in from its keytab in kerberos mode and
+// makes its RPC server require Kerberos.
+func (jt *JobTracker) secureRPC() error {
+	sec, err := ipc.KerberosServer(jt.cfg.Security, nil, jt.cfg.Addr, nil)
 	if err != nil {
 		return fmt.Errorf("jobtracker: %w", err)
 	}
 	if sec != nil {
-		cfg.IPC.SASL = sec.SASL
-		cfg.Login = sec.Login
+		jt.srv.SetSASL(sec.SASL)
 	}
 	return nil
 }

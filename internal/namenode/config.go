@@ -12,6 +12,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/vfs"
 )
 
@@ -214,6 +215,9 @@ type Config struct {
 	// ipc.ServerConfigFrom). A zero field takes ipc's default; IPC's
 	// MaxDataLength is MaxDataLength's.
 	IPC ipc.ServerConfig
+	// Security are the secure-mode settings (hadoop.security.*, the
+	// NameNode's principal and keytab); it logs in when it starts.
+	Security security.Settings
 	// BlockTokens makes the NameNode put a block access token in every
 	// located block it returns and tell DataNodes to require them
 	// (dfs.block.access.token.enable, default false as in Hadoop). Block

@@ -41,6 +41,7 @@ func TestConfigMapping(t *testing.T) {
 		return c
 	}
 	conftest.CheckMapping(t, ConfigFrom, base, map[string]string{
+		"hadoop.security.authentication":                  "kerberos",
 		"dfs.nameservices":                                "ns1",
 		"dfs.namenode.name.dir":                           "/other",
 		"dfs.namenode.rpc-address":                        "10.1.1.1:9000",

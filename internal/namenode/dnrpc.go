@@ -60,7 +60,7 @@ func checkStorageCount(n int) error {
 // the DataNode principal (dfs.datanode.kerberos.principal) to this
 // protocol, which need not be the superuser's.
 func (p *datanodeProtocol) datanodeOnly(ctx context.Context) error {
-	if c, ok := ipc.CallerFrom(ctx); ok && c.Auth == ipc.AuthMethodKerberos && p.nn.cfg.IPC.SASL != nil {
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Auth == ipc.AuthMethodKerberos && p.nn.cfg.Security.Kerberos {
 		return nil
 	}
 	return p.ns.checker(ctx).Superuser("DataNode protocol")

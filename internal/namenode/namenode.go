@@ -162,6 +162,10 @@ func New(cfg Config) (*NameNode, error) {
 	rpcCfg := cfg.IPC
 	rpcCfg.MaxDataLength = cfg.MaxDataLength
 	rpcCfg.Logger = cfg.Logger
+	if err := nn.secureRPC(&rpcCfg); err != nil {
+		l.Close()
+		return nil, err
+	}
 	nn.rpc = ipc.NewServer(rpcCfg)
 	cp := &clientProtocol{nn: nn, ns: ns}
 	nn.rpc.Register(ClientProtocolName, nn.withHA(withInodePaths(ns, withSnapshotPaths(ns, cp.methods()))))

@@ -2,11 +2,9 @@ package namenode
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/ipc"
-	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/security"
 )
 
@@ -23,17 +21,32 @@ func init() {
 	}
 }
 
-// secureConfig sets cfg up for kerberos mode: the RPC server requires
-// Kerberos with the NameNode's keytab, and the superuser is the user of
-// the NameNode's principal, as in Hadoop (HADOOP_USER_NAME plays no part).
+// secureConfig reads the secure-mode settings; in kerberos mode the
+// superuser is the user of the NameNode's principal, as in Hadoop
+// (HADOOP_USER_NAME plays no part). Nothing is logged in here.
 func secureConfig(c *conf.Configuration, cfg *Config) error {
-	sec, err := ipc.KerberosServer(c, nil, security.KeyNameNodePrincipal, security.KeyNameNodeKeytab, cfg.RPCAddr, namespace.NewGroupCache(5*time.Minute).Groups)
+	s, err := ipc.SecureSettingsFrom(c, security.KeyNameNodePrincipal, security.KeyNameNodeKeytab)
+	if err != nil {
+		return fmt.Errorf("namenode: %w", err)
+	}
+	cfg.Security = s
+	if s.Kerberos && s.Principal != "" {
+		if cfg.Superuser, err = s.UserOf(cfg.RPCAddr); err != nil {
+			return fmt.Errorf("namenode: %s: %w", security.KeyNameNodePrincipal, err)
+		}
+	}
+	return nil
+}
+
+// secureRPC logs the NameNode in from its keytab in kerberos mode and
+// makes its RPC server require Kerberos.
+func (n *NameNode) secureRPC(rpc *ipc.ServerConfig) error {
+	sec, err := ipc.KerberosServer(n.cfg.Security, nil, n.cfg.RPCAddr, n.ns.groups.Groups)
 	if err != nil {
 		return fmt.Errorf("namenode: %w", err)
 	}
 	if sec != nil {
-		cfg.IPC.SASL = sec.SASL
-		cfg.Superuser = sec.Login.User
+		rpc.SASL = sec.SASL
 	}
 	return nil
 }

@@ -21,14 +21,14 @@ type ProxyUsers struct {
 	// Groups returns a user's groups (the NameNode's group mapping); nil
 	// means none.
 	Groups func(user string) []string
-	// LookupHost resolves a host name in a .hosts list (net.LookupHost by
-	// default).
+	// LookupHost resolves a host name in a .hosts list (nil:
+	// net.LookupHost).
 	LookupHost func(string) ([]string, error)
 }
 
 // ProxyUsersFromConf reads every hadoop.proxyuser.* key of c.
 func ProxyUsersFromConf(c *conf.Configuration) *ProxyUsers {
-	p := &ProxyUsers{users: map[string]map[string]bool{}, groups: map[string]map[string]bool{}, hosts: map[string][]string{}, LookupHost: net.LookupHost}
+	p := &ProxyUsers{users: map[string]map[string]bool{}, groups: map[string]map[string]bool{}, hosts: map[string][]string{}}
 	if c == nil {
 		return p
 	}
@@ -120,10 +120,11 @@ func (p *ProxyUsers) hostAllowed(realUser, remoteIP string) bool {
 			}
 			continue
 		}
-		if p.LookupHost == nil {
-			continue
+		lookup := p.LookupHost
+		if lookup == nil {
+			lookup = net.LookupHost
 		}
-		addrs, err := p.LookupHost(h)
+		addrs, err := lookup(h)
 		if err != nil {
 			continue
 		}

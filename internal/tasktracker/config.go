@@ -84,8 +84,11 @@ type Config struct {
 	// User is who the TaskTracker says it is to the JobTracker (no key;
 	// empty: the current user).
 	User string
-	// Login is the TaskTracker's Kerberos login in secure mode (from
-	// mapreduce.tasktracker.keytab.file); nil in simple mode.
+	// Security are the secure-mode settings (hadoop.security.*, the
+	// TaskTracker's principal and keytab).
+	Security security.Settings
+	// Login is the TaskTracker's Kerberos login in secure mode, made by
+	// New from Security; nil in simple mode.
 	Login *security.Login
 	// ACLsEnabled restricts an attempt's log (/tasklog) to its job's
 	// owner, the administrators, User and the job's

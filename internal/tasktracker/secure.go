@@ -4,31 +4,37 @@ import (
 	"fmt"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/security"
 )
 
-// secureConfig logs the TaskTracker in from its keytab in kerberos mode
-// (mapreduce.tasktracker.kerberos.principal, _HOST this host;
-// mapreduce.tasktracker.keytab.file): the JobTracker accepts
-// InterTrackerProtocol from that principal only.
+// secureConfig reads the secure-mode settings
+// (mapreduce.tasktracker.kerberos.principal, _HOST this tracker's host;
+// mapreduce.tasktracker.keytab.file). Nothing is logged in here.
 func secureConfig(c *conf.Configuration, cfg *Config) error {
-	sc, err := security.FromConf(c)
-	if err != nil || !sc.Kerberos {
-		return err
-	}
-	kc, err := security.Krb5Config()
-	if err != nil {
-		return err
-	}
-	sc.Rules.DefaultRealm = kc.LibDefaults.DefaultRealm
-	p, err := security.ServerPrincipal(c.Get(security.KeyTaskTrackerPrincipal), cfg.HTTPAddr)
-	if err != nil {
-		return err
-	}
-	l, err := security.LoginFromKeytabFile(kc, p, c.Get(security.KeyTaskTrackerKeytab), sc.Rules)
+	s, err := ipc.SecureSettingsFrom(c, security.KeyTaskTrackerPrincipal, security.KeyTaskTrackerKeytab)
 	if err != nil {
 		return fmt.Errorf("tasktracker: %w", err)
 	}
-	cfg.Login, cfg.User = l, l.User
+	cfg.Security = s
+	if s.Kerberos && s.Principal != "" {
+		if cfg.User, err = s.UserOf(cfg.HTTPAddr); err != nil {
+			return fmt.Errorf("tasktracker: %s: %w", security.KeyTaskTrackerPrincipal, err)
+		}
+	}
+	return nil
+}
+
+// secureLogin logs the TaskTracker in from its keytab in kerberos mode:
+// the JobTracker accepts InterTrackerProtocol from that principal only.
+func (c *Config) secureLogin() error {
+	if !c.Security.Kerberos || c.Login != nil {
+		return nil
+	}
+	l, err := c.Security.Login(c.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("tasktracker: %w", err)
+	}
+	c.Login, c.User = l, l.User
 	return nil
 }

@@ -306,6 +306,7 @@ func TestConfigMapping(t *testing.T) {
 		return cfg, err
 	}
 	conftest.CheckMapping(t, from, base, map[string]string{
+		"hadoop.security.authentication":   "kerberos",
 		keyJobTracker:                      "10.1.1.1:8021",
 		keyHTTPAddr:                        "127.0.0.1:50061",
 		keyLocalDirs:                       "/a,/b",

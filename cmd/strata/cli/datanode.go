@@ -27,7 +27,7 @@ func runDataNode(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "datanode: %v\n", err)
 		return 1
 	}
-	if err := daemonLogin(cfg.Login, env.Conf); err != nil {
+	if err := daemonLogin(cfg.Security, cfg.XferAddr, env.Conf); err != nil {
 		fmt.Fprintf(env.Stderr, "datanode: %v\n", err)
 		return 1
 	}

@@ -32,7 +32,7 @@ func runJobTracker(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "jobtracker: %v\n", err)
 		return 1
 	}
-	if err := daemonLogin(cfg.Login, env.Conf); err != nil {
+	if err := daemonLogin(cfg.Security, cfg.Addr, env.Conf); err != nil {
 		fmt.Fprintf(env.Stderr, "jobtracker: %v\n", err)
 		return 1
 	}
@@ -62,7 +62,7 @@ func runTaskTracker(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "tasktracker: %v\n", err)
 		return 1
 	}
-	if err := daemonLogin(cfg.Login, env.Conf); err != nil {
+	if err := daemonLogin(cfg.Security, cfg.HTTPAddr, env.Conf); err != nil {
 		fmt.Fprintf(env.Stderr, "tasktracker: %v\n", err)
 		return 1
 	}

@@ -42,12 +42,17 @@ func clientLogin(cmd string, c *conf.Configuration, stderr io.Writer) error {
 	return nil
 }
 
-// daemonLogin makes a daemon's keytab login (nil in simple mode) the
-// process's, for the clients it opens itself (the file system, other
-// daemons), as Hadoop's UserGroupInformation.loginUserFromKeytab.
-func daemonLogin(l *security.Login, c *conf.Configuration) error {
-	if l == nil {
+// daemonLogin logs a daemon in from its keytab (settings from its
+// ConfigFrom; nothing in simple mode; _HOST is host) and makes that the
+// process's login, for the clients it opens itself (the file system,
+// other daemons), as Hadoop's UserGroupInformation.loginUserFromKeytab.
+func daemonLogin(s security.Settings, host string, c *conf.Configuration) error {
+	if !s.Kerberos {
 		return nil
+	}
+	l, err := s.Login(host)
+	if err != nil {
+		return err
 	}
 	fs.SetLoginUser(l.User)
 	return ipc.SetLogin(l, c)
