@@ -169,6 +169,12 @@ func saslConnect(nc net.Conn, br *bufio.Reader, cfg *ClientConfig, pl *processLo
 		if _, err := unmarshalDelimited(rest, &m); err != nil {
 			return nil, err
 		}
+		if m.GetState() == ipcpb.RpcSaslProto_SUCCESS && want == ipcpb.RpcSaslProto_NEGOTIATE {
+			// A simple-auth server; Hadoop's client refuses to fall back
+			// unless ipc.client.fallback-to-simple-auth-allowed, which
+			// strata does not offer.
+			return nil, &RemoteError{Class: ClassAccessControl, Message: "Server asks us to fall back to SIMPLE auth, but this client is configured to only allow secure connections.", Fatal: true}
+		}
 		if m.GetState() != want {
 			return nil, fmt.Errorf("ipc: SASL: got %v, want %v", m.GetState(), want)
 		}

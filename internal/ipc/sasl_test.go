@@ -159,12 +159,21 @@ func TestKerberosRefusals(t *testing.T) {
 		}
 	}
 
+	// A Kerberos client does not fall back to a simple server.
+	_, simpleAddr := startServer(t, ServerConfig{})
+	sc := NewClient(ClientConfig{Addr: simpleAddr, Protocol: testProtocol, Login: alice, ServerPrincipal: "svc/localhost@" + e.kdc.Realm})
+	_, err := whoami(sc)
+	sc.Close()
+	if !IsClass(err, ClassAccessControl) || !strings.Contains(err.Error(), "Server asks us to fall back to SIMPLE auth") {
+		t.Fatalf("kerberos client to a simple server: %v", err)
+	}
+
 	// A ticket for another service is not accepted: GSS initiate failed.
 	if err := e.kdc.AddService(filepath.Join(e.dir, "other.keytab"), "other/localhost"); err != nil {
 		t.Fatal(err)
 	}
 	c2 := NewClient(ClientConfig{Addr: addr, Protocol: testProtocol, Login: alice, ServerPrincipal: "other/localhost@" + e.kdc.Realm})
-	_, err := whoami(c2)
+	_, err = whoami(c2)
 	c2.Close()
 	if !IsClass(err, ClassSaslException) || !strings.Contains(err.Error(), "GSS initiate failed") {
 		t.Fatalf("wrong-service ticket: %v", err)
