@@ -244,6 +244,8 @@ func TestSecureIPC(t *testing.T) {
 			time.Sleep(5 * time.Second)
 			if _, errs, code := r.runAs(p, prot, short, nil, "dfs", "-ls", "/"); code == 0 {
 				t.Fatalf("expired ticket listed /: %s", errs)
+			} else {
+				t.Logf("expired ticket: %s", errs)
 			}
 			if c, err := r.colinmarc(t, addr, short); err == nil {
 				_, err = c.Stat("/")
