@@ -108,7 +108,7 @@ func (r *secureRealm) colinmarc(t *testing.T, addr, cc string) (*colinmarc.Clien
 		return nil, err
 	}
 	return colinmarc.NewClient(colinmarc.ClientOptions{
-		Addresses: []string{addr}, KerberosClient: kc, KerberosServicePrincipleName: "nn/_HOST",
+		Addresses: strings.Split(addr, ","), KerberosClient: kc, KerberosServicePrincipleName: "nn/_HOST",
 	})
 }
 
@@ -348,5 +348,69 @@ func TestSecureMapReduceTrackers(t *testing.T) {
 	time.Sleep(time.Second)
 	if log := p.TaskTrackerProcess(0).Log(); strings.Contains(log, "heartbeat failed") {
 		t.Fatalf("TaskTracker heartbeats refused:\n%s", log)
+	}
+}
+
+// TestSecureHA runs three NameNodes (one Raft group) and a DataNode in
+// kerberos mode: the DataNode reports to every member with its principal,
+// clients authenticate to whichever is active, and after the active is
+// killed the new active serves the same ticket holders.
+func TestSecureHA(t *testing.T) {
+	r := startRealm(t)
+	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
+	t.Setenv("HADOOP_USER_NAME", "nn")
+	settings := r.settings("privacy")
+	pc := conf.New()
+	for k, v := range settings {
+		pc.Set(k, v)
+	}
+	nnLogin, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ipc.SetLogin(nnLogin, pc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+	p := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3, DataNodes: 1, Conf: settings})
+	active, ok := p.WaitActive(30*time.Second, -1)
+	if !ok {
+		t.Fatal("no active NameNode")
+	}
+	var addrs []string
+	for i := 0; i < p.NumNameNodes(); i++ {
+		_, port, _ := net.SplitHostPort(p.NameNodeAddrAt(i))
+		addrs = append(addrs, "localhost:"+port)
+	}
+	if out, errs, code := r.runAs(p, "privacy", r.nn_, nil, "dfs", "-mkdir", "-p", "/tmp"); code != 0 {
+		t.Fatalf("mkdir: %s %s", out, errs)
+	}
+	if out, errs, code := r.runAs(p, "privacy", r.nn_, nil, "dfs", "-chmod", "1777", "/tmp"); code != 0 {
+		t.Fatalf("chmod: %s %s", out, errs)
+	}
+	if out, errs, code := r.runAs(p, "privacy", r.alice, strings.NewReader("before failover\n"), "dfs", "-put", "-", "/tmp/ha"); code != 0 {
+		t.Fatalf("put: %s %s", out, errs)
+	}
+	p.KillNameNodeAt(active)
+	if _, ok := p.WaitActive(30*time.Second, active); !ok {
+		t.Fatal("no new active NameNode")
+	}
+	out, errs, code := r.runAs(p, "privacy", r.alice, nil, "dfs", "-cat", "/tmp/ha")
+	if code != 0 || out != "before failover\n" {
+		t.Fatalf("cat after failover: %q %s", out, errs)
+	}
+	var live []string
+	for i, a := range addrs {
+		if i != active {
+			live = append(live, a)
+		}
+	}
+	cl, err := r.colinmarc(t, strings.Join(live, ","), r.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got, err := cl.ReadFile("/tmp/ha"); err != nil || string(got) != "before failover\n" {
+		t.Fatalf("colinmarc after failover: %q %v", got, err)
 	}
 }

@@ -270,7 +270,7 @@ func (h *haNode) transferTo(ctx context.Context, target string) error {
 	if addr == "" {
 		return ipc.Errorf(ipc.ClassIOException, "no active NameNode to take over from")
 	}
-	c := ipc.NewClient(ipc.ClientConfig{Addr: string(addr), User: h.nn.cfg.Superuser, Protocol: RaftAdminProtocolName, DialTimeout: 5 * time.Second})
+	c := ipc.NewClient(ipc.ClientConfig{Addr: string(addr), User: h.nn.cfg.Superuser, Protocol: RaftAdminProtocolName, DialTimeout: 5 * time.Second, Login: h.nn.login})
 	defer c.Close()
 	if target == "" {
 		target = h.cfg.ID

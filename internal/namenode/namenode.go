@@ -17,6 +17,7 @@ import (
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/editlog"
 	"github.com/stratafs/strata/internal/namenode/namespace"
+	"github.com/stratafs/strata/internal/security"
 )
 
 // Format initialises every storage directory (cfg.StorageDirs) with one
@@ -86,6 +87,10 @@ type NameNode struct {
 	// ha is the Raft group's member when a nameservice is configured
 	// (ha.go); nil for a single NameNode.
 	ha *haNode
+
+	// login is the NameNode's Kerberos login in secure mode (secure.go),
+	// for its calls to the other members; nil in simple mode.
+	login *security.Login
 }
 
 // New validates cfg, opens the storage directory, loads the newest image

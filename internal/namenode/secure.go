@@ -47,6 +47,7 @@ func (n *NameNode) secureRPC(rpc *ipc.ServerConfig) error {
 	}
 	if sec != nil {
 		rpc.SASL = sec.SASL
+		n.login = sec.Login
 	}
 	return nil
 }
