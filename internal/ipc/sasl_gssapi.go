@@ -8,7 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jcmturner/gofork/encoding/asn1"
+	"github.com/jcmturner/gokrb5/v8/asn1tools"
+	"github.com/jcmturner/gokrb5/v8/crypto"
+	"github.com/jcmturner/gokrb5/v8/gssapi"
+	"github.com/jcmturner/gokrb5/v8/iana/asnAppTag"
+	"github.com/jcmturner/gokrb5/v8/iana/flags"
+	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
+	"github.com/jcmturner/gokrb5/v8/iana/msgtype"
 	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
@@ -60,6 +69,7 @@ type gssSession struct {
 	mech      *GSSAPIMechanism
 	remote    net.Addr
 	step      int
+	mutual    bool // the client asked for an AP-REP
 	principal string
 	qop       security.QOP
 	wmu, umu  sync.Mutex
@@ -68,10 +78,14 @@ type gssSession struct {
 
 func (s *gssSession) Step(tok []byte) ([]byte, bool, error) {
 	s.step++
-	switch s.step {
-	case 1:
+	switch {
+	case s.step == 1:
 		return s.acceptAPReq(tok)
-	case 2:
+	case s.mutual && s.step == 2:
+		// The client's reply to the AP-REP is empty.
+		out, err := s.offer()
+		return out, false, err
+	case s.step == 2, s.mutual && s.step == 3:
 		return s.acceptLayer(tok)
 	}
 	return nil, false, errors.New("GSSAPI exchange already complete")
@@ -103,11 +117,54 @@ func (s *gssSession) acceptAPReq(tok []byte) ([]byte, bool, error) {
 	}
 	s.principal = creds.CName().PrincipalNameString() + "@" + creds.Domain()
 	s.w = &gssWrapper{key: key, acceptor: true}
+	if types.IsFlagSet(&kt.APReq.APOptions, flags.APOptionMutualRequired) {
+		// The client (Java's GSSAPI, MIT) wants the server proven too: an
+		// AP-REP first, the security-layer offer after its empty reply.
+		rep, err := apRep(&kt.APReq)
+		if err != nil {
+			return nil, false, gssError(err)
+		}
+		s.mutual = true
+		return rep, false, nil
+	}
+	out, err := s.offer()
+	return out, false, err
+}
+
+// offer is the security-layer offer: a Wrap token holding the QOP
+// bitmask and the max buffer size (RFC 4752 section 3.1).
+func (s *gssSession) offer() ([]byte, error) {
 	offer := make([]byte, 4)
 	binary.BigEndian.PutUint32(offer, uint32(s.mech.maxBuffer()))
 	offer[0] = s.mech.QOPs
-	out, err := s.w.wrap(offer, false)
-	return out, false, err
+	return s.w.wrap(offer, false)
+}
+
+// apRep is the GSS token (RFC 4121 section 4.1, token id 02 00) holding
+// the AP-REP that proves the server: the authenticator's time encrypted in
+// the ticket's session key (RFC 4120 section 3.2.4), by gokrb5's crypto.
+func apRep(req *messages.APReq) ([]byte, error) {
+	part := messages.EncAPRepPart{CTime: req.Authenticator.CTime, Cusec: req.Authenticator.Cusec, SequenceNumber: req.Authenticator.SeqNumber}
+	pb, err := asn1.Marshal(part)
+	if err != nil {
+		return nil, err
+	}
+	pb = asn1tools.AddASNAppTag(pb, asnAppTag.EncAPRepPart)
+	ed, err := crypto.GetEncryptedData(pb, req.Ticket.DecryptedEncPart.Key, keyusage.AP_REP_ENCPART, 0)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := asn1.Marshal(messages.APRep{PVNO: 5, MsgType: msgtype.KRB_AP_REP, EncPart: ed})
+	if err != nil {
+		return nil, err
+	}
+	rb = asn1tools.AddASNAppTag(rb, asnAppTag.APREP)
+	oid, err := asn1.Marshal(gssapi.OIDKRB5.OID())
+	if err != nil {
+		return nil, err
+	}
+	tok := append(append(oid, 0x02, 0x00), rb...)
+	return asn1tools.AddASNAppTag(tok, 0), nil
 }
 
 func (g *GSSAPIMechanism) maxBuffer() int {

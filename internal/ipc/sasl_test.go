@@ -12,7 +12,12 @@ import (
 	"time"
 
 	"github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/crypto"
+	"github.com/jcmturner/gokrb5/v8/gssapi"
+	"github.com/jcmturner/gokrb5/v8/iana/flags"
+	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"google.golang.org/protobuf/proto"
 
@@ -347,5 +352,61 @@ func TestGSSAPIRefusesExpiredAndReplayedTickets(t *testing.T) {
 	b, _ := ap.Marshal()
 	if err := step(b); err == nil || !strings.Contains(err.Error(), gssInitiateFailed) || !strings.Contains(err.Error(), "KRB_AP_ERR_TKT_EXPIRED") {
 		t.Fatalf("expired ticket: %v", err)
+	}
+}
+
+// TestGSSAPIMutualAuthentication: a client that requires mutual
+// authentication (as Java's GSSAPI does) gets an AP-REP it can decrypt
+// with the session key, carrying its authenticator's time, then the
+// security-layer offer after an empty reply.
+func TestGSSAPIMutualAuthentication(t *testing.T) {
+	e := startKDC(t)
+	kt, err := keytab.Load(filepath.Join(e.dir, "svc.keytab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mech := &GSSAPIMechanism{Principal: "svc/localhost@" + e.kdc.Realm, Keytab: kt, ClockSkew: security.ClockSkew(e.krb5), QOPs: 7}
+	alice := e.userLogin(t, "alice")
+	tkt, key, err := alice.Client.GetServiceTicket("svc/localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, err := spnego.NewKRB5TokenAPREQ(alice.Client, tkt, key, []int{gssapi.ContextFlagMutual}, []int{flags.APOptionMutualRequired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := ap.Marshal()
+	s, _ := mech.NewSession(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1})
+	rep, done, err := s.Step(tok)
+	if err != nil || done {
+		t.Fatalf("AP-REQ: %v %v", done, err)
+	}
+	var rt spnego.KRB5Token
+	if err := rt.Unmarshal(rep); err != nil || !rt.IsAPRep() {
+		t.Fatalf("reply is not an AP-REP token: %v", err)
+	}
+	plain, err := crypto.DecryptEncPart(rt.APRep.EncPart, key, keyusage.AP_REP_ENCPART)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var part messages.EncAPRepPart
+	if err := part.Unmarshal(plain); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(part.CTime); d < -time.Minute || d > time.Minute {
+		t.Fatalf("AP-REP time %v is not the authenticator's (now)", part.CTime)
+	}
+	offer, done, err := s.Step(nil)
+	if err != nil || done {
+		t.Fatalf("empty reply: %v %v", done, err)
+	}
+	w := &gssWrapper{key: key}
+	layer, err := w.unwrap(offer)
+	if err != nil || layer[0] != 7 {
+		t.Fatalf("offer %x: %v", layer, err)
+	}
+	choice, _ := w.wrap([]byte{4, 0, 0x10, 0}, false)
+	if _, done, err := s.Step(choice); err != nil || !done || s.QOP() != security.QOPPrivacy || s.Principal() != "alice@"+e.kdc.Realm {
+		t.Fatalf("choice: %v %v %v %s", done, err, s.QOP(), s.Principal())
 	}
 }
