@@ -116,7 +116,10 @@ func (s *gssSession) acceptAPReq(tok []byte) ([]byte, bool, error) {
 		key = sub // RFC 4121: the initiator's subkey protects the context
 	}
 	s.principal = creds.CName().PrincipalNameString() + "@" + creds.Domain()
-	s.w = &gssWrapper{key: key, acceptor: true}
+	// The acceptor's sequence numbers start where the initiator's do
+	// (RFC 4121 section 4.2.3 when there is no AP-REP; the AP-REP below
+	// names the same number); Java's GSSAPI checks them.
+	s.w = &gssWrapper{key: key, acceptor: true, seq: uint64(kt.APReq.Authenticator.SeqNumber)}
 	if types.IsFlagSet(&kt.APReq.APOptions, flags.APOptionMutualRequired) {
 		// The client (Java's GSSAPI, MIT) wants the server proven too: an
 		// AP-REP first, the security-layer offer after its empty reply.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -408,5 +410,46 @@ func TestGSSAPIMutualAuthentication(t *testing.T) {
 	choice, _ := w.wrap([]byte{4, 0, 0x10, 0}, false)
 	if _, done, err := s.Step(choice); err != nil || !done || s.QOP() != security.QOPPrivacy || s.Principal() != "alice@"+e.kdc.Realm {
 		t.Fatalf("choice: %v %v %v %s", done, err, s.QOP(), s.Principal())
+	}
+}
+
+// TestJavaGSSAPIClient runs the JDK's SASL GSSAPI client — Hadoop's Java
+// client's mechanism, with mutual authentication — against the server at
+// each protection level (testdata/JavaSaslClient.java).
+func TestJavaGSSAPIClient(t *testing.T) {
+	javac, err1 := exec.LookPath("javac")
+	java, err2 := exec.LookPath("java")
+	if err1 != nil || err2 != nil {
+		t.Skip("no JDK")
+	}
+	e := startKDC(t)
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-d", classes, "testdata/JavaSaslClient.java").CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	cc := filepath.Join(e.dir, "alice.cc")
+	if err := e.kdc.Kinit(cc, "alice", "alice-pw", 0); err != nil {
+		t.Fatal(err)
+	}
+	jaas := filepath.Join(e.dir, "jaas.conf")
+	os.WriteFile(jaas, []byte(`client {
+  com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true ticketCache="`+cc+`" doNotPrompt=true;
+};
+`), 0o644)
+	for _, c := range []struct{ prot, ask, want string }{
+		{"authentication", "auth", "auth"},
+		{"integrity", "auth-int", "auth-int"},
+		{"privacy", "auth-conf", "auth-conf"},
+		{"authentication,integrity,privacy", "auth-conf,auth-int,auth", "auth-conf"},
+	} {
+		addr := e.server(t, c.prot)
+		_, port, _ := net.SplitHostPort(addr)
+		cmd := exec.Command(java, "-Djava.security.krb5.conf="+e.kdc.ConfigPath, "-Djava.security.auth.login.config="+jaas,
+			"-Djavax.security.auth.useSubjectCredsOnly=true", "-cp", classes, "JavaSaslClient", "localhost", port, c.ask)
+		out, err := cmd.CombinedOutput()
+		want := "echo=hello from java user=alice qop=" + c.want
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Fatalf("%s: %v\n%s\nwant %s", c.prot, err, out, want)
+		}
 	}
 }
