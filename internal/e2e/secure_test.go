@@ -280,6 +280,19 @@ func TestSecureIPC(t *testing.T) {
 			if !ipc.IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), "is not authorized for protocol "+namenode.DatanodeProtocolName) {
 				t.Fatalf("alice as a DataNode: %v", err)
 			}
+			// Nor call NamenodeProtocol (the balancer's), which the
+			// superuser may.
+			for _, cs := range []struct {
+				cc string
+				ok bool
+			}{{r.alice, false}, {r.nn_, true}} {
+				c := ipc.NewClient(ipc.ClientConfig{Addr: addr, Login: r.login(t, cs.cc), Protocol: namenode.NamenodeProtocolName})
+				err := c.Call(ctx, "getBlockKeys", &ipcpb.UserInformationProto{}, &ipcpb.UserInformationProto{})
+				c.Close()
+				if refused := ipc.IsClass(err, security.ClassAuthorization); refused == cs.ok {
+					t.Fatalf("NamenodeProtocol from %s: %v", cs.cc, err)
+				}
+			}
 		})
 	}
 }
