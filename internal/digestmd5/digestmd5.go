@@ -49,7 +49,9 @@ var (
 // (an unknown or expired token, say); Err is the callback's error.
 type CredentialError struct{ Err error }
 
-func (e *CredentialError) Error() string { return "DIGEST-MD5: IO error acquiring password: " + e.Err.Error() }
+func (e *CredentialError) Error() string {
+	return "DIGEST-MD5: IO error acquiring password: " + e.Err.Error()
+}
 func (e *CredentialError) Unwrap() error { return e.Err }
 
 // directives is a parsed challenge or response: name → value, names

@@ -307,7 +307,7 @@ type rawConn struct {
 	r io.Reader
 }
 
-func (c rawConn) Read(p []byte) (int, error)        { return c.r.Read(p) }
+func (c rawConn) Read(p []byte) (int, error)      { return c.r.Read(p) }
 func (c rawConn) SetReadDeadline(time.Time) error { return nil }
 
 // A claimed length past maxbuf is refused before anything is allocated
