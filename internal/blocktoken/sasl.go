@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
 // Credentials for SASL data transfer protection (docs/format/datatransfer-sasl.md).
@@ -93,3 +97,13 @@ func (m *Manager) EncryptionKey(keyID int32, pool string, nonce []byte) ([]byte,
 
 // equalKeys is for tests: whether two keys are the same bytes.
 func equalKeys(a, b []byte) bool { return hmac.Equal(a, b) }
+
+// EncryptionKeyProto is k as ClientNamenodeProtocol's DataEncryptionKeyProto.
+func EncryptionKeyProto(k DataEncryptionKey) *hdfspb.DataEncryptionKeyProto {
+	p := &hdfspb.DataEncryptionKeyProto{KeyId: proto.Uint32(uint32(k.KeyID)), BlockPoolId: proto.String(k.BlockPoolID),
+		Nonce: k.Nonce, EncryptionKey: k.Key, ExpiryDate: proto.Uint64(uint64(k.Expiry.UnixMilli()))}
+	if k.Algorithm != "" {
+		p.EncryptionAlgorithm = proto.String(k.Algorithm)
+	}
+	return p
+}

@@ -275,7 +275,16 @@ func (s *SASLClient) handshake(ctx context.Context, conn net.Conn, token *hdfspb
 		// The client encrypts with the "in" key (the DataNode's input).
 		return newAESConn(conn, inKey, o.GetInIv(), outKey, o.GetOutIv())
 	}
-	return digestmd5.NewConn(conn, sec), nil
+	return wrapConn(conn, sec), nil
+}
+
+// wrapConn puts sec's layer on conn. Each Write (a whole packet, as the
+// DataNode's SendBlock and the writers issue them) is one wrapped message,
+// whatever the peer's maxbuf, as Hadoop's SaslOutputStream does:
+// colinmarc/hdfs's reader loses bytes when a read spans two messages.
+func wrapConn(conn net.Conn, sec *digestmd5.Security) net.Conn {
+	sec.SetSendLimit(saslMaxBuf)
+	return digestmd5.NewConn(conn, sec)
 }
 
 // SASLServer is the DataNode's side's configuration.
@@ -425,7 +434,7 @@ func (s *SASLServer) handshake(conn net.Conn) (net.Conn, string, error) {
 		c, err := newAESConn(conn, aesKeys[2], aesKeys[3], aesKeys[0], aesKeys[1])
 		return c, srv.Username(), err
 	case sec != nil:
-		return digestmd5.NewConn(conn, sec), srv.Username(), nil
+		return wrapConn(conn, sec), srv.Username(), nil
 	}
 	return conn, srv.Username(), nil
 }

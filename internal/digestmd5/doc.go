@@ -36,7 +36,8 @@
 //     challenge is at most MaxChallenge bytes, a response MaxResponse, a
 //     wrapped message at most the maxbuf this side advertised, and the
 //     buffer for it grows only as its bytes arrive.
-//   - Wrap never produces a message longer than the peer's maxbuf: Conn
+//   - Wrap never produces a message longer than the peer's maxbuf (unless
+//     SetSendLimit raised the limit for a peer known to take more): Conn
 //     splits writes to fit.
 //   - A session's Wrap state and Unwrap state are separate: one goroutine
 //     may write while another reads. An error from Unwrap is final; the

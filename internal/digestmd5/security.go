@@ -30,7 +30,7 @@ var ErrIntegrity = errors.New("DIGEST-MD5: integrity check failed: the message w
 type Security struct {
 	qop     string
 	recvMax int // our maxbuf: the largest wrapped message we accept
-	sendMax int // the peer's maxbuf
+	sendMax int // the peer's maxbuf, unless SetSendLimit raised it
 
 	outMu  sync.Mutex
 	seqOut uint32
@@ -60,8 +60,20 @@ func (s *Security) QOP() string { return s.qop }
 func (s *Security) MaxRecv() int { return s.recvMax }
 
 // MaxPlain is the longest message Wrap may be given so that the wrapped
-// one fits the peer's maxbuf.
+// one fits the peer's maxbuf (or the limit SetSendLimit set).
 func (s *Security) MaxPlain() int { return s.sendMax - overhead }
+
+// SetSendLimit lets Wrap make wrapped messages of up to n bytes whatever
+// the peer's maxbuf, for peers known to accept them: Hadoop's
+// SaslInputStream and colinmarc/hdfs take any size, and Hadoop's
+// SaslOutputStream wraps each write whole (a DataTransferProtocol packet,
+// over 64 KiB), so some of them read correctly only when every packet is
+// one message. n is capped at MaxMaxBuf.
+func (s *Security) SetSendLimit(n int) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	s.sendMax = min(max(n, s.sendMax), MaxMaxBuf)
+}
 
 func (s *Security) mac(m hash.Hash, seq uint32, msg []byte) []byte {
 	var sb [4]byte
