@@ -27,6 +27,7 @@ import (
 	"github.com/stratafs/strata/internal/datatransfer"
 	"github.com/stratafs/strata/internal/digestmd5"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/storage"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -294,5 +295,72 @@ func TestDataTransferProtectionRefusesBadTokens(t *testing.T) {
 	_, err = read(sasl, good, ln.Addr().String())
 	if !errors.Is(err, digestmd5.ErrIntegrity) {
 		t.Fatalf("tampered stream: %v", err)
+	}
+}
+
+// With the daemons as processes of the strata binary and
+// dfs.data.transfer.protection=integrity: the NameNode's re-replication
+// (a DataNode copying to another, TransferCommand) and the balancer's
+// moves (REPLACE_BLOCK, and the target's COPY_BLOCK from the proxy) all
+// pass the handshake, and files read back.
+func TestDataTransferProtectionReplicationAndBalancer(t *testing.T) {
+	const volume = 48 << 20
+	prot := map[string]string{"dfs.block.access.token.enable": "true", "dfs.data.transfer.protection": "integrity",
+		"dfs.datanode.balance.bandwidthPerSec": "20m"}
+	c := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, DataNodeIP: loopbackIP,
+		Volumes: []storage.Type{storage.Disk}, VolumeSize: func(i, v int) int64 { return volume }, Conf: prot})
+	ctx := ctxT(t)
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: "root", BlockSize: 1 << 20, Replication: 1, DataTransferProtection: "integrity"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	files := map[string][]byte{}
+	for i := 0; i < 3; i++ {
+		p := "/data/f" + strconv.Itoa(i)
+		files[p] = patterned(6<<20, 40+i)
+		if err := writeFile(ctx, cl, p, files[p]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.AddDataNode()
+	c.AddDataNode()
+	time.Sleep(500 * time.Millisecond)
+
+	// Re-replication: DataNode to DataNode.
+	if err := cl.SetReplication(ctx, "/data/f0", 3); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitReplicated("/data/f0", 3, 60*time.Second)
+
+	fast := []string{"-D", "dfs.data.transfer.protection=integrity", "-D", "dfs.heartbeat.interval=100ms",
+		"-D", "dfs.namenode.redundancy.interval.seconds=200ms", "-D", "dfs.balancer.getBlocks.min-block-size=1024"}
+	out, errOut, code := c.Run("root", append([]string{"balancer", "-threshold", "10"}, fast...)...)
+	if code != 0 || !strings.Contains(out, "The cluster is balanced. Exiting...") {
+		t.Fatalf("balancer: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	t.Logf("balancer:\n%s", out)
+	for p, want := range files {
+		got, err := readFile(ctx, cl, p)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s after balancing: %d bytes, %v", p, len(got), err)
+		}
+	}
+	// f1 and f2 were written to the first DataNode only: the moves put
+	// some of their blocks elsewhere.
+	hosts := map[string]bool{}
+	for _, p := range []string{"/data/f1", "/data/f2"} {
+		locs, err := cl.BlockLocations(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range locs {
+			for _, h := range l.Hosts {
+				hosts[h] = true
+			}
+		}
+	}
+	if len(hosts) < 2 {
+		t.Errorf("the balancer moved nothing: /data/f1 and f2 on %v", hosts)
 	}
 }
