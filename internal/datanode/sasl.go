@@ -185,12 +185,18 @@ func (d *DataNode) refuseUnprotected(raw net.Conn, me *datatransfer.MagicError) 
 	io.Copy(io.Discard, io.LimitReader(raw, 64<<10))
 }
 
-func (d *DataNode) protectionString() string {
+// protectionNames is QOPs as dfs.data.transfer.protection names them.
+func (s SASLConfig) protectionNames() []string {
 	names := map[string]string{digestmd5.Auth: "authentication", digestmd5.AuthInt: "integrity", digestmd5.AuthConf: "privacy"}
 	var out []string
-	for _, q := range d.cfg.SASL.QOPs {
+	for _, q := range s.QOPs {
 		out = append(out, names[q])
 	}
+	return out
+}
+
+func (d *DataNode) protectionString() string {
+	out := d.cfg.SASL.protectionNames()
 	if d.cfg.SASL.Encrypt {
 		out = append(out, keyEncryptDataTransfer+"=true")
 	}
@@ -224,3 +230,7 @@ func (d *DataNode) dataEncryptionKey(context.Context) (*hdfspb.DataEncryptionKey
 	}
 	return blocktoken.EncryptionKeyProto(k), nil
 }
+
+// protection is dfs.data.transfer.protection's value, for the DataNode's
+// own hdfs client (WebHDFS).
+func (s SASLConfig) protection() string { return strings.Join(s.protectionNames(), ",") }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,6 +347,33 @@ func TestDataTransferProtectionReplicationAndBalancer(t *testing.T) {
 			t.Fatalf("%s after balancing: %d bytes, %v", p, len(got), err)
 		}
 	}
+	// WebHDFS: the DataNode's own client (the redirect target) speaks
+	// the handshake too.
+	web := "http://" + c.NameNodeHTTPAddr() + "/webhdfs/v1"
+	body := patterned(300000, 9)
+	req, _ := http.NewRequest(http.MethodPut, web+"/data/web?op=CREATE&user.name=root&overwrite=true&blocksize=1048576", bytes.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("WebHDFS CREATE: %s %s", resp.Status, msg)
+	}
+	resp, err = http.Get(web + "/data/f1?op=OPEN&user.name=root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, files["/data/f1"]) {
+		t.Fatalf("WebHDFS OPEN: %s, %d bytes", resp.Status, len(got))
+	}
+	if got, err := readFile(ctx, cl, "/data/web"); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("reading WebHDFS's file: %d bytes, %v", len(got), err)
+	}
+
 	// f1 and f2 were written to the first DataNode only: the moves put
 	// some of their blocks elsewhere.
 	hosts := map[string]bool{}
