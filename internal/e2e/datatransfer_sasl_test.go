@@ -392,3 +392,74 @@ func TestDataTransferProtectionReplicationAndBalancer(t *testing.T) {
 		t.Errorf("the balancer moved nothing: /data/f1 and f2 on %v", hosts)
 	}
 }
+
+// Peers that stall in the handshake (silent after connecting, or after
+// the magic number, or trickling a message) block no one: other clients
+// read meanwhile, and the DataNode drops the stalled ones at its deadline
+// (dfs.client.socket-timeout, 1 s here).
+func TestDataTransferProtectionStalledHandshakes(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{DataNodes: 1, Conf: map[string]string{
+		"dfs.block.access.token.enable": "true", "dfs.data.transfer.protection": "privacy", "dfs.client.socket-timeout": "1000"}})
+	ctx := context.Background()
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), DataTransferProtection: "privacy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	data := saslData(300000)
+	w, err := cl.CreateFile(ctx, "/s", fs.CreateOptions{Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	addr := c.DataNodeAddr(0)
+	var stalled []net.Conn
+	for i := 0; i < 30; i++ {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i % 3 {
+		case 1:
+			conn.Write([]byte{0xde, 0xad, 0xbe, 0xef})
+		case 2:
+			conn.Write([]byte{0xde, 0xad, 0xbe, 0xef, 0x80}) // a varint that never ends
+		}
+		stalled = append(stalled, conn)
+	}
+	start := time.Now()
+	f, err := cl.OpenFile(ctx, "/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read beside stalled handshakes: %d bytes, %v", len(got), err)
+	}
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("the read took %v beside stalled handshakes", d)
+	}
+	// Each stalled connection is closed by the DataNode within its
+	// deadline (plus slack).
+	for i, conn := range stalled {
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 512)
+		for {
+			if _, err := conn.Read(buf); err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Fatalf("stalled connection %d still open after the handshake deadline", i)
+				}
+				break
+			}
+		}
+		conn.Close()
+	}
+	if n := c.DataNode(0).Status().SASLRefusals; n < 30 {
+		t.Errorf("%d refusals counted, want 30", n)
+	}
+}
