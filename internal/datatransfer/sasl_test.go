@@ -195,3 +195,30 @@ func TestSASLTamperedStream(t *testing.T) {
 	}
 	mitmA.Close()
 }
+
+// scriptConn is a connection that reads a fixed client script and
+// discards what the server writes.
+type scriptConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c scriptConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
+func (c scriptConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// The server's side of the handshake reads whatever a peer sends without
+// panicking, allocating past its bounds or accepting it.
+func FuzzSASLServer(f *testing.F) {
+	first, _ := appendDelimited(binary.BigEndian.AppendUint32(nil, SASLMagic), success([]byte{}))
+	resp, _ := appendDelimited(nil, success([]byte(`username="aWQ=",realm="0",nonce="x",cnonce="y",nc=00000001,qop=auth,digest-uri="hdfs/0",response=00000000000000000000000000000000`)))
+	f.Add(append(append([]byte{}, first...), resp...))
+	f.Add([]byte{0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, qops := range [][]string{{digestmd5.Auth}, {digestmd5.AuthConf}} {
+			srv := testServer(qops)
+			if _, _, err := srv.Handshake(scriptConn{r: bytes.NewReader(b)}); err == nil {
+				t.Fatalf("a scripted client without the password passed: %q", b)
+			}
+		}
+	})
+}

@@ -338,3 +338,22 @@ func FuzzParseDirectives(f *testing.F) {
 		c.Respond(b)
 	})
 }
+
+// SetSendLimit lets whole packets go as one message to peers that take
+// them; Conn then writes each Write as one frame.
+func TestSendLimit(t *testing.T) {
+	cs, ss := securityPair(t, AuthInt) // the server's maxbuf is 4096
+	big := make([]byte, 70000)
+	if _, err := cs.Wrap(big); err == nil {
+		t.Fatal("wrapped past the peer's maxbuf")
+	}
+	cs.SetSendLimit(MaxMaxBuf)
+	w, err := cs.Wrap(big)
+	if err != nil || len(w) != len(big)+overhead {
+		t.Fatalf("raised limit: %d, %v", len(w), err)
+	}
+	// The server, whose own maxbuf is 4096, refuses it.
+	if _, err := ss.Unwrap(w); err == nil || !strings.Contains(err.Error(), "exceeds maxbuf") {
+		t.Fatalf("oversized message: %v", err)
+	}
+}
