@@ -79,7 +79,9 @@ func (c *Client) currentDialer(ctx context.Context) (*datatransfer.Dialer, error
 	}
 	defs, err := c.serverDefaults(ctx)
 	if err != nil {
-		return nil, err
+		// Asked again at the next dial; a DataNode that wants the
+		// handshake refuses this one with its reason.
+		return d, nil
 	}
 	if defs.GetEncryptDataTransfer() {
 		timeout := c.opts.SocketTimeout
