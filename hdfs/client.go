@@ -15,6 +15,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/datatransfer"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -76,6 +77,18 @@ type Options struct {
 	// this long plus 5 s per pipeline node. 0 means 480 s; negative means
 	// no timeout.
 	SocketWriteTimeout time.Duration
+	// DataTransferProtection is dfs.data.transfer.protection: the SASL
+	// protection DataNode connections ask for, a comma-separated list of
+	// authentication, integrity and privacy, most wanted first; "" is
+	// none (sasl.go).
+	DataTransferProtection string
+	// EncryptDataTransfer is dfs.encrypt.data.transfer: authenticate to
+	// DataNodes with the NameNode's data encryption keys, with privacy.
+	// The NameNode's server defaults turn it on too.
+	EncryptDataTransfer bool
+	// DataTransferCipherSuites is dfs.encrypt.data.transfer.cipher.suites
+	// (AES/CTR/NoPadding or "").
+	DataTransferCipherSuites string
 }
 
 // Client is an HDFS client. It is safe for concurrent use.
@@ -90,6 +103,10 @@ type Client struct {
 	writers  int
 	renewing chan struct{}
 	defaults *hdfspb.FsServerDefaultsProto
+	encKey   *hdfspb.DataEncryptionKeyProto // the NameNode's, when it encrypts data transfer
+
+	dialer        *datatransfer.Dialer // connects to DataNodes (sasl.go)
+	dialerChecked bool                 // the server defaults were asked about encryption
 }
 
 // nameNode is how the Client reaches the NameNode: one ipc.Client, or an
@@ -144,13 +161,20 @@ func New(opts Options) (*Client, error) {
 	}
 	b := make([]byte, 8)
 	rand.Read(b)
-	return &Client{
+	c := &Client{
 		opts:  opts,
 		nn:    nn,
 		uri:   &url.URL{Scheme: "hdfs", Host: opts.Authority},
 		name:  "DFSClient_NONMAPREDUCE_" + hex.EncodeToString(b),
 		renew: renewInterval,
-	}, nil
+	}
+	d, err := c.newDialer()
+	if err != nil {
+		nn.Close()
+		return nil, fmt.Errorf("hdfs: %w", err)
+	}
+	c.dialer = d
+	return c, nil
 }
 
 func init() {
@@ -193,6 +217,9 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 	}
 	if opts.SocketWriteTimeout, err = socketTimeout(c, "dfs.datanode.socket.write.timeout"); err != nil {
 		return Options{}, err
+	}
+	if err := saslOptionsFrom(c, &opts); err != nil {
+		return Options{}, fmt.Errorf("hdfs: %w", err)
 	}
 	f, err := ipc.FailoverConfigFrom(c)
 	if err != nil {

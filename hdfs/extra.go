@@ -96,9 +96,12 @@ func (c *Client) FileChecksum(ctx context.Context, p string) (fs.FileChecksum, e
 		done := false
 		tokenRefused := false
 		for _, loc := range lb.GetLocs() {
-			d := net.Dialer{Timeout: 10 * time.Second}
-			conn, err := d.DialContext(ctx, "tcp", c.dialAddr(loc))
+			conn, err := c.dial(ctx, loc, lb.GetBlockToken())
 			if err != nil {
+				if errors.Is(err, datatransfer.ErrAccessToken) && !refetched {
+					last, tokenRefused = err, true
+					break
+				}
 				last = err
 				continue
 			}

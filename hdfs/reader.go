@@ -129,26 +129,26 @@ rounds:
 				attempt--
 				continue rounds
 			}
-			d := net.Dialer{Timeout: 10 * time.Second}
-			conn, err := d.DialContext(ctx, "tcp", r.c.dialAddr(loc))
+			conn, err := r.c.dial(ctx, loc, lb.GetBlockToken())
 			if err == nil {
 				var br *datatransfer.BlockReader
 				br, err = datatransfer.NewBlockReader(ctx, conn, r.c.name, lb.GetB(), lb.GetBlockToken(), inBlock, end-off)
 				if err == nil {
 					return br, lb, loc, nil
 				}
-				if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRefreshed {
-					// The token expired (or its key rolled away): new
-					// locations bring new tokens; the replica is fine.
-					tokenRefreshed = true
-					lbs, lerr := r.c.blockLocations(ctx, r.path)
-					if lerr != nil {
-						return nil, nil, nil, lerr
-					}
-					r.blocks = lbs.GetBlocks()
-					attempt-- // not a failed round
-					continue rounds
+			}
+			if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRefreshed {
+				// The token expired (or its key rolled away; the
+				// refusal may come from the SASL handshake): new
+				// locations bring new tokens; the replica is fine.
+				tokenRefreshed = true
+				lbs, lerr := r.c.blockLocations(ctx, r.path)
+				if lerr != nil {
+					return nil, nil, nil, lerr
 				}
+				r.blocks = lbs.GetBlocks()
+				attempt-- // not a failed round
+				continue rounds
 			}
 			lastErr = fmt.Errorf("%s: %w", r.c.dialAddr(loc), err)
 			r.dead[uuid] = true

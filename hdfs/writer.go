@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"time"
 
@@ -295,8 +294,7 @@ func (w *FileWriter) connect(cfg datatransfer.WriteBlockConfig, resend []byte) e
 	cfg.Targets = w.nodes[1:]
 	cfg.SocketTimeout = w.c.opts.SocketTimeout
 	cfg.SocketWriteTimeout = w.c.opts.SocketWriteTimeout
-	d := net.Dialer{Timeout: 10 * time.Second}
-	conn, err := d.DialContext(w.ctx, "tcp", w.c.dialAddr(w.nodes[0]))
+	conn, err := w.c.dial(w.ctx, w.nodes[0], cfg.Token)
 	if err != nil {
 		return &datatransfer.PipelineError{BadIndex: 0, Status: hdfspb.Status_ERROR, Seqno: -1, Err: err}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -43,7 +42,13 @@ type RPCCluster struct {
 	// move as a whole has no deadline, since concurrent moves share the
 	// balancing bandwidth. 0: 60 s (Hadoop's socket read timeout).
 	IdleTimeout time.Duration
-	nodes       map[string]*hdfspb.DatanodeInfoProto
+	// DataTransferProtection and EncryptDataTransfer are
+	// dfs.data.transfer.protection and dfs.encrypt.data.transfer: the
+	// SASL handshake of moves (the encryption keys are minted from the
+	// NameNode's block keys, as Hadoop's balancer KeyManager does).
+	DataTransferProtection string
+	EncryptDataTransfer    bool
+	nodes                  map[string]*hdfspb.DatanodeInfoProto
 	// tokens mints the moves' block tokens from the NameNode's keys
 	// (getBlockKeys) when block tokens are on; nil when they are off.
 	tokens *blocktoken.Manager
@@ -193,8 +198,11 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 	if idle <= 0 {
 		idle = 60 * time.Second
 	}
-	dl := net.Dialer{Timeout: idle}
-	conn, err := dl.DialContext(ctx, "tcp", m.Target.Addr())
+	tok, err := c.token(m.Block.ID)
+	if err != nil {
+		return err
+	}
+	conn, err := c.dialer().Dial(ctx, m.Target.Addr(), tok)
 	if err != nil {
 		return err
 	}
@@ -202,10 +210,6 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	conn.SetDeadline(time.Now().Add(idle))
-	tok, err := c.token(m.Block.ID)
-	if err != nil {
-		return err
-	}
 	op := &hdfspb.OpReplaceBlockProto{
 		Header: &hdfspb.BaseHeaderProto{
 			Block: &hdfspb.ExtendedBlockProto{PoolId: proto.String(c.BlockPool), BlockId: proto.Uint64(m.Block.ID),
@@ -241,4 +245,28 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 		return fmt.Errorf("%s: %v: %s", m.Target.Addr(), resp.GetStatus(), resp.GetMessage())
 	}
 	return nil
+}
+
+// dialer connects to targets with the configured data transfer
+// protection.
+func (c *RPCCluster) dialer() *datatransfer.Dialer {
+	qops, _ := datatransfer.ParseProtection(c.DataTransferProtection) // checked by the caller's configuration
+	d := &datatransfer.Dialer{Timeout: 10 * time.Second}
+	if len(qops) == 0 && !c.EncryptDataTransfer {
+		return d
+	}
+	d.SASL = &datatransfer.SASLClient{QOPs: qops}
+	if c.EncryptDataTransfer {
+		d.SASL.EncryptionKey = func(context.Context) (*hdfspb.DataEncryptionKeyProto, error) {
+			if c.tokens == nil {
+				return nil, errors.New("balancer: no block keys from the NameNode to make a data encryption key with")
+			}
+			k, err := c.tokens.MintEncryptionKey("")
+			if err != nil {
+				return nil, err
+			}
+			return blocktoken.EncryptionKeyProto(k), nil
+		}
+	}
+	return d
 }

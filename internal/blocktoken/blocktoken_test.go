@@ -258,3 +258,35 @@ func TestKeysProtoRoundTrip(t *testing.T) {
 		t.Fatal("token round trip")
 	}
 }
+
+func TestSASLPasswords(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	nn, dn := newPair(t, clk)
+	tok, _ := nn.Mint("alice", 42, []AccessMode{Read}, nil, nil)
+	if p, err := dn.Password(tok.Identifier); err != nil || !equalKeys(p, tok.Password) {
+		t.Fatalf("password of a good token: %v", err)
+	}
+	if _, err := dn.Password(tok.Identifier[:5]); err == nil {
+		t.Error("truncated identifier accepted")
+	}
+	id, _ := Decode(tok.Identifier)
+	id.KeyID += 1000
+	if _, err := dn.Password(id.Encode()); !isInvalid(err, "doesn't exist") {
+		t.Errorf("unknown key: %v", err)
+	}
+	k, err := nn.MintEncryptionKey("")
+	if err != nil || len(k.Nonce) != 8 {
+		t.Fatal(err)
+	}
+	if got, err := dn.EncryptionKey(k.KeyID, k.BlockPoolID, k.Nonce); err != nil || !equalKeys(got, k.Key) {
+		t.Fatalf("encryption key: %v", err)
+	}
+	var uk *UnknownKeyError
+	if _, err := dn.EncryptionKey(k.KeyID+1000, k.BlockPoolID, k.Nonce); !errors.As(err, &uk) {
+		t.Errorf("unknown encryption key id: %v", err)
+	}
+	clk.add(11 * time.Minute)
+	if _, err := dn.Password(tok.Identifier); !isInvalid(err, "is expired") {
+		t.Errorf("expired token: %v", err)
+	}
+}

@@ -191,8 +191,7 @@ func (d *DataNode) reportProgress(w io.Writer, interval time.Duration, abort fun
 }
 
 func (d *DataNode) copyFromProxy(ctx context.Context, b fsdataset.Block, eb *hdfspb.ExtendedBlockProto, m *hdfspb.OpReplaceBlockProto, addr string) error {
-	dl := net.Dialer{Timeout: 10 * time.Second}
-	raw, err := dl.DialContext(ctx, "tcp", addr)
+	raw, err := d.dialer().Dial(ctx, addr, m.GetHeader().GetToken())
 	if err != nil {
 		return err
 	}

@@ -201,6 +201,10 @@ type Config struct {
 	// those keys, so it serves nothing unchecked while its NameNode is
 	// out of reach.
 	BlockTokens bool
+	// SASL is data transfer protection (dfs.data.transfer.protection,
+	// dfs.encrypt.data.transfer and its cipher keys; sasl.go). It needs
+	// BlockTokens.
+	SASL SASLConfig
 	// FS is the file system the volumes live on (no key); nil means the
 	// process's, media.Default(): the OS, with emulated media where
 	// strata.media.dirs says. Tests inject faults here (vfs/errorfs).
@@ -255,6 +259,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.SocketTimeout = r.Duration(keySocketTimeout, time.Millisecond)
 	cfg.SocketWriteTimeout = r.Duration(keyWriteTimeout, time.Millisecond)
 	cfg.BlockTokens = r.Bool(keyBlockTokens)
+	cfg.SASL = saslConfigFrom(c, r)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
 	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))
 	if hours := r.Int(keyScanPeriod); hours < 0 {
@@ -412,7 +417,7 @@ func (c *Config) Validate() error {
 	case c.SocketWriteTimeout < 0:
 		return fmt.Errorf("datanode: %s must be positive, got %v", keyWriteTimeout, c.SocketWriteTimeout)
 	}
-	return nil
+	return c.SASL.validate(c.BlockTokens)
 }
 
 func hasDuplicate(s []string) bool {

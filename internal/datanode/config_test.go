@@ -72,6 +72,11 @@ func TestConfigMapping(t *testing.T) {
 		keyCORSOrigins:                   "https://gw.example:8443",
 		keyBalanceBandwidth:              "10m",
 		keyBalanceMoves:                  "7",
+		keyDataTransferProtection:        "integrity,privacy",
+		keyEncryptDataTransfer:           "true",
+		keyEncryptAlgorithm:              "rc4",
+		keyEncryptCipherSuites:           "AES/CTR/NoPadding",
+		keyEncryptKeyBits:                "256",
 	})
 }
 
@@ -199,5 +204,32 @@ func TestNewFillsZeroFieldsAndValidates(t *testing.T) {
 	_, err = New(Config{Volumes: vols, NameNodeAddr: "127.0.0.1:1", MaxTransferThreads: -1})
 	if err == nil || !strings.Contains(err.Error(), keyMaxTransfer) {
 		t.Fatalf("New with -1 transfer threads: %v", err)
+	}
+}
+
+// Data transfer protection needs block tokens, and only what is
+// implemented is accepted.
+func TestSASLConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		s      SASLConfig
+		tokens bool
+		ok     bool
+	}{
+		{SASLConfig{}, false, true},
+		{SASLConfig{QOPs: []string{"auth"}}, true, true},
+		{SASLConfig{QOPs: []string{"auth"}}, false, false},
+		{SASLConfig{Encrypt: true}, false, false},
+		{SASLConfig{Encrypt: true, Algorithm: "3des"}, true, false},
+		{SASLConfig{Encrypt: true, CipherSuites: "AES/GCM"}, true, false},
+		{SASLConfig{Encrypt: true, CipherSuites: "AES/CTR/NoPadding", KeyBits: 100}, true, false},
+	} {
+		if err := tc.s.validate(tc.tokens); (err == nil) != tc.ok {
+			t.Errorf("%+v tokens=%v: %v", tc.s, tc.tokens, err)
+		}
+	}
+	c := conf.New()
+	c.Set(keyDataTransferProtection, "secret")
+	if _, err := from(c); err == nil || !strings.Contains(err.Error(), "unknown value") {
+		t.Errorf("bad protection: %v", err)
 	}
 }

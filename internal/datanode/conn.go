@@ -52,6 +52,14 @@ func (c *peerConn) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
+// NoSendfile reports a connection whose bytes go through a security
+// layer (SASL data transfer protection), where sendfile(2) cannot be used
+// and SendBlock writes each packet whole.
+func (c *peerConn) NoSendfile() bool {
+	_, ok := c.Conn.(io.ReaderFrom)
+	return !ok
+}
+
 // CloseWrite half-closes the connection when it can.
 func (c *peerConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {

@@ -83,6 +83,9 @@ type Stats struct {
 	// TokenRefusals counts ops and WebHDFS requests refused for their
 	// block or redirect token; Panics counts recovered panics.
 	TokenRefusals, Panics atomic.Int64
+	// SASLRefusals counts connections dropped at the data transfer
+	// protection handshake (sasl.go).
+	SASLRefusals atomic.Int64
 }
 
 // New validates cfg (after giving its zero fields their defaults, see

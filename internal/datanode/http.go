@@ -32,6 +32,9 @@ type Status struct {
 	// panics recovered while serving peers.
 	TokenRefusals int64 `json:"tokenRefusals"`
 	Panics        int64 `json:"panics"`
+	// SASLRefusals counts connections dropped at the data transfer
+	// protection handshake.
+	SASLRefusals int64 `json:"saslRefusals"`
 }
 
 // Status reports the DataNode's state.
@@ -43,6 +46,7 @@ func (d *DataNode) Status() Status {
 		ShortCircuit: d.stats.ShortCircuitReads.Load(),
 		BlockTokens:  d.BlockTokensEnabled(), BlockKeys: d.tokens.Load() != nil,
 		TokenRefusals: d.stats.TokenRefusals.Load(), Panics: d.stats.Panics.Load(),
+		SASLRefusals: d.stats.SASLRefusals.Load(),
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -81,8 +80,7 @@ func (d *DataNode) sendReplica(ctx context.Context, b fsdataset.Block, targets [
 	}
 	id := targets[0].GetId()
 	addr := d.peerAddr(id)
-	dl := net.Dialer{Timeout: 10 * time.Second}
-	raw, err := dl.DialContext(ctx, "tcp", addr)
+	raw, err := d.dialer().Dial(ctx, addr, token)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,9 @@ func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r
 	}
 	// With short-circuit reads configured, OPEN reads local replicas
 	// straight from their files, as a local HDFS client would.
-	c, err := hdfs.New(hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath})
+	c, err := hdfs.New(hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath,
+		DataTransferProtection: d.cfg.SASL.protection(), EncryptDataTransfer: d.cfg.SASL.Encrypt,
+		DataTransferCipherSuites: d.cfg.SASL.CipherSuites})
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,14 @@ func (d *DataNode) recoverPanic(what string, c net.Conn) {
 func (d *DataNode) serveConn(c *peerConn) {
 	if tc, ok := c.Conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+		if d.cfg.SASL.Enabled() {
+			// Data transfer protection: the handshake first (sasl.go).
+			sc := d.acceptSASL(tc)
+			if sc == nil {
+				return
+			}
+			c = newPeerConn(sc, c.rt, c.wt)
+		}
 	}
 	br := bufio.NewReaderSize(c, 64<<10)
 	first := true
@@ -251,7 +259,7 @@ func (d *DataNode) connectMirror(m *hdfspb.OpWriteBlockProto, b fsdataset.Block)
 	next := targets[0].GetId()
 	addr := d.peerAddr(next)
 	fwd := datatransfer.MirrorWriteOp(m)
-	raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	raw, err := d.dialer().Dial(d.ctx, addr, fwd.GetHeader().GetBaseHeader().GetToken())
 	if err == nil {
 		// Hadoop's DataXceiver gives the mirror 5 s more per downstream
 		// node, to read and to write.

@@ -147,8 +147,13 @@ func SendBlock(w io.Writer, src BlockSource, start, end int64, checksums bool) e
 }
 
 // isSocket reports whether w is a connection whose ReadFrom can use
-// sendfile(2) (a TCP or Unix socket).
+// sendfile(2) (a TCP or Unix socket). A connection with a SASL security
+// layer says NoSendfile: its packets go out in one Write each, one
+// wrapped message per packet, as peers expect.
 func isSocket(w io.Writer) bool {
+	if ns, ok := w.(interface{ NoSendfile() bool }); ok && ns.NoSendfile() {
+		return false
+	}
 	_, ok := w.(interface {
 		io.ReaderFrom
 		CloseWrite() error

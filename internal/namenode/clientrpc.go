@@ -27,6 +27,7 @@ type clientProtocol struct {
 func (c *clientProtocol) methods() map[string]ipc.Method {
 	return map[string]ipc.Method{
 		"getServerDefaults":        ipc.Unary(c.getServerDefaults),
+		"getDataEncryptionKey":     ipc.Unary(c.getDataEncryptionKey),
 		"getFsStats":               ipc.Unary(c.getFsStats),
 		"getFileInfo":              ipc.Unary(c.getFileInfo),
 		"getFileLinkInfo":          ipc.Unary(c.getFileLinkInfo),
@@ -136,7 +137,7 @@ func fileStatusProto(st *FileStatus, withName bool) *hdfspb.HdfsFileStatusProto 
 
 func (c *clientProtocol) getServerDefaults(ctx context.Context, _ *hdfspb.GetServerDefaultsRequestProto) (*hdfspb.GetServerDefaultsResponseProto, error) {
 	cfg := c.nn.cfg
-	return &hdfspb.GetServerDefaultsResponseProto{ServerDefaults: &hdfspb.FsServerDefaultsProto{
+	d := &hdfspb.FsServerDefaultsProto{
 		BlockSize:        proto.Uint64(uint64(cfg.DefaultBlockSize)),
 		BytesPerChecksum: proto.Uint32(uint32(cfg.BytesPerChecksum)),
 		WritePacketSize:  proto.Uint32(64 << 10),
@@ -145,7 +146,9 @@ func (c *clientProtocol) getServerDefaults(ctx context.Context, _ *hdfspb.GetSer
 		ChecksumType:     hdfspb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
 		PolicyId:         proto.Uint32(uint32(storage.DefaultID)),
 		TrashInterval:    proto.Uint64(uint64((cfg.TrashInterval + time.Minute - 1) / time.Minute)), // minutes, a sub-minute test value rounded up
-	}}, nil
+	}
+	d.EncryptDataTransfer = proto.Bool(cfg.EncryptDataTransfer) // datakey.go
+	return &hdfspb.GetServerDefaultsResponseProto{ServerDefaults: d}, nil
 }
 
 func (c *clientProtocol) getFsStats(ctx context.Context, _ *hdfspb.GetFsStatusRequestProto) (*hdfspb.GetFsStatsResponseProto, error) {

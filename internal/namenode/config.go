@@ -223,6 +223,12 @@ type Config struct {
 	// (dfs.block.access.token.enable, default false as in Hadoop). Block
 	// keys exist either way: WebHDFS redirects are always signed.
 	BlockTokens bool
+	// EncryptDataTransfer is dfs.encrypt.data.transfer (default false):
+	// getDataEncryptionKey hands out keys (with BlockTokens) and the
+	// server defaults tell clients to encrypt; EncryptDataTransferAlgorithm
+	// is dfs.encrypt.data.transfer.algorithm, carried in the keys.
+	EncryptDataTransfer          bool
+	EncryptDataTransferAlgorithm string
 	// BlockKeyUpdateInterval is how often the block key rolls
 	// (dfs.block.access.key.update.interval, in minutes, default 600);
 	// BlockTokenLifetime how long a token is good for
@@ -360,6 +366,8 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.IPC = ipcCfg
 	r.AddAs(secureConfig(c, &cfg))
 	cfg.BlockTokens = r.Bool(keyBlockTokenEnable)
+	cfg.EncryptDataTransfer = r.Bool("dfs.encrypt.data.transfer")
+	cfg.EncryptDataTransferAlgorithm = c.Get("dfs.encrypt.data.transfer.algorithm")
 	cfg.BlockKeyUpdateInterval = r.Duration(keyBlockKeyInterval, time.Minute)
 	cfg.BlockTokenLifetime = r.Duration(keyBlockTokenLifetime, time.Minute)
 	cfg.RetryCache = r.Bool(keyRetryCache)

@@ -49,6 +49,8 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.http-address":                       "",
 		"dfs.permissions.superusergroup":                  "admins",
 		"dfs.permissions.enabled":                         "false",
+		"dfs.encrypt.data.transfer":                       "true",
+		"dfs.encrypt.data.transfer.algorithm":             "rc4",
 		"dfs.replication":                                 "2",
 		"dfs.replication.max":                             "10",
 		"dfs.namenode.replication.min":                    "2",

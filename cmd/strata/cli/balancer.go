@@ -163,6 +163,8 @@ func runBalancer(ctx context.Context, env *Env, args []string) int {
 	start := time.Now()
 	slog.Info("balancer: starting", "threshold", cfg.Threshold, "blockpool", blockPool, "include", cfg.Include, "exclude", cfg.Exclude, "idleiterations", cfg.IdleIterations)
 	rc := &balancer.RPCCluster{Client: cl, NameNodes: addrs, User: fs.CurrentUser(), BlockPoolUsed: blockPool}
+	rc.DataTransferProtection = env.Conf.Get("dfs.data.transfer.protection")
+	rc.EncryptDataTransfer, _ = env.Conf.GetBool("dfs.encrypt.data.transfer")
 	status := balancer.New(rc, cfg).Run(ctx)
 	fmt.Fprintf(env.Stdout, "%s  Balancing took %s\n", time.Now().Format("Jan 2, 2006 3:04:05 PM"), time2Str(time.Since(start)))
 	return status
