@@ -148,7 +148,11 @@ func (d *DataNode) webOpen(ctx context.Context, c *hdfs.Client, w http.ResponseW
 	iw := idleWriter{w, http.NewResponseController(w)}
 	iw.rc.SetWriteDeadline(time.Now().Add(idleTimeout))
 	w.WriteHeader(http.StatusOK)
-	if copied, err := io.CopyBuffer(iw, io.LimitReader(f, n), make([]byte, copyBuffer)); err != nil || copied < n {
+	var src io.Reader = f // to the end: the reader's WriteTo hands over its read-ahead buffers
+	if offset+n < size {
+		src = io.LimitReader(f, n)
+	}
+	if copied, err := io.CopyBuffer(iw, src, make([]byte, copyBuffer)); err != nil || copied < n {
 		// The status is sent: cut the response short so the reader sees
 		// less than Content-Length rather than silently short data.
 		d.log.Warn("webhdfs: OPEN failed mid-stream", "path", r.Path, "sent", copied, "of", n, "err", err)
