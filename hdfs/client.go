@@ -76,6 +76,12 @@ type Options struct {
 	// this long plus 5 s per pipeline node. 0 means 480 s; negative means
 	// no timeout.
 	SocketWriteTimeout time.Duration
+	// LocalReplicas, when set, opens the replicas the calling process
+	// itself holds — a DataNode's own WebHDFS gateway reading through
+	// this client: those reads skip the sockets and read the replica's
+	// files directly, verifying every chunk's CRC as short-circuit reads
+	// do. Other replicas are read as usual.
+	LocalReplicas LocalReplicaOpener
 	// ReadAhead is how many bytes a sequential reader fetches ahead of
 	// its consumer, per open file (strata.client.read-ahead.bytes): the
 	// network and checksum checks overlap with what the consumer does.

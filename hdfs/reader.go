@@ -108,6 +108,9 @@ rounds:
 		if len(lb.GetLocs()) == 0 {
 			lastErr = fmt.Errorf("the NameNode lists no replica of blk_%d (it may be being recovered)", lb.GetB().GetBlockId())
 		}
+		if lr, loc := r.openInProcess(lb, inBlock, end-off); lr != nil {
+			return lr, lb, loc, nil
+		}
 		for _, loc := range lb.GetLocs() {
 			uuid := loc.GetId().GetDatanodeUuid()
 			if r.dead[uuid] {

@@ -102,9 +102,10 @@ func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r
 		d.log.Warn("webhdfs: redirect token refused", "op", r.Op, "path", r.Path, "user", r.User, "remote", hr.RemoteAddr, "err", err)
 		return ipc.Errorf(classInvalidToken, "%s", err.Error())
 	}
-	// With short-circuit reads configured, OPEN reads local replicas
-	// straight from their files, as a local HDFS client would.
-	c, err := hdfs.New(hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath})
+	// OPEN reads this DataNode's own replicas straight from their files
+	// (in-process, CRCs verified); with short-circuit reads configured,
+	// other local DataNodes' too, as a local HDFS client would.
+	c, err := hdfs.New(hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath, LocalReplicas: d})
 	if err != nil {
 		return err
 	}
