@@ -17,7 +17,7 @@ type stream struct {
 	err    error
 	rnd    *rand.Rand
 	closed atomic.Bool
-	served atomic.Int64 // bytes returned
+	served atomic.Int64  // bytes returned
 	block  chan struct{} // if set, a Read after the data waits for Close
 }
 

@@ -31,7 +31,7 @@ type FileReader struct {
 
 	pos    int64
 	cur    *prefetcher // the current block's stream, read ahead
-	curEnd int64 // file offset where cur's block ends
+	curEnd int64       // file offset where cur's block ends
 	curLoc *hdfspb.DatanodeInfoProto
 	curLB  *hdfspb.LocatedBlockProto
 	dead   map[string]bool // DataNodes that failed this reader
