@@ -592,16 +592,37 @@ func (l *localFS) Create(ctx context.Context, p string, opts CreateOptions) (io.
 }
 
 // localWriter syncs the file on Close so that the data is durable once
-// Close returns nil.
+// Close returns nil. So that the sync does not write the whole file only
+// then (a file smaller than the kernel's dirty threshold would otherwise
+// sit in memory until Close), it starts writeback of every
+// writeBehindWindow bytes as they are written and, to bound the dirty
+// pages, waits for the window two behind: the disk works while the
+// writer's source is still being read.
 type localWriter struct {
-	f *os.File
-	p string
+	f       *os.File
+	p       string
+	written int64 // bytes written
+	started int64 // writeback started for [0, started)
 }
+
+const writeBehindWindow = 8 << 20
 
 func (w *localWriter) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
 	CountWritten("file", n)
+	w.wrote(n)
 	return n, err
+}
+
+func (w *localWriter) wrote(n int) {
+	w.written += int64(n)
+	for w.written-w.started >= writeBehindWindow {
+		startWriteback(w.f, w.started, writeBehindWindow)
+		if back := w.started - 2*writeBehindWindow; back >= 0 {
+			awaitWriteback(w.f, back, writeBehindWindow)
+		}
+		w.started += writeBehindWindow
+	}
 }
 
 func (w *localWriter) ReadFrom(r io.Reader) (int64, error) {
@@ -610,12 +631,16 @@ func (w *localWriter) ReadFrom(r io.Reader) (int64, error) {
 		n, err := w.f.ReadFrom(r)
 		CountRead("file", int(n))
 		CountWritten("file", int(n))
+		w.written += n
 		return n, err
 	}
-	n, err := w.f.ReadFrom(r)
-	CountWritten("file", int(n))
+	// Anything else is copied through Write (and its write-behind).
+	n, err := io.CopyBuffer(writerOnly{w}, r, make([]byte, 1<<20))
 	return n, err
 }
+
+// writerOnly hides ReadFrom so io.CopyBuffer uses Write.
+type writerOnly struct{ io.Writer }
 
 func (w *localWriter) Close() error {
 	serr := w.f.Sync()

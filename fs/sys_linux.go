@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func sysInfo(fi os.FileInfo) (uid, gid uint32, atime time.Time, ok bool) {
@@ -33,4 +35,16 @@ func statfs(p string) (FsStatus, error) {
 
 func access(op string, _ os.FileInfo, mode uint8) error {
 	return syscall.Access(op, uint32(mode))
+}
+
+// startWriteback asks the kernel to start writing [off, off+n) of f to
+// disk now, without waiting (sync_file_range SYNC_FILE_RANGE_WRITE).
+func startWriteback(f *os.File, off, n int64) {
+	_ = unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+}
+
+// awaitWriteback waits until [off, off+n) of f is written out.
+func awaitWriteback(f *os.File, off, n int64) {
+	_ = unix.SyncFileRange(int(f.Fd()), off, n,
+		unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
 }

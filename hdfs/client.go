@@ -89,6 +89,17 @@ type Options struct {
 	// DataTransferCipherSuites is dfs.encrypt.data.transfer.cipher.suites
 	// (AES/CTR/NoPadding or "").
 	DataTransferCipherSuites string
+	// LocalReplicas, when set, opens the replicas the calling process
+	// itself holds — a DataNode's own WebHDFS gateway reading through
+	// this client: those reads skip the sockets and read the replica's
+	// files directly, verifying every chunk's CRC as short-circuit reads
+	// do. Other replicas are read as usual.
+	LocalReplicas LocalReplicaOpener
+	// ReadAhead is how many bytes a sequential reader fetches ahead of
+	// its consumer, per open file (strata.client.read-ahead.bytes): the
+	// network and checksum checks overlap with what the consumer does.
+	// 0 means 4 MiB; it is rounded to whole 1 MiB chunks, at least one.
+	ReadAhead int
 }
 
 // Client is an HDFS client. It is safe for concurrent use.
@@ -212,6 +223,12 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 		opts.ShortCircuitSocket = c.Get("dfs.domain.socket.path")
 	}
 	opts.UseDatanodeHostname, _ = c.GetBool("dfs.client.use.datanode.hostname")
+	if v, err := c.GetBytes("strata.client.read-ahead.bytes"); err == nil {
+		if v < 0 || v > 1<<30 {
+			return Options{}, fmt.Errorf("hdfs: strata.client.read-ahead.bytes %d is not in [0, 1 GiB]", v)
+		}
+		opts.ReadAhead = int(v)
+	}
 	if opts.SocketTimeout, err = socketTimeout(c, "dfs.client.socket-timeout"); err != nil {
 		return Options{}, err
 	}
@@ -228,6 +245,14 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 	opts.FailoverMaxAttempts, opts.RetryMaxAttempts = f.MaxFailovers, f.MaxRetries
 	opts.FailoverSleepBase, opts.FailoverSleepMax = f.SleepBase, f.SleepMax
 	return opts, nil
+}
+
+// readAhead is Options.ReadAhead with its default.
+func (c *Client) readAhead() int {
+	if c.opts.ReadAhead <= 0 {
+		return 4 << 20
+	}
+	return c.opts.ReadAhead
 }
 
 // socketTimeout reads a socket timeout key (milliseconds without a unit):

@@ -30,8 +30,8 @@ type FileReader struct {
 	blocks []*hdfspb.LocatedBlockProto
 
 	pos    int64
-	cur    io.ReadCloser
-	curEnd int64 // file offset where cur's block ends
+	cur    *prefetcher // the current block's stream, read ahead
+	curEnd int64       // file offset where cur's block ends
 	curLoc *hdfspb.DatanodeInfoProto
 	curLB  *hdfspb.LocatedBlockProto
 	dead   map[string]bool // DataNodes that failed this reader
@@ -107,6 +107,9 @@ rounds:
 		inBlock := off - int64(lb.GetOffset())
 		if len(lb.GetLocs()) == 0 {
 			lastErr = fmt.Errorf("the NameNode lists no replica of blk_%d (it may be being recovered)", lb.GetB().GetBlockId())
+		}
+		if lr, loc := r.openInProcess(lb, inBlock, end-off); lr != nil {
+			return lr, lb, loc, nil
 		}
 		for _, loc := range lb.GetLocs() {
 			uuid := loc.GetId().GetDatanodeUuid()
@@ -197,60 +200,76 @@ func (r *FileReader) failed(lb *hdfspb.LocatedBlockProto, loc *hdfspb.DatanodeIn
 
 // Read implements io.Reader.
 func (r *FileReader) Read(p []byte) (int, error) {
-	n, err := r.read(p)
+	if len(p) == 0 && !r.closed && r.pos < r.length {
+		return 0, nil
+	}
+	data, err := r.view(len(p))
+	n := copy(p, data)
+	r.advance(n)
 	fs.CountRead("hdfs", n)
 	return n, err
 }
 
-func (r *FileReader) read(p []byte) (int, error) {
+// view returns up to max verified bytes at the read position without
+// copying them (they stay valid until the next view, advance or Close),
+// opening blocks and failing over between replicas as needed; nothing
+// and io.EOF at the end of the file.
+func (r *FileReader) view(max int) ([]byte, error) {
 	if r.closed {
-		return 0, os.ErrClosed
+		return nil, os.ErrClosed
 	}
 	if r.pos >= r.length {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
+		return nil, io.EOF
 	}
 	for tries := 0; ; tries++ {
 		if r.cur == nil {
 			lb := r.blockAt(r.pos)
 			if lb == nil {
-				return 0, fmt.Errorf("hdfs: %s: no block at offset %d of %d", r.path, r.pos, r.length)
+				return nil, fmt.Errorf("hdfs: %s: no block at offset %d of %d", r.path, r.pos, r.length)
 			}
 			end := int64(lb.GetOffset()) + int64(lb.GetB().GetNumBytes())
 			br, lb, loc, err := r.openBlock(r.ctx, r.pos, end)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
-			r.cur, r.curLB, r.curLoc, r.curEnd = br, lb, loc, end
+			r.cur, r.curLB, r.curLoc, r.curEnd = newPrefetcher(br, r.c.readAhead()), lb, loc, end
 		}
-		n, err := r.cur.Read(p[:min(int64(len(p)), r.curEnd-r.pos)])
-		r.pos += int64(n)
-		if err == io.EOF || r.pos >= r.curEnd {
-			r.cur.Close()
-			r.cur = nil
-			if n > 0 || r.pos >= r.length {
-				if r.pos >= r.length && n == 0 {
-					return 0, io.EOF
-				}
-				return n, nil
-			}
-			continue
+		data, err := r.cur.view()
+		if len(data) > 0 {
+			return data[:min(int64(len(data)), int64(max), r.curEnd-r.pos)], nil
 		}
-		if err != nil {
-			r.cur.Close()
-			r.cur = nil
-			r.failed(r.curLB, r.curLoc, err)
-			if n > 0 {
-				return n, nil
+		r.cur.Close()
+		r.cur = nil
+		if err == io.EOF {
+			if r.pos >= r.length {
+				return nil, io.EOF
 			}
-			if tries > 8 {
-				return 0, err
+			if r.pos < r.curEnd {
+				// The replica ended before the block did.
+				err = fmt.Errorf("hdfs: %s: replica of blk_%d ended at file offset %d, before %d: %w",
+					r.path, r.curLB.GetB().GetBlockId(), r.pos, r.curEnd, io.ErrUnexpectedEOF)
+			} else {
+				continue
 			}
-			continue
 		}
-		return n, nil
+		r.failed(r.curLB, r.curLoc, err)
+		if tries > 8 {
+			return nil, err
+		}
+	}
+}
+
+// advance consumes n bytes of the last view; the block's stream is closed
+// once its last byte is consumed.
+func (r *FileReader) advance(n int) {
+	if n == 0 {
+		return
+	}
+	r.cur.consume(n)
+	r.pos += int64(n)
+	if r.pos >= r.curEnd {
+		r.cur.Close()
+		r.cur = nil
 	}
 }
 
@@ -332,18 +351,21 @@ func (r *FileReader) Seek(off int64, whence int) (int64, error) {
 	return off, nil
 }
 
-// WriteTo implements io.WriterTo with a large buffer.
+// WriteTo implements io.WriterTo, handing w the read-ahead buffers
+// themselves (no copy into an intermediate buffer).
 func (r *FileReader) WriteTo(w io.Writer) (int64, error) {
-	buf := make([]byte, 1<<20)
 	var total int64
 	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			m, werr := w.Write(buf[:n])
+		data, err := r.view(maxChunk)
+		if len(data) > 0 {
+			m, werr := w.Write(data)
+			r.advance(m)
+			fs.CountRead("hdfs", m)
 			total += int64(m)
 			if werr != nil {
 				return total, werr
 			}
+			continue
 		}
 		if err == io.EOF {
 			return total, nil

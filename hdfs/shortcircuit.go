@@ -53,6 +53,36 @@ func isLocalIP(ip string) bool {
 	return p != nil && (p.IsLoopback() || localIPs[p.String()])
 }
 
+// A LocalReplicaOpener opens replicas held by the process the Client runs
+// in (Options.LocalReplicas): the in-process form of short-circuit reads.
+type LocalReplicaOpener interface {
+	// OpenLocalReplica returns the open data and meta files (the caller
+	// closes them) and the readable length of block b if the DataNode
+	// whose UUID is datanodeUUID is this process and holds a finalized
+	// replica of it, after checking token as a READ_BLOCK would; an error
+	// otherwise.
+	OpenLocalReplica(datanodeUUID string, b *hdfspb.ExtendedBlockProto, token *hdfspb.TokenProto) (data, meta *os.File, length int64, err error)
+}
+
+// openInProcess returns a reader of [offset, offset+length) of block lb
+// from a replica Options.LocalReplicas holds, among the live ones; nil if
+// none.
+func (r *FileReader) openInProcess(lb *hdfspb.LocatedBlockProto, offset, length int64) (*localBlockReader, *hdfspb.DatanodeInfoProto) {
+	if r.c.opts.LocalReplicas == nil {
+		return nil, nil
+	}
+	for _, loc := range lb.GetLocs() {
+		if r.dead[loc.GetId().GetDatanodeUuid()] {
+			continue
+		}
+		data, meta, blockLen, err := r.c.opts.LocalReplicas.OpenLocalReplica(loc.GetId().GetDatanodeUuid(), lb.GetB(), lb.GetBlockToken())
+		if err == nil {
+			return &localBlockReader{data: data, meta: meta, pos: offset, end: min(offset+length, blockLen), blockLen: blockLen, bpc: datatransfer.BytesPerChecksum}, loc
+		}
+	}
+	return nil, nil
+}
+
 // openLocal asks the DataNode at loc for the files of block lb and returns
 // a reader of [offset, offset+length) of the block.
 func (c *Client) openLocal(loc *hdfspb.DatanodeInfoProto, lb *hdfspb.LocatedBlockProto, offset, length int64) (*localBlockReader, error) {
@@ -153,10 +183,20 @@ func (r *localBlockReader) Read(p []byte) (int, error) {
 	if r.pos >= r.end {
 		return 0, io.EOF
 	}
+	bpc := int64(r.bpc)
+	if r.pos%bpc == 0 && int64(len(p)) >= bpc {
+		// Whole chunks from pos fit in p: read and verify them there.
+		n := min(int64(len(p)), r.end-r.pos)
+		if n < r.end-r.pos || r.end < r.blockLen {
+			n -= n % bpc // the last chunk returned must be whole...
+		}
+		if n > 0 { // ...unless it is the block's own last, partial one
+			return r.readChunks(p[:n])
+		}
+	}
 	// Read whole chunks around pos (up to 64 KiB), verify, copy out.
 	// Whole chunks (the stored CRCs cover whole chunks), up to the
 	// block's end; only [pos, end) is returned.
-	bpc := int64(r.bpc)
 	start := r.pos - r.pos%bpc
 	stop := min(r.end, start+min(int64(max(len(p), r.bpc)), 64<<10))
 	if rem := stop % bpc; rem != 0 {
@@ -187,6 +227,34 @@ func (r *localBlockReader) Read(p []byte) (int, error) {
 	m := copy(p, buf[r.pos-start:min(int64(n), r.end-start)])
 	r.pos += int64(m)
 	return m, nil
+}
+
+// readChunks reads the chunks starting at pos (chunk-aligned) into p,
+// which ends on a chunk boundary or at the block's end, and verifies them.
+func (r *localBlockReader) readChunks(p []byte) (int, error) {
+	n, err := r.data.ReadAt(p, r.pos)
+	if n < len(p) {
+		if err == nil || err == io.EOF {
+			err = fmt.Errorf("short-circuit: block file ended at offset %d, before %d: %w", r.pos+int64(n), r.pos+int64(len(p)), io.ErrUnexpectedEOF)
+		}
+		return 0, err
+	}
+	chunks := (len(p) + r.bpc - 1) / r.bpc
+	if cap(r.sums) < chunks*4 {
+		r.sums = make([]byte, chunks*4)
+	}
+	sums := r.sums[:chunks*4]
+	if _, err := r.meta.ReadAt(sums, metaHeaderLen+r.pos/int64(r.bpc)*4); err != nil {
+		return 0, err
+	}
+	for i := 0; i < chunks; i++ {
+		c := p[i*r.bpc : min(len(p), (i+1)*r.bpc)]
+		if crc32.Checksum(c, castagnoli) != binary.BigEndian.Uint32(sums[i*4:]) {
+			return 0, &datatransfer.ChecksumError{Offset: r.pos + int64(i*r.bpc)}
+		}
+	}
+	r.pos += int64(len(p))
+	return len(p), nil
 }
 
 func (r *localBlockReader) Close() error {

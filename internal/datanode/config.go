@@ -41,6 +41,7 @@ const (
 	keyDefaultFS          = "fs.defaultFS"
 	keyBalanceBandwidth   = "dfs.datanode.balance.bandwidthPerSec"
 	keyBalanceMoves       = "dfs.datanode.balance.max.concurrent.moves"
+	keyReadahead          = "dfs.datanode.readahead.bytes"
 )
 
 // defaultHeartbeat is the heartbeat of a Config whose HeartbeatInterval
@@ -135,6 +136,11 @@ type Config struct {
 	// operations (dfs.datanode.max.transfer.threads; default 4096). 0
 	// means the default.
 	MaxTransferThreads int
+	// Readahead is how far ahead of a block read's send position the
+	// DataNode asks the kernel to read the block file
+	// (dfs.datanode.readahead.bytes; default 4 MiB). 0 means the default;
+	// negative turns it off (a configured 0, as in Hadoop).
+	Readahead int64
 	// FailedVolumesTolerated is how many volumes may fail before the
 	// DataNode stops (dfs.datanode.failed.volumes.tolerated; default 0);
 	// -1 means as long as one works. In [-1, len(Volumes)).
@@ -262,6 +268,9 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.SASL = saslConfigFrom(c, r)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
 	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))
+	if cfg.Readahead = r.Bytes(keyReadahead); cfg.Readahead == 0 {
+		cfg.Readahead = -1
+	}
 	if hours := r.Int(keyScanPeriod); hours < 0 {
 		cfg.ScanPeriod = -1
 	} else {
@@ -344,8 +353,9 @@ func nameNodeHTTPAddrs(c *conf.Configuration) []string {
 func (c Config) withDefaults() Config {
 	if c.BlockReportInterval == 0 || c.MaxTransferThreads == 0 || c.ScanPeriod == 0 || c.ScanBytesPerSecond == 0 ||
 		c.SocketKeepalive == 0 || c.SocketTimeout == 0 || c.SocketWriteTimeout == 0 || c.VolumeChoosing == "" || c.AvailableSpaceThreshold == 0 || c.AvailableSpacePreference == 0 ||
-		c.User == "" {
+		c.User == "" || c.Readahead == 0 {
 		d := DefaultConfig()
+		fill(&c.Readahead, d.Readahead)
 		fill(&c.BlockReportInterval, d.BlockReportInterval)
 		fill(&c.MaxTransferThreads, d.MaxTransferThreads)
 		fill(&c.ScanPeriod, d.ScanPeriod)

@@ -23,7 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 	conftest.CheckDefaults(t, from, nil, want)
 	// Spot-check that the table's values arrive with their units.
 	d := DefaultConfig()
-	if d.HeartbeatInterval != 3*time.Second || d.BlockReportInterval != 6*time.Hour || d.MaxTransferThreads != 4096 ||
+	if d.HeartbeatInterval != 3*time.Second || d.BlockReportInterval != 6*time.Hour || d.MaxTransferThreads != 4096 || d.Readahead != 4<<20 ||
 		d.SocketKeepalive != 4*time.Second || d.SocketTimeout != 60*time.Second || d.SocketWriteTimeout != 480*time.Second || d.ScanPeriod != 504*time.Hour || d.ScanBytesPerSecond != 1<<20 ||
 		d.VolumeChoosing != fsdataset.RoundRobin || d.XferAddr != "127.0.0.1:9866" || d.HTTPAddr != "127.0.0.1:9864" {
 		t.Fatalf("DefaultConfig = %+v", d)
@@ -77,6 +77,7 @@ func TestConfigMapping(t *testing.T) {
 		keyEncryptAlgorithm:              "rc4",
 		keyEncryptCipherSuites:           "AES/CTR/NoPadding",
 		keyEncryptKeyBits:                "256",
+		keyReadahead:                     "1m",
 	})
 }
 

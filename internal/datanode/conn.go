@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/stratafs/strata/internal/datatransfer"
 )
 
 // peerConn is a DataTransferProtocol connection on which no read waits
@@ -61,6 +63,10 @@ func (c *peerConn) NoSendfile() bool {
 }
 
 // CloseWrite half-closes the connection when it can.
+// Cork holds partial segments back while a block is streamed
+// (datatransfer.Corker).
+func (c *peerConn) Cork(on bool) error { return datatransfer.SetCork(c.Conn, on) }
+
 func (c *peerConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()

@@ -225,7 +225,7 @@ func (d *DataNode) copyBlock(c *peerConn, m *hdfspb.OpCopyBlockProto) error {
 		Header: &hdfspb.ClientOperationHeaderProto{BaseHeader: m.GetHeader(), ClientName: proto.String("")},
 		Offset: proto.Uint64(0), Len: proto.Uint64(uint64(r.Length())), SendChecksums: proto.Bool(true),
 	}
-	return datatransfer.ServeReadBlock(d.balance.writer(c), bufio.NewReader(c), read, replicaSource{r}, r.Length())
+	return datatransfer.ServeReadBlock(d.balance.writer(c), bufio.NewReader(c), read, replicaSource{r, d.cfg.Readahead}, r.Length())
 }
 
 // recoverReplica carries out a RecoverCommand: cut the replica to a new

@@ -102,9 +102,11 @@ func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r
 		d.log.Warn("webhdfs: redirect token refused", "op", r.Op, "path", r.Path, "user", r.User, "remote", hr.RemoteAddr, "err", err)
 		return ipc.Errorf(classInvalidToken, "%s", err.Error())
 	}
-	// With short-circuit reads configured, OPEN reads local replicas
-	// straight from their files, as a local HDFS client would.
+	// OPEN reads this DataNode's own replicas straight from their files
+	// (in-process, CRCs verified); with short-circuit reads configured,
+	// other local DataNodes' too, as a local HDFS client would.
 	c, err := hdfs.New(hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath,
+		LocalReplicas:          d,
 		DataTransferProtection: d.cfg.SASL.protection(), EncryptDataTransfer: d.cfg.SASL.Encrypt,
 		DataTransferCipherSuites: d.cfg.SASL.CipherSuites})
 	if err != nil {
@@ -150,7 +152,11 @@ func (d *DataNode) webOpen(ctx context.Context, c *hdfs.Client, w http.ResponseW
 	iw := idleWriter{w, http.NewResponseController(w)}
 	iw.rc.SetWriteDeadline(time.Now().Add(idleTimeout))
 	w.WriteHeader(http.StatusOK)
-	if copied, err := io.CopyBuffer(iw, io.LimitReader(f, n), make([]byte, copyBuffer)); err != nil || copied < n {
+	var src io.Reader = f // to the end: the reader's WriteTo hands over its read-ahead buffers
+	if offset+n < size {
+		src = io.LimitReader(f, n)
+	}
+	if copied, err := io.CopyBuffer(iw, src, make([]byte, copyBuffer)); err != nil || copied < n {
 		// The status is sent: cut the response short so the reader sees
 		// less than Content-Length rather than silently short data.
 		d.log.Warn("webhdfs: OPEN failed mid-stream", "path", r.Path, "sent", copied, "of", n, "err", err)

@@ -556,8 +556,14 @@ func (d *DataNode) blockChecksum(c *peerConn, m *hdfspb.OpBlockChecksumProto) er
 	return datatransfer.WriteResponse(c, datatransfer.NewBlockChecksumResponse(sums))
 }
 
-// replicaSource adapts a replica reader to datatransfer's FileSource.
-type replicaSource struct{ r *fsdataset.ReplicaReader }
+// replicaSource adapts a replica reader to datatransfer's
+// ReadaheadSource.
+type replicaSource struct {
+	r     *fsdataset.ReplicaReader
+	ahead int64
+}
+
+func (s replicaSource) Readahead() int64 { return max(s.ahead, 0) }
 
 func (s replicaSource) ReadAt(p []byte, off int64) (int, error) { return s.r.ReadAt(p, off) }
 func (s replicaSource) ReadChecksumsAt(p []byte, first int64) error {
@@ -586,7 +592,7 @@ func (d *DataNode) readBlock(c *peerConn, br *bufio.Reader, m *hdfspb.OpReadBloc
 		return false, err
 	}
 	defer r.Close()
-	err = datatransfer.ServeReadBlock(c, br, m, replicaSource{r}, r.Length())
+	err = datatransfer.ServeReadBlock(c, br, m, replicaSource{r, d.cfg.Readahead}, r.Length())
 	if err != nil {
 		return false, err
 	}

@@ -192,6 +192,14 @@ var ErrBadPacket = errors.New("datatransfer: bad packet")
 // wrapping ErrBadPacket for a packet that is malformed or over the limit;
 // after an error the stream is unusable.
 func (pr *PacketReader) Next() (Packet, error) {
+	return pr.NextInto(nil)
+}
+
+// NextInto is Next, except that a packet whose data fits in dst has its
+// data read straight into dst (Packet.Data is then dst[:DataLen], and
+// Packet.Raw holds only the lengths, header and checksums): a reader that
+// hands the data on saves a copy. dst nil or too small reads as Next.
+func (pr *PacketReader) NextInto(dst []byte) (Packet, error) {
 	if cap(pr.buf) < packetLengthsLen {
 		pr.buf = make([]byte, 0, 4096)
 	}
@@ -212,6 +220,9 @@ func (pr *PacketReader) Next() (Packet, error) {
 			ErrBadPacket, payloadLen, hlen, pr.max)
 	}
 	total := packetLengthsLen + hlen + int(payloadLen) - 4
+	if dst != nil {
+		return pr.nextInto(buf, hlen, total, dst)
+	}
 	buf, err := pr.fill(buf, total)
 	if err != nil {
 		return Packet{}, noEOF(err)
@@ -225,13 +236,54 @@ func (pr *PacketReader) Next() (Packet, error) {
 		return Packet{}, fmt.Errorf("%w: data length %d with %d bytes of checksums and data",
 			ErrBadPacket, h.DataLen, len(body))
 	}
+	return pr.finishPacket(h, buf, body[:len(body)-int(h.DataLen)], body[len(body)-int(h.DataLen):])
+}
+
+// nextInto reads the rest of a packet whose lengths are in buf: header
+// and checksums into pr.buf, the data into dst when it fits.
+func (pr *PacketReader) nextInto(buf []byte, hlen, total int, dst []byte) (Packet, error) {
+	buf, err := pr.fill(buf, packetLengthsLen+hlen)
+	if err != nil {
+		return Packet{}, noEOF(err)
+	}
+	h, err := parseHeader(buf[packetLengthsLen : packetLengthsLen+hlen])
+	if err != nil {
+		return Packet{}, err
+	}
+	bodyLen := total - packetLengthsLen - hlen
+	if h.DataLen < 0 || int(h.DataLen) > bodyLen {
+		return Packet{}, fmt.Errorf("%w: data length %d with %d bytes of checksums and data",
+			ErrBadPacket, h.DataLen, bodyLen)
+	}
+	if int(h.DataLen) > len(dst) {
+		// Does not fit: read the whole packet into pr.buf.
+		buf, err = pr.fill(buf, total)
+		if err != nil {
+			return Packet{}, noEOF(err)
+		}
+		body := buf[packetLengthsLen+hlen:]
+		return pr.finishPacket(h, buf, body[:len(body)-int(h.DataLen)], body[len(body)-int(h.DataLen):])
+	}
+	sumEnd := total - int(h.DataLen)
+	buf, err = pr.fill(buf, sumEnd)
+	if err != nil {
+		return Packet{}, noEOF(err)
+	}
+	data := dst[:h.DataLen]
+	if _, err := io.ReadFull(pr.r, data); err != nil {
+		return Packet{}, noEOF(err)
+	}
+	return pr.finishPacket(h, buf, buf[packetLengthsLen+hlen:], data)
+}
+
+// finishPacket checks a packet read whole and returns it.
+func (pr *PacketReader) finishPacket(h PacketHeader, raw, sums, data []byte) (Packet, error) {
 	if h.OffsetInBlock < 0 {
 		return Packet{}, fmt.Errorf("%w: negative offset %d", ErrBadPacket, h.OffsetInBlock)
 	}
 	if h.LastPacketInBlock && h.DataLen != 0 {
 		return Packet{}, fmt.Errorf("%w: last packet carries %d bytes", ErrBadPacket, h.DataLen)
 	}
-	sums := body[:len(body)-int(h.DataLen)]
 	if pr.BytesPerChecksum > 0 {
 		want := ChunkCount(h.OffsetInBlock, int(h.DataLen), pr.BytesPerChecksum) * pr.ChecksumSize
 		if len(sums) != want {
@@ -242,8 +294,8 @@ func (pr *PacketReader) Next() (Packet, error) {
 	return Packet{
 		PacketHeader: h,
 		Checksums:    sums,
-		Data:         body[len(sums):],
-		Raw:          buf,
+		Data:         data,
+		Raw:          raw,
 	}, nil
 }
 

@@ -189,9 +189,19 @@ func (br *BlockReader) Read(p []byte) (int, error) {
 			br.err = io.EOF
 			return 0, io.EOF
 		}
-		if err := br.nextPacket(); err != nil {
+		var dst []byte
+		if len(p) >= PacketDataSize {
+			// Room for a whole packet: its data goes straight into p.
+			dst = p
+		}
+		n, err := br.nextPacket(dst)
+		if err != nil {
 			br.err = err
 			return 0, err
+		}
+		if n > 0 {
+			br.offset += int64(n)
+			return n, nil
 		}
 	}
 	n := copy(p, br.cur)
@@ -217,9 +227,10 @@ func (br *BlockReader) Close() error {
 	return err
 }
 
-// next reads one packet and checks its place in the stream.
-func (br *BlockReader) next() (Packet, error) {
-	pkt, err := br.pr.Next()
+// next reads one packet and checks its place in the stream; its data is
+// read into dst if it fits (PacketReader.NextInto).
+func (br *BlockReader) next(dst []byte) (Packet, error) {
+	pkt, err := br.pr.NextInto(dst)
 	if err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -252,29 +263,35 @@ func (br *BlockReader) next() (Packet, error) {
 	return pkt, nil
 }
 
-// nextPacket makes the next packet's bytes within [offset, end) current.
-func (br *BlockReader) nextPacket() error {
-	pkt, err := br.next()
+// nextPacket reads the next packet. Its verified bytes within
+// [offset, end) become current, or, if its data was read into dst, are
+// moved to the start of dst and counted in n.
+func (br *BlockReader) nextPacket(dst []byte) (n int, err error) {
+	pkt, err := br.next(dst)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if pkt.LastPacketInBlock {
-		return fmt.Errorf("datatransfer: block ended at offset %d, before %d: %w",
+		return 0, fmt.Errorf("datatransfer: block ended at offset %d, before %d: %w",
 			pkt.OffsetInBlock, br.end, io.ErrUnexpectedEOF)
 	}
 	lo := max(br.offset, pkt.OffsetInBlock) - pkt.OffsetInBlock
 	hi := min(br.end, br.nextOff) - pkt.OffsetInBlock
-	if lo < hi {
-		br.cur = pkt.Data[lo:hi]
+	if lo >= hi {
+		return 0, nil
 	}
-	return nil
+	if len(dst) > 0 && &pkt.Data[0] == &dst[0] {
+		return copy(dst, pkt.Data[lo:hi]), nil
+	}
+	br.cur = pkt.Data[lo:hi]
+	return 0, nil
 }
 
 // finish reads the rest of the stream up to the empty last packet and
 // tells the DataNode the checksums were good, as Hadoop's clients do.
 func (br *BlockReader) finish() error {
 	for {
-		pkt, err := br.next()
+		pkt, err := br.next(nil)
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,22 @@ type FileSource interface {
 	DataFile() (f *os.File, base int64)
 }
 
+// A ReadaheadSource is a FileSource that asks SendBlock to keep the kernel
+// reading its data file this many bytes ahead of what it sends
+// (posix_fadvise WILLNEED, as Hadoop's dfs.datanode.readahead.bytes), so
+// the disk works while the network sends; 0 leaves it to the kernel's own
+// readahead.
+type ReadaheadSource interface {
+	FileSource
+	Readahead() int64
+}
+
+// A Corker holds partial segments back while SendBlock streams packets
+// (TCP_CORK, SetCork) and sends them when uncorked.
+type Corker interface {
+	Cork(on bool) error
+}
+
 // ReadRange checks a READ_BLOCK request for offset and length against a
 // replica of which blockLen bytes are readable and returns the range a
 // DataNode sends, as Hadoop's BlockSender computes it: start is offset
@@ -86,16 +102,26 @@ func SendBlock(w io.Writer, src BlockSource, start, end int64, checksums bool) e
 	buf := *bp
 
 	var file *os.File
+	var base int64
 	var rf io.ReaderFrom
 	if fs, ok := src.(FileSource); ok && end > start {
 		if r, ok := w.(io.ReaderFrom); ok && isSocket(w) {
-			f, base := fs.DataFile()
+			f, b := fs.DataFile()
 			if f != nil {
-				if _, err := f.Seek(base+start, io.SeekStart); err != nil {
+				if _, err := f.Seek(b+start, io.SeekStart); err != nil {
 					return fmt.Errorf("datatransfer: seek block file: %w", err)
 				}
-				file, rf = f, r
+				file, base, rf = f, b, r
 			}
+		}
+	}
+	var ahead, advised int64 // readahead length; block offset advised up to
+	if rs, ok := src.(ReadaheadSource); ok && file != nil {
+		ahead, advised = rs.Readahead(), start
+	}
+	if c, ok := w.(Corker); ok && file != nil {
+		if c.Cork(true) == nil {
+			defer c.Cork(false)
 		}
 	}
 
@@ -115,6 +141,13 @@ func SendBlock(w io.Writer, src BlockSource, start, end int64, checksums bool) e
 			}
 		}
 		b = buf[:len(b)+sumLen]
+		if ahead > 0 && advised < end && off+ahead/2 >= advised {
+			// As Hadoop's ReadaheadPool: once half the last window is
+			// sent, ask for the next one.
+			n := min(ahead, end-advised)
+			adviseWillNeed(file, base+advised, n)
+			advised += n
+		}
 		if file != nil {
 			if _, err := w.Write(b); err != nil {
 				return err

@@ -114,13 +114,17 @@ func TestReadCorruptReplica(t *testing.T) {
 		data := randomData(200000, 3)
 		dn.setBlock(1, data)
 		for _, tc := range []struct{ off, n int64 }{{0, 200000}, {69700, 10}, {69632, 1}, {70000, 1}} {
-			got, err := readBlock(t, dn, 1, tc.off, tc.n, 4096)
-			var ce *ChecksumError
-			if !errors.As(err, &ce) || ce.Offset != 69632 {
-				t.Fatalf("file=%v read [%d,+%d): %v, want checksum error at 69632", useFile, tc.off, tc.n, err)
-			}
-			if !bytes.Equal(got, data[tc.off:tc.off+int64(len(got))]) || tc.off+int64(len(got)) > max(tc.off, 69632) {
-				t.Fatalf("returned %d unverified or wrong bytes", len(got))
+			// 4 KiB reads copy out of the packet buffer; 1 MiB reads
+			// have whole packets' data read into them (NextInto).
+			for _, bufSize := range []int{4096, 1 << 20} {
+				got, err := readBlock(t, dn, 1, tc.off, tc.n, bufSize)
+				var ce *ChecksumError
+				if !errors.As(err, &ce) || ce.Offset != 69632 {
+					t.Fatalf("file=%v buf %d read [%d,+%d): %v, want checksum error at 69632", useFile, bufSize, tc.off, tc.n, err)
+				}
+				if !bytes.Equal(got, data[tc.off:tc.off+int64(len(got))]) || tc.off+int64(len(got)) > max(tc.off, 65536) {
+					t.Fatalf("buf %d: returned %d unverified or wrong bytes", bufSize, len(got))
+				}
 			}
 		}
 	}

@@ -86,3 +86,37 @@ func dnStats(c *testcluster.Cluster) (tcpBytes, shortCircuit int64) {
 	}
 	return
 }
+
+// TestInProcessLocalReads: a client made with Options.LocalReplicas (as a
+// DataNode's WebHDFS makes it) reads that DataNode's replicas from their
+// files in-process — no block bytes over TCP from it — and a corrupt one
+// is caught by the CRC check, the read going on from the other copy.
+func TestInProcessLocalReads(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{DataNodes: 2})
+	data := randBytes(2*smallBlock+777, 22)
+	writeFile(t, c.Client(c.Superuser()), "/ip", data, 2)
+	dn := c.DataNode(0)
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), LocalReplicas: dn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	before := dn.Status()
+	for i := 0; i < 5; i++ {
+		if got := readFile(t, cl, "/ip"); !bytes.Equal(got, data) {
+			t.Fatal("in-process read returned wrong data")
+		}
+	}
+	after := dn.Status()
+	if after.ShortCircuit-before.ShortCircuit < 15 || after.Read != before.Read {
+		t.Fatalf("in-process opens %d, TCP bytes sent by the local DataNode %d: want 15 (3 blocks × 5 reads) and 0",
+			after.ShortCircuit-before.ShortCircuit, after.Read-before.Read)
+	}
+	locs, _ := cl.BlockLocations(context.Background(), "/ip")
+	for _, l := range locs {
+		c.CorruptReplica(0, l.BlockID, 100)
+	}
+	if got := readFile(t, cl, "/ip"); !bytes.Equal(got, data) {
+		t.Fatal("read with a corrupt local replica returned wrong data")
+	}
+}
