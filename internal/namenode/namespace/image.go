@@ -44,6 +44,7 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		InodeCount:    proto.Uint64(uint64(len(ns.byID))),
 	}
 	ns.snapshotHeader(hdr)
+	ns.delegationHeader(hdr)
 	if err := put(hdr); err != nil {
 		return err
 	}
@@ -192,6 +193,9 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		return nil, errors.New("namenode: image has no root")
 	}
 	if err := ns.readSnapshots(&hdr, next); err != nil {
+		return nil, err
+	}
+	if err := ns.loadDelegation(&hdr); err != nil {
 		return nil, err
 	}
 	if hdr.GetLastInodeId() > ns.lastID {

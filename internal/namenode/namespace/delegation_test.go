@@ -1,0 +1,77 @@
+package namespace
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/namenode/blockmgmt"
+)
+
+// Token edits replay through ApplyRecord and survive an image, so a
+// token issued before a restart (or on another HA member) validates.
+func TestDelegationEditsAndImage(t *testing.T) {
+	cfg := delegation.DefaultConfig()
+	tr := New("hdfs", "supergroup", blockmgmt.NewBlockMap())
+	replica := New("hdfs", "supergroup", blockmgmt.NewBlockMap())
+	apply := func(e Edit) {
+		t.Helper()
+		if err := tr.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := e.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := replica.ApplyRecord(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := int64(1_700_000_000_000)
+	k, err := tr.Tokens().NewKey(cfg, now, bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(UpdateMasterKey(k))
+	id1, r1 := tr.Tokens().NewIdentifier(cfg, "alice", "alice", "", now)
+	apply(GetDelegationToken(id1, r1))
+	id2, r2 := tr.Tokens().NewIdentifier(cfg, "bob", "bob", "", now+1)
+	apply(GetDelegationToken(id2, r2))
+	apply(RenewDelegationToken(id1, r1+5000))
+	apply(CancelDelegationToken(id2))
+
+	pw, _, err := tr.Tokens().Retrieve(id1.Bytes(), r1+4000)
+	if err != nil {
+		t.Fatalf("leader: %v", err)
+	}
+	for name, s := range map[string]*Tree{"replica": replica} {
+		got, _, err := s.Tokens().Retrieve(id1.Bytes(), r1+4000)
+		if err != nil || !bytes.Equal(got, pw) {
+			t.Fatalf("%s: %x %v", name, got, err)
+		}
+		if _, _, err := s.Tokens().Retrieve(id2.Bytes(), now); err == nil {
+			t.Fatalf("%s: cancelled token valid", name)
+		}
+	}
+	var img bytes.Buffer
+	if err := tr.WriteImage(&img); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadImage(bytes.NewReader(img.Bytes()), blockmgmt.NewBlockMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := loaded.Tokens().Retrieve(id1.Bytes(), r1+4000); err != nil || !bytes.Equal(got, pw) {
+		t.Fatalf("image: %x %v", got, err)
+	}
+	if loaded.Tokens().Len() != 1 {
+		t.Fatalf("image has %d tokens", loaded.Tokens().Len())
+	}
+	if id, _ := loaded.Tokens().NewIdentifier(cfg, "c", "c", "", now); id.SequenceNumber != 3 || id.MasterKeyID != k.ID {
+		t.Fatalf("image counters: %+v", id)
+	}
+	var img2 bytes.Buffer
+	if err := loaded.WriteImage(&img2); err != nil || !bytes.Equal(img.Bytes(), img2.Bytes()) {
+		t.Fatalf("image not stable across a load: %v", err)
+	}
+}
