@@ -208,6 +208,8 @@ type Config struct {
 	HA *HAConfig
 	// Nodes are the hosts files and the rack topology (nodes.go).
 	Nodes NodesConfig
+	// Delegation is the delegation token setup (delegation.go).
+	Delegation DelegationConfig
 	// IPC are the RPC server's limits (ipc.maximum.data.length,
 	// ipc.server.max.connections, ipc.client.connection.maxidletime,
 	// ipc.client.idlethreshold, strata.ipc.server.*; see
@@ -363,6 +365,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	haConfigFrom(c, r, &cfg)
 	trashConfigFrom(r, &cfg)
 	nodesConfigFrom(c, r, &cfg)
+	delegationConfigFrom(c, r, &cfg)
 	return cfg, r.Err()
 }
 

@@ -116,6 +116,7 @@ func New(cfg Config) (*NameNode, error) {
 		maintenanceMinRepl: cfg.Nodes.MaintenanceMinReplication,
 		snapshotDiffLimit:  cfg.SnapshotDiffLimit, snapshotMaxCopied: cfg.SnapshotMaxCopied,
 		snapshotMaxTotalInodes: cfg.SnapshotMaxTotalInodes, maxReplyBytes: cfg.MaxDataLength,
+		delegation: cfg.Delegation,
 	}, l, cfg.Logger)
 	if err := ns.initNodes(cfg.Nodes); err != nil {
 		l.Close()
