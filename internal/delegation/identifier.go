@@ -145,3 +145,10 @@ func DecodeURLString(s string) (Token, error) {
 	}
 	return t, nil
 }
+
+// StableString is AbstractDelegationTokenIdentifier.toStringStable, the
+// form `hdfs fetchdt --print` shows.
+func (id Identifier) StableString() string {
+	return fmt.Sprintf("owner=%s, renewer=%s, realUser=%s, issueDate=%d, maxDate=%d, sequenceNumber=%d, masterKeyId=%d",
+		id.Owner, id.Renewer, id.RealUser, id.IssueDate, id.MaxDate, id.SequenceNumber, id.MasterKeyID)
+}
