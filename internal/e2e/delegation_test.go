@@ -28,7 +28,7 @@ func TestFetchdtThroughTheBinary(t *testing.T) {
 
 	file := filepath.Join(t.TempDir(), "alice.token")
 	out := mustRun(t, run, "alice", "fetchdt", "--renewer", "alice", file)
-	if !regexp.MustCompile(`^Fetched token for \S+:\d+ into `+regexp.QuoteMeta("file:"+file)+"\n$").MatchString(out) {
+	if !regexp.MustCompile(`^Fetched token for \S+:\d+ into ` + regexp.QuoteMeta("file:"+file) + "\n$").MatchString(out) {
 		t.Errorf("fetch: %q", out)
 	}
 	data, err := os.ReadFile(file)

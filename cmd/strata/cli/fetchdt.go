@@ -38,9 +38,9 @@ Options:
 }
 
 type fetchdtOpts struct {
-	renewer                      string
+	renewer                       string
 	cancel, renew, print, verbose bool
-	file                         string
+	file                          string
 }
 
 func parseFetchdt(args []string) (fetchdtOpts, error) {
