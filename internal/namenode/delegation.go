@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -32,10 +33,11 @@ import (
 // getDelegationToken answers without a token, as Hadoop does. With
 // security on, only a caller authenticated by Kerberos (or by the web
 // server's authentication) may get or renew one: a token cannot beget
-// tokens. The master key rolls when a token is issued and the current key
-// is older than dfs.namenode.delegation.key.update-interval (in the same
-// mutation, so no token is signed with an outdated key); a roll forgets
-// the keys and tokens that expired before it.
+// tokens. The active NameNode rolls the master key once the current one
+// is older than dfs.namenode.delegation.key.update-interval (keyRollLoop),
+// and before issuing a token with an outdated key (in the same mutation,
+// so no token is signed with one); a roll forgets the keys and tokens
+// that expired before it.
 
 const (
 	keySecurityAuthentication  = "hadoop.security.authentication"
@@ -330,4 +332,58 @@ func (n *NameNode) webCancelDelegationToken(ctx context.Context, w http.Response
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// RollMasterKeyIfDue makes a new master key when the current one is older
+// than the key update interval (or there is none), as Hadoop's
+// ExpiredTokenRemover does on its schedule; the roll also forgets expired
+// keys and tokens. A no-op when the NameNode issues no tokens.
+func (s *Namesystem) RollMasterKeyIfDue(ctx context.Context) error {
+	dc := s.cfg.delegation
+	if !dc.Issuing() {
+		return nil
+	}
+	s.mu.RLock()
+	due := !s.standby && s.tree.Tokens().NeedsKey(dc.Timing, s.nowMillis())
+	s.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	return s.mutate(ctx, func() ([]namespace.Edit, error) {
+		st, now := s.tree.Tokens(), s.nowMillis()
+		if !st.NeedsKey(dc.Timing, now) {
+			return nil, nil // another call rolled it meanwhile
+		}
+		k, err := st.NewKey(dc.Timing, now, delegationRand)
+		if err != nil {
+			return nil, ipc.Errorf(ipc.ClassIOException, "making a delegation token master key: %v", err)
+		}
+		return []namespace.Edit{namespace.UpdateMasterKey(k)}, nil
+	})
+}
+
+// keyRollLoop rolls the master key on schedule while this NameNode is
+// active (only the active logs edits; followers apply its rolls).
+func (n *NameNode) keyRollLoop() {
+	if !n.cfg.Delegation.Issuing() {
+		return
+	}
+	poll := min(time.Minute, max(time.Second, time.Duration(n.cfg.Delegation.Timing.KeyUpdateInterval)*time.Millisecond/4))
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		if n.stopped() || n.ServiceState() != HAActive || n.ns.InSafeMode() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), poll)
+		if err := n.ns.RollMasterKeyIfDue(ctx); err != nil {
+			n.log.Warn("namenode: delegation token master key roll failed", "err", err)
+		}
+		cancel()
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/namenode"
@@ -189,5 +190,38 @@ func TestDelegationTokenFailover(t *testing.T) {
 	}
 	if r := curl(t, "http://"+active.HTTPAddr()+"/webhdfs/v1/home/alice"+q); r.status != 403 {
 		t.Errorf("cancelled token on the new active: %d %s", r.status, r.body)
+	}
+}
+
+// TestDelegationMasterKeyRolls: the active NameNode rolls the master key
+// every key update interval on its own, and a roll forgets the tokens
+// that expired before it.
+func TestDelegationMasterKeyRolls(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{NameNode: func(cfg *namenode.Config) {
+		cfg.Delegation.AlwaysUse = true
+		cfg.Delegation.Timing = delegation.Config{KeyUpdateInterval: 1000, MaxLifetime: 60_000, RenewInterval: 500}
+	}})
+	ctx := context.Background()
+	first, err := c.Client("alice").GetDelegationToken(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := func(tok *delegation.Token) string {
+		return "http://" + c.NameNode().HTTPAddr() + "/webhdfs/v1/?op=GETFILESTATUS&delegation=" + url.QueryEscape(tok.EncodeToURLString())
+	}
+	c.WaitFor("the first token to be forgotten", 20e9, func() bool {
+		r := curl(t, q(first))
+		return r.status == 403 && strings.Contains(string(r.body), "can't be found in cache")
+	})
+	// Rolls go on without tokens being issued: the forgetting took a
+	// second key; 3.5 key intervals later (without the timer the next
+	// token would still use key 2) there are more.
+	time.Sleep(3500 * time.Millisecond)
+	tok, err := c.Client("alice").GetDelegationToken(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := delegation.DecodeIdentifier(tok.Identifier); id.MasterKeyID < 3 || id.SequenceNumber != 2 {
+		t.Errorf("token after idle rolls: key %d, sequence %d", id.MasterKeyID, id.SequenceNumber)
 	}
 }

@@ -216,7 +216,7 @@ func (n *NameNode) Start() error {
 		}()
 	}
 	n.started = time.Now()
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go func() {
 		defer n.wg.Done()
 		if err := n.rpc.Serve(ln); err != nil {
@@ -230,6 +230,10 @@ func (n *NameNode) Start() error {
 	go func() {
 		defer n.wg.Done()
 		n.emptierLoop(n.monitorTick())
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.keyRollLoop() // delegation.go
 	}()
 	n.log.Info("namenode: serving", "rpc", n.RPCAddr(), "http", n.HTTPAddr())
 	close(n.ready)
