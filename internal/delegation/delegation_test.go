@@ -98,11 +98,14 @@ func issue(t *testing.T, s *State, cfg Config, owner, renewer string, now int64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddKey(k); err != nil {
+		if err := s.AddKey(k, RetiredExpiry(cfg, now)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	id, renew := s.NewIdentifier(cfg, owner, renewer, "", now)
+	id, renew, err := s.NewIdentifier(cfg, owner, renewer, "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.AddToken(id, renew); err != nil {
 		t.Fatal(err)
 	}
@@ -199,21 +202,21 @@ func TestKeyRollAndExpiry(t *testing.T) {
 	// key made after they expired is added.
 	var r rnd
 	k, _ := s.NewKey(cfg, 5000, &r)
-	s.AddKey(k)
+	s.AddKey(k, RetiredExpiry(cfg, 5000))
 	if len(s.Keys()) != 2 || s.Len() != 0 {
 		t.Fatalf("after roll at 5000: %d keys, %d tokens", len(s.Keys()), s.Len())
 	}
 	// Image round trip keeps everything.
 	tok := issue(t, s, cfg, "carol", "carol", 5100)
 	seq, last, cur := s.Counters()
-	s2, err := Restore(s.Keys(), s.Tokens(), seq, last, cur)
-	if err != nil {
+	s2, skipped, err := Restore(s.Keys(), s.Tokens(), seq, last, cur)
+	if err != nil || len(skipped) != 0 {
 		t.Fatal(err)
 	}
 	if _, err := s2.Verify(tok, 5200); err != nil {
 		t.Fatalf("restored: %v", err)
 	}
-	if id, _ := s2.NewIdentifier(cfg, "x", "x", "", 5300); id.SequenceNumber != seq+1 || id.MasterKeyID != cur {
+	if id, _, _ := s2.NewIdentifier(cfg, "x", "x", "", 5300); id.SequenceNumber != seq+1 || id.MasterKeyID != cur {
 		t.Fatalf("restored counters: %+v", id)
 	}
 }
@@ -247,5 +250,99 @@ func TestCredentialsFile(t *testing.T) {
 		if _, err := ReadCredentials(bad); err == nil {
 			t.Errorf("ReadCredentials(%q) succeeded", bad)
 		}
+	}
+}
+
+func TestIssuedNamesBounded(t *testing.T) {
+	cfg := DefaultConfig()
+	s := NewState()
+	long := strings.Repeat("r", MaxUserName+1)
+	huge := strings.Repeat("r", 2<<20) // over Hadoop's Text limit: would not decode
+	for _, c := range []struct{ owner, renewer, real string }{
+		{long, "yarn", ""}, {"alice", long, ""}, {"alice", "yarn", long}, {"alice", huge, ""},
+	} {
+		_, _, err := s.NewIdentifier(cfg, c.owner, c.renewer, c.real, 1000)
+		if class(err) != ClassIOException || !strings.Contains(err.Error(), "too long to be serialized") {
+			t.Errorf("names %d/%d/%d bytes: %v", len(c.owner), len(c.renewer), len(c.real), err)
+		}
+	}
+	ok := strings.Repeat("a", MaxUserName)
+	id, _, err := s.NewIdentifier(cfg, ok, ok, ok, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := DecodeIdentifier(id.Bytes()); err != nil || back != id {
+		t.Fatalf("longest names do not round-trip: %v", err)
+	}
+}
+
+// A key retired with its tokens still live (max lifetime raised after
+// they were issued, or no retired expiry recorded) is kept until they
+// are gone; an image missing a token's key still loads, without it.
+func TestRetiredKeyOutlivesItsTokens(t *testing.T) {
+	short := Config{KeyUpdateInterval: 1000, MaxLifetime: 3000, RenewInterval: 1000}
+	long := Config{KeyUpdateInterval: 1000, MaxLifetime: 100000, RenewInterval: 1000}
+	s := NewState()
+	var r rnd
+	k1, _ := s.NewKey(short, 0, &r) // expiry 4000
+	if err := s.AddKey(k1, 0); err != nil {
+		t.Fatal(err)
+	}
+	tok := issue(t, s, long, "alice", "alice", 500) // max date 100500, key 1
+	id, _ := DecodeIdentifier(tok.Identifier)
+	// Keep it alive by renewing, rolling keys on the way; the roll at
+	// 1000 records no retired expiry, so only the live token keeps key 1.
+	for now := int64(900); now < 9000; now += 900 {
+		if s.NeedsKey(long, now) {
+			k, _ := s.NewKey(long, now, &r)
+			if err := s.AddKey(k, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, exp, err := s.CheckRenew(long, tok, "alice", now)
+		if err != nil {
+			t.Fatalf("renew at %d: %v", now, err)
+		}
+		s.RenewToken(id, exp)
+	}
+	if _, err := s.Verify(tok, 9000); err != nil {
+		t.Fatalf("token lost its key: %v", err)
+	}
+	seq, last, cur := s.Counters()
+	s2, skipped, err := Restore(s.Keys(), s.Tokens(), seq, last, cur)
+	if err != nil || len(skipped) != 0 {
+		t.Fatalf("restore: %v %v", skipped, err)
+	}
+	if _, err := s2.Verify(tok, 9000); err != nil {
+		t.Fatalf("restored: %v", err)
+	}
+	// Once the token is gone, the expired key goes at the next roll.
+	s.CancelToken(id)
+	k, _ := s.NewKey(long, 9100, &r)
+	s.AddKey(k, 0)
+	for _, k := range s.Keys() {
+		if k.ID == k1.ID {
+			t.Fatal("expired key 1 kept with no token")
+		}
+	}
+
+	// The retired expiry a roll records extends the replaced key.
+	s = NewState()
+	k1, _ = s.NewKey(short, 0, &r)
+	s.AddKey(k1, 0)
+	k2, _ := s.NewKey(short, 1000, &r)
+	s.AddKey(k2, RetiredExpiry(long, 1000))
+	if got := s.Keys()[0]; got.ID != k1.ID || got.Expiry != 101000 {
+		t.Fatalf("retired key %+v", got)
+	}
+
+	// An image holding a token without its key loads, without the token.
+	keys := []Key{k2}
+	s3, skipped, err := Restore(keys, []TokenInfo{{ID: id, RenewDate: 9000}}, seq, last, cur)
+	if err != nil || len(skipped) != 1 || skipped[0] != id || s3.Len() != 0 {
+		t.Fatalf("restore without the key: %v %v", skipped, err)
+	}
+	if _, _, _ = s3.NewIdentifier(long, "x", "x", "", 9000); s3.seq < id.SequenceNumber {
+		t.Fatalf("sequence went back to %d", s3.seq)
 	}
 }

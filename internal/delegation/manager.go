@@ -125,41 +125,92 @@ func (s *State) NewKey(cfg Config, now int64, rand io.Reader) (Key, error) {
 	return Key{ID: s.lastKeyID + 1, Created: now, Expiry: now + cfg.KeyUpdateInterval + cfg.MaxLifetime, Secret: secret}, nil
 }
 
-// AddKey makes k the current master key, and forgets the keys and tokens
-// that expired before k was created: the removal is part of the recorded
-// change, so every replica forgets the same ones.
-func (s *State) AddKey(k Key) error {
+// RetiredExpiry is the expiry the current key gets when a key made at
+// now replaces it (Hadoop's rollMasterKey: now + max lifetime), so that
+// it outlives every token it signed. The active NameNode decides it and
+// the key roll's record carries it: applying a roll reads no clock.
+func RetiredExpiry(cfg Config, now int64) int64 { return now + cfg.MaxLifetime }
+
+// AddKey makes k the current master key; the key it replaces, if any,
+// gets expiry max(its expiry, retiredExpiry) (0: unchanged). It then
+// forgets the tokens that expired before k was created, and the keys
+// that expired before it and sign none of the live tokens left: the
+// removal is part of the recorded change, so every replica forgets the
+// same ones, and no live token outlives its key (whatever the timing
+// configuration was when it was issued).
+func (s *State) AddKey(k Key, retiredExpiry int64) error {
 	if len(k.Secret) == 0 {
 		return fmt.Errorf("delegation: master key %d has no secret", k.ID)
+	}
+	if old, ok := s.keys[s.current]; ok && old.ID != k.ID && retiredExpiry > old.Expiry {
+		old.Expiry = retiredExpiry
+		s.keys[old.ID] = old
 	}
 	s.keys[k.ID] = k
 	s.current = k.ID
 	if k.ID > s.lastKeyID {
 		s.lastKeyID = k.ID
 	}
-	for id, old := range s.keys {
-		if old.Expiry < k.Created && id != k.ID {
-			delete(s.keys, id)
-		}
-	}
+	signing := map[int32]bool{}
 	for b, t := range s.tokens {
 		if t.RenewDate < k.Created {
 			delete(s.tokens, b)
+			continue
+		}
+		signing[t.ID.MasterKeyID] = true
+	}
+	for id, old := range s.keys {
+		if old.Expiry < k.Created && id != k.ID && !signing[id] {
+			delete(s.keys, id)
 		}
 	}
 	return nil
 }
 
+// MaxUserName bounds the owner, renewer and real user of an issued
+// token, in bytes. Hadoop refuses to write an identifier with a Text
+// over 1 MiB; strata issues none with a name over 1 KiB, so that an
+// identifier stays small (a few KiB) in every edit and image record it
+// is kept in. Identifiers from peers are still decoded up to Hadoop's
+// limits (MaxIdentifier).
+const MaxUserName = 1024
+
+// Check refuses (IOException) an identifier to be issued with a name
+// over MaxUserName or that does not decode back to itself: the edit
+// that issues it must apply on every replica.
+func (id Identifier) Check() error {
+	for _, f := range []struct{ what, v string }{{"owner", id.Owner}, {"renewer", id.Renewer}, {"realUser", id.RealUser}} {
+		if len(f.v) > MaxUserName {
+			return &Error{ClassIOException, fmt.Sprintf("%s is too long to be serialized! (%d bytes, at most %d)", f.what, len(f.v), MaxUserName)}
+		}
+	}
+	if back, err := DecodeIdentifier(id.Bytes()); err != nil || back != id {
+		return &Error{ClassIOException, fmt.Sprintf("delegation token identifier does not round-trip: %v", err)}
+	}
+	return nil
+}
+
+// ClassIOException is java.io.IOException, what Hadoop's identifier
+// write throws for a name too long to serialize.
+const ClassIOException = "java.io.IOException"
+
+
 // NewIdentifier is the identifier of the next token for owner at now and
 // its first renew date (createPassword: max date now + max lifetime,
-// renew date now + renew interval). Make a key first if NeedsKey.
-func (s *State) NewIdentifier(cfg Config, owner, renewer, realUser string, now int64) (Identifier, int64) {
+// renew date now + renew interval). Make a key first if NeedsKey. It
+// refuses (IOException) a name over MaxUserName, and checks that the
+// identifier decodes back to itself, so that the record that issues it
+// cannot fail to apply.
+func (s *State) NewIdentifier(cfg Config, owner, renewer, realUser string, now int64) (Identifier, int64, error) {
 	id := Identifier{
 		Owner: owner, Renewer: ShortName(renewer), RealUser: realUser,
 		IssueDate: now, MaxDate: now + cfg.MaxLifetime,
 		SequenceNumber: s.seq + 1, MasterKeyID: s.current,
 	}
-	return id, min(id.MaxDate, now+cfg.RenewInterval)
+	if err := id.Check(); err != nil {
+		return Identifier{}, 0, err
+	}
+	return id, min(id.MaxDate, now+cfg.RenewInterval), nil
 }
 
 // AddToken records an issued token valid until renewDate
@@ -303,24 +354,32 @@ func (s *State) Tokens() []TokenInfo {
 func (s *State) Counters() (seq, lastKeyID, current int32) { return s.seq, s.lastKeyID, s.current }
 
 // Restore rebuilds a state from its image: keys, tokens (passwords
-// recomputed) and counters.
-func Restore(keys []Key, tokens []TokenInfo, seq, lastKeyID, current int32) (*State, error) {
-	s := NewState()
+// recomputed) and counters. A token whose master key is not in the
+// image cannot be verified or renewed: it is left out and returned in
+// skipped for the caller to warn about (Hadoop's loader likewise drops
+// it with a warning) rather than making the image unloadable.
+func Restore(keys []Key, tokens []TokenInfo, seq, lastKeyID, current int32) (s *State, skipped []Identifier, err error) {
+	s = NewState()
 	for _, k := range keys {
 		if len(k.Secret) == 0 {
-			return nil, fmt.Errorf("delegation: image master key %d has no secret", k.ID)
+			return nil, nil, fmt.Errorf("delegation: image master key %d has no secret", k.ID)
 		}
 		s.keys[k.ID] = k
 	}
 	for _, t := range tokens {
+		if _, ok := s.keys[t.ID.MasterKeyID]; !ok {
+			skipped = append(skipped, t.ID)
+			s.seq = max(s.seq, t.ID.SequenceNumber)
+			continue
+		}
 		if err := s.AddToken(t.ID, t.RenewDate); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	s.seq = max(s.seq, seq)
 	s.lastKeyID = max(lastKeyID, current)
 	s.current = current
-	return s, nil
+	return s, skipped, nil
 }
 
 // Len is the number of live tokens.

@@ -132,12 +132,18 @@ func (s *Namesystem) GetDelegationToken(ctx context.Context, renewer string) (*d
 			if err != nil {
 				return nil, nil, ipc.Errorf(ipc.ClassIOException, "making a delegation token master key: %v", err)
 			}
-			ops = append(ops, namespace.UpdateMasterKey(k))
+			ops = append(ops, namespace.UpdateMasterKey(k, delegation.RetiredExpiry(dc.Timing, now)))
 			keyID = k.ID
 		}
-		id, renewDate := st.NewIdentifier(dc.Timing, owner, renewer, realUser, now)
+		id, renewDate, err := st.NewIdentifier(dc.Timing, owner, renewer, realUser, now)
+		if err != nil {
+			return nil, nil, tokenError(err)
+		}
 		if keyID != 0 {
 			id.MasterKeyID = keyID
+			if err := id.Check(); err != nil {
+				return nil, nil, tokenError(err)
+			}
 		}
 		ops = append(ops, namespace.GetDelegationToken(id, renewDate))
 		return ops, func() {
@@ -358,7 +364,7 @@ func (s *Namesystem) RollMasterKeyIfDue(ctx context.Context) error {
 		if err != nil {
 			return nil, ipc.Errorf(ipc.ClassIOException, "making a delegation token master key: %v", err)
 		}
-		return []namespace.Edit{namespace.UpdateMasterKey(k)}, nil
+		return []namespace.Edit{namespace.UpdateMasterKey(k, delegation.RetiredExpiry(dc.Timing, now))}, nil
 	})
 }
 

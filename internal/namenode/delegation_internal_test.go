@@ -156,3 +156,29 @@ func TestDelegationTokenModes(t *testing.T) {
 		t.Errorf("kerberos renew: %v", err)
 	}
 }
+
+// A renewer (or owner) too long to serialize is refused before anything
+// is logged, and the namesystem keeps working.
+func TestDelegationTokenLongNamesRefused(t *testing.T) {
+	timing := delegation.Config{KeyUpdateInterval: 60_000, MaxLifetime: 300_000, RenewInterval: 100_000}
+	ns, j, _ := tokenNS(t, DelegationConfig{AlwaysUse: true, Timing: timing})
+	for _, renewer := range []string{strings.Repeat("y", delegation.MaxUserName+1), strings.Repeat("y", 2<<20)} {
+		tok, err := ns.GetDelegationToken(as("alice"), renewer)
+		wantClass(t, err, ipc.ClassIOException)
+		if tok != nil || !strings.Contains(err.Error(), "renewer is too long to be serialized") {
+			t.Fatalf("renewer of %d bytes: %v %v", len(renewer), tok, err)
+		}
+	}
+	if _, err := ns.GetDelegationToken(as(strings.Repeat("o", delegation.MaxUserName+1)), "yarn"); err == nil {
+		t.Fatal("long owner accepted")
+	}
+	if len(j.recs) != 0 {
+		t.Fatalf("%d edits logged for refused tokens", len(j.recs))
+	}
+	if err := ns.Mkdirs(as("hdfs"), "/after", 0o755, false); err != nil {
+		t.Fatalf("namesystem stopped after a refused token: %v", err)
+	}
+	if tok, err := ns.GetDelegationToken(as("alice"), "yarn"); err != nil || tok == nil {
+		t.Fatalf("token after refusals: %v", err)
+	}
+}

@@ -2,7 +2,10 @@ package namespace
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
@@ -32,10 +35,10 @@ func TestDelegationEditsAndImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(UpdateMasterKey(k))
-	id1, r1 := tr.Tokens().NewIdentifier(cfg, "alice", "alice", "", now)
+	apply(UpdateMasterKey(k, 0))
+	id1, r1, _ := tr.Tokens().NewIdentifier(cfg, "alice", "alice", "", now)
 	apply(GetDelegationToken(id1, r1))
-	id2, r2 := tr.Tokens().NewIdentifier(cfg, "bob", "bob", "", now+1)
+	id2, r2, _ := tr.Tokens().NewIdentifier(cfg, "bob", "bob", "", now+1)
 	apply(GetDelegationToken(id2, r2))
 	apply(RenewDelegationToken(id1, r1+5000))
 	apply(CancelDelegationToken(id2))
@@ -67,11 +70,64 @@ func TestDelegationEditsAndImage(t *testing.T) {
 	if loaded.Tokens().Len() != 1 {
 		t.Fatalf("image has %d tokens", loaded.Tokens().Len())
 	}
-	if id, _ := loaded.Tokens().NewIdentifier(cfg, "c", "c", "", now); id.SequenceNumber != 3 || id.MasterKeyID != k.ID {
+	if id, _, _ := loaded.Tokens().NewIdentifier(cfg, "c", "c", "", now); id.SequenceNumber != 3 || id.MasterKeyID != k.ID {
 		t.Fatalf("image counters: %+v", id)
 	}
 	var img2 bytes.Buffer
 	if err := loaded.WriteImage(&img2); err != nil || !bytes.Equal(img.Bytes(), img2.Bytes()) {
 		t.Fatalf("image not stable across a load: %v", err)
+	}
+}
+
+// Live tokens are image records of their own: the header does not grow
+// with them, and many tokens with the longest names load back.
+func TestImageTokensAreRecords(t *testing.T) {
+	cfg := delegation.DefaultConfig()
+	tr := New("hdfs", "supergroup", blockmgmt.NewBlockMap())
+	headerLen := func() uint64 {
+		var img bytes.Buffer
+		if err := tr.WriteImage(&img); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := protowire.ConsumeVarint(img.Bytes())
+		return n
+	}
+	now := int64(1_700_000_000_000)
+	k, err := tr.Tokens().NewKey(cfg, now, bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Apply(UpdateMasterKey(k, 0)); err != nil {
+		t.Fatal(err)
+	}
+	before := headerLen()
+	name := strings.Repeat("n", delegation.MaxUserName)
+	const count = 200
+	for i := 0; i < count; i++ {
+		id, r, err := tr.Tokens().NewIdentifier(cfg, name, name, name, now+int64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Apply(GetDelegationToken(id, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := headerLen(); after > before+2 { // the token count and sequence varints grow by a byte each
+		t.Fatalf("header grew from %d to %d bytes with %d tokens", before, after, count)
+	}
+	var img bytes.Buffer
+	if err := tr.WriteImage(&img); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadImage(bytes.NewReader(img.Bytes()), blockmgmt.NewBlockMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Tokens().Len() != count {
+		t.Fatalf("loaded %d tokens, want %d", loaded.Tokens().Len(), count)
+	}
+	// A truncated token section is an error, not a silent loss.
+	if _, err := ReadImage(bytes.NewReader(img.Bytes()[:img.Len()-10]), blockmgmt.NewBlockMap()); err == nil {
+		t.Fatal("truncated image loaded")
 	}
 }

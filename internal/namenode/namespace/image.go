@@ -67,6 +67,9 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 	if err := ns.writeSnapshots(put); err != nil {
 		return err
 	}
+	if err := ns.writeDelegationTokens(put); err != nil {
+		return err
+	}
 	return bw.Flush()
 }
 
@@ -195,7 +198,7 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 	if err := ns.readSnapshots(&hdr, next); err != nil {
 		return nil, err
 	}
-	if err := ns.loadDelegation(&hdr); err != nil {
+	if err := ns.loadDelegation(&hdr, next); err != nil {
 		return nil, err
 	}
 	if hdr.GetLastInodeId() > ns.lastID {

@@ -622,13 +622,16 @@ type ImageHeader struct {
 	// inodes, and the last snapshot id handed out.
 	SnapshotCount  *uint64 `protobuf:"varint,40,opt,name=snapshot_count,json=snapshotCount" json:"snapshot_count,omitempty"`
 	LastSnapshotId *uint32 `protobuf:"varint,41,opt,name=last_snapshot_id,json=lastSnapshotId" json:"last_snapshot_id,omitempty"`
-	// Delegation tokens (60-69): the secret manager's master keys and live
-	// tokens, its last sequence number and key id, and the current key.
-	DelegationKeys         []*DelegationKey         `protobuf:"bytes,60,rep,name=delegation_keys,json=delegationKeys" json:"delegation_keys,omitempty"`
-	DelegationTokens       []*DelegationTokenRecord `protobuf:"bytes,61,rep,name=delegation_tokens,json=delegationTokens" json:"delegation_tokens,omitempty"`
-	DelegationSequence     *int32                   `protobuf:"varint,62,opt,name=delegation_sequence,json=delegationSequence" json:"delegation_sequence,omitempty"`
-	DelegationLastKeyId    *int32                   `protobuf:"varint,63,opt,name=delegation_last_key_id,json=delegationLastKeyId" json:"delegation_last_key_id,omitempty"`
-	DelegationCurrentKeyId *int32                   `protobuf:"varint,64,opt,name=delegation_current_key_id,json=delegationCurrentKeyId" json:"delegation_current_key_id,omitempty"`
+	// Delegation tokens (60-69): the secret manager's master keys, its last
+	// sequence number and key id, the current key, and the number of
+	// DelegationTokenRecord records after the snapshot sections (the live
+	// tokens are records of their own, so that no one record grows with
+	// their number).
+	DelegationKeys         []*DelegationKey `protobuf:"bytes,60,rep,name=delegation_keys,json=delegationKeys" json:"delegation_keys,omitempty"`
+	DelegationSequence     *int32           `protobuf:"varint,62,opt,name=delegation_sequence,json=delegationSequence" json:"delegation_sequence,omitempty"`
+	DelegationLastKeyId    *int32           `protobuf:"varint,63,opt,name=delegation_last_key_id,json=delegationLastKeyId" json:"delegation_last_key_id,omitempty"`
+	DelegationCurrentKeyId *int32           `protobuf:"varint,64,opt,name=delegation_current_key_id,json=delegationCurrentKeyId" json:"delegation_current_key_id,omitempty"`
+	DelegationTokenCount   *uint64          `protobuf:"varint,65,opt,name=delegation_token_count,json=delegationTokenCount" json:"delegation_token_count,omitempty"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -719,13 +722,6 @@ func (x *ImageHeader) GetDelegationKeys() []*DelegationKey {
 	return nil
 }
 
-func (x *ImageHeader) GetDelegationTokens() []*DelegationTokenRecord {
-	if x != nil {
-		return x.DelegationTokens
-	}
-	return nil
-}
-
 func (x *ImageHeader) GetDelegationSequence() int32 {
 	if x != nil && x.DelegationSequence != nil {
 		return *x.DelegationSequence
@@ -743,6 +739,13 @@ func (x *ImageHeader) GetDelegationLastKeyId() int32 {
 func (x *ImageHeader) GetDelegationCurrentKeyId() int32 {
 	if x != nil && x.DelegationCurrentKeyId != nil {
 		return *x.DelegationCurrentKeyId
+	}
+	return 0
+}
+
+func (x *ImageHeader) GetDelegationTokenCount() uint64 {
+	if x != nil && x.DelegationTokenCount != nil {
+		return *x.DelegationTokenCount
 	}
 	return 0
 }
@@ -3042,10 +3045,15 @@ func (x *DelegationTokenRecord) GetRenewDate() int64 {
 }
 
 // OpUpdateMasterKey makes key the current master key and forgets the
-// keys and tokens that expired before key.created (OP_UPDATE_MASTER_KEY).
+// tokens that expired before key.created and the keys that expired
+// before it and sign no live token (OP_UPDATE_MASTER_KEY). When set,
+// retired_expiry is the new expiry of the key key replaces (Hadoop
+// resets a retired key's expiry to now + max lifetime), decided by the
+// active NameNode so that every replica retires it alike.
 type OpUpdateMasterKey struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           *DelegationKey         `protobuf:"bytes,1,opt,name=key" json:"key,omitempty"`
+	RetiredExpiry *int64                 `protobuf:"varint,2,opt,name=retired_expiry,json=retiredExpiry" json:"retired_expiry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3085,6 +3093,13 @@ func (x *OpUpdateMasterKey) GetKey() *DelegationKey {
 		return x.Key
 	}
 	return nil
+}
+
+func (x *OpUpdateMasterKey) GetRetiredExpiry() int64 {
+	if x != nil && x.RetiredExpiry != nil {
+		return *x.RetiredExpiry
+	}
+	return 0
 }
 
 // OpGetDelegationToken records an issued token (OP_GET_DELEGATION_TOKEN).
@@ -3278,7 +3293,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x05Block\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
-	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\xca\x04\n" +
+	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\xb1\x04\n" +
 	"\vImageHeader\x12%\n" +
 	"\x0elayout_version\x18\x01 \x01(\rR\rlayoutVersion\x12\"\n" +
 	"\rlast_inode_id\x18\x02 \x01(\x04R\vlastInodeId\x12\"\n" +
@@ -3288,11 +3303,11 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"inodeCount\x12%\n" +
 	"\x0esnapshot_count\x18( \x01(\x04R\rsnapshotCount\x12(\n" +
 	"\x10last_snapshot_id\x18) \x01(\rR\x0elastSnapshotId\x12G\n" +
-	"\x0fdelegation_keys\x18< \x03(\v2\x1e.strata.namenode.DelegationKeyR\x0edelegationKeys\x12S\n" +
-	"\x11delegation_tokens\x18= \x03(\v2&.strata.namenode.DelegationTokenRecordR\x10delegationTokens\x12/\n" +
+	"\x0fdelegation_keys\x18< \x03(\v2\x1e.strata.namenode.DelegationKeyR\x0edelegationKeys\x12/\n" +
 	"\x13delegation_sequence\x18> \x01(\x05R\x12delegationSequence\x123\n" +
 	"\x16delegation_last_key_id\x18? \x01(\x05R\x13delegationLastKeyId\x129\n" +
-	"\x19delegation_current_key_id\x18@ \x01(\x05R\x16delegationCurrentKeyId\"|\n" +
+	"\x19delegation_current_key_id\x18@ \x01(\x05R\x16delegationCurrentKeyId\x124\n" +
+	"\x16delegation_token_count\x18A \x01(\x04R\x14delegationTokenCountJ\x04\b=\x10>\"|\n" +
 	"\rSnapshotImage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\fR\x04name\x12\x14\n" +
@@ -3456,9 +3471,10 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"identifier\x18\x01 \x01(\fR\n" +
 	"identifier\x12\x1d\n" +
 	"\n" +
-	"renew_date\x18\x02 \x01(\x03R\trenewDate\"E\n" +
+	"renew_date\x18\x02 \x01(\x03R\trenewDate\"l\n" +
 	"\x11OpUpdateMasterKey\x120\n" +
-	"\x03key\x18\x01 \x01(\v2\x1e.strata.namenode.DelegationKeyR\x03key\"T\n" +
+	"\x03key\x18\x01 \x01(\v2\x1e.strata.namenode.DelegationKeyR\x03key\x12%\n" +
+	"\x0eretired_expiry\x18\x02 \x01(\x03R\rretiredExpiry\"T\n" +
 	"\x14OpGetDelegationToken\x12<\n" +
 	"\x05token\x18\x01 \x01(\v2&.strata.namenode.DelegationTokenRecordR\x05token\"V\n" +
 	"\x16OpRenewDelegationToken\x12<\n" +
@@ -3533,52 +3549,51 @@ var file_namenode_fsimage_proto_depIdxs = []int32{
 	2,  // 5: strata.namenode.Inode.type_quotas:type_name -> strata.namenode.QuotaByStorageType
 	6,  // 6: strata.namenode.FileUnderConstruction.copy_source:type_name -> strata.namenode.Block
 	35, // 7: strata.namenode.ImageHeader.delegation_keys:type_name -> strata.namenode.DelegationKey
-	36, // 8: strata.namenode.ImageHeader.delegation_tokens:type_name -> strata.namenode.DelegationTokenRecord
-	10, // 9: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
-	11, // 10: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
-	12, // 11: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
-	13, // 12: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
-	14, // 13: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
-	15, // 14: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
-	16, // 15: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
-	17, // 16: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
-	18, // 17: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
-	19, // 18: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	20, // 19: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
-	21, // 20: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
-	22, // 21: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
-	23, // 22: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
-	24, // 23: strata.namenode.EditOp.set_xattr:type_name -> strata.namenode.OpSetXAttr
-	25, // 24: strata.namenode.EditOp.remove_xattr:type_name -> strata.namenode.OpRemoveXAttr
-	26, // 25: strata.namenode.EditOp.set_acl:type_name -> strata.namenode.OpSetAcl
-	27, // 26: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
-	28, // 27: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
-	29, // 28: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
-	30, // 29: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
-	31, // 30: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
-	32, // 31: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
-	33, // 32: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
-	34, // 33: strata.namenode.EditOp.copy_on_truncate:type_name -> strata.namenode.OpCopyOnTruncate
-	37, // 34: strata.namenode.EditOp.update_master_key:type_name -> strata.namenode.OpUpdateMasterKey
-	38, // 35: strata.namenode.EditOp.get_delegation_token:type_name -> strata.namenode.OpGetDelegationToken
-	39, // 36: strata.namenode.EditOp.renew_delegation_token:type_name -> strata.namenode.OpRenewDelegationToken
-	40, // 37: strata.namenode.EditOp.cancel_delegation_token:type_name -> strata.namenode.OpCancelDelegationToken
-	0,  // 38: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 39: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	6,  // 40: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	6,  // 41: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
-	6,  // 42: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
-	3,  // 43: strata.namenode.OpSetXAttr.xattr:type_name -> strata.namenode.XAttr
-	4,  // 44: strata.namenode.OpSetAcl.entries:type_name -> strata.namenode.AclEntry
-	6,  // 45: strata.namenode.OpCopyOnTruncate.source:type_name -> strata.namenode.Block
-	35, // 46: strata.namenode.OpUpdateMasterKey.key:type_name -> strata.namenode.DelegationKey
-	36, // 47: strata.namenode.OpGetDelegationToken.token:type_name -> strata.namenode.DelegationTokenRecord
-	36, // 48: strata.namenode.OpRenewDelegationToken.token:type_name -> strata.namenode.DelegationTokenRecord
-	49, // [49:49] is the sub-list for method output_type
-	49, // [49:49] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	10, // 8: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
+	11, // 9: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
+	12, // 10: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
+	13, // 11: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
+	14, // 12: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
+	15, // 13: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
+	16, // 14: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
+	17, // 15: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
+	18, // 16: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
+	19, // 17: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
+	20, // 18: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	21, // 19: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	22, // 20: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	23, // 21: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	24, // 22: strata.namenode.EditOp.set_xattr:type_name -> strata.namenode.OpSetXAttr
+	25, // 23: strata.namenode.EditOp.remove_xattr:type_name -> strata.namenode.OpRemoveXAttr
+	26, // 24: strata.namenode.EditOp.set_acl:type_name -> strata.namenode.OpSetAcl
+	27, // 25: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
+	28, // 26: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
+	29, // 27: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
+	30, // 28: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
+	31, // 29: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
+	32, // 30: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
+	33, // 31: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
+	34, // 32: strata.namenode.EditOp.copy_on_truncate:type_name -> strata.namenode.OpCopyOnTruncate
+	37, // 33: strata.namenode.EditOp.update_master_key:type_name -> strata.namenode.OpUpdateMasterKey
+	38, // 34: strata.namenode.EditOp.get_delegation_token:type_name -> strata.namenode.OpGetDelegationToken
+	39, // 35: strata.namenode.EditOp.renew_delegation_token:type_name -> strata.namenode.OpRenewDelegationToken
+	40, // 36: strata.namenode.EditOp.cancel_delegation_token:type_name -> strata.namenode.OpCancelDelegationToken
+	0,  // 37: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 38: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	6,  // 39: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	6,  // 40: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	6,  // 41: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	3,  // 42: strata.namenode.OpSetXAttr.xattr:type_name -> strata.namenode.XAttr
+	4,  // 43: strata.namenode.OpSetAcl.entries:type_name -> strata.namenode.AclEntry
+	6,  // 44: strata.namenode.OpCopyOnTruncate.source:type_name -> strata.namenode.Block
+	35, // 45: strata.namenode.OpUpdateMasterKey.key:type_name -> strata.namenode.DelegationKey
+	36, // 46: strata.namenode.OpGetDelegationToken.token:type_name -> strata.namenode.DelegationTokenRecord
+	36, // 47: strata.namenode.OpRenewDelegationToken.token:type_name -> strata.namenode.DelegationTokenRecord
+	48, // [48:48] is the sub-list for method output_type
+	48, // [48:48] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
