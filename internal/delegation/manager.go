@@ -194,7 +194,6 @@ func (id Identifier) Check() error {
 // write throws for a name too long to serialize.
 const ClassIOException = "java.io.IOException"
 
-
 // NewIdentifier is the identifier of the next token for owner at now and
 // its first renew date (createPassword: max date now + max lifetime,
 // renew date now + renew interval). Make a key first if NeedsKey. It
