@@ -22,7 +22,8 @@ const imageLayoutVersion = 1
 const maxImageRecord = 64 << 20
 
 // WriteImage writes the namespace as an ImageHeader followed by every
-// inode, parents before children, each varint-length-delimited.
+// inode, parents before children, the snapshot sections and the live
+// delegation tokens, each varint-length-delimited.
 func (ns *Tree) WriteImage(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var buf []byte
