@@ -29,17 +29,24 @@ func (c *Client) GetDelegationToken(ctx context.Context, renewer string) (*Token
 	if tp == nil {
 		return nil, nil
 	}
-	return &Token{Identifier: tp.GetIdentifier(), Password: tp.GetPassword(), Kind: tp.GetKind(), Service: tokenService(c.uri.Host)}, nil
+	return &Token{Identifier: tp.GetIdentifier(), Password: tp.GetPassword(), Kind: tp.GetKind(), Service: c.service}, nil
 }
 
-// tokenService is the service of a token from the NameNode at host: its
-// host:port, or "ha-hdfs:<nameservice>" for a logical (HA) name, as
-// Hadoop's client names them.
-func tokenService(host string) string {
-	if _, _, err := net.SplitHostPort(host); err != nil {
-		return "ha-hdfs:" + host
+// tokenService is the service of a token from the NameNode(s) at addrs
+// reached as authority, as Hadoop's client names them
+// (SecurityUtil.buildTokenService, HAUtil.buildTokenServiceForLogicalUri):
+// host:port for one NameNode, the default port 8020 filled in when the
+// authority has none, or "ha-hdfs:<nameservice>" for a logical (HA) name.
+func tokenService(authority string, addrs []string) string {
+	if _, _, err := net.SplitHostPort(authority); err == nil {
+		return authority
 	}
-	return host
+	if len(addrs) == 1 {
+		if h, _, err := net.SplitHostPort(addrs[0]); err == nil && h == authority {
+			return addrs[0]
+		}
+	}
+	return "ha-hdfs:" + authority
 }
 
 func tokenProto(t *Token) *hdfspb.TokenProto {

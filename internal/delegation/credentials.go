@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -184,4 +186,42 @@ func eachField(b []byte, f func(protowire.Number, []byte) error) error {
 		b = b[n:]
 	}
 	return nil
+}
+
+// ReadCredentialsFile reads and decodes the token storage file at path,
+// refusing one over 16 MiB before reading more than that.
+func ReadCredentialsFile(path string) ([]AliasToken, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxStorageFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxStorageFile {
+		return nil, fmt.Errorf("token storage file %s is larger than %d bytes", path, maxStorageFile)
+	}
+	return ReadCredentials(data)
+}
+
+// WriteCredentialsFile writes tokens to path as WriteCredentials encodes
+// them. Tokens are credentials: the file is mode 0600, also when it
+// existed with a wider mode (the mode is set before any token is
+// written).
+func WriteCredentialsFile(path string, tokens []AliasToken) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(WriteCredentials(tokens)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -344,5 +346,36 @@ func TestRetiredKeyOutlivesItsTokens(t *testing.T) {
 	}
 	if _, _, _ = s3.NewIdentifier(long, "x", "x", "", 9000); s3.seq < id.SequenceNumber {
 		t.Fatalf("sequence went back to %d", s3.seq)
+	}
+}
+
+func TestCredentialsFileModeAndSize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tok")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok := Token{Identifier: []byte{0, 1}, Password: []byte{2}, Kind: Kind, Service: "nn:8020"}
+	if err := WriteCredentialsFile(path, []AliasToken{{"nn:8020", tok}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("an existing token file kept mode %v (%v)", st.Mode().Perm(), err)
+	}
+	got, err := ReadCredentialsFile(path)
+	if err != nil || len(got) != 1 || got[0].Token.Service != "nn:8020" {
+		t.Fatalf("read back: %+v %v", got, err)
+	}
+	// A (sparse) file over the bound is refused.
+	big := filepath.Join(dir, "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("HDTS\x00"))
+	f.Truncate(1 << 30)
+	f.Close()
+	if _, err := ReadCredentialsFile(big); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("huge file: %v", err)
 	}
 }

@@ -84,7 +84,7 @@ func formatTime(ms int64) string {
 // use: the NameNode holds its namespace lock.
 //
 // Invariants: every token's master key is in keys (AddToken refuses
-// otherwise); a token's password is the HMAC of its identifier's bytes
+// otherwise, AddKey keeps a key while a live token names it); a token's password is the HMAC of its identifier's bytes
 // under that key; the sequence number and key id only grow.
 type State struct {
 	keys      map[int32]Key

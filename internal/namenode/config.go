@@ -419,6 +419,14 @@ func (c Config) Validate() error {
 		return bad("%s must not be negative (0 disables the check), got %d", keyMaxComponentLength, c.MaxComponentLength)
 	case c.MaxDirItems < 1:
 		return bad("%s must be at least 1, got %d", keyMaxDirItems, c.MaxDirItems)
+	// Hadoop would roll keys, expire or renew tokens in a busy loop or at
+	// once; checked only when tokens are issued.
+	case c.Delegation.Issuing() && c.Delegation.Timing.KeyUpdateInterval <= 0:
+		return bad("%s must be positive, got %d", keyDelegationKeyUpdate, c.Delegation.Timing.KeyUpdateInterval)
+	case c.Delegation.Issuing() && c.Delegation.Timing.MaxLifetime <= 0:
+		return bad("%s must be positive, got %d", keyDelegationMaxLifetime, c.Delegation.Timing.MaxLifetime)
+	case c.Delegation.Issuing() && c.Delegation.Timing.RenewInterval <= 0:
+		return bad("%s must be positive, got %d", keyDelegationRenewInterval, c.Delegation.Timing.RenewInterval)
 	// FSDirectory's preconditions, in Hadoop's words. Per inode, 0 is a
 	// valid limit (no xattrs); a size of 0 would refuse every xattr.
 	case c.MaxXAttrsPerInode < 0:

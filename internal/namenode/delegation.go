@@ -36,8 +36,9 @@ import (
 // tokens. The active NameNode rolls the master key once the current one
 // is older than dfs.namenode.delegation.key.update-interval (keyRollLoop),
 // and before issuing a token with an outdated key (in the same mutation,
-// so no token is signed with one); a roll forgets the keys and tokens
-// that expired before it.
+// so no token is signed with one); a roll forgets the tokens that
+// expired before it and the expired keys no live token names, and
+// records the replaced key's new expiry (roll time + max lifetime).
 
 const (
 	keySecurityAuthentication  = "hadoop.security.authentication"

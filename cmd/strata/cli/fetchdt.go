@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -112,11 +111,7 @@ func runFetchdt(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	if o.print || o.renew || o.cancel {
-		data, err := os.ReadFile(o.file)
-		if err != nil {
-			return fail(err)
-		}
-		tokens, err := delegation.ReadCredentials(data)
+		tokens, err := delegation.ReadCredentialsFile(o.file)
 		if err != nil {
 			return fail(err)
 		}
@@ -177,7 +172,7 @@ func runFetchdt(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	// Tokens are credentials: the file is the user's alone.
-	if err := os.WriteFile(o.file, delegation.WriteCredentials([]delegation.AliasToken{{Alias: t.Service, Token: *t}}), 0o600); err != nil {
+	if err := delegation.WriteCredentialsFile(o.file, []delegation.AliasToken{{Alias: t.Service, Token: *t}}); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(env.Stdout, "Fetched token for %s into %s\n", t.Service, fileURI(o.file))
