@@ -182,3 +182,40 @@ func TestDelegationTokenLongNamesRefused(t *testing.T) {
 		t.Fatalf("token after refusals: %v", err)
 	}
 }
+
+// A token with a tampered password or a forged identifier authenticates
+// nobody and cannot be renewed or cancelled.
+func TestDelegationTokenForgeries(t *testing.T) {
+	timing := delegation.Config{KeyUpdateInterval: 60_000, MaxLifetime: 300_000, RenewInterval: 100_000}
+	ns, _, _ := tokenNS(t, DelegationConfig{AlwaysUse: true, Timing: timing})
+	tok, err := ns.GetDelegationToken(as("alice"), "alice")
+	if err != nil || tok == nil {
+		t.Fatal(err)
+	}
+	tampered := *tok
+	tampered.Password = append([]byte(nil), tok.Password...)
+	tampered.Password[len(tampered.Password)-1] ^= 0x80
+	id, _ := delegation.DecodeIdentifier(tok.Identifier)
+	id.Owner = "hdfs"
+	forged := *tok
+	forged.Identifier = id.Bytes()
+	for name, f := range map[string]delegation.Token{"tampered": tampered, "forged": forged} {
+		if _, err := ns.VerifyDelegationToken(f); err == nil {
+			t.Errorf("%s token verified", name)
+		}
+		if _, _, err := ns.RetrieveDelegationPassword(f.Identifier); name == "forged" && err == nil {
+			t.Errorf("forged identifier has a password")
+		}
+		if _, err := ns.RenewDelegationToken(as("alice"), f); err == nil {
+			t.Errorf("%s token renewed", name)
+		}
+	}
+	_, err = ns.RenewDelegationToken(as("alice"), tampered)
+	wantClass(t, err, delegation.ClassAccessControl)
+	if err := ns.CancelDelegationToken(as("hdfs"), forged); err == nil {
+		t.Error("forged token cancelled")
+	}
+	if _, err := ns.VerifyDelegationToken(*tok); err != nil {
+		t.Fatalf("the real token: %v", err)
+	}
+}

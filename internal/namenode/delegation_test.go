@@ -73,6 +73,37 @@ func TestDelegationTokenWebHDFS(t *testing.T) {
 	curl(t, base+"/?op=GETDELEGATIONTOKEN&"+dt).want(t, "token from a token", 400,
 		`{"RemoteException":{"exception":"IllegalArgumentException","javaClassName":"java.lang.IllegalArgumentException","message":"delegation parameter is not null."}}`)
 
+	// A tampered password and a forged identifier (owner hdfs, alice's
+	// password) are refused, at the NameNode and on renewal.
+	tampered := tok
+	tampered.Password = append([]byte(nil), tok.Password...)
+	tampered.Password[0] ^= 1
+	forgedID := id
+	forgedID.Owner = "hdfs"
+	forged := tok
+	forged.Identifier = forgedID.Bytes()
+	for _, c := range []struct {
+		name string
+		tok  delegation.Token
+		msg  string
+	}{
+		{"tampered password", tampered, "is invalid, password doesn't match"},
+		{"forged identifier", forged, "can't be found in cache"},
+	} {
+		r := curl(t, base+"/home/alice?op=LISTSTATUS&delegation="+url.QueryEscape(c.tok.EncodeToURLString()))
+		e := r.object(t, "RemoteException")
+		if r.status != 403 || e["javaClassName"] != delegation.ClassInvalidToken || !strings.Contains(e["message"].(string), c.msg) {
+			t.Errorf("%s: %d %s", c.name, r.status, r.body)
+		}
+		if r := curl(t, base+"/?op=LISTSTATUS&user.name=hdfs&delegation="+url.QueryEscape(c.tok.EncodeToURLString())); r.status != 403 {
+			t.Errorf("%s as hdfs: %d %s", c.name, r.status, r.body)
+		}
+	}
+	r := curl(t, "-X", "PUT", base+"/?op=RENEWDELEGATIONTOKEN&user.name=alice&token="+url.QueryEscape(tampered.EncodeToURLString()))
+	if r.status != 403 || !strings.Contains(string(r.body), "is trying to renew a token") || !strings.Contains(string(r.body), "with wrong password") {
+		t.Errorf("renew with a tampered password: %d %s", r.status, r.body)
+	}
+
 	// CREATE and OPEN through the DataNode with the token alone.
 	step1 := curl(t, "-X", "PUT", base+"/home/alice/f?op=CREATE&"+dt)
 	loc := step1.header.Get("Location")
@@ -91,7 +122,7 @@ func TestDelegationTokenWebHDFS(t *testing.T) {
 
 	// Renewal: bob is not the renewer; alice is.
 	tq := "token=" + url.QueryEscape(enc)
-	r := curl(t, "-X", "PUT", base+"/?op=RENEWDELEGATIONTOKEN&user.name=bob&"+tq)
+	r = curl(t, "-X", "PUT", base+"/?op=RENEWDELEGATIONTOKEN&user.name=bob&"+tq)
 	if r.status != 403 || !strings.Contains(string(r.body), "bob tries to renew a token (HDFS_DELEGATION_TOKEN token 1 for alice with renewer alice) with non-matching renewer alice") {
 		t.Errorf("renew by bob: %d %s", r.status, r.body)
 	}
