@@ -27,7 +27,20 @@ func TestFetchdtThroughTheBinary(t *testing.T) {
 	mustRun(t, run, su, "dfs", "-chmod", "700", "/home/alice")
 
 	file := filepath.Join(t.TempDir(), "alice.token")
+	// A renewer too long to serialize is refused and logs nothing (the
+	// token below is still sequence number 1); the NameNode goes on.
+	if _, errb, code := run("alice", "fetchdt", "--renewer", strings.Repeat("r", delegation.MaxUserName+1), file); code == 0 ||
+		!strings.Contains(errb, "java.io.IOException: renewer is too long to be serialized!") {
+		t.Errorf("long renewer: %d %q", code, errb)
+	}
+	// An existing token file is made the user's alone.
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := mustRun(t, run, "alice", "fetchdt", "--renewer", "alice", file)
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v %v", st.Mode().Perm(), err)
+	}
 	if !regexp.MustCompile(`^Fetched token for \S+:\d+ into ` + regexp.QuoteMeta("file:"+file) + "\n$").MatchString(out) {
 		t.Errorf("fetch: %q", out)
 	}
