@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -129,5 +130,55 @@ func TestImageTokensAreRecords(t *testing.T) {
 	// A truncated token section is an error, not a silent loss.
 	if _, err := ReadImage(bytes.NewReader(img.Bytes()[:img.Len()-10]), blockmgmt.NewBlockMap()); err == nil {
 		t.Fatal("truncated image loaded")
+	}
+}
+
+// A key roll's retired expiry travels in the record: a replica applying
+// the records ends with the same keys, and an image of it loads the
+// token whose key was retired.
+func TestRetiredKeyReplicates(t *testing.T) {
+	short := delegation.Config{KeyUpdateInterval: 1000, MaxLifetime: 3000, RenewInterval: 1000}
+	long := delegation.Config{KeyUpdateInterval: 1000, MaxLifetime: 100000, RenewInterval: 1000}
+	tr := New("hdfs", "supergroup", blockmgmt.NewBlockMap())
+	replica := New("hdfs", "supergroup", blockmgmt.NewBlockMap())
+	apply := func(e Edit) {
+		t.Helper()
+		if err := tr.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := e.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := replica.ApplyRecord(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rnd := bytes.NewReader(bytes.Repeat([]byte{9}, 64*4))
+	k1, _ := tr.Tokens().NewKey(short, 0, rnd)
+	apply(UpdateMasterKey(k1, 0))
+	id, renew, err := tr.Tokens().NewIdentifier(long, "alice", "alice", "", 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(GetDelegationToken(id, renew))
+	k2, _ := tr.Tokens().NewKey(long, 1000, rnd)
+	apply(UpdateMasterKey(k2, delegation.RetiredExpiry(long, 1000)))
+	apply(RenewDelegationToken(id, 50000))
+	k3, _ := tr.Tokens().NewKey(long, 20000, rnd) // after key 1's first expiry (4000)
+	apply(UpdateMasterKey(k3, delegation.RetiredExpiry(long, 20000)))
+	if a, b := tr.Tokens().Keys(), replica.Tokens().Keys(); len(a) != 3 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("keys: leader %v, replica %v", a, b)
+	}
+	var img bytes.Buffer
+	if err := replica.WriteImage(&img); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ReadImage(bytes.NewReader(img.Bytes()), blockmgmt.NewBlockMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loaded.Tokens().Retrieve(id.Bytes(), 30000); err != nil {
+		t.Fatalf("token signed by the retired key: %v", err)
 	}
 }
