@@ -109,6 +109,8 @@ type Client struct {
 	uri   *url.URL
 	name  string        // the client name the NameNode keys leases by
 	renew time.Duration // between lease renewals
+	// service names the tokens this client gets (tokenService).
+	service string
 
 	mu       sync.Mutex
 	writers  int
@@ -178,6 +180,8 @@ func New(opts Options) (*Client, error) {
 		uri:   &url.URL{Scheme: "hdfs", Host: opts.Authority},
 		name:  "DFSClient_NONMAPREDUCE_" + hex.EncodeToString(b),
 		renew: renewInterval,
+
+		service: tokenService(opts.Authority, addrs),
 	}
 	d, err := c.newDialer()
 	if err != nil {

@@ -104,6 +104,7 @@ func (m *FS) Mkdir(name string, perm os.FileMode) error    { return m.inner.Mkdi
 func (m *FS) MkdirAll(path string, perm os.FileMode) error { return m.inner.MkdirAll(path, perm) }
 func (m *FS) Stat(name string) (os.FileInfo, error)        { return m.inner.Stat(name) }
 func (m *FS) ReadDir(name string) ([]os.DirEntry, error)   { return m.inner.ReadDir(name) }
+func (m *FS) Chmod(name string, mode os.FileMode) error    { return vfs.Chmod(m.inner, name, mode) }
 func (m *FS) Statfs(path string) (vfs.DiskUsage, error)    { return m.inner.Statfs(path) }
 func (m *FS) Lock(path string) (io.Closer, error)          { return m.inner.Lock(path) }
 
@@ -144,6 +145,7 @@ func (p processFS) Stat(name string) (os.FileInfo, error)        { return p.fs()
 func (p processFS) ReadDir(name string) ([]os.DirEntry, error)   { return p.fs().ReadDir(name) }
 func (p processFS) Statfs(path string) (vfs.DiskUsage, error)    { return p.fs().Statfs(path) }
 func (p processFS) Lock(path string) (io.Closer, error)          { return p.fs().Lock(path) }
+func (p processFS) Chmod(name string, mode os.FileMode) error    { return vfs.Chmod(p.fs(), name, mode) }
 
 // OpenFile is Default().OpenFile: os.OpenFile, paying the process's
 // emulated device inside its directories.

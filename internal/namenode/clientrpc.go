@@ -93,6 +93,11 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 		"getSnapshottableDirListing":   ipc.Unary(c.getSnapshottableDirListing),
 		"getSnapshotDiffReport":        ipc.Unary(c.getSnapshotDiffReport),
 		"getSnapshotDiffReportListing": ipc.Unary(c.getSnapshotDiffReportListing),
+
+		// Delegation tokens (delegation.go).
+		"getDelegationToken":    ipc.Unary(c.getDelegationToken),
+		"renewDelegationToken":  ipc.Unary(c.renewDelegationToken),
+		"cancelDelegationToken": ipc.Unary(c.cancelDelegationToken),
 	}
 }
 

@@ -209,6 +209,8 @@ type Config struct {
 	HA *HAConfig
 	// Nodes are the hosts files and the rack topology (nodes.go).
 	Nodes NodesConfig
+	// Delegation is the delegation token setup (delegation.go).
+	Delegation DelegationConfig
 	// IPC are the RPC server's limits (ipc.maximum.data.length,
 	// ipc.server.max.connections, ipc.client.connection.maxidletime,
 	// ipc.client.idlethreshold, strata.ipc.server.*; see
@@ -376,6 +378,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	haConfigFrom(c, r, &cfg)
 	trashConfigFrom(r, &cfg)
 	nodesConfigFrom(c, r, &cfg)
+	delegationConfigFrom(c, r, &cfg)
 	return cfg, r.Err()
 }
 
@@ -429,6 +432,14 @@ func (c Config) Validate() error {
 		return bad("%s must not be negative (0 disables the check), got %d", keyMaxComponentLength, c.MaxComponentLength)
 	case c.MaxDirItems < 1:
 		return bad("%s must be at least 1, got %d", keyMaxDirItems, c.MaxDirItems)
+	// Hadoop would roll keys, expire or renew tokens in a busy loop or at
+	// once; checked only when tokens are issued.
+	case c.Delegation.Issuing() && c.Delegation.Timing.KeyUpdateInterval <= 0:
+		return bad("%s must be positive, got %d", keyDelegationKeyUpdate, c.Delegation.Timing.KeyUpdateInterval)
+	case c.Delegation.Issuing() && c.Delegation.Timing.MaxLifetime <= 0:
+		return bad("%s must be positive, got %d", keyDelegationMaxLifetime, c.Delegation.Timing.MaxLifetime)
+	case c.Delegation.Issuing() && c.Delegation.Timing.RenewInterval <= 0:
+		return bad("%s must be positive, got %d", keyDelegationRenewInterval, c.Delegation.Timing.RenewInterval)
 	// FSDirectory's preconditions, in Hadoop's words. Per inode, 0 is a
 	// valid limit (no xattrs); a size of 0 would refuse every xattr.
 	case c.MaxXAttrsPerInode < 0:

@@ -103,6 +103,12 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.snapshotdiff-report.limit":                   "5",
 		"strata.namenode.snapshot.max-copied-inodes":      "10",
 		"strata.namenode.snapshot.max-total-inodes":       "20",
+		// Delegation tokens (delegation.go).
+		"hadoop.security.authentication":               "kerberos",
+		"dfs.namenode.delegation.token.always-use":     "true",
+		"dfs.namenode.delegation.key.update-interval":  "1000",
+		"dfs.namenode.delegation.token.max-lifetime":   "5000",
+		"dfs.namenode.delegation.token.renew-interval": "2000",
 	})
 }
 
@@ -144,6 +150,9 @@ func TestValidate(t *testing.T) {
 		{"replication 0", func(c *Config) { c.DefaultReplication = 0 }, "dfs.replication must be between 1 and"},
 		{"replication above max", func(c *Config) { c.DefaultReplication = 600 }, "dfs.replication must be between 1 and dfs.replication.max (512), got 600"},
 		{"max replication 0", func(c *Config) { c.MaxReplication = 0 }, "dfs.replication.max must be at least 1, got 0"},
+		{"delegation key interval 0", func(c *Config) { c.Delegation.AlwaysUse = true; c.Delegation.Timing.KeyUpdateInterval = 0 }, "dfs.namenode.delegation.key.update-interval must be positive, got 0"},
+		{"delegation max lifetime negative", func(c *Config) { c.Delegation.AlwaysUse = true; c.Delegation.Timing.MaxLifetime = -1 }, "dfs.namenode.delegation.token.max-lifetime must be positive, got -1"},
+		{"delegation renew interval 0", func(c *Config) { c.Delegation.Security = true; c.Delegation.Timing.RenewInterval = 0 }, "dfs.namenode.delegation.token.renew-interval must be positive, got 0"},
 		{"min replication 0", func(c *Config) { c.MinReplication = 0 }, "dfs.namenode.replication.min"},
 		{"block size 0", func(c *Config) { c.DefaultBlockSize = 0 }, "dfs.blocksize must be at least 1"},
 		{"block size below minimum", func(c *Config) { c.DefaultBlockSize = 512 }, "dfs.namenode.fs-limits.min-block-size"},

@@ -47,6 +47,11 @@
 //     With Config.BlockTokens every located block carries a token for the
 //     caller, with Hadoop's mode for the call; WebHDFS redirects are
 //     always signed (keys.go, located.go, webhdfs.go).
+//   - Delegation tokens (delegation.go) are namespace state: key rolls,
+//     issues, renewals and cancellations are edits applied through
+//     Tree.Apply, so replay, images and HA followers agree on which
+//     tokens are valid; WebHDFS's delegation= is verified before the
+//     operation runs as the token's owner.
 //   - While in safe mode the namespace is read-only.
 //   - Every path a request names is validated (namespace.CheckPath) and
 //     inode paths (/.reserved/.inodes/<id>) are resolved before the

@@ -121,6 +121,7 @@ func New(cfg Config) (*NameNode, error) {
 		maintenanceMinRepl: cfg.Nodes.MaintenanceMinReplication,
 		snapshotDiffLimit:  cfg.SnapshotDiffLimit, snapshotMaxCopied: cfg.SnapshotMaxCopied,
 		snapshotMaxTotalInodes: cfg.SnapshotMaxTotalInodes, maxReplyBytes: cfg.MaxDataLength,
+		delegation: cfg.Delegation,
 	}, l, cfg.Logger)
 	if err := ns.initNodes(cfg.Nodes); err != nil {
 		l.Close()
@@ -224,7 +225,7 @@ func (n *NameNode) Start() error {
 		}()
 	}
 	n.started = time.Now()
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go func() {
 		defer n.wg.Done()
 		if err := n.rpc.Serve(ln); err != nil {
@@ -238,6 +239,10 @@ func (n *NameNode) Start() error {
 	go func() {
 		defer n.wg.Done()
 		n.emptierLoop(n.monitorTick())
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.keyRollLoop() // delegation.go
 	}()
 	n.log.Info("namenode: serving", "rpc", n.RPCAddr(), "http", n.HTTPAddr())
 	close(n.ready)

@@ -67,6 +67,8 @@ type nsConfig struct {
 	snapshotMaxCopied      int
 	snapshotMaxTotalInodes int
 	maxReplyBytes          int
+	// delegation: the delegation token setup (delegation.go).
+	delegation DelegationConfig
 }
 
 // Namesystem is Hadoop's FSNamesystem: the namespace (package namespace)

@@ -62,6 +62,11 @@ var webOps = map[string]webOp{
 	"PUT REMOVEACLENTRIES": (*NameNode).webRemoveACLEntries,
 	"PUT REMOVEDEFAULTACL": (*NameNode).webRemoveDefaultACL,
 	"PUT REMOVEACL":        (*NameNode).webRemoveACL,
+
+	// Delegation tokens (delegation.go).
+	"GET GETDELEGATIONTOKEN":    (*NameNode).webGetDelegationToken,
+	"PUT RENEWDELEGATIONTOKEN":  (*NameNode).webRenewDelegationToken,
+	"PUT CANCELDELEGATIONTOKEN": (*NameNode).webCancelDelegationToken,
 }
 
 // webhdfs serves /webhdfs/v1/, running each operation as the request's
@@ -77,6 +82,9 @@ func (n *NameNode) webhdfs() http.Handler {
 			if n.ServiceState() != HAActive {
 				// Clients (and DataNodes' redirects) try the next member.
 				return standbyError("READ")
+			}
+			if err := n.webAuthenticate(caller, r); err != nil {
+				return err
 			}
 			return op(n, ipc.WithCaller(hr.Context(), caller), w, r)
 		}

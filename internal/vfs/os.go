@@ -30,5 +30,6 @@ func (osFS) Stat(name string) (os.FileInfo, error)        { return os.Stat(name)
 func (osFS) ReadDir(name string) ([]os.DirEntry, error)   { return os.ReadDir(name) }
 func (osFS) Statfs(path string) (DiskUsage, error)        { return statfs(path) }
 func (osFS) Lock(path string) (io.Closer, error)          { return lockFile(path) }
+func (osFS) Chmod(name string, mode os.FileMode) error    { return os.Chmod(name, mode) }
 
 func randomName() string { return strconv.FormatUint(rand.Uint64()%1e10, 10) }

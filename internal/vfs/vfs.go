@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -67,6 +68,21 @@ var _ File = (*os.File)(nil)
 type DiskUsage struct {
 	Total int64
 	Free  int64
+}
+
+// Chmoder is implemented by an FS that can change a file's permission
+// bits (os.Chmod). Default does.
+type Chmoder interface {
+	Chmod(name string, mode os.FileMode) error
+}
+
+// Chmod sets name's permission bits on fsys, or returns an error wrapping
+// errors.ErrUnsupported when fsys cannot.
+func Chmod(fsys FS, name string, mode os.FileMode) error {
+	if c, ok := fsys.(Chmoder); ok {
+		return c.Chmod(name, mode)
+	}
+	return fmt.Errorf("vfs: chmod %s: %w", name, errors.ErrUnsupported)
 }
 
 // ErrLocked is wrapped by Lock's error when another holder has the lock.

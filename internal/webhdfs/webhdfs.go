@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/ipc"
 )
 
@@ -66,6 +67,10 @@ type Request struct {
 	// multi holds every value of a repeated parameter (GETXATTRS's
 	// xattr.name), in request order.
 	multi map[string][]string
+	// Delegation is the delegation= token, decoded but not verified (the
+	// NameNode verifies it; a DataNode relies on the NameNode's signed
+	// redirect); User is then its owner. Nil without one.
+	Delegation *delegation.Token
 }
 
 // Op runs one operation of a parsed request.
@@ -147,15 +152,15 @@ func Parse(r *http.Request) (*Request, error) {
 	if req.Op == "" {
 		return nil, ipc.Errorf(ClassJavaIllegalArgument, "Invalid value for webhdfs parameter \"op\": op is missing")
 	}
-	if _, ok := req.params["delegation"]; ok {
-		return nil, ipc.Errorf(ClassSecurity, "Delegation tokens are not supported: security is off, use user.name")
-	}
 	req.User = DefaultUser
 	if u, ok := req.params["user.name"]; ok {
 		if !userPattern.MatchString(u) {
 			return nil, invalid("user.name", "Invalid value: %q does not belong to the domain %s", u, userPattern)
 		}
 		req.User = u
+	}
+	if err := req.parseDelegation(); err != nil {
+		return nil, err
 	}
 	if as, ok := req.params["doas"]; ok && as != req.User {
 		return nil, ipc.Errorf(ClassAuthorization, "User: %s is not allowed to impersonate %s", req.User, as)
@@ -509,4 +514,31 @@ type BlockStoragePolicy struct {
 // Boolean answers {"boolean": v}.
 func Boolean(w http.ResponseWriter, v bool) {
 	WriteJSON(w, http.StatusOK, map[string]bool{"boolean": v})
+}
+
+// parseDelegation decodes the delegation= parameter: the request acts as
+// the token's owner. As Hadoop's JspHelper.checkUsername, a user.name or
+// doas naming someone else is refused.
+func (r *Request) parseDelegation() error {
+	s, ok := r.params["delegation"]
+	if !ok {
+		return nil
+	}
+	t, err := delegation.DecodeURLString(s)
+	if err != nil {
+		return ipc.Errorf(delegation.ClassInvalidToken, "Invalid delegation token: %v", err)
+	}
+	id, err := delegation.DecodeIdentifier(t.Identifier)
+	if err != nil {
+		return ipc.Errorf(delegation.ClassInvalidToken, "Invalid delegation token: %v", err)
+	}
+	owner := id.User()
+	for _, k := range []string{"user.name", "doas"} {
+		if u, ok := r.params[k]; ok && u != owner {
+			return ipc.Errorf(ipc.ClassIOException, "Usernames not matched: name=%s != expected=%s", u, owner)
+		}
+	}
+	r.User = owner
+	r.Delegation = &t
+	return nil
 }

@@ -2,6 +2,7 @@ package webhdfs
 
 import (
 	"fmt"
+	"github.com/stratafs/strata/internal/delegation"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -33,7 +34,8 @@ func TestParse(t *testing.T) {
 		"/webhdfs/v1x?op=OPEN":                                          ClassJavaIllegalArgument,
 		"/webhdfs/v1/a?op=OPEN&user.name=a%20b":                         ClassJavaIllegalArgument,
 		"/webhdfs/v1/a?op=OPEN&user.name=x&doas=root":                   ClassAuthorization,
-		"/webhdfs/v1/a?op=OPEN&delegation=abc":                          ClassSecurity,
+		"/webhdfs/v1/a?op=OPEN&delegation=abc":                          delegation.ClassInvalidToken,
+		"/webhdfs/v1/a?op=OPEN&user.name=bob&delegation=" + aliceToken:  ipc.ClassIOException,
 		"/webhdfs/v1/a?op=OPEN&x=" + strings.Repeat("a", maxParamLen+1): ClassJavaIllegalArgument,
 		"/webhdfs/v1/a?op=RENAME&destination=/b%ff":                     ClassJavaIllegalArgument,
 		// Components that only percent-encoding gets past the HTTP
@@ -47,6 +49,20 @@ func TestParse(t *testing.T) {
 		if _, err := parse(t, target); ipc.ClassOf(err) != class {
 			t.Errorf("%.60s: %v, want %s", target, err, class)
 		}
+	}
+}
+
+// aliceToken is a delegation= value for a token alice owns.
+var aliceToken = delegation.Token{Identifier: delegation.Identifier{Owner: "alice", Renewer: "alice"}.Bytes(), Kind: delegation.Kind}.EncodeToURLString()
+
+func TestParseDelegation(t *testing.T) {
+	r, err := parse(t, "/webhdfs/v1/a?op=LISTSTATUS&user.name=alice&delegation="+aliceToken)
+	if err != nil || r.User != "alice" || r.Delegation == nil {
+		t.Fatalf("%+v %v", r, err)
+	}
+	// Without user.name the token names the user.
+	if r, err := parse(t, "/webhdfs/v1/a?op=LISTSTATUS&delegation="+aliceToken); err != nil || r.User != "alice" {
+		t.Fatalf("%+v %v", r, err)
 	}
 }
 

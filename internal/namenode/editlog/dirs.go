@@ -21,7 +21,7 @@ func (l *Log) repopulate(d, src *storageDir, sc *dirScan) (dirScan, error) {
 	if err := l.fs.RemoveAll(d.cur); err != nil {
 		return dirScan{}, err
 	}
-	if err := l.fs.Mkdir(d.cur, 0o755); err != nil {
+	if err := l.fs.Mkdir(d.cur, dirPerm); err != nil {
 		return dirScan{}, err
 	}
 	if err := copyFile(l.fs, filepath.Join(src.cur, sc.image.name), filepath.Join(d.cur, sc.image.name), -1); err != nil {
@@ -72,7 +72,7 @@ func copyFile(fsys vfs.FS, from, to string, n int64) (err error) {
 		return err
 	}
 	defer in.Close()
-	out, err := fsys.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := fsys.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ type imageFile struct {
 
 func createImage(fsys vfs.FS, cur string, txid uint64) (*imageFile, error) {
 	tmp := filepath.Join(cur, imageTmpName(txid))
-	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, filePerm)
 	if err != nil {
 		return nil, err
 	}

@@ -207,6 +207,10 @@ func OpenDirs(dirs []string, opts Options) (*Log, error) {
 		if err != nil {
 			return fail(err)
 		}
+		if err := tighten(fsys, dir); err != nil {
+			lk.release()
+			return fail(fmt.Errorf("editlog: restricting %s to its owner: %w", dir, err))
+		}
 		d := &storageDir{path: dir, cur: filepath.Join(dir, currentDir), lock: lk, active: true}
 		l.dirs = append(l.dirs, d)
 		v, err := readVersion(fsys, dir)
@@ -649,7 +653,7 @@ func (l *Log) rollFiles(d *storageDir, start, end uint64, dataEnd int64) error {
 // makes it durable, then records start in seen_txid.
 func (l *Log) createSegment(d *storageDir, start uint64) (segmentFile, error) {
 	path := filepath.Join(d.cur, inProgressName(start))
-	f, err := l.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := l.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
 		return nil, err
 	}

@@ -258,7 +258,7 @@ func formatDirs(fsys vfs.FS, dirs []string, force bool, given *Version) (Version
 		}
 	}()
 	for _, dir := range dirs {
-		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		if err := fsys.MkdirAll(dir, dirPerm); err != nil {
 			return Version{}, fmt.Errorf("editlog: format: %w", err)
 		}
 		lk, err := lockDir(fsys, dir)
@@ -266,6 +266,9 @@ func formatDirs(fsys vfs.FS, dirs []string, force bool, given *Version) (Version
 			return Version{}, err
 		}
 		locks = append(locks, lk)
+		if err := tighten(fsys, dir); err != nil {
+			return Version{}, fmt.Errorf("editlog: format: restricting %s to its owner: %w", dir, err)
+		}
 		has, err := holdsStorage(fsys, filepath.Join(dir, currentDir))
 		if err != nil {
 			return Version{}, fmt.Errorf("editlog: format: %w", err)
@@ -294,7 +297,7 @@ func formatDir(fsys vfs.FS, dir string, v Version) error {
 	if err := fsys.RemoveAll(cur); err != nil {
 		return err
 	}
-	if err := fsys.Mkdir(cur, 0o755); err != nil {
+	if err := fsys.Mkdir(cur, dirPerm); err != nil {
 		return err
 	}
 	if err := writeImage(fsys, cur, 0, nil); err != nil {

@@ -22,7 +22,8 @@ const imageLayoutVersion = 1
 const maxImageRecord = 64 << 20
 
 // WriteImage writes the namespace as an ImageHeader followed by every
-// inode, parents before children, each varint-length-delimited.
+// inode, parents before children, the snapshot sections and the live
+// delegation tokens, each varint-length-delimited.
 func (ns *Tree) WriteImage(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var buf []byte
@@ -44,6 +45,7 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		InodeCount:    proto.Uint64(uint64(len(ns.byID))),
 	}
 	ns.snapshotHeader(hdr)
+	ns.delegationHeader(hdr)
 	if err := put(hdr); err != nil {
 		return err
 	}
@@ -64,6 +66,9 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		return err
 	}
 	if err := ns.writeSnapshots(put); err != nil {
+		return err
+	}
+	if err := ns.writeDelegationTokens(put); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -192,6 +197,9 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 		return nil, errors.New("namenode: image has no root")
 	}
 	if err := ns.readSnapshots(&hdr, next); err != nil {
+		return nil, err
+	}
+	if err := ns.loadDelegation(&hdr, next); err != nil {
 		return nil, err
 	}
 	if hdr.GetLastInodeId() > ns.lastID {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/proto/namenodepb"
 )
@@ -129,13 +130,15 @@ type Tree struct {
 
 	quotaSeen bool      // a quota was set: edits keep usage (quota.go)
 	snaps     snapshots // snapshot.go
+
+	tokens *delegation.State // delegation tokens (delegation.go)
 }
 
 // New returns a tree holding only the root directory, owned by superuser
 // and supergroup, whose files keep their blocks in blocks.
 func New(superuser, supergroup string, blocks *blockmgmt.BlockMap) *Tree {
 	root := &Inode{ID: rootInodeID, IsDir: true, Owner: superuser, Group: supergroup, Mode: 0o755}
-	return &Tree{Blocks: blocks, Root: root, byID: map[uint64]*Inode{rootInodeID: root}, lastID: rootInodeID, dirCount: 1}
+	return &Tree{Blocks: blocks, Root: root, byID: map[uint64]*Inode{rootInodeID: root}, lastID: rootInodeID, dirCount: 1, tokens: delegation.NewState()}
 }
 
 // Inode returns the inode with id, or nil.
@@ -367,6 +370,9 @@ func (ns *Tree) Apply(e Edit) error {
 	case *namenodepb.EditOp_AllowSnapshot, *namenodepb.EditOp_DisallowSnapshot, *namenodepb.EditOp_CreateSnapshot,
 		*namenodepb.EditOp_DeleteSnapshot, *namenodepb.EditOp_RenameSnapshot, *namenodepb.EditOp_CopyOnTruncate:
 		return ns.applySnapshotOp(e.op)
+	case *namenodepb.EditOp_UpdateMasterKey, *namenodepb.EditOp_GetDelegationToken,
+		*namenodepb.EditOp_RenewDelegationToken, *namenodepb.EditOp_CancelDelegationToken:
+		return ns.applyDelegationOp(e.op)
 	case *namenodepb.EditOp_SetStoragePolicy:
 		n := ns.Lookup(o.SetStoragePolicy.GetPath())
 		if n == nil {

@@ -622,8 +622,18 @@ type ImageHeader struct {
 	// inodes, and the last snapshot id handed out.
 	SnapshotCount  *uint64 `protobuf:"varint,40,opt,name=snapshot_count,json=snapshotCount" json:"snapshot_count,omitempty"`
 	LastSnapshotId *uint32 `protobuf:"varint,41,opt,name=last_snapshot_id,json=lastSnapshotId" json:"last_snapshot_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Delegation tokens (60-69): the secret manager's master keys, its last
+	// sequence number and key id, the current key, and the number of
+	// DelegationTokenRecord records after the snapshot sections (the live
+	// tokens are records of their own, so that no one record grows with
+	// their number).
+	DelegationKeys         []*DelegationKey `protobuf:"bytes,60,rep,name=delegation_keys,json=delegationKeys" json:"delegation_keys,omitempty"`
+	DelegationSequence     *int32           `protobuf:"varint,62,opt,name=delegation_sequence,json=delegationSequence" json:"delegation_sequence,omitempty"`
+	DelegationLastKeyId    *int32           `protobuf:"varint,63,opt,name=delegation_last_key_id,json=delegationLastKeyId" json:"delegation_last_key_id,omitempty"`
+	DelegationCurrentKeyId *int32           `protobuf:"varint,64,opt,name=delegation_current_key_id,json=delegationCurrentKeyId" json:"delegation_current_key_id,omitempty"`
+	DelegationTokenCount   *uint64          `protobuf:"varint,65,opt,name=delegation_token_count,json=delegationTokenCount" json:"delegation_token_count,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ImageHeader) Reset() {
@@ -701,6 +711,41 @@ func (x *ImageHeader) GetSnapshotCount() uint64 {
 func (x *ImageHeader) GetLastSnapshotId() uint32 {
 	if x != nil && x.LastSnapshotId != nil {
 		return *x.LastSnapshotId
+	}
+	return 0
+}
+
+func (x *ImageHeader) GetDelegationKeys() []*DelegationKey {
+	if x != nil {
+		return x.DelegationKeys
+	}
+	return nil
+}
+
+func (x *ImageHeader) GetDelegationSequence() int32 {
+	if x != nil && x.DelegationSequence != nil {
+		return *x.DelegationSequence
+	}
+	return 0
+}
+
+func (x *ImageHeader) GetDelegationLastKeyId() int32 {
+	if x != nil && x.DelegationLastKeyId != nil {
+		return *x.DelegationLastKeyId
+	}
+	return 0
+}
+
+func (x *ImageHeader) GetDelegationCurrentKeyId() int32 {
+	if x != nil && x.DelegationCurrentKeyId != nil {
+		return *x.DelegationCurrentKeyId
+	}
+	return 0
+}
+
+func (x *ImageHeader) GetDelegationTokenCount() uint64 {
+	if x != nil && x.DelegationTokenCount != nil {
+		return *x.DelegationTokenCount
 	}
 	return 0
 }
@@ -814,6 +859,10 @@ type EditOp struct {
 	//	*EditOp_DeleteSnapshot
 	//	*EditOp_RenameSnapshot
 	//	*EditOp_CopyOnTruncate
+	//	*EditOp_UpdateMasterKey
+	//	*EditOp_GetDelegationToken
+	//	*EditOp_RenewDelegationToken
+	//	*EditOp_CancelDelegationToken
 	Op isEditOp_Op `protobuf_oneof:"op"`
 	// The RPC that made this edit, on the last edit of an @AtMostOnce
 	// client call (create, append, delete, rename, rename2,
@@ -1091,6 +1140,42 @@ func (x *EditOp) GetCopyOnTruncate() *OpCopyOnTruncate {
 	return nil
 }
 
+func (x *EditOp) GetUpdateMasterKey() *OpUpdateMasterKey {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_UpdateMasterKey); ok {
+			return x.UpdateMasterKey
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetGetDelegationToken() *OpGetDelegationToken {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_GetDelegationToken); ok {
+			return x.GetDelegationToken
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetRenewDelegationToken() *OpRenewDelegationToken {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_RenewDelegationToken); ok {
+			return x.RenewDelegationToken
+		}
+	}
+	return nil
+}
+
+func (x *EditOp) GetCancelDelegationToken() *OpCancelDelegationToken {
+	if x != nil {
+		if x, ok := x.Op.(*EditOp_CancelDelegationToken); ok {
+			return x.CancelDelegationToken
+		}
+	}
+	return nil
+}
+
 func (x *EditOp) GetRpcClientId() []byte {
 	if x != nil {
 		return x.RpcClientId
@@ -1212,6 +1297,23 @@ type EditOp_CopyOnTruncate struct {
 	CopyOnTruncate *OpCopyOnTruncate `protobuf:"bytes,45,opt,name=copy_on_truncate,json=copyOnTruncate,oneof"`
 }
 
+type EditOp_UpdateMasterKey struct {
+	// Delegation tokens (60-69).
+	UpdateMasterKey *OpUpdateMasterKey `protobuf:"bytes,60,opt,name=update_master_key,json=updateMasterKey,oneof"`
+}
+
+type EditOp_GetDelegationToken struct {
+	GetDelegationToken *OpGetDelegationToken `protobuf:"bytes,61,opt,name=get_delegation_token,json=getDelegationToken,oneof"`
+}
+
+type EditOp_RenewDelegationToken struct {
+	RenewDelegationToken *OpRenewDelegationToken `protobuf:"bytes,62,opt,name=renew_delegation_token,json=renewDelegationToken,oneof"`
+}
+
+type EditOp_CancelDelegationToken struct {
+	CancelDelegationToken *OpCancelDelegationToken `protobuf:"bytes,63,opt,name=cancel_delegation_token,json=cancelDelegationToken,oneof"`
+}
+
 func (*EditOp_Mkdir) isEditOp_Op() {}
 
 func (*EditOp_AddFile) isEditOp_Op() {}
@@ -1261,6 +1363,14 @@ func (*EditOp_DeleteSnapshot) isEditOp_Op() {}
 func (*EditOp_RenameSnapshot) isEditOp_Op() {}
 
 func (*EditOp_CopyOnTruncate) isEditOp_Op() {}
+
+func (*EditOp_UpdateMasterKey) isEditOp_Op() {}
+
+func (*EditOp_GetDelegationToken) isEditOp_Op() {}
+
+func (*EditOp_RenewDelegationToken) isEditOp_Op() {}
+
+func (*EditOp_CancelDelegationToken) isEditOp_Op() {}
 
 type OpMkdir struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2809,6 +2919,325 @@ func (x *OpCopyOnTruncate) GetSource() *Block {
 	return nil
 }
 
+// DelegationKey is a master key (Hadoop's DelegationKey): created is when
+// it became current, expiry when it may be forgotten.
+type DelegationKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            *int32                 `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
+	Created       *int64                 `protobuf:"varint,2,opt,name=created" json:"created,omitempty"`
+	Expiry        *int64                 `protobuf:"varint,3,opt,name=expiry" json:"expiry,omitempty"`
+	Secret        []byte                 `protobuf:"bytes,4,opt,name=secret" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DelegationKey) Reset() {
+	*x = DelegationKey{}
+	mi := &file_namenode_fsimage_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationKey) ProtoMessage() {}
+
+func (x *DelegationKey) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationKey.ProtoReflect.Descriptor instead.
+func (*DelegationKey) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *DelegationKey) GetId() int32 {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return 0
+}
+
+func (x *DelegationKey) GetCreated() int64 {
+	if x != nil && x.Created != nil {
+		return *x.Created
+	}
+	return 0
+}
+
+func (x *DelegationKey) GetExpiry() int64 {
+	if x != nil && x.Expiry != nil {
+		return *x.Expiry
+	}
+	return 0
+}
+
+func (x *DelegationKey) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+// DelegationTokenRecord is a live token: its identifier (Hadoop's
+// Writable DelegationTokenIdentifier bytes) and the time after which it
+// is invalid unless renewed. The password is recomputed from the key.
+type DelegationTokenRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Identifier    []byte                 `protobuf:"bytes,1,opt,name=identifier" json:"identifier,omitempty"`
+	RenewDate     *int64                 `protobuf:"varint,2,opt,name=renew_date,json=renewDate" json:"renew_date,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DelegationTokenRecord) Reset() {
+	*x = DelegationTokenRecord{}
+	mi := &file_namenode_fsimage_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationTokenRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationTokenRecord) ProtoMessage() {}
+
+func (x *DelegationTokenRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationTokenRecord.ProtoReflect.Descriptor instead.
+func (*DelegationTokenRecord) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DelegationTokenRecord) GetIdentifier() []byte {
+	if x != nil {
+		return x.Identifier
+	}
+	return nil
+}
+
+func (x *DelegationTokenRecord) GetRenewDate() int64 {
+	if x != nil && x.RenewDate != nil {
+		return *x.RenewDate
+	}
+	return 0
+}
+
+// OpUpdateMasterKey makes key the current master key and forgets the
+// tokens that expired before key.created and the keys that expired
+// before it and sign no live token (OP_UPDATE_MASTER_KEY). When set,
+// retired_expiry is the new expiry of the key key replaces (Hadoop
+// resets a retired key's expiry to now + max lifetime), decided by the
+// active NameNode so that every replica retires it alike.
+type OpUpdateMasterKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *DelegationKey         `protobuf:"bytes,1,opt,name=key" json:"key,omitempty"`
+	RetiredExpiry *int64                 `protobuf:"varint,2,opt,name=retired_expiry,json=retiredExpiry" json:"retired_expiry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpUpdateMasterKey) Reset() {
+	*x = OpUpdateMasterKey{}
+	mi := &file_namenode_fsimage_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpUpdateMasterKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpUpdateMasterKey) ProtoMessage() {}
+
+func (x *OpUpdateMasterKey) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpUpdateMasterKey.ProtoReflect.Descriptor instead.
+func (*OpUpdateMasterKey) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *OpUpdateMasterKey) GetKey() *DelegationKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *OpUpdateMasterKey) GetRetiredExpiry() int64 {
+	if x != nil && x.RetiredExpiry != nil {
+		return *x.RetiredExpiry
+	}
+	return 0
+}
+
+// OpGetDelegationToken records an issued token (OP_GET_DELEGATION_TOKEN).
+type OpGetDelegationToken struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         *DelegationTokenRecord `protobuf:"bytes,1,opt,name=token" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpGetDelegationToken) Reset() {
+	*x = OpGetDelegationToken{}
+	mi := &file_namenode_fsimage_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpGetDelegationToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpGetDelegationToken) ProtoMessage() {}
+
+func (x *OpGetDelegationToken) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpGetDelegationToken.ProtoReflect.Descriptor instead.
+func (*OpGetDelegationToken) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *OpGetDelegationToken) GetToken() *DelegationTokenRecord {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+// OpRenewDelegationToken sets a token's renew date
+// (OP_RENEW_DELEGATION_TOKEN).
+type OpRenewDelegationToken struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         *DelegationTokenRecord `protobuf:"bytes,1,opt,name=token" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpRenewDelegationToken) Reset() {
+	*x = OpRenewDelegationToken{}
+	mi := &file_namenode_fsimage_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpRenewDelegationToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpRenewDelegationToken) ProtoMessage() {}
+
+func (x *OpRenewDelegationToken) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpRenewDelegationToken.ProtoReflect.Descriptor instead.
+func (*OpRenewDelegationToken) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *OpRenewDelegationToken) GetToken() *DelegationTokenRecord {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+// OpCancelDelegationToken forgets a token (OP_CANCEL_DELEGATION_TOKEN).
+type OpCancelDelegationToken struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Identifier    []byte                 `protobuf:"bytes,1,opt,name=identifier" json:"identifier,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpCancelDelegationToken) Reset() {
+	*x = OpCancelDelegationToken{}
+	mi := &file_namenode_fsimage_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpCancelDelegationToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpCancelDelegationToken) ProtoMessage() {}
+
+func (x *OpCancelDelegationToken) ProtoReflect() protoreflect.Message {
+	mi := &file_namenode_fsimage_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpCancelDelegationToken.ProtoReflect.Descriptor instead.
+func (*OpCancelDelegationToken) Descriptor() ([]byte, []int) {
+	return file_namenode_fsimage_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *OpCancelDelegationToken) GetIdentifier() []byte {
+	if x != nil {
+		return x.Identifier
+	}
+	return nil
+}
+
 var File_namenode_fsimage_proto protoreflect.FileDescriptor
 
 const file_namenode_fsimage_proto_rawDesc = "" +
@@ -2864,7 +3293,7 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x05Block\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
 	"\tgen_stamp\x18\x02 \x01(\x04R\bgenStamp\x12\x1b\n" +
-	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\x8b\x02\n" +
+	"\tnum_bytes\x18\x03 \x01(\x04R\bnumBytes\"\xb1\x04\n" +
 	"\vImageHeader\x12%\n" +
 	"\x0elayout_version\x18\x01 \x01(\rR\rlayoutVersion\x12\"\n" +
 	"\rlast_inode_id\x18\x02 \x01(\x04R\vlastInodeId\x12\"\n" +
@@ -2873,14 +3302,19 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
 	"inodeCount\x12%\n" +
 	"\x0esnapshot_count\x18( \x01(\x04R\rsnapshotCount\x12(\n" +
-	"\x10last_snapshot_id\x18) \x01(\rR\x0elastSnapshotId\"|\n" +
+	"\x10last_snapshot_id\x18) \x01(\rR\x0elastSnapshotId\x12G\n" +
+	"\x0fdelegation_keys\x18< \x03(\v2\x1e.strata.namenode.DelegationKeyR\x0edelegationKeys\x12/\n" +
+	"\x13delegation_sequence\x18> \x01(\x05R\x12delegationSequence\x123\n" +
+	"\x16delegation_last_key_id\x18? \x01(\x05R\x13delegationLastKeyId\x129\n" +
+	"\x19delegation_current_key_id\x18@ \x01(\x05R\x16delegationCurrentKeyId\x124\n" +
+	"\x16delegation_token_count\x18A \x01(\x04R\x14delegationTokenCountJ\x04\b=\x10>\"|\n" +
 	"\rSnapshotImage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\fR\x04name\x12\x14\n" +
 	"\x05ctime\x18\x03 \x01(\x03R\x05ctime\x12\x10\n" +
 	"\x03dir\x18\x04 \x01(\x04R\x03dir\x12\x1f\n" +
 	"\vinode_count\x18\x05 \x01(\x04R\n" +
-	"inodeCount\"\xd8\r\n" +
+	"inodeCount\"\xca\x10\n" +
 	"\x06EditOp\x120\n" +
 	"\x05mkdir\x18\x01 \x01(\v2\x18.strata.namenode.OpMkdirH\x00R\x05mkdir\x127\n" +
 	"\badd_file\x18\x02 \x01(\v2\x1a.strata.namenode.OpAddFileH\x00R\aaddFile\x12=\n" +
@@ -2909,7 +3343,11 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x0fcreate_snapshot\x18* \x01(\v2!.strata.namenode.OpCreateSnapshotH\x00R\x0ecreateSnapshot\x12L\n" +
 	"\x0fdelete_snapshot\x18+ \x01(\v2!.strata.namenode.OpDeleteSnapshotH\x00R\x0edeleteSnapshot\x12L\n" +
 	"\x0frename_snapshot\x18, \x01(\v2!.strata.namenode.OpRenameSnapshotH\x00R\x0erenameSnapshot\x12M\n" +
-	"\x10copy_on_truncate\x18- \x01(\v2!.strata.namenode.OpCopyOnTruncateH\x00R\x0ecopyOnTruncate\x12\"\n" +
+	"\x10copy_on_truncate\x18- \x01(\v2!.strata.namenode.OpCopyOnTruncateH\x00R\x0ecopyOnTruncate\x12P\n" +
+	"\x11update_master_key\x18< \x01(\v2\".strata.namenode.OpUpdateMasterKeyH\x00R\x0fupdateMasterKey\x12Y\n" +
+	"\x14get_delegation_token\x18= \x01(\v2%.strata.namenode.OpGetDelegationTokenH\x00R\x12getDelegationToken\x12_\n" +
+	"\x16renew_delegation_token\x18> \x01(\v2'.strata.namenode.OpRenewDelegationTokenH\x00R\x14renewDelegationToken\x12b\n" +
+	"\x17cancel_delegation_token\x18? \x01(\v2(.strata.namenode.OpCancelDelegationTokenH\x00R\x15cancelDelegationToken\x12\"\n" +
 	"\rrpc_client_id\x18d \x01(\fR\vrpcClientId\x12\x1e\n" +
 	"\vrpc_call_id\x18e \x01(\x11R\trpcCallIdB\x04\n" +
 	"\x02op\"t\n" +
@@ -3022,7 +3460,29 @@ const file_namenode_fsimage_proto_rawDesc = "" +
 	"\x05mtime\x18\x04 \x01(\x03R\x05mtime\"V\n" +
 	"\x10OpCopyOnTruncate\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12.\n" +
-	"\x06source\x18\x02 \x01(\v2\x16.strata.namenode.BlockR\x06sourceB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
+	"\x06source\x18\x02 \x01(\v2\x16.strata.namenode.BlockR\x06source\"i\n" +
+	"\rDelegationKey\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\x03R\acreated\x12\x16\n" +
+	"\x06expiry\x18\x03 \x01(\x03R\x06expiry\x12\x16\n" +
+	"\x06secret\x18\x04 \x01(\fR\x06secret\"V\n" +
+	"\x15DelegationTokenRecord\x12\x1e\n" +
+	"\n" +
+	"identifier\x18\x01 \x01(\fR\n" +
+	"identifier\x12\x1d\n" +
+	"\n" +
+	"renew_date\x18\x02 \x01(\x03R\trenewDate\"l\n" +
+	"\x11OpUpdateMasterKey\x120\n" +
+	"\x03key\x18\x01 \x01(\v2\x1e.strata.namenode.DelegationKeyR\x03key\x12%\n" +
+	"\x0eretired_expiry\x18\x02 \x01(\x03R\rretiredExpiry\"T\n" +
+	"\x14OpGetDelegationToken\x12<\n" +
+	"\x05token\x18\x01 \x01(\v2&.strata.namenode.DelegationTokenRecordR\x05token\"V\n" +
+	"\x16OpRenewDelegationToken\x12<\n" +
+	"\x05token\x18\x01 \x01(\v2&.strata.namenode.DelegationTokenRecordR\x05token\"9\n" +
+	"\x17OpCancelDelegationToken\x12\x1e\n" +
+	"\n" +
+	"identifier\x18\x01 \x01(\fR\n" +
+	"identifierB6Z4github.com/stratafs/strata/internal/proto/namenodepb"
 
 var (
 	file_namenode_fsimage_proto_rawDescOnce sync.Once
@@ -3036,43 +3496,49 @@ func file_namenode_fsimage_proto_rawDescGZIP() []byte {
 	return file_namenode_fsimage_proto_rawDescData
 }
 
-var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_namenode_fsimage_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_namenode_fsimage_proto_goTypes = []any{
-	(*PermStatus)(nil),            // 0: strata.namenode.PermStatus
-	(*Inode)(nil),                 // 1: strata.namenode.Inode
-	(*QuotaByStorageType)(nil),    // 2: strata.namenode.QuotaByStorageType
-	(*XAttr)(nil),                 // 3: strata.namenode.XAttr
-	(*AclEntry)(nil),              // 4: strata.namenode.AclEntry
-	(*FileUnderConstruction)(nil), // 5: strata.namenode.FileUnderConstruction
-	(*Block)(nil),                 // 6: strata.namenode.Block
-	(*ImageHeader)(nil),           // 7: strata.namenode.ImageHeader
-	(*SnapshotImage)(nil),         // 8: strata.namenode.SnapshotImage
-	(*EditOp)(nil),                // 9: strata.namenode.EditOp
-	(*OpMkdir)(nil),               // 10: strata.namenode.OpMkdir
-	(*OpAddFile)(nil),             // 11: strata.namenode.OpAddFile
-	(*OpCloseFile)(nil),           // 12: strata.namenode.OpCloseFile
-	(*OpDelete)(nil),              // 13: strata.namenode.OpDelete
-	(*OpRename)(nil),              // 14: strata.namenode.OpRename
-	(*OpSetPermission)(nil),       // 15: strata.namenode.OpSetPermission
-	(*OpSetOwner)(nil),            // 16: strata.namenode.OpSetOwner
-	(*OpSetTimes)(nil),            // 17: strata.namenode.OpSetTimes
-	(*OpSetReplication)(nil),      // 18: strata.namenode.OpSetReplication
-	(*OpSetStoragePolicy)(nil),    // 19: strata.namenode.OpSetStoragePolicy
-	(*OpAddBlock)(nil),            // 20: strata.namenode.OpAddBlock
-	(*OpUpdateBlocks)(nil),        // 21: strata.namenode.OpUpdateBlocks
-	(*OpSetGenStamp)(nil),         // 22: strata.namenode.OpSetGenStamp
-	(*OpReopenFile)(nil),          // 23: strata.namenode.OpReopenFile
-	(*OpSetXAttr)(nil),            // 24: strata.namenode.OpSetXAttr
-	(*OpRemoveXAttr)(nil),         // 25: strata.namenode.OpRemoveXAttr
-	(*OpSetAcl)(nil),              // 26: strata.namenode.OpSetAcl
-	(*OpSetQuota)(nil),            // 27: strata.namenode.OpSetQuota
-	(*OpConcat)(nil),              // 28: strata.namenode.OpConcat
-	(*OpAllowSnapshot)(nil),       // 29: strata.namenode.OpAllowSnapshot
-	(*OpDisallowSnapshot)(nil),    // 30: strata.namenode.OpDisallowSnapshot
-	(*OpCreateSnapshot)(nil),      // 31: strata.namenode.OpCreateSnapshot
-	(*OpDeleteSnapshot)(nil),      // 32: strata.namenode.OpDeleteSnapshot
-	(*OpRenameSnapshot)(nil),      // 33: strata.namenode.OpRenameSnapshot
-	(*OpCopyOnTruncate)(nil),      // 34: strata.namenode.OpCopyOnTruncate
+	(*PermStatus)(nil),              // 0: strata.namenode.PermStatus
+	(*Inode)(nil),                   // 1: strata.namenode.Inode
+	(*QuotaByStorageType)(nil),      // 2: strata.namenode.QuotaByStorageType
+	(*XAttr)(nil),                   // 3: strata.namenode.XAttr
+	(*AclEntry)(nil),                // 4: strata.namenode.AclEntry
+	(*FileUnderConstruction)(nil),   // 5: strata.namenode.FileUnderConstruction
+	(*Block)(nil),                   // 6: strata.namenode.Block
+	(*ImageHeader)(nil),             // 7: strata.namenode.ImageHeader
+	(*SnapshotImage)(nil),           // 8: strata.namenode.SnapshotImage
+	(*EditOp)(nil),                  // 9: strata.namenode.EditOp
+	(*OpMkdir)(nil),                 // 10: strata.namenode.OpMkdir
+	(*OpAddFile)(nil),               // 11: strata.namenode.OpAddFile
+	(*OpCloseFile)(nil),             // 12: strata.namenode.OpCloseFile
+	(*OpDelete)(nil),                // 13: strata.namenode.OpDelete
+	(*OpRename)(nil),                // 14: strata.namenode.OpRename
+	(*OpSetPermission)(nil),         // 15: strata.namenode.OpSetPermission
+	(*OpSetOwner)(nil),              // 16: strata.namenode.OpSetOwner
+	(*OpSetTimes)(nil),              // 17: strata.namenode.OpSetTimes
+	(*OpSetReplication)(nil),        // 18: strata.namenode.OpSetReplication
+	(*OpSetStoragePolicy)(nil),      // 19: strata.namenode.OpSetStoragePolicy
+	(*OpAddBlock)(nil),              // 20: strata.namenode.OpAddBlock
+	(*OpUpdateBlocks)(nil),          // 21: strata.namenode.OpUpdateBlocks
+	(*OpSetGenStamp)(nil),           // 22: strata.namenode.OpSetGenStamp
+	(*OpReopenFile)(nil),            // 23: strata.namenode.OpReopenFile
+	(*OpSetXAttr)(nil),              // 24: strata.namenode.OpSetXAttr
+	(*OpRemoveXAttr)(nil),           // 25: strata.namenode.OpRemoveXAttr
+	(*OpSetAcl)(nil),                // 26: strata.namenode.OpSetAcl
+	(*OpSetQuota)(nil),              // 27: strata.namenode.OpSetQuota
+	(*OpConcat)(nil),                // 28: strata.namenode.OpConcat
+	(*OpAllowSnapshot)(nil),         // 29: strata.namenode.OpAllowSnapshot
+	(*OpDisallowSnapshot)(nil),      // 30: strata.namenode.OpDisallowSnapshot
+	(*OpCreateSnapshot)(nil),        // 31: strata.namenode.OpCreateSnapshot
+	(*OpDeleteSnapshot)(nil),        // 32: strata.namenode.OpDeleteSnapshot
+	(*OpRenameSnapshot)(nil),        // 33: strata.namenode.OpRenameSnapshot
+	(*OpCopyOnTruncate)(nil),        // 34: strata.namenode.OpCopyOnTruncate
+	(*DelegationKey)(nil),           // 35: strata.namenode.DelegationKey
+	(*DelegationTokenRecord)(nil),   // 36: strata.namenode.DelegationTokenRecord
+	(*OpUpdateMasterKey)(nil),       // 37: strata.namenode.OpUpdateMasterKey
+	(*OpGetDelegationToken)(nil),    // 38: strata.namenode.OpGetDelegationToken
+	(*OpRenewDelegationToken)(nil),  // 39: strata.namenode.OpRenewDelegationToken
+	(*OpCancelDelegationToken)(nil), // 40: strata.namenode.OpCancelDelegationToken
 }
 var file_namenode_fsimage_proto_depIdxs = []int32{
 	0,  // 0: strata.namenode.Inode.perm:type_name -> strata.namenode.PermStatus
@@ -3082,44 +3548,52 @@ var file_namenode_fsimage_proto_depIdxs = []int32{
 	4,  // 4: strata.namenode.Inode.acl:type_name -> strata.namenode.AclEntry
 	2,  // 5: strata.namenode.Inode.type_quotas:type_name -> strata.namenode.QuotaByStorageType
 	6,  // 6: strata.namenode.FileUnderConstruction.copy_source:type_name -> strata.namenode.Block
-	10, // 7: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
-	11, // 8: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
-	12, // 9: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
-	13, // 10: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
-	14, // 11: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
-	15, // 12: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
-	16, // 13: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
-	17, // 14: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
-	18, // 15: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
-	19, // 16: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
-	20, // 17: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
-	21, // 18: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
-	22, // 19: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
-	23, // 20: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
-	24, // 21: strata.namenode.EditOp.set_xattr:type_name -> strata.namenode.OpSetXAttr
-	25, // 22: strata.namenode.EditOp.remove_xattr:type_name -> strata.namenode.OpRemoveXAttr
-	26, // 23: strata.namenode.EditOp.set_acl:type_name -> strata.namenode.OpSetAcl
-	27, // 24: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
-	28, // 25: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
-	29, // 26: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
-	30, // 27: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
-	31, // 28: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
-	32, // 29: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
-	33, // 30: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
-	34, // 31: strata.namenode.EditOp.copy_on_truncate:type_name -> strata.namenode.OpCopyOnTruncate
-	0,  // 32: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
-	0,  // 33: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
-	6,  // 34: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
-	6,  // 35: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
-	6,  // 36: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
-	3,  // 37: strata.namenode.OpSetXAttr.xattr:type_name -> strata.namenode.XAttr
-	4,  // 38: strata.namenode.OpSetAcl.entries:type_name -> strata.namenode.AclEntry
-	6,  // 39: strata.namenode.OpCopyOnTruncate.source:type_name -> strata.namenode.Block
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	35, // 7: strata.namenode.ImageHeader.delegation_keys:type_name -> strata.namenode.DelegationKey
+	10, // 8: strata.namenode.EditOp.mkdir:type_name -> strata.namenode.OpMkdir
+	11, // 9: strata.namenode.EditOp.add_file:type_name -> strata.namenode.OpAddFile
+	12, // 10: strata.namenode.EditOp.close_file:type_name -> strata.namenode.OpCloseFile
+	13, // 11: strata.namenode.EditOp.delete:type_name -> strata.namenode.OpDelete
+	14, // 12: strata.namenode.EditOp.rename:type_name -> strata.namenode.OpRename
+	15, // 13: strata.namenode.EditOp.set_permission:type_name -> strata.namenode.OpSetPermission
+	16, // 14: strata.namenode.EditOp.set_owner:type_name -> strata.namenode.OpSetOwner
+	17, // 15: strata.namenode.EditOp.set_times:type_name -> strata.namenode.OpSetTimes
+	18, // 16: strata.namenode.EditOp.set_replication:type_name -> strata.namenode.OpSetReplication
+	19, // 17: strata.namenode.EditOp.set_storage_policy:type_name -> strata.namenode.OpSetStoragePolicy
+	20, // 18: strata.namenode.EditOp.add_block:type_name -> strata.namenode.OpAddBlock
+	21, // 19: strata.namenode.EditOp.update_blocks:type_name -> strata.namenode.OpUpdateBlocks
+	22, // 20: strata.namenode.EditOp.set_gen_stamp:type_name -> strata.namenode.OpSetGenStamp
+	23, // 21: strata.namenode.EditOp.reopen_file:type_name -> strata.namenode.OpReopenFile
+	24, // 22: strata.namenode.EditOp.set_xattr:type_name -> strata.namenode.OpSetXAttr
+	25, // 23: strata.namenode.EditOp.remove_xattr:type_name -> strata.namenode.OpRemoveXAttr
+	26, // 24: strata.namenode.EditOp.set_acl:type_name -> strata.namenode.OpSetAcl
+	27, // 25: strata.namenode.EditOp.set_quota:type_name -> strata.namenode.OpSetQuota
+	28, // 26: strata.namenode.EditOp.concat:type_name -> strata.namenode.OpConcat
+	29, // 27: strata.namenode.EditOp.allow_snapshot:type_name -> strata.namenode.OpAllowSnapshot
+	30, // 28: strata.namenode.EditOp.disallow_snapshot:type_name -> strata.namenode.OpDisallowSnapshot
+	31, // 29: strata.namenode.EditOp.create_snapshot:type_name -> strata.namenode.OpCreateSnapshot
+	32, // 30: strata.namenode.EditOp.delete_snapshot:type_name -> strata.namenode.OpDeleteSnapshot
+	33, // 31: strata.namenode.EditOp.rename_snapshot:type_name -> strata.namenode.OpRenameSnapshot
+	34, // 32: strata.namenode.EditOp.copy_on_truncate:type_name -> strata.namenode.OpCopyOnTruncate
+	37, // 33: strata.namenode.EditOp.update_master_key:type_name -> strata.namenode.OpUpdateMasterKey
+	38, // 34: strata.namenode.EditOp.get_delegation_token:type_name -> strata.namenode.OpGetDelegationToken
+	39, // 35: strata.namenode.EditOp.renew_delegation_token:type_name -> strata.namenode.OpRenewDelegationToken
+	40, // 36: strata.namenode.EditOp.cancel_delegation_token:type_name -> strata.namenode.OpCancelDelegationToken
+	0,  // 37: strata.namenode.OpMkdir.perm:type_name -> strata.namenode.PermStatus
+	0,  // 38: strata.namenode.OpAddFile.perm:type_name -> strata.namenode.PermStatus
+	6,  // 39: strata.namenode.OpCloseFile.blocks:type_name -> strata.namenode.Block
+	6,  // 40: strata.namenode.OpAddBlock.block:type_name -> strata.namenode.Block
+	6,  // 41: strata.namenode.OpUpdateBlocks.blocks:type_name -> strata.namenode.Block
+	3,  // 42: strata.namenode.OpSetXAttr.xattr:type_name -> strata.namenode.XAttr
+	4,  // 43: strata.namenode.OpSetAcl.entries:type_name -> strata.namenode.AclEntry
+	6,  // 44: strata.namenode.OpCopyOnTruncate.source:type_name -> strata.namenode.Block
+	35, // 45: strata.namenode.OpUpdateMasterKey.key:type_name -> strata.namenode.DelegationKey
+	36, // 46: strata.namenode.OpGetDelegationToken.token:type_name -> strata.namenode.DelegationTokenRecord
+	36, // 47: strata.namenode.OpRenewDelegationToken.token:type_name -> strata.namenode.DelegationTokenRecord
+	48, // [48:48] is the sub-list for method output_type
+	48, // [48:48] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_namenode_fsimage_proto_init() }
@@ -3153,6 +3627,10 @@ func file_namenode_fsimage_proto_init() {
 		(*EditOp_DeleteSnapshot)(nil),
 		(*EditOp_RenameSnapshot)(nil),
 		(*EditOp_CopyOnTruncate)(nil),
+		(*EditOp_UpdateMasterKey)(nil),
+		(*EditOp_GetDelegationToken)(nil),
+		(*EditOp_RenewDelegationToken)(nil),
+		(*EditOp_CancelDelegationToken)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3160,7 +3638,7 @@ func file_namenode_fsimage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_namenode_fsimage_proto_rawDesc), len(file_namenode_fsimage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
