@@ -103,8 +103,7 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.snapshotdiff-report.limit":                   "5",
 		"strata.namenode.snapshot.max-copied-inodes":      "10",
 		"strata.namenode.snapshot.max-total-inodes":       "20",
-		// Delegation tokens (delegation.go).
-		"hadoop.security.authentication":               "kerberos",
+		// Delegation tokens (delegation.go); hadoop.security.authentication is above.
 		"dfs.namenode.delegation.token.always-use":     "true",
 		"dfs.namenode.delegation.key.update-interval":  "1000",
 		"dfs.namenode.delegation.token.max-lifetime":   "5000",
