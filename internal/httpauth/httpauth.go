@@ -73,8 +73,11 @@ type Config struct {
 	Keytab string
 	// Validity is how long a hadoop.auth cookie is accepted.
 	Validity time.Duration
-	// Secret signs cookies; empty means a random secret for this process.
+	// Secret signs cookies; when empty, New reads SecretFile, and without
+	// one makes a random secret for this process.
 	Secret []byte
+	// SecretFile holds the secret (hadoop.http.authentication.signature.secret.file).
+	SecretFile string
 	// CookieDomain and CookiePath are the cookie's Domain and Path
 	// attributes (Path defaults to "/").
 	CookieDomain, CookiePath string
@@ -93,6 +96,7 @@ func ConfigFrom(c *conf.Configuration, httpAddr string) (Config, error) {
 		Keytab:       c.GetTrimmed(KeyKeytab),
 		CookieDomain: c.GetTrimmed(KeyCookieDomain),
 		CookiePath:   c.GetTrimmed(KeyCookiePath),
+		SecretFile:   c.GetTrimmed(KeySecretFile),
 		Host:         ServerHost(httpAddr),
 	}
 	if cfg.Type == "" {
@@ -101,19 +105,7 @@ func ConfigFrom(c *conf.Configuration, httpAddr string) (Config, error) {
 	r := conf.NewReader(c, "")
 	cfg.AnonymousAllowed = r.Bool(KeyAnonymousAllowed)
 	cfg.Validity = r.Duration(KeyTokenValidity, time.Second)
-	if err := r.Err(); err != nil {
-		return cfg, err
-	}
-	if f := c.GetTrimmed(KeySecretFile); f != "" && cfg.Type == TypeKerberos {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return cfg, fmt.Errorf("httpauth: %s: %w", KeySecretFile, err)
-		}
-		if cfg.Secret = []byte(strings.TrimSpace(string(b))); len(cfg.Secret) == 0 {
-			return cfg, fmt.Errorf("httpauth: %s: %s is empty", KeySecretFile, f)
-		}
-	}
-	return cfg, nil
+	return cfg, r.Err()
 }
 
 // ServerHost is the name _HOST stands for on a server listening on addr,
@@ -169,8 +161,20 @@ func New(cfg Config) (*Filter, error) {
 	if f.cfg.CookiePath == "" {
 		f.cfg.CookiePath = "/"
 	}
+	if f.secret == nil && cfg.SecretFile != "" {
+		b, err := os.ReadFile(cfg.SecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("httpauth: %s: %w", KeySecretFile, err)
+		}
+		if f.secret = []byte(strings.TrimSpace(string(b))); len(f.secret) == 0 {
+			return nil, fmt.Errorf("httpauth: %s: %s is empty", KeySecretFile, cfg.SecretFile)
+		}
+	}
 	switch cfg.Type {
-	case TypeSimple:
+	case "", TypeSimple: // the zero Config is simple, anonymous allowed
+		if cfg.Type == "" {
+			f.cfg.Type, f.cfg.AnonymousAllowed = TypeSimple, true
+		}
 		return f, nil
 	case TypeKerberos:
 	default:

@@ -190,4 +190,3 @@ func authCookie(t *testing.T, resp *http.Response) *http.Cookie {
 	t.Fatalf("no %s cookie in %v", CookieName, resp.Header["Set-Cookie"])
 	return nil
 }
-

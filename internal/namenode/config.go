@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/vfs"
 )
@@ -203,6 +204,9 @@ type Config struct {
 	// PProf serves Go's profiler at /debug/pprof/ on the HTTP port
 	// (strata.http.pprof.enabled; default false).
 	PProf bool
+	// HTTPAuth authenticates the web UI, /jmx, /fsck and WebHDFS
+	// (hadoop.http.authentication.*; the zero value is simple, as before).
+	HTTPAuth httpauth.Config
 	// HA is the nameservice this NameNode is a member of (ha_config.go);
 	// nil for a single NameNode.
 	HA *HAConfig
@@ -351,6 +355,8 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.SafeModeThreshold = r.Float(keySafeModeThreshold)
 	cfg.HTTPIdleTimeout = r.Duration(keyHTTPIdleTimeout, time.Millisecond)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
+	cfg.HTTPAuth, err = httpauth.ConfigFrom(c, cfg.HTTPAddr)
+	r.AddAs(err)
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.AddAs(err)
 	cfg.IPC = ipcCfg

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/namenode/editlog"
 )
 
@@ -97,7 +99,10 @@ func (n *NameNode) Status() Status {
 	}
 }
 
-func (n *NameNode) httpHandler() http.Handler {
+// httpHandler routes the HTTP port. auth (hadoop.http.authentication.*) guards every path but the
+// NameNode-to-NameNode ones under haPathPrefix, as Hadoop's filter guards
+// its servlets.
+func (n *NameNode) httpHandler(auth *httpauth.Filter) http.Handler {
 	mux := http.NewServeMux()
 	n.registerUI(mux) // pages, /jmx, /metrics, /stacks (webui.go)
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
@@ -110,8 +115,24 @@ func (n *NameNode) httpHandler() http.Handler {
 		mux.HandleFunc("GET "+memberPath, n.serveMember)
 	}
 	mux.Handle("/webhdfs/v1/", n.webhdfs())
-	return mux
+	if !auth.Kerberos() {
+		return auth.Wrap(mux)
+	}
+	guarded := auth.Wrap(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, haPathPrefix) {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
 }
+
+// haPathPrefix holds the NameNode-to-NameNode HTTP endpoints (HA status,
+// image digests, -bootstrapStandby's storage version): they carry no user
+// data, and peers fetch them without a SPNEGO client, so secure mode
+// leaves them unauthenticated.
+const haPathPrefix = "/strata/ha/"
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

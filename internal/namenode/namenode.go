@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/editlog"
@@ -192,6 +193,15 @@ func (n *NameNode) Start() error {
 	}
 	n.rpcLn = ln
 	if n.cfg.HTTPAddr != "" {
+		hc := n.cfg.HTTPAuth
+		if hc.Log == nil {
+			hc.Log = n.log
+		}
+		auth, err := httpauth.New(hc)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("namenode: HTTP authentication: %w", err)
+		}
 		hl, err := net.Listen("tcp", n.cfg.HTTPAddr)
 		if err != nil {
 			ln.Close()
@@ -199,7 +209,7 @@ func (n *NameNode) Start() error {
 		}
 		n.httpLn = hl
 		n.httpSrv = &http.Server{
-			Handler:           n.httpHandler(),
+			Handler:           n.httpHandler(auth),
 			ReadHeaderTimeout: httpHeaderTimeout,
 			ReadTimeout:       httpReadTimeout,
 			WriteTimeout:      httpWriteTimeout,

@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stratafs/strata/hdfs"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 )
 
@@ -151,7 +152,10 @@ func Parse(r *http.Request) (*Request, error) {
 		return nil, ipc.Errorf(ClassSecurity, "Delegation tokens are not supported: security is off, use user.name")
 	}
 	req.User = DefaultUser
-	if u, ok := req.params["user.name"]; ok {
+	if u, ok := httpauth.User(r.Context()); ok {
+		// Secure mode: the SPNEGO user; user.name is ignored.
+		req.User = u
+	} else if u, ok := req.params["user.name"]; ok {
 		if !userPattern.MatchString(u) {
 			return nil, invalid("user.name", "Invalid value: %q does not belong to the domain %s", u, userPattern)
 		}

@@ -1,0 +1,99 @@
+package namenode
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/internal/httpauth/spnegotest"
+)
+
+var setAuthCookie = regexp.MustCompile(`(?m)^Set-Cookie: hadoop\.auth=("[^"]*")`)
+
+// TestSPNEGOWebHDFSAndPagesWithCurl runs a NameNode with
+// hadoop.http.authentication.type=kerberos against a real KDC and talks to
+// it with curl --negotiate, as a user would: WebHDFS and the pages answer
+// 200 after kinit and 401 without a ticket or with an expired one; the
+// SPNEGO user replaces user.name; the hadoop.auth cookie is reused and a
+// tampered one refused.
+func TestSPNEGOWebHDFSAndPagesWithCurl(t *testing.T) {
+	realm := spnegotest.Start(t)
+	nn := startTestNameNode(t, func(c *Config) { c.HTTPAuth = realm.Config() })
+	addr := nn.HTTPAddr()
+	list := spnegotest.URL(addr, "/webhdfs/v1/?op=LISTSTATUS")
+
+	code, hdr, _ := realm.Curl(t, "", list)
+	if code != 401 || !strings.Contains(strings.ToLower(hdr), "www-authenticate: negotiate") {
+		t.Fatalf("no ticket: %d\n%s", code, hdr)
+	}
+	code, hdr, body := realm.Curl(t, realm.CCache, list)
+	if code != 200 || !strings.Contains(body, `"FileStatuses"`) {
+		t.Fatalf("after kinit: %d %s\n%s", code, body, hdr)
+	}
+	m := setAuthCookie.FindStringSubmatch(hdr)
+	if m == nil {
+		t.Fatalf("no hadoop.auth cookie:\n%s", hdr)
+	}
+	cookie := m[1]
+	if !strings.HasPrefix(cookie, `"u=alice&p=alice@`+realm.KDC.Realm+`&t=kerberos&e=`) {
+		t.Fatalf("cookie %s", cookie)
+	}
+
+	// The SPNEGO user acts; user.name is ignored.
+	code, _, body = realm.Curl(t, realm.CCache, spnegotest.URL(addr, "/webhdfs/v1/?op=GETHOMEDIRECTORY&user.name=hdfs"))
+	if code != 200 || !strings.Contains(body, `"/user/alice"`) {
+		t.Fatalf("GETHOMEDIRECTORY as alice with user.name=hdfs: %d %s", code, body)
+	}
+	// MKDIRS under / (owned by the superuser hdfs) is refused to alice
+	// even when she names hdfs.
+	code, _, body = realm.Curl(t, realm.CCache, spnegotest.URL(addr, "/webhdfs/v1/x?op=MKDIRS&user.name=hdfs"), "-X", "PUT")
+	if code != 403 || !strings.Contains(body, "user=alice") {
+		t.Fatalf("MKDIRS as alice: %d %s", code, body)
+	}
+
+	for _, p := range []string{"/", "/dfshealth.html", "/datanodes", "/explorer?path=/&user.name=hdfs", "/jmx", "/stacks", "/status"} {
+		if code, _, _ := realm.Curl(t, "", spnegotest.URL(addr, p)); code != 401 {
+			t.Errorf("%s without a ticket: %d", p, code)
+		}
+		if code, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(addr, p)); code != 200 {
+			t.Errorf("%s after kinit: %d %.200s", p, code, body)
+		}
+	}
+	// The explorer page shows the SPNEGO user, not user.name.
+	if _, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(addr, "/explorer?path=/&user.name=hdfs")); !strings.Contains(body, `value="alice"`) {
+		t.Errorf("explorer does not act as alice")
+	}
+	// fsck runs as alice (not the superuser), whatever user.name or ugi say.
+	if code, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(addr, "/fsck?path=/&ugi=hdfs&user.name=hdfs")); code != 403 || !strings.Contains(body, "alice") {
+		t.Errorf("fsck as alice: %d %s", code, body)
+	}
+
+	// The cookie alone, with no ticket at all.
+	code, _, body = realm.Curl(t, "", list, "-b", "hadoop.auth="+cookie)
+	if code != 200 || !strings.Contains(body, `"FileStatuses"`) {
+		t.Fatalf("cookie reused: %d %s", code, body)
+	}
+	tampered := strings.Replace(cookie, "u=alice", "u=hdfs", 1)
+	if code, _, _ := realm.Curl(t, "", list, "-b", "hadoop.auth="+tampered); code != 401 {
+		t.Fatalf("tampered cookie: %d", code)
+	}
+	// The HA peers' endpoints stay open to peers.
+	if code, _, _ := realm.Curl(t, "", spnegotest.URL(addr, "/strata/ha/version")); code == 401 {
+		t.Fatalf("/strata/ha/version needs SPNEGO")
+	}
+
+	// A ticket that expires: good while valid, 401 after (lifetime 2 s,
+	// the KDC's clock skew 2 s).
+	short := realm.Dir + "/short.cc"
+	if err := realm.KDC.Kinit(short, spnegotest.User, spnegotest.Password, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := realm.Curl(t, short, list); code != 200 {
+		t.Fatalf("short ticket while valid: %d", code)
+	}
+	time.Sleep(5 * time.Second)
+	if code, _, _ := realm.Curl(t, short, list); code != 401 {
+		t.Fatalf("expired ticket: %d", code)
+	}
+}
