@@ -12,6 +12,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/vfs"
 )
@@ -89,6 +90,10 @@ type Config struct {
 	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
 	// (strata.http.pprof.enabled; default false).
 	PProf bool
+	// HTTPAuth authenticates the pages, /jmx and /status
+	// (hadoop.http.authentication.*; the zero value is simple). WebHDFS
+	// is not under it (see httpHandler).
+	HTTPAuth httpauth.Config
 	// Hostname is the host name the DataNode reports to the NameNode,
 	// which gives it to clients (dfs.datanode.hostname, else
 	// slave.host.name as Hadoop's deprecation of it; "" means
@@ -246,6 +251,9 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.SocketWriteTimeout = r.Duration(keyWriteTimeout, time.Millisecond)
 	cfg.BlockTokens = r.Bool(keyBlockTokens)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
+	httpAuth, err := httpauth.ConfigFrom(c, cfg.HTTPAddr)
+	r.AddAs(err)
+	cfg.HTTPAuth = httpAuth
 	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))
 	if hours := r.Int(keyScanPeriod); hours < 0 {
 		cfg.ScanPeriod = -1

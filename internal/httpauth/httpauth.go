@@ -257,6 +257,26 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serveKerberos(w, r, next) })
 }
 
+// WrapExcept is Wrap for every path but those under the given prefixes,
+// which reach next unauthenticated: the endpoints Hadoop authenticates
+// otherwise (the shuffle's job token, the DataNode's WebHDFS delegation
+// token) or not at all.
+func (f *Filter) WrapExcept(next http.Handler, prefixes ...string) http.Handler {
+	guarded := f.Wrap(next)
+	if guarded == next || len(prefixes) == 0 {
+		return guarded
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, p := range prefixes {
+			if strings.HasPrefix(r.URL.Path, p) {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		guarded.ServeHTTP(w, r)
+	})
+}
+
 // Identity is who a request authenticated as.
 type Identity struct {
 	User      string // the short name handlers act as

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -115,17 +114,7 @@ func (n *NameNode) httpHandler(auth *httpauth.Filter) http.Handler {
 		mux.HandleFunc("GET "+memberPath, n.serveMember)
 	}
 	mux.Handle("/webhdfs/v1/", n.webhdfs())
-	if !auth.Kerberos() {
-		return auth.Wrap(mux)
-	}
-	guarded := auth.Wrap(mux)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, haPathPrefix) {
-			mux.ServeHTTP(w, r)
-			return
-		}
-		guarded.ServeHTTP(w, r)
-	})
+	return auth.WrapExcept(mux, haPathPrefix)
 }
 
 // haPathPrefix holds the NameNode-to-NameNode HTTP endpoints (HA status,

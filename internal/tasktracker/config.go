@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/jobtracker"
 )
 
@@ -56,6 +57,10 @@ type Config struct {
 	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
 	// (strata.http.pprof.enabled; default false).
 	PProf bool
+	// HTTPAuth authenticates the pages and /tasklog
+	// (hadoop.http.authentication.*; the zero value is simple); the
+	// shuffle keeps its job-token authentication.
+	HTTPAuth httpauth.Config
 	// Host is the host the tracker advertises: its name
 	// tracker_<Host>:<shuffle port>, the host of its shuffle URL (unless
 	// the shuffle server is bound to a specific address, which the URL
@@ -122,6 +127,8 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	r := conf.NewReader(c, "tasktracker")
 	cfg.MapSlots, cfg.ReduceSlots = int(r.Int(keyMapSlots)), int(r.Int(keyReduceSlots))
 	cfg.OutOfBandHeartbeat = r.Bool(keyOutOfBand)
+	_, err := httpauth.ConfigFrom(c, cfg.HTTPAddr) // read's, with its error
+	r.AddAs(err)
 	if err := r.Err(); err != nil {
 		return cfg, err
 	}
@@ -138,6 +145,7 @@ func read(c *conf.Configuration) Config {
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
 	cfg.OutOfBandHeartbeat, _ = c.GetBool(keyOutOfBand)
 	cfg.PProf, _ = c.GetBool("strata.http.pprof.enabled")
+	cfg.HTTPAuth, _ = httpauth.ConfigFrom(c, cfg.HTTPAddr)
 	cfg.ACLsEnabled, _ = c.GetBool("mapreduce.cluster.acls.enabled")
 	cfg.Admins = jobtracker.ParseACL(c.Get("mapreduce.cluster.administrators"))
 	return cfg
