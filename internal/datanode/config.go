@@ -251,7 +251,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.SocketWriteTimeout = r.Duration(keyWriteTimeout, time.Millisecond)
 	cfg.BlockTokens = r.Bool(keyBlockTokens)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
-	httpAuth, err := httpauth.ConfigFrom(c, cfg.HTTPAddr)
+	httpAuth, err := httpauth.ConfigFrom(c)
 	r.AddAs(err)
 	cfg.HTTPAuth = httpAuth
 	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))

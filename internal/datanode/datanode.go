@@ -137,6 +137,7 @@ func (d *DataNode) Start() error {
 	}
 	if d.cfg.HTTPAddr != "" {
 		hc := d.cfg.HTTPAuth
+		hc.Addr = d.cfg.HTTPAddr
 		if hc.Log == nil {
 			hc.Log = d.log
 		}

@@ -67,8 +67,11 @@ type Config struct {
 	// "@REALM"; _HOST is replaced by Host. Without a realm the default realm
 	// of krb5.conf ($KRB5_CONFIG, else /etc/krb5.conf) is used.
 	Principal string
-	// Host replaces _HOST in Principal (see ServerHost).
+	// Host replaces _HOST in Principal; when empty, ServerHost(Addr).
 	Host string
+	// Addr is the server's listen address (the daemon sets it when it
+	// starts its HTTP server).
+	Addr string
 	// Keytab is the path of the keytab holding Principal's keys.
 	Keytab string
 	// Validity is how long a hadoop.auth cookie is accepted.
@@ -87,9 +90,8 @@ type Config struct {
 	Log *slog.Logger
 }
 
-// ConfigFrom reads the hadoop.http.authentication.* keys. httpAddr is the
-// server's listen address; its host replaces _HOST (ServerHost).
-func ConfigFrom(c *conf.Configuration, httpAddr string) (Config, error) {
+// ConfigFrom reads the hadoop.http.authentication.* keys.
+func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg := Config{
 		Type:         strings.ToLower(c.GetTrimmed(KeyType)),
 		Principal:    c.GetTrimmed(KeyPrincipal),
@@ -97,7 +99,6 @@ func ConfigFrom(c *conf.Configuration, httpAddr string) (Config, error) {
 		CookieDomain: c.GetTrimmed(KeyCookieDomain),
 		CookiePath:   c.GetTrimmed(KeyCookiePath),
 		SecretFile:   c.GetTrimmed(KeySecretFile),
-		Host:         ServerHost(httpAddr),
 	}
 	if cfg.Type == "" {
 		cfg.Type = TypeSimple
@@ -192,7 +193,11 @@ func New(cfg Config) (*Filter, error) {
 	if p == "" {
 		p = "HTTP/_HOST"
 	}
-	p = strings.ReplaceAll(p, "_HOST", cfg.Host)
+	host := cfg.Host
+	if host == "" {
+		host = ServerHost(cfg.Addr)
+	}
+	p = strings.ReplaceAll(p, "_HOST", host)
 	name, realm, _ := strings.Cut(p, "@")
 	if realm == "" {
 		if realm = defaultRealm(); realm == "" {

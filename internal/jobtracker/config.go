@@ -142,7 +142,7 @@ func read(c *conf.Configuration) (Config, error) {
 			cfg.HTTPAddr = net.JoinHostPort(host, "0")
 		}
 	}
-	httpAuth, err := httpauth.ConfigFrom(c, cfg.HTTPAddr)
+	httpAuth, err := httpauth.ConfigFrom(c)
 	r.AddAs(err)
 	cfg.HTTPAuth = httpAuth
 	ipcCfg, err := ipc.ServerConfigFrom(c)

@@ -236,6 +236,7 @@ func (jt *JobTracker) startHTTP() error {
 		return fmt.Errorf("jobtracker: web UI address %s (%s): %w", jt.cfg.HTTPAddr, keyHTTPAddress, err)
 	}
 	hc := jt.cfg.HTTPAuth
+	hc.Addr = jt.cfg.HTTPAddr
 	if hc.Log == nil {
 		hc.Log = jt.log
 	}

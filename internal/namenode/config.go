@@ -355,7 +355,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.SafeModeThreshold = r.Float(keySafeModeThreshold)
 	cfg.HTTPIdleTimeout = r.Duration(keyHTTPIdleTimeout, time.Millisecond)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
-	cfg.HTTPAuth, err = httpauth.ConfigFrom(c, cfg.HTTPAddr)
+	cfg.HTTPAuth, err = httpauth.ConfigFrom(c)
 	r.AddAs(err)
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.AddAs(err)

@@ -194,6 +194,7 @@ func (n *NameNode) Start() error {
 	n.rpcLn = ln
 	if n.cfg.HTTPAddr != "" {
 		hc := n.cfg.HTTPAuth
+		hc.Addr = n.cfg.HTTPAddr
 		if hc.Log == nil {
 			hc.Log = n.log
 		}

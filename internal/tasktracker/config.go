@@ -127,7 +127,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	r := conf.NewReader(c, "tasktracker")
 	cfg.MapSlots, cfg.ReduceSlots = int(r.Int(keyMapSlots)), int(r.Int(keyReduceSlots))
 	cfg.OutOfBandHeartbeat = r.Bool(keyOutOfBand)
-	_, err := httpauth.ConfigFrom(c, cfg.HTTPAddr) // read's, with its error
+	_, err := httpauth.ConfigFrom(c) // read's, with its error
 	r.AddAs(err)
 	if err := r.Err(); err != nil {
 		return cfg, err
@@ -145,7 +145,7 @@ func read(c *conf.Configuration) Config {
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
 	cfg.OutOfBandHeartbeat, _ = c.GetBool(keyOutOfBand)
 	cfg.PProf, _ = c.GetBool("strata.http.pprof.enabled")
-	cfg.HTTPAuth, _ = httpauth.ConfigFrom(c, cfg.HTTPAddr)
+	cfg.HTTPAuth, _ = httpauth.ConfigFrom(c)
 	cfg.ACLsEnabled, _ = c.GetBool("mapreduce.cluster.acls.enabled")
 	cfg.Admins = jobtracker.ParseACL(c.Get("mapreduce.cluster.administrators"))
 	return cfg

@@ -132,6 +132,7 @@ func (tt *TaskTracker) Start() error {
 	url := "http://" + net.JoinHostPort(urlHost, port)
 	tt.name = fmt.Sprintf("tracker_%s:%s", host, port)
 	hc := tt.cfg.HTTPAuth
+	hc.Addr = tt.cfg.HTTPAddr
 	if hc.Log == nil {
 		hc.Log = tt.log
 	}
