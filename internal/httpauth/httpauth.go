@@ -171,6 +171,12 @@ func New(cfg Config) (*Filter, error) {
 			return nil, fmt.Errorf("httpauth: %s: %s is empty", KeySecretFile, cfg.SecretFile)
 		}
 	}
+	if f.secret == nil {
+		f.secret = make([]byte, 32)
+		if _, err := rand.Read(f.secret); err != nil {
+			return nil, err
+		}
+	}
 	switch cfg.Type {
 	case "", TypeSimple: // the zero Config is simple, anonymous allowed
 		if cfg.Type == "" {
@@ -207,12 +213,6 @@ func New(cfg Config) (*Filter, error) {
 	f.principal, f.realm = name, realm
 	if !hasKey(kt, name, realm) {
 		return nil, fmt.Errorf("httpauth: keytab %s has no key for %s@%s (%s)", cfg.Keytab, name, realm, KeyPrincipal)
-	}
-	if f.secret == nil {
-		f.secret = make([]byte, 32)
-		if _, err := rand.Read(f.secret); err != nil {
-			return nil, err
-		}
 	}
 	return f, nil
 }
@@ -475,10 +475,6 @@ func (f *Filter) fromCookie(r *http.Request, typ string) (Identity, bool) {
 // quoted value, Path, Domain when configured, HttpOnly, Secure over TLS;
 // a session cookie (Hadoop's default, cookie.persistent=false).
 func (f *Filter) setCookie(w http.ResponseWriter, r *http.Request, id Identity) {
-	if f.secret == nil {
-		f.secret = make([]byte, 32)
-		rand.Read(f.secret)
-	}
 	v := sign(f.secret, token(id, f.now().Add(f.cfg.Validity)))
 	w.Header().Add("Set-Cookie", f.cookie(r, `"`+v+`"`))
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -170,5 +171,24 @@ func TestLocalSecure(t *testing.T) {
 	}
 	if code := curl(); code != "200" {
 		t.Fatalf("after kinit: %s", code)
+	}
+	// strata fsck authenticates with the same ticket (the invoking user
+	// is the NameNode's superuser).
+	t.Setenv("KRB5_CONFIG", kinit[2])
+	t.Setenv("KRB5CCNAME", kinit[3])
+	pu, err := url.Parse(curlLine[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	fsckArgs := []string{"--config", filepath.Join(data, "conf"), "-D", "dfs.namenode.http-address=127.0.0.1:" + pu.Port(), "fsck", "/"}
+	if code := Main(fsckArgs, nil, &o, &e); code != 0 || !strings.Contains(o.String(), "is HEALTHY") {
+		t.Fatalf("fsck with a ticket: exit %d: %s%s", code, o.String(), e.String())
+	}
+	t.Setenv("KRB5CCNAME", "FILE:"+filepath.Join(data, "none.cc"))
+	o.Reset()
+	e.Reset()
+	if code := Main(fsckArgs, nil, &o, &e); code == 0 || !strings.Contains(e.String(), "kinit") {
+		t.Fatalf("fsck without a ticket: exit %d: %s%s", code, o.String(), e.String())
 	}
 }
