@@ -93,6 +93,8 @@ var knownKeys = []Key{
 	{"dfs.replication.max", "512", "Largest replication factor a file may have."},
 	{"dfs.snapshotdiff-report.limit", "1000", "Most entries one getSnapshotDiffReportListing reply carries (0 or less: 1000); clients ask again for the rest."},
 	{"dfs.storage.policy.enabled", "true", "Whether storage policies (HOT, COLD, ALL_SSD, ...) may be set."},
+	{"dfs.web.authentication.kerberos.keytab", "", "Keytab of the NameNode's WebHDFS SPNEGO principal; empty: hadoop.http.authentication.kerberos.keytab."},
+	{"dfs.web.authentication.kerberos.principal", "", "The NameNode's WebHDFS SPNEGO principal (WebHDFS needs SPNEGO whenever hadoop.security.authentication is kerberos); empty: hadoop.http.authentication.kerberos.principal."},
 	{"fixedlengthinputformat.record.length", "0", "Record length in bytes for FixedLengthInputFormat (required by it)."},
 	{"fs.defaultFS", "file:///", "Default file system URI; paths without a scheme resolve against it, e.g. hdfs://namenode:8020."},
 	{"fs.permissions.umask-mode", "022", "Umask for new files and directories, octal (022) or symbolic (u=rwx,g=rx,o=rx)."},

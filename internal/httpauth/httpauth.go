@@ -35,6 +35,14 @@ const (
 	KeySecretFile       = "hadoop.http.authentication.signature.secret.file"
 	KeyCookieDomain     = "hadoop.http.authentication.cookie.domain"
 	KeyCookiePath       = "hadoop.http.authentication.cookie.path"
+
+	// KeySecurityAuthentication is kerberos in secure mode, when the
+	// NameNode's WebHDFS needs SPNEGO whatever KeyType says, with
+	// KeyWebHDFSPrincipal and KeyWebHDFSKeytab (HDFS's keys; empty: the
+	// hadoop.http.authentication ones).
+	KeySecurityAuthentication = "hadoop.security.authentication"
+	KeyWebHDFSPrincipal       = "dfs.web.authentication.kerberos.principal"
+	KeyWebHDFSKeytab          = "dfs.web.authentication.kerberos.keytab"
 )
 
 // Authentication types, as the token's t= attribute names them.

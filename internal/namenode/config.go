@@ -207,6 +207,12 @@ type Config struct {
 	// HTTPAuth authenticates the web UI, /jmx, /fsck and WebHDFS
 	// (hadoop.http.authentication.*; the zero value is simple, as before).
 	HTTPAuth httpauth.Config
+	// WebHDFSAuth, when its Type is kerberos, authenticates WebHDFS by
+	// itself: as Hadoop's NameNode, WebHDFS needs SPNEGO whenever
+	// hadoop.security.authentication is kerberos, whatever HTTPAuth says,
+	// with dfs.web.authentication.kerberos.principal and .keytab
+	// (defaults: HTTPAuth's). Zero: WebHDFS is under HTTPAuth.
+	WebHDFSAuth httpauth.Config
 	// HA is the nameservice this NameNode is a member of (ha_config.go);
 	// nil for a single NameNode.
 	HA *HAConfig
@@ -357,6 +363,17 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
 	cfg.HTTPAuth, err = httpauth.ConfigFrom(c)
 	r.AddAs(err)
+	if strings.EqualFold(c.GetTrimmed(httpauth.KeySecurityAuthentication), "kerberos") {
+		w := cfg.HTTPAuth
+		w.Type = httpauth.TypeKerberos
+		if p := c.GetTrimmed(httpauth.KeyWebHDFSPrincipal); p != "" {
+			w.Principal = p
+		}
+		if k := c.GetTrimmed(httpauth.KeyWebHDFSKeytab); k != "" {
+			w.Keytab = k
+		}
+		cfg.WebHDFSAuth = w
+	}
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.AddAs(err)
 	cfg.IPC = ipcCfg

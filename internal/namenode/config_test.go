@@ -69,6 +69,7 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.safemode.threshold-pct":                 "0.5",
 		"dfs.namenode.safemode.extension":                     "0",
 		"hadoop.http.idle_timeout.ms":                         "1000",
+		"hadoop.security.authentication":                      "kerberos",
 		"hadoop.http.authentication.type":                     "kerberos",
 		"hadoop.http.authentication.simple.anonymous.allowed": "false",
 		"hadoop.http.authentication.kerberos.principal":       "HTTP/nn.example@EXAMPLE.COM",

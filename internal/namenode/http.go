@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stratafs/strata/internal/httpauth"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/editlog"
+	"github.com/stratafs/strata/internal/webhdfs"
 )
 
 // Timeouts of the HTTP server (web UI, /status, /jmx, /metrics, /fsck and
@@ -98,10 +101,11 @@ func (n *NameNode) Status() Status {
 	}
 }
 
-// httpHandler routes the HTTP port. auth (hadoop.http.authentication.*) guards every path but the
-// NameNode-to-NameNode ones under haPathPrefix, as Hadoop's filter guards
-// its servlets.
-func (n *NameNode) httpHandler(auth *httpauth.Filter) http.Handler {
+// httpHandler routes the HTTP port. auth (hadoop.http.authentication.*)
+// guards every path but the NameNode-to-NameNode ones under haPathPrefix,
+// as Hadoop's filter guards its servlets; webAuth, when not nil, guards
+// WebHDFS in auth's place (secure mode, httpFilters).
+func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 	mux := http.NewServeMux()
 	n.registerUI(mux) // pages, /jmx, /metrics, /stacks (webui.go)
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
@@ -113,8 +117,68 @@ func (n *NameNode) httpHandler(auth *httpauth.Filter) http.Handler {
 	if n.ha != nil {
 		mux.HandleFunc("GET "+memberPath, n.serveMember)
 	}
-	mux.Handle("/webhdfs/v1/", n.webhdfs())
-	return auth.WrapExcept(mux, haPathPrefix)
+	if webAuth == nil {
+		mux.Handle(webhdfsPrefix, n.webhdfs())
+		return auth.WrapExcept(mux, haPathPrefix)
+	}
+	if webAuth == noWebHDFSKeytab {
+		// Secure mode without an HTTP keytab: WebHDFS would trust
+		// user.name beside Kerberos RPC, so it serves nothing.
+		mux.HandleFunc(webhdfsPrefix, func(w http.ResponseWriter, r *http.Request) {
+			webhdfs.WriteError(w, ipc.Errorf(webhdfs.ClassSecurity, "WebHDFS needs SPNEGO when %s is kerberos: set %s (or %s)",
+				httpauth.KeySecurityAuthentication, httpauth.KeyWebHDFSKeytab, httpauth.KeyKeytab))
+		})
+	} else {
+		mux.Handle(webhdfsPrefix, webAuth.Wrap(n.webhdfs()))
+	}
+	return auth.WrapExcept(mux, haPathPrefix, webhdfsPrefix)
+}
+
+// noWebHDFSKeytab is httpFilters' WebHDFS filter in secure mode when no
+// keytab is configured for it.
+var noWebHDFSKeytab = new(httpauth.Filter)
+
+const webhdfsPrefix = "/webhdfs/v1/"
+
+// httpFilters builds the HTTP port's filters: HTTPAuth's, and in secure
+// mode WebHDFSAuth's for WebHDFS unless HTTPAuth already is the same
+// Kerberos filter. Both sign cookies with one secret, so a cookie from
+// the pages is good for WebHDFS and the other way round.
+func (n *NameNode) httpFilters() (auth, webAuth *httpauth.Filter, err error) {
+	hc, wc := n.cfg.HTTPAuth, n.cfg.WebHDFSAuth
+	hc.Addr, wc.Addr = n.cfg.HTTPAddr, n.cfg.HTTPAddr
+	if hc.Log == nil {
+		hc.Log = n.log
+	}
+	if wc.Log == nil {
+		wc.Log = n.log
+	}
+	separate := wc.Type == httpauth.TypeKerberos &&
+		(hc.Type != httpauth.TypeKerberos || hc.Principal != wc.Principal || hc.Keytab != wc.Keytab)
+	if separate && hc.Secret == nil && hc.SecretFile == "" {
+		secret := make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, nil, err
+		}
+		hc.Secret = secret
+		if wc.Secret == nil && wc.SecretFile == "" {
+			wc.Secret = secret
+		}
+	}
+	if auth, err = httpauth.New(hc); err != nil {
+		return nil, nil, err
+	}
+	if !separate {
+		return auth, nil, nil
+	}
+	if wc.Keytab == "" {
+		n.log.Warn("namenode: WebHDFS disabled: secure mode needs a SPNEGO keytab", "key", httpauth.KeyWebHDFSKeytab)
+		return auth, noWebHDFSKeytab, nil
+	}
+	if webAuth, err = httpauth.New(wc); err != nil {
+		return nil, nil, fmt.Errorf("WebHDFS (%s is kerberos): %w", httpauth.KeySecurityAuthentication, err)
+	}
+	return auth, webAuth, nil
 }
 
 // haPathPrefix holds the NameNode-to-NameNode HTTP endpoints (HA status,

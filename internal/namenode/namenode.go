@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/blocktoken"
-	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/editlog"
@@ -193,12 +192,7 @@ func (n *NameNode) Start() error {
 	}
 	n.rpcLn = ln
 	if n.cfg.HTTPAddr != "" {
-		hc := n.cfg.HTTPAuth
-		hc.Addr = n.cfg.HTTPAddr
-		if hc.Log == nil {
-			hc.Log = n.log
-		}
-		auth, err := httpauth.New(hc)
+		auth, webAuth, err := n.httpFilters()
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("namenode: HTTP authentication: %w", err)
@@ -210,7 +204,7 @@ func (n *NameNode) Start() error {
 		}
 		n.httpLn = hl
 		n.httpSrv = &http.Server{
-			Handler:           n.httpHandler(auth),
+			Handler:           n.httpHandler(auth, webAuth),
 			ReadHeaderTimeout: httpHeaderTimeout,
 			ReadTimeout:       httpReadTimeout,
 			WriteTimeout:      httpWriteTimeout,

@@ -97,3 +97,61 @@ func TestSPNEGOWebHDFSAndPagesWithCurl(t *testing.T) {
 		t.Fatalf("expired ticket: %d", code)
 	}
 }
+
+// TestConfigWebHDFSAuth: with hadoop.security.authentication=kerberos,
+// WebHDFS gets a Kerberos filter of its own, from dfs.web.authentication.*
+// or else the hadoop.http.authentication keys.
+func TestConfigWebHDFSAuth(t *testing.T) {
+	c := baseConf()
+	c.Set("hadoop.http.authentication.kerberos.keytab", "/etc/http.keytab")
+	cfg, err := ConfigFrom(c)
+	if err != nil || cfg.WebHDFSAuth.Type != "" {
+		t.Fatalf("simple: %+v %v", cfg.WebHDFSAuth, err)
+	}
+	c.Set("hadoop.security.authentication", "kerberos")
+	if cfg, err = ConfigFrom(c); err != nil || cfg.HTTPAuth.Type != "simple" || cfg.WebHDFSAuth.Type != "kerberos" ||
+		cfg.WebHDFSAuth.Keytab != "/etc/http.keytab" || cfg.WebHDFSAuth.Principal != "HTTP/_HOST" {
+		t.Fatalf("secure: %+v %v", cfg.WebHDFSAuth, err)
+	}
+	c.Set("dfs.web.authentication.kerberos.principal", "HTTP/nn.example@R")
+	c.Set("dfs.web.authentication.kerberos.keytab", "/etc/web.keytab")
+	if cfg, err = ConfigFrom(c); err != nil || cfg.WebHDFSAuth.Keytab != "/etc/web.keytab" || cfg.WebHDFSAuth.Principal != "HTTP/nn.example@R" {
+		t.Fatalf("dfs.web keys: %+v %v", cfg.WebHDFSAuth, err)
+	}
+}
+
+// TestSecureWebHDFSWithSimplePages: in secure mode WebHDFS needs SPNEGO
+// even when the pages are simple (Hadoop's NameNode); without a keytab
+// for it, WebHDFS refuses every request rather than trust user.name.
+func TestSecureWebHDFSWithSimplePages(t *testing.T) {
+	realm := spnegotest.Start(t)
+	wc := realm.Config()
+	wc.Host = ""
+	nn := startTestNameNode(t, func(c *Config) { c.WebHDFSAuth = wc })
+	addr := nn.HTTPAddr()
+	list := spnegotest.URL(addr, "/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs")
+	if code, _, _ := realm.Curl(t, "", list); code != 401 {
+		t.Fatalf("WebHDFS without a ticket: %d", code)
+	}
+	code, hdr, _ := realm.Curl(t, realm.CCache, list)
+	if code != 200 {
+		t.Fatalf("WebHDFS after kinit: %d", code)
+	}
+	cookie := setAuthCookie.FindStringSubmatch(hdr)
+	if cookie == nil {
+		t.Fatalf("no cookie:\n%s", hdr)
+	}
+	if code, _, _ := realm.Curl(t, "", list, "-b", "hadoop.auth="+cookie[1]); code != 200 {
+		t.Fatalf("WebHDFS with its cookie: %d", code)
+	}
+	if code, _, _ := realm.Curl(t, "", spnegotest.URL(addr, "/")); code != 200 {
+		t.Fatalf("simple page: %d", code)
+	}
+
+	wc.Keytab = ""
+	nn2 := startTestNameNode(t, func(c *Config) { c.WebHDFSAuth = wc })
+	code, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(nn2.HTTPAddr(), "/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs"))
+	if code == 200 || !strings.Contains(body, "dfs.web.authentication.kerberos.keytab") {
+		t.Fatalf("WebHDFS without a keytab: %d %s", code, body)
+	}
+}
