@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -378,14 +379,32 @@ func (f *Filter) serveKerberos(w http.ResponseWriter, r *http.Request, next http
 // handler can act as a name the client chose.
 func (f *Filter) serveAs(w http.ResponseWriter, r *http.Request, next http.Handler, id Identity) {
 	r = r.WithContext(WithIdentity(r.Context(), id))
-	q := r.URL.Query()
-	if q.Has("user.name") {
-		q.Del("user.name")
+	if q, changed := dropUserName(r.URL.RawQuery); changed {
 		u := *r.URL
-		u.RawQuery = q.Encode()
+		u.RawQuery = q
 		r.URL = &u
 	}
 	next.ServeHTTP(w, r)
+}
+
+// dropUserName removes every user.name parameter from a raw query, in
+// any case (WebHDFS's names are case-insensitive) and any escaping,
+// keeping the others as sent and in their order.
+func dropUserName(raw string) (string, bool) {
+	if raw == "" {
+		return raw, false
+	}
+	var kept []string
+	changed := false
+	for pair := range strings.SplitSeq(raw, "&") {
+		k, _, _ := strings.Cut(pair, "=")
+		if uk, err := url.QueryUnescape(k); err == nil && strings.EqualFold(uk, "user.name") {
+			changed = true
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	return strings.Join(kept, "&"), changed
 }
 
 // shortName maps a principal to the user handlers act as: Hadoop's

@@ -190,3 +190,17 @@ func authCookie(t *testing.T, resp *http.Response) *http.Cookie {
 	t.Fatalf("no %s cookie in %v", CookieName, resp.Header["Set-Cookie"])
 	return nil
 }
+
+func TestDropUserName(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                     "",
+		"op=OPEN":                              "op=OPEN",
+		"op=OPEN&user.name=root":               "op=OPEN",
+		"User.Name=root&OP=x&op=y":             "OP=x&op=y",
+		"user%2Ename=root&path=%2Fa&user.name": "path=%2Fa",
+	} {
+		if got, _ := dropUserName(in); got != want {
+			t.Errorf("dropUserName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
