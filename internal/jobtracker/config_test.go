@@ -37,16 +37,26 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestConfigMapping(t *testing.T) {
 	conftest.CheckMapping(t, configFrom, base, map[string]string{
-		keyAddress:                        "10.1.1.1:8021",
-		keyHeartbeatInterval:              "300",
-		keyTrackerExpiry:                  "60000",
-		keyRetiredJobs:                    "5",
-		keyHistoryDir:                     "hdfs://nn:8020/history",
-		keyACLsEnabled:                    "false",
-		keyAdmins:                         "root admins",
-		keyHTTPAddress:                    "10.1.1.1:50031",
-		"strata.http.pprof.enabled":       "true",
-		"hadoop.http.authentication.type": "kerberos",
+		keyAddress:                                  "10.1.1.1:8021",
+		keyHeartbeatInterval:                        "300",
+		keyTrackerExpiry:                            "60000",
+		keyRetiredJobs:                              "5",
+		keyHistoryDir:                               "hdfs://nn:8020/history",
+		keyACLsEnabled:                              "false",
+		keyAdmins:                                   "root admins",
+		keyHTTPAddress:                              "10.1.1.1:50031",
+		"strata.http.pprof.enabled":                 "true",
+		"hadoop.security.sensitive-config-keys":     "token$",
+		"ipc.client.connection.maxidletime":         "5000",
+		"ipc.client.idlethreshold":                  "10",
+		"ipc.maximum.data.length":                   "1048576",
+		"ipc.server.max.connections":                "100",
+		"strata.ipc.server.connection.max-inflight": "8",
+		"strata.ipc.server.handlers.max":            "64",
+		"strata.ipc.server.write.timeout":           "5000",
+
+		// secure-mode HTTP authentication (httpauth)
+		"hadoop.http.authentication.type":                     "kerberos",
 		"hadoop.http.authentication.simple.anonymous.allowed": "false",
 		"hadoop.http.authentication.kerberos.principal":       "HTTP/jt.example@EXAMPLE.COM",
 		"hadoop.http.authentication.kerberos.keytab":          "/etc/http.keytab",
@@ -54,14 +64,6 @@ func TestConfigMapping(t *testing.T) {
 		"hadoop.http.authentication.signature.secret.file":    "/etc/http.secret",
 		"hadoop.http.authentication.cookie.domain":            "example.com",
 		"hadoop.http.authentication.cookie.path":              "/x",
-		"hadoop.security.sensitive-config-keys":               "token$",
-		"ipc.client.connection.maxidletime":                   "5000",
-		"ipc.client.idlethreshold":                            "10",
-		"ipc.maximum.data.length":                             "1048576",
-		"ipc.server.max.connections":                          "100",
-		"strata.ipc.server.connection.max-inflight":           "8",
-		"strata.ipc.server.handlers.max":                      "64",
-		"strata.ipc.server.write.timeout":                     "5000",
 	})
 }
 

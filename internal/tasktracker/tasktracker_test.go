@@ -318,7 +318,9 @@ func TestConfigMapping(t *testing.T) {
 		keyDNSInterface:                    "eth0",
 		keyOutOfBand:                       "false",
 		"strata.http.pprof.enabled":        "true",
-		"hadoop.http.authentication.type":  "kerberos",
+
+		// secure-mode HTTP authentication (httpauth)
+		"hadoop.http.authentication.type":                     "kerberos",
 		"hadoop.http.authentication.simple.anonymous.allowed": "false",
 		"hadoop.http.authentication.kerberos.principal":       "HTTP/tt.example@EXAMPLE.COM",
 		"hadoop.http.authentication.kerberos.keytab":          "/etc/http.keytab",
