@@ -17,11 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jcmturner/goidentity/v6"
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
-	"github.com/jcmturner/gokrb5/v8/service"
-	"github.com/jcmturner/gokrb5/v8/spnego"
 
 	"github.com/stratafs/strata/conf"
 )
@@ -333,7 +330,10 @@ func (f *Filter) serveSimple(w http.ResponseWriter, r *http.Request, next http.H
 		return
 	}
 	id := Identity{User: u, Principal: u, Type: TypeSimple}
-	f.setCookie(w, r, id)
+	if err := f.setCookie(w, r, id); err != nil {
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
 	next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
 }
 
@@ -349,30 +349,35 @@ func (f *Filter) serveKerberos(w http.ResponseWriter, r *http.Request, next http
 		http.Error(w, "Authorization header too large", http.StatusRequestHeaderFieldsTooLarge)
 		return
 	}
-	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gid := goidentity.FromHTTPRequestContext(r)
-		if gid == nil || !gid.Authenticated() {
-			http.Error(w, "Authentication required", http.StatusUnauthorized)
-			return
-		}
-		principal := gid.UserName() + "@" + gid.Domain()
-		user, err := f.shortName(gid.UserName(), gid.Domain())
-		if err != nil {
-			f.log.Debug("httpauth: SPNEGO principal not mapped", "principal", principal, "err", err)
-			http.Error(w, err.Error(), http.StatusForbidden)
-			return
-		}
-		id := Identity{User: user, Principal: principal, Type: TypeKerberos}
-		f.setCookie(w, r, id)
-		f.serveAs(w, r, next, id)
-	})
-	// gokrb5 answers a request without "Authorization: Negotiate" with the
-	// 401 challenge, and a token it cannot verify (expired ticket, wrong
-	// key, replay) with 401 and a SPNEGO reject.
-	spnego.SPNEGOKRB5Authenticate(inner, f.kt,
-		service.KeytabPrincipal(f.principal),
-		service.DecodePAC(false),
-	).ServeHTTP(w, r)
+	a, err := f.acceptSPNEGO(r.Header.Get("Authorization"), r.RemoteAddr)
+	switch {
+	case errors.Is(err, errNoNegotiate):
+		w.Header().Set("WWW-Authenticate", "Negotiate")
+		http.Error(w, "Authentication required", http.StatusUnauthorized)
+		return
+	case errors.Is(err, errIncomplete):
+		challenge(w, negotiateIncomplete)
+		return
+	case err != nil: // expired ticket, wrong key, replay, forged identity
+		f.log.Debug("httpauth: SPNEGO refused", "remote", r.RemoteAddr, "err", err)
+		challenge(w, negotiateReject)
+		return
+	}
+	principal := a.name + "@" + a.realm
+	user, err := f.shortName(a.name, a.realm)
+	if err != nil {
+		f.log.Debug("httpauth: SPNEGO principal not mapped", "principal", principal, "err", err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	id := Identity{User: user, Principal: principal, Type: TypeKerberos}
+	if err := f.setCookie(w, r, id); err != nil {
+		f.log.Debug("httpauth: SPNEGO principal refused", "principal", principal, "err", err)
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("WWW-Authenticate", a.answer)
+	f.serveAs(w, r, next, id)
 }
 
 // serveAs runs next as id, with user.name removed from the query so no
@@ -427,9 +432,17 @@ func (f *Filter) shortName(name, realm string) (string, error) {
 }
 
 // token is Hadoop's AuthToken string, unsigned:
-// u=<user>&p=<principal>&t=<type>&e=<expiry ms>.
-func token(id Identity, expires time.Time) string {
-	return "u=" + id.User + "&p=" + id.Principal + "&t=" + id.Type + "&e=" + strconv.FormatInt(expires.UnixMilli(), 10)
+// u=<user>&p=<principal>&t=<type>&e=<expiry ms>. The values are not
+// escaped, so, as AuthToken does, a name holding the separators is
+// refused: it could otherwise carry attributes of its own into the
+// signed string.
+func token(id Identity, expires time.Time) (string, error) {
+	for _, v := range []string{id.User, id.Principal, id.Type} {
+		if v == "" || strings.ContainsAny(v, "&=") {
+			return "", fmt.Errorf("invalid authentication token attribute %q: empty or contains '&' or '='", v)
+		}
+	}
+	return "u=" + id.User + "&p=" + id.Principal + "&t=" + id.Type + "&e=" + strconv.FormatInt(expires.UnixMilli(), 10), nil
 }
 
 // sign is Hadoop's Signer.sign: str + "&s=" + base64(HMAC-SHA256(secret, str)).
@@ -444,6 +457,10 @@ func signature(secret []byte, str string) string {
 }
 
 var errBadToken = errors.New("invalid authentication token")
+
+// tokenAttrs are AuthToken's attributes; any other, or one twice, makes
+// the token invalid.
+var tokenAttrs = map[string]bool{"u": true, "p": true, "t": true, "e": true, "i": true}
 
 // verify is Signer.verifyAndExtract then AuthToken.parse, with expiry
 // checked at now.
@@ -461,6 +478,9 @@ func verify(secret []byte, signed string, now time.Time) (Identity, error) {
 	for part := range strings.SplitSeq(raw, "&") {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
+			return Identity{}, errBadToken
+		}
+		if _, dup := attrs[k]; dup || !tokenAttrs[k] {
 			return Identity{}, errBadToken
 		}
 		attrs[k] = v
@@ -501,9 +521,13 @@ func (f *Filter) fromCookie(r *http.Request, typ string) (Identity, bool) {
 // setCookie writes the signed token as Hadoop's createAuthCookie does: a
 // quoted value, Path, Domain when configured, HttpOnly, Secure over TLS;
 // a session cookie (Hadoop's default, cookie.persistent=false).
-func (f *Filter) setCookie(w http.ResponseWriter, r *http.Request, id Identity) {
-	v := sign(f.secret, token(id, f.now().Add(f.cfg.Validity)))
-	w.Header().Add("Set-Cookie", f.cookie(r, `"`+v+`"`))
+func (f *Filter) setCookie(w http.ResponseWriter, r *http.Request, id Identity) error {
+	t, err := token(id, f.now().Add(f.cfg.Validity))
+	if err != nil {
+		return err
+	}
+	w.Header().Add("Set-Cookie", f.cookie(r, `"`+sign(f.secret, t)+`"`))
+	return nil
 }
 
 func (f *Filter) clearCookie(w http.ResponseWriter, r *http.Request) {

@@ -27,7 +27,11 @@ func TestTokenFormat(t *testing.T) {
 	secret := []byte("secret")
 	exp := time.UnixMilli(1700000000123)
 	id := Identity{User: "alice", Principal: "alice@EXAMPLE.COM", Type: TypeKerberos}
-	s := sign(secret, token(id, exp))
+	raw, err := token(id, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sign(secret, raw)
 	want := "u=alice&p=alice@EXAMPLE.COM&t=kerberos&e=1700000000123&s="
 	if !strings.HasPrefix(s, want) {
 		t.Fatalf("token %q, want prefix %q", s, want)
@@ -47,7 +51,7 @@ func TestTokenFormat(t *testing.T) {
 		strings.Replace(s, "u=alice", "u=root", 1),
 		strings.Replace(s, "e=1700000000123", "e=1800000000123", 1),
 		s[:len(s)-2] + "AA",
-		token(id, exp),
+		raw,
 		"",
 	} {
 		if _, err := verify(secret, bad, exp.Add(-time.Second)); err == nil {
@@ -87,12 +91,19 @@ func TestSimpleModeUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	if got := f.Wrap(h); got == nil || (func() bool { _, ok := got.(http.HandlerFunc); return !ok })() {
-		t.Fatal("simple mode wrapped the handler")
-	}
+	// A request without user.name (or with one) reaches the handler, with
+	// no identity: the handler applies its own default user.
 	var nilFilter *Filter
-	if nilFilter.Wrap(h) == nil || nilFilter.Kerberos() {
+	for _, h := range []http.Handler{f.Wrap(echoUser()), nilFilter.Wrap(echoUser())} {
+		for target, want := range map[string]string{"/x": "<none>", "/x?user.name=bob": "<none>|bob"} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+			if rec.Code != 200 || rec.Body.String() != want || rec.Header().Get("Set-Cookie") != "" {
+				t.Errorf("%s: %d %q %v, want 200 %q and no cookie", target, rec.Code, rec.Body, rec.Header(), want)
+			}
+		}
+	}
+	if nilFilter.Kerberos() {
 		t.Fatal("nil filter")
 	}
 	if _, err := New(Config{Type: "digest"}); err == nil {
@@ -202,5 +213,42 @@ func TestDropUserName(t *testing.T) {
 		if got, _ := dropUserName(in); got != want {
 			t.Errorf("dropUserName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestTokenForgery: a name carrying the token's separators is refused
+// when minting (else "x&u=hdfs&x=" would sign a token parsed as hdfs),
+// and a signed string with a duplicate or unknown attribute is invalid.
+func TestTokenForgery(t *testing.T) {
+	exp := time.UnixMilli(1700000000123)
+	for _, id := range []Identity{
+		{User: "x", Principal: "x&u=hdfs&x=", Type: TypeKerberos},
+		{User: "x&u=hdfs", Principal: "x@R", Type: TypeKerberos},
+		{User: "a=b", Principal: "a@R", Type: TypeKerberos},
+		{User: "", Principal: "a@R", Type: TypeKerberos},
+	} {
+		if tok, err := token(id, exp); err == nil {
+			t.Errorf("token(%+v) = %q", id, tok)
+		}
+	}
+	secret := []byte("secret")
+	for _, raw := range []string{
+		"u=x&p=x&u=hdfs&x=&t=kerberos&e=1700000000123",
+		"u=alice&p=alice@R&t=kerberos&e=1700000000123&u=hdfs",
+		"u=alice&p=alice@R&t=kerberos&e=1700000000123&x=1",
+	} {
+		if id, err := verify(secret, sign(secret, raw), exp.Add(-time.Second)); err == nil {
+			t.Errorf("verify(%q) = %+v", raw, id)
+		}
+	}
+	// Through the filter: simple mode answers such a user.name 403.
+	f, err := New(Config{Type: TypeSimple, Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	f.Wrap(echoUser()).ServeHTTP(rec, httptest.NewRequest("GET", "/x?user.name=x%26u%3Dhdfs", nil))
+	if rec.Code != http.StatusForbidden || rec.Header().Get("Set-Cookie") != "" {
+		t.Fatalf("user.name with '&': %d %v", rec.Code, rec.Header())
 	}
 }
