@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,7 +105,9 @@ func (n *NameNode) Status() Status {
 // httpHandler routes the HTTP port. auth (hadoop.http.authentication.*)
 // guards every path but the NameNode-to-NameNode ones under haPathPrefix,
 // as Hadoop's filter guards its servlets; webAuth, when not nil, guards
-// WebHDFS in auth's place (secure mode, httpFilters).
+// WebHDFS and the pages that act as a user (actsAsUser) in auth's place
+// (secure mode, httpFilters): as Hadoop's JspHelper.getUGI, secure mode
+// acts only as a user the filter authenticated, never as user.name.
 func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 	mux := http.NewServeMux()
 	n.registerUI(mux) // pages, /jmx, /metrics, /stacks (webui.go)
@@ -117,22 +120,37 @@ func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 	if n.ha != nil {
 		mux.HandleFunc("GET "+memberPath, n.serveMember)
 	}
+	mux.Handle(webhdfsPrefix, n.webhdfs())
 	if webAuth == nil {
-		mux.Handle(webhdfsPrefix, n.webhdfs())
 		return auth.WrapExcept(mux, haPathPrefix)
 	}
+	asUser := webAuth.Wrap(mux)
 	if webAuth == noWebHDFSKeytab {
-		// Secure mode without an HTTP keytab: WebHDFS would trust
-		// user.name beside Kerberos RPC, so it serves nothing.
-		mux.HandleFunc(webhdfsPrefix, func(w http.ResponseWriter, r *http.Request) {
-			webhdfs.WriteError(w, ipc.Errorf(webhdfs.ClassSecurity, "WebHDFS needs SPNEGO when %s is kerberos: set %s (or %s)",
-				httpauth.KeySecurityAuthentication, httpauth.KeyWebHDFSKeytab, httpauth.KeyKeytab))
+		// Secure mode without an HTTP keytab: these would trust
+		// user.name beside Kerberos RPC, so they serve nothing.
+		asUser = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			err := ipc.Errorf(webhdfs.ClassSecurity, "%s needs SPNEGO when %s is kerberos: set %s (or %s)",
+				r.URL.Path, httpauth.KeySecurityAuthentication, httpauth.KeyWebHDFSKeytab, httpauth.KeyKeytab)
+			if strings.HasPrefix(r.URL.Path, webhdfsPrefix) {
+				webhdfs.WriteError(w, err)
+				return
+			}
+			http.Error(w, err.Error(), http.StatusForbidden)
 		})
-	} else {
-		mux.Handle(webhdfsPrefix, webAuth.Wrap(n.webhdfs()))
 	}
-	return auth.WrapExcept(mux, haPathPrefix, webhdfsPrefix)
+	pages := auth.WrapExcept(mux, haPathPrefix)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, webhdfsPrefix) || actsAsUser[r.URL.Path] {
+			asUser.ServeHTTP(w, r)
+			return
+		}
+		pages.ServeHTTP(w, r)
+	})
 }
+
+// actsAsUser are the paths besides WebHDFS that run as the request's
+// user (browse, fsck): in secure mode they need the WebHDFS filter.
+var actsAsUser = map[string]bool{"/explorer": true, "/explorer.html": true, "/fsckui": true, "/fsck": true}
 
 // noWebHDFSKeytab is httpFilters' WebHDFS filter in secure mode when no
 // keytab is configured for it.

@@ -147,11 +147,29 @@ func TestSecureWebHDFSWithSimplePages(t *testing.T) {
 	if code, _, _ := realm.Curl(t, "", spnegotest.URL(addr, "/")); code != 200 {
 		t.Fatalf("simple page: %d", code)
 	}
+	// The pages that act as a user need SPNEGO too: user.name naming the
+	// superuser does not browse or fsck as it.
+	for _, p := range []string{"/explorer?path=/&user.name=hdfs", "/explorer.html?user.name=hdfs", "/fsck?path=/&user.name=hdfs", "/fsck?path=/&ugi=hdfs", "/fsckui?path=/&user.name=hdfs"} {
+		if code, _, body := realm.Curl(t, "", spnegotest.URL(addr, p)); code != 401 {
+			t.Errorf("%s without a ticket: %d %.200s", p, code, body)
+		}
+	}
+	if code, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(addr, "/explorer?path=/&user.name=hdfs")); code != 200 || !strings.Contains(body, `value="alice"`) {
+		t.Errorf("explorer after kinit: %d, not as alice", code)
+	}
+	if code, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(addr, "/fsck?path=/&user.name=hdfs")); code != 403 || !strings.Contains(body, "alice") {
+		t.Errorf("fsck after kinit: %d %s (must run as alice)", code, body)
+	}
 
 	wc.Keytab = ""
 	nn2 := startTestNameNode(t, func(c *Config) { c.WebHDFSAuth = wc })
 	code, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(nn2.HTTPAddr(), "/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs"))
 	if code == 200 || !strings.Contains(body, "dfs.web.authentication.kerberos.keytab") {
 		t.Fatalf("WebHDFS without a keytab: %d %s", code, body)
+	}
+	for _, p := range []string{"/explorer?path=/&user.name=hdfs", "/fsck?path=/&user.name=hdfs"} {
+		if code, _, body := realm.Curl(t, "", spnegotest.URL(nn2.HTTPAddr(), p)); code != 403 || !strings.Contains(body, "dfs.web.authentication.kerberos.keytab") {
+			t.Errorf("%s without a keytab: %d %s", p, code, body)
+		}
 	}
 }
