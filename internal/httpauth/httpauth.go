@@ -49,6 +49,10 @@ const (
 	TypeKerberos = "kerberos"
 )
 
+// StaticUser is the user of a request simple authentication cannot
+// trust (secure mode): hadoop.http.staticuser.user's default.
+const StaticUser = "dr.who"
+
 // CookieName is Hadoop's AuthenticatedURL.AUTH_COOKIE.
 const CookieName = "hadoop.auth"
 
@@ -69,6 +73,11 @@ type Config struct {
 	Type string
 	// AnonymousAllowed (simple only): requests without user.name pass.
 	AnonymousAllowed bool
+	// Secure is hadoop.security.authentication=kerberos. With Type simple
+	// the filter then trusts no user.name: every request acts as
+	// StaticUser, as the anonymous web user (hadoop.http.staticuser.user's
+	// default), so a page cannot be driven as the superuser by naming it.
+	Secure bool
 	// Principal is the HTTP service principal, "HTTP/_HOST" with or without
 	// "@REALM"; _HOST is replaced by Host. Without a realm the default realm
 	// of krb5.conf ($KRB5_CONFIG, else /etc/krb5.conf) is used.
@@ -109,6 +118,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	if cfg.Type == "" {
 		cfg.Type = TypeSimple
 	}
+	cfg.Secure = strings.EqualFold(c.GetTrimmed(KeySecurityAuthentication), TypeKerberos)
 	r := conf.NewReader(c, "")
 	cfg.AnonymousAllowed = r.Bool(KeyAnonymousAllowed)
 	cfg.Validity = r.Duration(KeyTokenValidity, time.Second)
@@ -258,7 +268,13 @@ func (f *Filter) Principal() string {
 
 // Wrap puts the filter in front of next. A nil filter, and simple mode
 // with anonymous requests allowed, return next itself: nothing changes.
+// Simple mode in a secure cluster (Config.Secure) serves every request as
+// StaticUser with user.name removed.
 func (f *Filter) Wrap(next http.Handler) http.Handler {
+	if f != nil && f.cfg.Type == TypeSimple && f.cfg.Secure {
+		static := Identity{User: StaticUser, Principal: StaticUser, Type: TypeSimple}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serveAs(w, r, next, static) })
+	}
 	if f == nil || (f.cfg.Type == TypeSimple && f.cfg.AnonymousAllowed) {
 		return next
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stratafs/strata/conf"
 )
 
 type clock struct {
@@ -250,5 +252,31 @@ func TestTokenForgery(t *testing.T) {
 	f.Wrap(echoUser()).ServeHTTP(rec, httptest.NewRequest("GET", "/x?user.name=x%26u%3Dhdfs", nil))
 	if rec.Code != http.StatusForbidden || rec.Header().Get("Set-Cookie") != "" {
 		t.Fatalf("user.name with '&': %d %v", rec.Code, rec.Header())
+	}
+}
+
+// TestSecureSimpleActsAsStaticUser: in a secure cluster a simple filter
+// trusts no user.name (nor the user cookie a page set): every request
+// reaches the handler as dr.who with user.name removed.
+func TestSecureSimpleActsAsStaticUser(t *testing.T) {
+	c := conf.New()
+	c.Set(KeySecurityAuthentication, "KERBEROS")
+	cfg, err := ConfigFrom(c)
+	if err != nil || !cfg.Secure || cfg.Type != TypeSimple {
+		t.Fatalf("ConfigFrom: %+v %v", cfg, err)
+	}
+	for _, anon := range []bool{true, false} {
+		cfg.AnonymousAllowed = anon
+		f, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, target := range []string{"/x", "/x?user.name=hdfs", "/x?User.Name=hdfs&op=y"} {
+			rec := httptest.NewRecorder()
+			f.Wrap(echoUser()).ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+			if rec.Code != 200 || rec.Body.String() != StaticUser {
+				t.Errorf("anonymous.allowed=%v %s: %d %q, want %s", anon, target, rec.Code, rec.Body, StaticUser)
+			}
+		}
 	}
 }
