@@ -73,6 +73,8 @@ var knownKeys = []Key{
 	{"dfs.namenode.heartbeat.recheck-interval", "300000", "Milliseconds between NameNode checks for dead DataNodes (dead after 2*recheck + 10*heartbeat)."},
 	{"dfs.namenode.hosts.provider.classname", "org.apache.hadoop.hdfs.server.blockmanagement.HostFileManager", "Hosts file format: HostFileManager (dfs.hosts and dfs.hosts.exclude) or CombinedHostFileManager (JSON in dfs.hosts with adminState and maintenanceExpireTimeInMS)."},
 	{"dfs.namenode.http-address", "127.0.0.1:9870", "NameNode web UI and WebHDFS address (host:port); strata's default (Hadoop binds 0.0.0.0:9870)."},
+	{"dfs.namenode.kerberos.principal", "", "The NameNode's Kerberos principal; _HOST becomes the host name of its RPC address (e.g. nn/_HOST@REALM). Its user is the superuser."},
+	{"dfs.namenode.keytab.file", "", "Keytab file of the NameNode's Kerberos principal (kerberos mode)."},
 	{"dfs.namenode.maintenance.replication.min", "1", "Live replicas a block keeps on in-service DataNodes while others are on nodes in maintenance."},
 	{"dfs.namenode.name.dir", "file://${hadoop.tmp.dir}/dfs/name", "Comma-separated directories where the NameNode stores fsimage and edits."},
 	{"dfs.namenode.posix.acl.inheritance.enabled", "true", "Whether a new file or directory under a default ACL takes the client's permission before its umask (Hadoop 3's POSIX ACL inheritance) rather than after it."},

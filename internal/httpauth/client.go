@@ -10,6 +10,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/credentials"
+	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 )
 
@@ -54,6 +55,38 @@ func NewClient(hc *http.Client, addr string) (*Client, error) {
 	return &Client{HTTP: hc, krb: kc, spn: "HTTP/" + ServerHost(addr)}, nil
 }
 
+// NewKeytabClient is a Client for any server (its principal is
+// HTTP/<ServerHost of the request's host>) that logs in as
+// principal ("name/host@REALM"; no realm: krb5.conf's default) with the
+// keys in keytab, as a daemon authenticates to another daemon's web
+// server (Hadoop's KerberosAuthenticator under the daemon's login).
+func NewKeytabClient(hc *http.Client, principal, keytabPath string) (*Client, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	path := os.Getenv("KRB5_CONFIG")
+	if path == "" {
+		path = "/etc/krb5.conf"
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("httpauth: krb5.conf %s: %w", path, err)
+	}
+	kt, err := keytab.Load(keytabPath)
+	if err != nil {
+		return nil, fmt.Errorf("httpauth: keytab %s: %w", keytabPath, err)
+	}
+	name, realm, _ := strings.Cut(principal, "@")
+	if realm == "" {
+		realm = cfg.LibDefaults.DefaultRealm
+	}
+	kc := client.NewWithKeytab(name, realm, kt, cfg, client.DisablePAFXFAST(true))
+	if err := kc.Login(); err != nil {
+		return nil, fmt.Errorf("httpauth: Kerberos login as %s@%s from %s: %w", name, realm, keytabPath, err)
+	}
+	return &Client{HTTP: hc, krb: kc}, nil
+}
+
 // Do sends req (which must have no body), answering one Negotiate
 // challenge.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
@@ -64,8 +97,12 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	req = req.Clone(req.Context())
-	if err := spnego.SetSPNEGOHeader(c.krb, req, c.spn); err != nil {
-		return nil, fmt.Errorf("httpauth: SPNEGO for %s: %w", c.spn, err)
+	spn := c.spn
+	if spn == "" {
+		spn = "HTTP/" + ServerHost(req.URL.Host)
+	}
+	if err := spnego.SetSPNEGOHeader(c.krb, req, spn); err != nil {
+		return nil, fmt.Errorf("httpauth: SPNEGO for %s: %w", spn, err)
 	}
 	return c.HTTP.Do(req)
 }
@@ -77,6 +114,14 @@ func negotiate(resp *http.Response) bool {
 		}
 	}
 	return false
+}
+
+// WithHTTP is c sending with hc: the same login, another transport or
+// timeout.
+func (c *Client) WithHTTP(hc *http.Client) *Client {
+	d := *c
+	d.HTTP = hc
+	return &d
 }
 
 // Close forgets the Kerberos login.

@@ -213,6 +213,11 @@ type Config struct {
 	// with dfs.web.authentication.kerberos.principal and .keytab
 	// (defaults: HTTPAuth's). Zero: WebHDFS is under HTTPAuth.
 	WebHDFSAuth httpauth.Config
+	// NNPrincipal and NNKeytab (dfs.namenode.kerberos.principal, _HOST
+	// allowed, and dfs.namenode.keytab.file): in secure mode the
+	// NameNode-to-NameNode HTTP endpoints accept only these principals
+	// and peers call them logged in from the keytab (ha_http_auth.go).
+	NNPrincipal, NNKeytab string
 	// HA is the nameservice this NameNode is a member of (ha_config.go);
 	// nil for a single NameNode.
 	HA *HAConfig
@@ -374,6 +379,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 		}
 		cfg.WebHDFSAuth = w
 	}
+	cfg.NNPrincipal, cfg.NNKeytab = c.GetTrimmed(keyNNPrincipal), c.GetTrimmed(keyNNKeytab)
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.AddAs(err)
 	cfg.IPC = ipcCfg

@@ -103,7 +103,8 @@ func (n *NameNode) Status() Status {
 }
 
 // httpHandler routes the HTTP port. auth (hadoop.http.authentication.*)
-// guards every path but the NameNode-to-NameNode ones under haPathPrefix,
+// guards every path but the NameNode-to-NameNode ones under haPathPrefix
+// (haGuard's in secure mode),
 // as Hadoop's filter guards its servlets; webAuth, when not nil, guards
 // WebHDFS and the pages that act as a user (actsAsUser) in auth's place
 // (secure mode, httpFilters): as Hadoop's JspHelper.getUGI, secure mode
@@ -121,8 +122,23 @@ func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 		mux.HandleFunc("GET "+memberPath, n.serveMember)
 	}
 	mux.Handle(webhdfsPrefix, n.webhdfs())
+	var ha http.Handler = mux // haPathPrefix: open, or NameNodes only
+	if n.cfg.secure() {
+		kerb := webAuth
+		if kerb == nil {
+			kerb = auth // the same Kerberos filter guards everything
+		}
+		ha = n.haGuard(kerb, mux)
+	}
 	if webAuth == nil {
-		return auth.WrapExcept(mux, haPathPrefix)
+		pages := auth.WrapExcept(mux, haPathPrefix)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, haPathPrefix) {
+				ha.ServeHTTP(w, r)
+				return
+			}
+			pages.ServeHTTP(w, r)
+		})
 	}
 	asUser := webAuth.Wrap(mux)
 	if webAuth == noWebHDFSKeytab {
@@ -140,11 +156,14 @@ func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 	}
 	pages := auth.WrapExcept(mux, haPathPrefix)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, webhdfsPrefix) || actsAsUser[r.URL.Path] {
+		switch {
+		case strings.HasPrefix(r.URL.Path, haPathPrefix):
+			ha.ServeHTTP(w, r)
+		case strings.HasPrefix(r.URL.Path, webhdfsPrefix) || actsAsUser[r.URL.Path]:
 			asUser.ServeHTTP(w, r)
-			return
+		default:
+			pages.ServeHTTP(w, r)
 		}
-		pages.ServeHTTP(w, r)
 	})
 }
 
@@ -200,9 +219,9 @@ func (n *NameNode) httpFilters() (auth, webAuth *httpauth.Filter, err error) {
 }
 
 // haPathPrefix holds the NameNode-to-NameNode HTTP endpoints (HA status,
-// image digests, -bootstrapStandby's storage version): they carry no user
-// data, and peers fetch them without a SPNEGO client, so secure mode
-// leaves them unauthenticated.
+// image digests, -bootstrapStandby's storage version): outside the
+// hadoop.http.authentication filter; in secure mode only NameNode
+// principals reach them (ha_http_auth.go).
 const haPathPrefix = "/strata/ha/"
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -71,6 +71,8 @@ type NameNode struct {
 	httpSrv *http.Server
 	httpLn  net.Listener
 
+	peerHTTP peerHTTP // calls to the other members' haPathPrefix endpoints
+
 	started   time.Time
 	ready     chan struct{}
 	stop      chan struct{}
@@ -343,6 +345,7 @@ func (n *NameNode) Close() error {
 			n.ha.mux.Close()
 		}
 		n.wg.Wait()
+		n.peerHTTP.close()
 		n.ns.waitSyncs()
 		if n.ha == nil && n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
 			errs = append(errs, n.checkpoint())

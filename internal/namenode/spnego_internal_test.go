@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -171,5 +172,42 @@ func TestSecureWebHDFSWithSimplePages(t *testing.T) {
 		if code, _, body := realm.Curl(t, "", spnegotest.URL(nn2.HTTPAddr(), p)); code != 403 || !strings.Contains(body, "dfs.web.authentication.kerberos.keytab") {
 			t.Errorf("%s without a keytab: %d %s", p, code, body)
 		}
+	}
+}
+
+// TestSecureHAEndpoints: in secure mode the NameNode-to-NameNode
+// endpoints (the digest hashes the image under the namespace lock; the
+// version names the cluster's ids) need SPNEGO from a NameNode principal:
+// nothing without a ticket, 403 for a user, served to nn/localhost as a
+// peer's client (-bootstrapStandby's fetchVersion) logs in from its keytab.
+func TestSecureHAEndpoints(t *testing.T) {
+	realm := spnegotest.Start(t)
+	nnKeytab := filepath.Join(realm.Dir, "nn.keytab")
+	if err := realm.KDC.AddService(nnKeytab, "nn/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KRB5_CONFIG", realm.KDC.ConfigPath)
+	nn := startTestNameNode(t, func(c *Config) {
+		c.WebHDFSAuth = realm.Config()
+		c.NNPrincipal, c.NNKeytab = "nn/_HOST@"+realm.KDC.Realm, nnKeytab
+	})
+	addr := nn.HTTPAddr()
+	for _, p := range []string{digestPath, versionPath} {
+		if code, _, body := realm.Curl(t, "", spnegotest.URL(addr, p)); code != 401 || strings.Contains(body, "sha256") || strings.Contains(body, "clusterID") {
+			t.Errorf("%s without a ticket: %d %s", p, code, body)
+		}
+		if code, _, body := realm.Curl(t, realm.CCache, spnegotest.URL(addr, p)); code != 403 || !strings.Contains(body, "Only NameNodes") {
+			t.Errorf("%s as alice: %d %s", p, code, body)
+		}
+	}
+	cfg := nn.cfg
+	v, err := fetchVersion(&cfg, spnegotest.URL(addr, "")[len("http://"):])
+	if err != nil || v.ClusterID != nn.edit.Version().ClusterID {
+		t.Fatalf("fetchVersion as nn/localhost: %+v %v", v, err)
+	}
+	// Without a keytab the peer cannot log in, and says which keys to set.
+	cfg.NNKeytab = ""
+	if _, err := fetchVersion(&cfg, addr); err == nil || !strings.Contains(err.Error(), keyNNKeytab) {
+		t.Fatalf("fetchVersion without a keytab: %v", err)
 	}
 }
