@@ -39,10 +39,16 @@ func apreqFilter(t *testing.T) (*Filter, *keytab.Keytab) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "http.keytab")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "http.keytab")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	krb5 := filepath.Join(dir, "krb5.conf")
+	if err := os.WriteFile(krb5, []byte("[libdefaults]\n\tdefault_realm = "+testRealm+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KRB5_CONFIG", krb5)
 	f, err := New(Config{Type: TypeKerberos, Principal: "HTTP/localhost@" + testRealm, Keytab: path})
 	if err != nil {
 		t.Fatal(err)

@@ -64,6 +64,10 @@ const (
 	MaxCookie     = 4 << 10
 )
 
+// MinSecret is the shortest signature secret file accepted: a short
+// secret makes the HMAC guessable offline from one cookie.
+const MinSecret = 32
+
 // DefaultValidity is hadoop.http.authentication.token.validity's default.
 const DefaultValidity = 36000 * time.Second
 
@@ -157,7 +161,8 @@ type Filter struct {
 	cfg       Config
 	kt        *keytab.Keytab
 	principal string // service principal without the realm
-	realm     string // the default realm, for auth_to_local
+	realm     string // the service principal's realm
+	local     string // krb5.conf's default_realm (else realm), for auth_to_local
 	secret    []byte
 	now       func() time.Time
 	log       *slog.Logger
@@ -183,8 +188,8 @@ func New(cfg Config) (*Filter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("httpauth: %s: %w", KeySecretFile, err)
 		}
-		if f.secret = []byte(strings.TrimSpace(string(b))); len(f.secret) == 0 {
-			return nil, fmt.Errorf("httpauth: %s: %s is empty", KeySecretFile, cfg.SecretFile)
+		if f.secret = []byte(strings.TrimSpace(string(b))); len(f.secret) < MinSecret {
+			return nil, fmt.Errorf("httpauth: %s: %s holds %d bytes; a cookie secret needs at least %d", KeySecretFile, cfg.SecretFile, len(f.secret), MinSecret)
 		}
 	}
 	if f.secret == nil {
@@ -226,7 +231,10 @@ func New(cfg Config) (*Filter, error) {
 			return nil, fmt.Errorf("httpauth: %s %q names no realm and krb5.conf has no default_realm", KeyPrincipal, cfg.Principal)
 		}
 	}
-	f.principal, f.realm = name, realm
+	f.principal, f.realm, f.local = name, realm, defaultRealm()
+	if f.local == "" {
+		f.local = realm
+	}
 	if !hasKey(kt, name, realm) {
 		return nil, fmt.Errorf("httpauth: keytab %s has no key for %s@%s (%s)", cfg.Keytab, name, realm, KeyPrincipal)
 	}
@@ -429,19 +437,23 @@ func dropUserName(raw string) (string, bool) {
 }
 
 // shortName maps a principal to the user handlers act as: Hadoop's
-// auth_to_local DEFAULT rule, the first component of a principal of the
-// default realm (alice@R -> alice, nn/host@R -> nn); a principal of
-// another realm has no mapping.
+// auth_to_local DEFAULT rule, the first component of a principal of
+// krb5.conf's default realm (alice@R -> alice, nn/host@R -> nn); a
+// principal of another realm has no mapping, and one of three or more
+// components is malformed (KerberosName's grammar is name[/host]@realm).
 //
 // The full hadoop.security.auth_to_local rules (RULE:[n:...]) plug in
 // here once the security package provides them: this function becomes a
 // call to its mapper configured from the daemon's conf.
 func (f *Filter) shortName(name, realm string) (string, error) {
-	if realm != f.realm {
+	if strings.Count(name, "/") > 1 || strings.ContainsAny(name, "@") {
+		return "", fmt.Errorf("Malformed Kerberos name: %s@%s", name, realm)
+	}
+	if realm != f.local {
 		return "", fmt.Errorf("No rules applied to %s@%s", name, realm)
 	}
-	first, _, _ := strings.Cut(name, "/")
-	if first == "" {
+	first, host, _ := strings.Cut(name, "/")
+	if first == "" || (strings.Contains(name, "/") && host == "") {
 		return "", fmt.Errorf("No rules applied to %s@%s", name, realm)
 	}
 	return first, nil

@@ -3,6 +3,7 @@ package httpauth
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,7 @@ func TestTokenFormat(t *testing.T) {
 }
 
 func TestShortNameDefaultRule(t *testing.T) {
-	f := &Filter{realm: "R.TEST"}
+	f := &Filter{realm: "SVC.TEST", local: "R.TEST"}
 	for in, want := range map[string]string{"alice": "alice", "nn/host.example.com": "nn", "HTTP/localhost": "HTTP"} {
 		if got, err := f.shortName(in, "R.TEST"); err != nil || got != want {
 			t.Errorf("shortName(%s) = %q, %v; want %q", in, got, err, want)
@@ -74,6 +75,28 @@ func TestShortNameDefaultRule(t *testing.T) {
 	}
 	if _, err := f.shortName("alice", "OTHER.TEST"); err == nil || !strings.Contains(err.Error(), "No rules applied to alice@OTHER.TEST") {
 		t.Errorf("foreign realm: %v", err)
+	}
+	// The service's own realm is not the default realm: no mapping.
+	if _, err := f.shortName("alice", "SVC.TEST"); err == nil {
+		t.Error("a realm other than default_realm mapped")
+	}
+	for _, bad := range []string{"a/b/c", "hdfs/host/x", "/host", "nn/"} {
+		if got, err := f.shortName(bad, "R.TEST"); err == nil {
+			t.Errorf("shortName(%s) = %q", bad, got)
+		}
+	}
+}
+
+func TestSecretFileLength(t *testing.T) {
+	dir := t.TempDir()
+	short, long := dir+"/short", dir+"/long"
+	os.WriteFile(short, []byte("0123456789abcdef\n"), 0o600)
+	os.WriteFile(long, []byte(strings.Repeat("k", MinSecret)+"\n"), 0o600)
+	if _, err := New(Config{Type: TypeSimple, SecretFile: short}); err == nil || !strings.Contains(err.Error(), "at least 32") {
+		t.Errorf("16-byte secret: %v", err)
+	}
+	if _, err := New(Config{Type: TypeSimple, SecretFile: long}); err != nil {
+		t.Errorf("32-byte secret: %v", err)
 	}
 }
 

@@ -30,6 +30,7 @@ func TestSPNEGOWithGokrb5Client(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kdc.Close()
+	t.Setenv("KRB5_CONFIG", kdc.ConfigPath) // default_realm, for auth_to_local
 	kt := filepath.Join(dir, "http.keytab")
 	if err := kdc.AddService(kt, "HTTP/localhost", "nn/localhost"); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func runFsck(ctx context.Context, env *Env, args []string) int {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 	do := http.DefaultClient.Do
-	if env.Conf.Get("hadoop.security.authentication") == "kerberos" {
+	if strings.EqualFold(env.Conf.GetTrimmed("hadoop.security.authentication"), "kerberos") {
 		// A secure NameNode's HTTP port wants SPNEGO, with the user's
 		// ticket (kinit), as Hadoop's fsck authenticates.
 		kc, err := httpauth.NewClient(nil, addr)

@@ -36,7 +36,8 @@ type Realm struct {
 }
 
 // Start runs the KDC (skipping t when it cannot), makes HTTP/localhost
-// and User, and kinits User into CCache. The KDC stops at t's cleanup.
+// and User, kinits User into CCache, and points KRB5_CONFIG at the
+// realm's krb5.conf for the test. The KDC stops at t's cleanup.
 func Start(t testing.TB) *Realm {
 	t.Helper()
 	if err := minikdc.Available(); err != nil {
@@ -51,6 +52,8 @@ func Start(t testing.TB) *Realm {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kdc.Close() })
+	// The filter maps principals of krb5.conf's default realm.
+	t.Setenv("KRB5_CONFIG", kdc.ConfigPath)
 	r := &Realm{KDC: kdc, Dir: dir, Keytab: filepath.Join(dir, "http.keytab"), CCache: filepath.Join(dir, "alice.cc")}
 	if err := kdc.AddService(r.Keytab, "HTTP/localhost"); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,9 @@ func TestSecureClusterSPNEGOEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer realm.Close()
+	// The daemons run in this process: krb5.conf (default_realm, which
+	// auth_to_local maps) is the realm's, as strata local -secure sets it.
+	t.Setenv("KRB5_CONFIG", realm.KDC.ConfigPath)
 	cl, err := localcluster.Start(localcluster.Config{Conf: realm.Apply(testConf()), Dir: dir, DataNodes: 1,
 		MapReduce: Start, DefaultJobTracker: "127.0.0.1:0"})
 	if err != nil {
