@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,9 +58,9 @@ func TestMutualAuthWithJavaGSS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	corrupt := false
+	var corrupt atomic.Bool
 	srv := httptest.NewServer(f.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := w.Header().Get("WWW-Authenticate"); corrupt && len(v) > 20 {
+		if v := w.Header().Get("WWW-Authenticate"); corrupt.Load() && len(v) > 20 {
 			w.Header().Set("WWW-Authenticate", v[:len(v)-8]+"AAAAAAAA")
 		}
 		u, _ := httpauth.User(r.Context())
@@ -83,7 +84,7 @@ func TestMutualAuthWithJavaGSS(t *testing.T) {
 	if err != nil || !strings.Contains(out, "status 200") || !strings.Contains(out, "established true mutual true") {
 		t.Fatalf("Java GSS client: %v\n%s", err, out)
 	}
-	corrupt = true
+	corrupt.Store(true)
 	out, err = run()
 	t.Logf("corrupted: %v\n%s", err, out)
 	if err == nil || strings.Contains(out, "established true") {
