@@ -12,6 +12,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/vfs"
@@ -91,6 +92,10 @@ type Config struct {
 	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
 	// (strata.http.pprof.enabled; default false).
 	PProf bool
+	// HTTPAuth authenticates the pages, /jmx and /status
+	// (hadoop.http.authentication.*; the zero value is simple). WebHDFS
+	// is not under it (see httpHandler).
+	HTTPAuth httpauth.Config
 	// Hostname is the host name the DataNode reports to the NameNode,
 	// which gives it to clients (dfs.datanode.hostname, else
 	// slave.host.name as Hadoop's deprecation of it; "" means
@@ -267,6 +272,9 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	cfg.BlockTokens = r.Bool(keyBlockTokens)
 	cfg.SASL = saslConfigFrom(c, r)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
+	httpAuth, err := httpauth.ConfigFrom(c)
+	r.AddAs(err)
+	cfg.HTTPAuth = httpAuth
 	cfg.MaxTransferThreads = int(r.Int(keyMaxTransfer))
 	if cfg.Readahead = r.Bytes(keyReadahead); cfg.Readahead == 0 {
 		cfg.Readahead = -1

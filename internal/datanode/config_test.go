@@ -78,6 +78,16 @@ func TestConfigMapping(t *testing.T) {
 		keyEncryptCipherSuites:           "AES/CTR/NoPadding",
 		keyEncryptKeyBits:                "256",
 		keyReadahead:                     "1m",
+
+		// secure-mode HTTP authentication (httpauth)
+		"hadoop.http.authentication.type":                     "kerberos",
+		"hadoop.http.authentication.simple.anonymous.allowed": "false",
+		"hadoop.http.authentication.kerberos.principal":       "HTTP/dn.example@EXAMPLE.COM",
+		"hadoop.http.authentication.kerberos.keytab":          "/etc/http.keytab",
+		"hadoop.http.authentication.token.validity":           "60",
+		"hadoop.http.authentication.signature.secret.file":    "/etc/http.secret",
+		"hadoop.http.authentication.cookie.domain":            "example.com",
+		"hadoop.http.authentication.cookie.path":              "/x",
 	})
 }
 

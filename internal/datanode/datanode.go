@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/webui"
 )
 
@@ -141,6 +142,16 @@ func (d *DataNode) Start() error {
 		return err
 	}
 	if d.cfg.HTTPAddr != "" {
+		hc := d.cfg.HTTPAuth
+		hc.Addr = d.cfg.HTTPAddr
+		if hc.Log == nil {
+			hc.Log = d.log
+		}
+		auth, err := httpauth.New(hc)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("datanode: HTTP authentication: %w", err)
+		}
 		hl, err := net.Listen("tcp", d.cfg.HTTPAddr)
 		if err != nil {
 			ln.Close()
@@ -150,7 +161,7 @@ func (d *DataNode) Start() error {
 		// Whole-request bounds for the small handlers; WebHDFS streams
 		// extend them chunk by chunk (idleTimeout), so a transfer of any
 		// size runs while it moves and fails once it stalls.
-		d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 10 * time.Second,
+		d.httpSrv = &http.Server{Handler: d.httpHandler(auth), ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout: idleTimeout, WriteTimeout: idleTimeout, IdleTimeout: idleTimeout,
 			ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
 		d.wg.Add(1)

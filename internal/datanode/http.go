@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stratafs/strata/internal/datanode/fsdataset"
+	"github.com/stratafs/strata/internal/httpauth"
 )
 
 // Status is the JSON served at /status.
@@ -50,7 +51,7 @@ func (d *DataNode) Status() Status {
 	}
 }
 
-func (d *DataNode) httpHandler() http.Handler {
+func (d *DataNode) httpHandler(auth *httpauth.Filter) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -81,7 +82,10 @@ func (d *DataNode) httpHandler() http.Handler {
 	}})
 	d.registerUI(mux, reg) // pages, /jmx, /metrics, /stacks (webui.go)
 	mux.Handle("/webhdfs/v1/", d.cors(d.webhdfs()))
-	return mux
+	// Secure mode guards the pages, /jmx and /status; WebHDFS keeps its
+	// own authentication (the NameNode's redirect token, and delegation
+	// tokens in Hadoop), not SPNEGO, as Hadoop's DataNode does.
+	return auth.WrapExcept(mux, "/webhdfs/v1/")
 }
 
 type collectorFunc struct {

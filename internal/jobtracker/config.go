@@ -9,6 +9,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/security"
 )
@@ -51,6 +52,9 @@ type Config struct {
 	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
 	// (strata.http.pprof.enabled; default false).
 	PProf bool
+	// HTTPAuth authenticates the web UI (hadoop.http.authentication.*;
+	// the zero value is simple).
+	HTTPAuth httpauth.Config
 	// HeartbeatInterval is the time between a TaskTracker's heartbeats,
 	// which the JobTracker tells them in every answer
 	// (mapreduce.jobtracker.heartbeat.interval, milliseconds; default 1 s).
@@ -142,6 +146,9 @@ func read(c *conf.Configuration) (Config, error) {
 			cfg.HTTPAddr = net.JoinHostPort(host, "0")
 		}
 	}
+	httpAuth, err := httpauth.ConfigFrom(c)
+	r.AddAs(err)
+	cfg.HTTPAuth = httpAuth
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.Add(err)
 	cfg.IPC = ipcCfg

@@ -55,6 +55,16 @@ func TestConfigMapping(t *testing.T) {
 		"strata.ipc.server.connection.max-inflight": "8",
 		"strata.ipc.server.handlers.max":            "64",
 		"strata.ipc.server.write.timeout":           "5000",
+
+		// secure-mode HTTP authentication (httpauth)
+		"hadoop.http.authentication.type":                     "kerberos",
+		"hadoop.http.authentication.simple.anonymous.allowed": "false",
+		"hadoop.http.authentication.kerberos.principal":       "HTTP/jt.example@EXAMPLE.COM",
+		"hadoop.http.authentication.kerberos.keytab":          "/etc/http.keytab",
+		"hadoop.http.authentication.token.validity":           "60",
+		"hadoop.http.authentication.signature.secret.file":    "/etc/http.secret",
+		"hadoop.http.authentication.cookie.domain":            "example.com",
+		"hadoop.http.authentication.cookie.path":              "/x",
 	})
 }
 

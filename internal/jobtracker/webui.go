@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/webui"
 	"github.com/stratafs/strata/mapreduce"
@@ -234,10 +235,20 @@ func (jt *JobTracker) startHTTP() error {
 	if err != nil {
 		return fmt.Errorf("jobtracker: web UI address %s (%s): %w", jt.cfg.HTTPAddr, keyHTTPAddress, err)
 	}
+	hc := jt.cfg.HTTPAuth
+	hc.Addr = jt.cfg.HTTPAddr
+	if hc.Log == nil {
+		hc.Log = jt.log
+	}
+	auth, err := httpauth.New(hc)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("jobtracker: web UI authentication: %w", err)
+	}
 	jt.ui.ln = ln
 	mux := http.NewServeMux()
 	jt.registerUI(mux)
-	jt.ui.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute,
+	jt.ui.srv = &http.Server{Handler: auth.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(jt.log.Handler(), slog.LevelDebug)}
 	jt.wg.Add(1)
 	go func() {

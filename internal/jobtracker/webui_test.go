@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 )
 
@@ -126,6 +128,32 @@ func TestWebUIJobACLs(t *testing.T) {
 	mux.ServeHTTP(w, r)
 	if w.Code != 200 {
 		t.Errorf("jobconf with the cookie of user.name=viewer: %d", w.Code)
+	}
+	// Secure mode with simple HTTP authentication: user.name, and the
+	// cookie a page set for one, are not trusted; the request is dr.who's.
+	c := conf.New()
+	c.Set(httpauth.KeySecurityAuthentication, "kerberos")
+	hc, err := httpauth.ConfigFrom(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := httpauth.New(hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, withCookie := range []bool{false, true} {
+		r := httptest.NewRequest("GET", "/jobconf?user.name=alice&jobid="+j.id, nil)
+		if withCookie {
+			r = httptest.NewRequest("GET", "/jobconf?jobid="+j.id, nil)
+			for _, c := range w.Result().Cookies() {
+				r.AddCookie(c)
+			}
+		}
+		sw := httptest.NewRecorder()
+		auth.Wrap(mux).ServeHTTP(sw, r)
+		if sw.Code != http.StatusUnauthorized || strings.Contains(sw.Body.String(), "visible") {
+			t.Errorf("secure, simple HTTP (cookie %v): jobconf %d\n%s", withCookie, sw.Code, sw.Body)
+		}
 	}
 	h.jt.cfg.ACLsEnabled = false
 	if code, body := get("/jobconf?jobid=" + j.id); code != 200 || strings.Contains(body, "hunter2") {

@@ -305,6 +305,9 @@ func Start(cfg Config) (cl *Cluster, err error) {
 
 func hostName(i int) string { return fmt.Sprintf("localhost-dn%d", i) }
 
+// DefaultHostName is node i's name when Config.HostName is nil.
+func DefaultHostName(i int) string { return hostName(i) }
+
 // startSingle formats the name directory if it is new and starts the one
 // NameNode.
 func (c *Cluster) startSingle() error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/vfs"
@@ -204,6 +205,20 @@ type Config struct {
 	// PProf serves Go's profiler at /debug/pprof/ on the HTTP port
 	// (strata.http.pprof.enabled; default false).
 	PProf bool
+	// HTTPAuth authenticates the web UI, /jmx, /fsck and WebHDFS
+	// (hadoop.http.authentication.*; the zero value is simple, as before).
+	HTTPAuth httpauth.Config
+	// WebHDFSAuth, when its Type is kerberos, authenticates WebHDFS by
+	// itself: as Hadoop's NameNode, WebHDFS needs SPNEGO whenever
+	// hadoop.security.authentication is kerberos, whatever HTTPAuth says,
+	// with dfs.web.authentication.kerberos.principal and .keytab
+	// (defaults: HTTPAuth's). Zero: WebHDFS is under HTTPAuth.
+	WebHDFSAuth httpauth.Config
+	// NNPrincipal and NNKeytab (dfs.namenode.kerberos.principal, _HOST
+	// allowed, and dfs.namenode.keytab.file): in secure mode the
+	// NameNode-to-NameNode HTTP endpoints accept only these principals
+	// and peers call them logged in from the keytab (ha_http_auth.go).
+	NNPrincipal, NNKeytab string
 	// HA is the nameservice this NameNode is a member of (ha_config.go);
 	// nil for a single NameNode.
 	HA *HAConfig
@@ -363,6 +378,20 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.SafeModeThreshold = r.Float(keySafeModeThreshold)
 	cfg.HTTPIdleTimeout = r.Duration(keyHTTPIdleTimeout, time.Millisecond)
 	cfg.PProf = r.Bool("strata.http.pprof.enabled")
+	cfg.HTTPAuth, err = httpauth.ConfigFrom(c)
+	r.AddAs(err)
+	if strings.EqualFold(c.GetTrimmed(httpauth.KeySecurityAuthentication), "kerberos") {
+		w := cfg.HTTPAuth
+		w.Type = httpauth.TypeKerberos
+		if p := c.GetTrimmed(httpauth.KeyWebHDFSPrincipal); p != "" {
+			w.Principal = p
+		}
+		if k := c.GetTrimmed(httpauth.KeyWebHDFSKeytab); k != "" {
+			w.Keytab = k
+		}
+		cfg.WebHDFSAuth = w
+	}
+	cfg.NNPrincipal, cfg.NNKeytab = c.GetTrimmed(keyNNPrincipal), c.GetTrimmed(keyNNKeytab)
 	ipcCfg, err := ipc.ServerConfigFrom(c)
 	r.AddAs(err)
 	cfg.IPC = ipcCfg

@@ -108,6 +108,16 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.delegation.key.update-interval":  "1000",
 		"dfs.namenode.delegation.token.max-lifetime":   "5000",
 		"dfs.namenode.delegation.token.renew-interval": "2000",
+
+		// secure-mode HTTP authentication (httpauth)
+		"hadoop.http.authentication.type":                     "kerberos",
+		"hadoop.http.authentication.simple.anonymous.allowed": "false",
+		"hadoop.http.authentication.kerberos.principal":       "HTTP/nn.example@EXAMPLE.COM",
+		"hadoop.http.authentication.kerberos.keytab":          "/etc/http.keytab",
+		"hadoop.http.authentication.token.validity":           "60",
+		"hadoop.http.authentication.signature.secret.file":    "/etc/http.secret",
+		"hadoop.http.authentication.cookie.domain":            "example.com",
+		"hadoop.http.authentication.cookie.path":              "/webhdfs",
 	})
 }
 

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
+	"github.com/stratafs/strata/internal/webui"
 )
 
 // fsckOptions are the flags of `fsck PATH [-files [-blocks [-locations]]]`.
@@ -235,8 +237,8 @@ func (n *NameNode) serveFsck(w http.ResponseWriter, r *http.Request) {
 		p = "/"
 	}
 	o := fsckOptions{files: q.Get("files") == "1", blocks: q.Get("blocks") == "1", locations: q.Get("locations") == "1"}
-	user := q.Get("user.name")
-	if user == "" {
+	user := webui.ParamUser(r)
+	if _, secure := httpauth.User(r.Context()); !secure && user == "" {
 		user = q.Get("ugi")
 	}
 	if user == "" {

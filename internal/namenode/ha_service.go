@@ -371,7 +371,7 @@ func (h *haNode) peers(commit uint64) []HAPeer {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var out []HAPeer
-	cl := http.Client{Timeout: 500 * time.Millisecond}
+	cl, err := h.nn.peerHTTP.client(&h.nn.cfg, &http.Client{Timeout: 500 * time.Millisecond})
 	for _, m := range h.cfg.Members {
 		if m.ID == h.cfg.ID || m.HTTPAddr == "" {
 			continue
@@ -381,7 +381,10 @@ func (h *haNode) peers(commit uint64) []HAPeer {
 			defer wg.Done()
 			p := HAPeer{ID: m.ID}
 			var st HAStats
-			resp, err := cl.Get("http://" + m.HTTPAddr + memberPath)
+			var resp *http.Response
+			if err == nil {
+				resp, err = get(cl, "http://"+m.HTTPAddr+memberPath)
+			}
 			if err == nil {
 				err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
 				resp.Body.Close()
@@ -462,7 +465,7 @@ func BootstrapStandby(cfg Config, force bool) (editlog.Version, error) {
 			errs = append(errs, fmt.Errorf("%s: no dfs.namenode.http-address.%s.%s", m.ID, cfg.HA.Nameservice, m.ID))
 			continue
 		}
-		v, err := fetchVersion(m.HTTPAddr)
+		v, err := fetchVersion(&cfg, m.HTTPAddr)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", m.ID, err))
 			continue
@@ -480,9 +483,18 @@ func BootstrapStandby(cfg Config, force bool) (editlog.Version, error) {
 	return editlog.Version{}, fmt.Errorf("namenode: no member of %s answered: %w", cfg.HA.Nameservice, errors.Join(errs...))
 }
 
-func fetchVersion(httpAddr string) (editlog.Version, error) {
-	cl := http.Client{Timeout: 10 * time.Second}
-	resp, err := cl.Get("http://" + httpAddr + versionPath)
+func fetchVersion(cfg *Config, httpAddr string) (editlog.Version, error) {
+	hc := &http.Client{Timeout: 10 * time.Second}
+	var cl httpDoer = hc
+	if cfg.secure() {
+		kc, err := newPeerClient(cfg, hc)
+		if err != nil {
+			return editlog.Version{}, err
+		}
+		defer kc.Close()
+		cl = kc
+	}
+	resp, err := get(cl, "http://"+httpAddr+versionPath)
 	if err != nil {
 		return editlog.Version{}, err
 	}

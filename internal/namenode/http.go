@@ -1,15 +1,20 @@
 package namenode
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stratafs/strata/internal/httpauth"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/editlog"
+	"github.com/stratafs/strata/internal/webhdfs"
 )
 
 // Timeouts of the HTTP server (web UI, /status, /jmx, /metrics, /fsck and
@@ -97,7 +102,14 @@ func (n *NameNode) Status() Status {
 	}
 }
 
-func (n *NameNode) httpHandler() http.Handler {
+// httpHandler routes the HTTP port. auth (hadoop.http.authentication.*)
+// guards every path but the NameNode-to-NameNode ones under haPathPrefix
+// (haGuard's in secure mode),
+// as Hadoop's filter guards its servlets; webAuth, when not nil, guards
+// WebHDFS and the pages that act as a user (actsAsUser) in auth's place
+// (secure mode, httpFilters): as Hadoop's JspHelper.getUGI, secure mode
+// acts only as a user the filter authenticated, never as user.name.
+func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 	mux := http.NewServeMux()
 	n.registerUI(mux) // pages, /jmx, /metrics, /stacks (webui.go)
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
@@ -109,9 +121,108 @@ func (n *NameNode) httpHandler() http.Handler {
 	if n.ha != nil {
 		mux.HandleFunc("GET "+memberPath, n.serveMember)
 	}
-	mux.Handle("/webhdfs/v1/", n.webhdfs())
-	return mux
+	mux.Handle(webhdfsPrefix, n.webhdfs())
+	var ha http.Handler = mux // haPathPrefix: open, or NameNodes only
+	if n.cfg.secure() {
+		kerb := webAuth
+		if kerb == nil {
+			kerb = auth // the same Kerberos filter guards everything
+		}
+		ha = n.haGuard(kerb, mux)
+	}
+	if webAuth == nil {
+		pages := auth.WrapExcept(mux, haPathPrefix)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, haPathPrefix) {
+				ha.ServeHTTP(w, r)
+				return
+			}
+			pages.ServeHTTP(w, r)
+		})
+	}
+	asUser := webAuth.Wrap(mux)
+	if webAuth == noWebHDFSKeytab {
+		// Secure mode without an HTTP keytab: these would trust
+		// user.name beside Kerberos RPC, so they serve nothing.
+		asUser = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			err := ipc.Errorf(webhdfs.ClassSecurity, "%s needs SPNEGO when %s is kerberos: set %s (or %s)",
+				r.URL.Path, httpauth.KeySecurityAuthentication, httpauth.KeyWebHDFSKeytab, httpauth.KeyKeytab)
+			if strings.HasPrefix(r.URL.Path, webhdfsPrefix) {
+				webhdfs.WriteError(w, err)
+				return
+			}
+			http.Error(w, err.Error(), http.StatusForbidden)
+		})
+	}
+	pages := auth.WrapExcept(mux, haPathPrefix)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, haPathPrefix):
+			ha.ServeHTTP(w, r)
+		case strings.HasPrefix(r.URL.Path, webhdfsPrefix) || actsAsUser[r.URL.Path]:
+			asUser.ServeHTTP(w, r)
+		default:
+			pages.ServeHTTP(w, r)
+		}
+	})
 }
+
+// actsAsUser are the paths besides WebHDFS that run as the request's
+// user (browse, fsck): in secure mode they need the WebHDFS filter.
+var actsAsUser = map[string]bool{"/explorer": true, "/explorer.html": true, "/fsckui": true, "/fsck": true}
+
+// noWebHDFSKeytab is httpFilters' WebHDFS filter in secure mode when no
+// keytab is configured for it.
+var noWebHDFSKeytab = new(httpauth.Filter)
+
+const webhdfsPrefix = "/webhdfs/v1/"
+
+// httpFilters builds the HTTP port's filters: HTTPAuth's, and in secure
+// mode WebHDFSAuth's for WebHDFS unless HTTPAuth already is the same
+// Kerberos filter. Both sign cookies with one secret, so a cookie from
+// the pages is good for WebHDFS and the other way round.
+func (n *NameNode) httpFilters() (auth, webAuth *httpauth.Filter, err error) {
+	hc, wc := n.cfg.HTTPAuth, n.cfg.WebHDFSAuth
+	hc.Addr, wc.Addr = n.cfg.HTTPAddr, n.cfg.HTTPAddr
+	if hc.Log == nil {
+		hc.Log = n.log
+	}
+	if wc.Log == nil {
+		wc.Log = n.log
+	}
+	separate := wc.Type == httpauth.TypeKerberos &&
+		(hc.Type != httpauth.TypeKerberos || hc.Principal != wc.Principal || hc.Keytab != wc.Keytab)
+	if separate && hc.Secret == nil && hc.SecretFile == "" {
+		secret := make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, nil, err
+		}
+		hc.Secret = secret
+		if wc.Secret == nil && wc.SecretFile == "" {
+			wc.Secret = secret
+		}
+	}
+	if auth, err = httpauth.New(hc); err != nil {
+		return nil, nil, err
+	}
+	if !separate {
+		return auth, nil, nil
+	}
+	if wc.Keytab == "" {
+		n.log.Warn("namenode: WebHDFS disabled: secure mode needs a SPNEGO keytab", "key", httpauth.KeyWebHDFSKeytab)
+		return auth, noWebHDFSKeytab, nil
+	}
+	if webAuth, err = httpauth.New(wc); err != nil {
+		return nil, nil, fmt.Errorf("WebHDFS (%s is kerberos): %w", httpauth.KeySecurityAuthentication, err)
+	}
+	return auth, webAuth, nil
+}
+
+// haPathPrefix holds the NameNode-to-NameNode HTTP endpoints (HA status,
+// image digests, -bootstrapStandby's storage version): outside the
+// hadoop.http.authentication filter; in secure mode only NameNode
+// principals reach them (ha_http_auth.go).
+const haPathPrefix = "/strata/ha/"
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -72,6 +72,8 @@ type NameNode struct {
 	httpSrv *http.Server
 	httpLn  net.Listener
 
+	peerHTTP peerHTTP // calls to the other members' haPathPrefix endpoints
+
 	started   time.Time
 	ready     chan struct{}
 	stop      chan struct{}
@@ -202,6 +204,11 @@ func (n *NameNode) Start() error {
 	}
 	n.rpcLn = ln
 	if n.cfg.HTTPAddr != "" {
+		auth, webAuth, err := n.httpFilters()
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("namenode: HTTP authentication: %w", err)
+		}
 		hl, err := net.Listen("tcp", n.cfg.HTTPAddr)
 		if err != nil {
 			ln.Close()
@@ -209,7 +216,7 @@ func (n *NameNode) Start() error {
 		}
 		n.httpLn = hl
 		n.httpSrv = &http.Server{
-			Handler:           n.httpHandler(),
+			Handler:           n.httpHandler(auth, webAuth),
 			ReadHeaderTimeout: httpHeaderTimeout,
 			ReadTimeout:       httpReadTimeout,
 			WriteTimeout:      httpWriteTimeout,
@@ -352,6 +359,7 @@ func (n *NameNode) Close() error {
 			n.ha.mux.Close()
 		}
 		n.wg.Wait()
+		n.peerHTTP.close()
 		n.ns.waitSyncs()
 		if n.ha == nil && n.ns.journalFailed() == nil && n.edit.LastTxID() > n.lastCPTx {
 			errs = append(errs, n.checkpoint())

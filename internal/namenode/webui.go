@@ -351,7 +351,7 @@ func policyName(id uint8, inherited string) string {
 
 func (n *NameNode) browse(r *http.Request) browseData {
 	q := r.URL.Query()
-	user := q.Get("user.name")
+	user := webui.ParamUser(r)
 	if user == "" {
 		user = webUser
 	}
@@ -528,7 +528,7 @@ var fsckPage = webui.Parse(`{{define "content"}}
 func (n *NameNode) pageFsck(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := q.Get("path")
-	user := q.Get("user.name")
+	user := webui.ParamUser(r)
 	if user == "" {
 		user = webUser // Hadoop's static user, never the superuser
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/security"
 )
@@ -57,6 +58,10 @@ type Config struct {
 	// PProf serves Go's profiler at /debug/pprof/ on HTTPAddr
 	// (strata.http.pprof.enabled; default false).
 	PProf bool
+	// HTTPAuth authenticates the pages and /tasklog
+	// (hadoop.http.authentication.*; the zero value is simple); the
+	// shuffle keeps its job-token authentication.
+	HTTPAuth httpauth.Config
 	// Host is the host the tracker advertises: its name
 	// tracker_<Host>:<shuffle port>, the host of its shuffle URL (unless
 	// the shuffle server is bound to a specific address, which the URL
@@ -130,6 +135,8 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.MapSlots, cfg.ReduceSlots = int(r.Int(keyMapSlots)), int(r.Int(keyReduceSlots))
 	cfg.OutOfBandHeartbeat = r.Bool(keyOutOfBand)
 	r.AddAs(secureConfig(c, &cfg))
+	_, err := httpauth.ConfigFrom(c) // read's, with its error
+	r.AddAs(err)
 	if err := r.Err(); err != nil {
 		return cfg, err
 	}
@@ -146,6 +153,7 @@ func read(c *conf.Configuration) Config {
 	cfg.MapSlots, cfg.ReduceSlots = int(m), int(r)
 	cfg.OutOfBandHeartbeat, _ = c.GetBool(keyOutOfBand)
 	cfg.PProf, _ = c.GetBool("strata.http.pprof.enabled")
+	cfg.HTTPAuth, _ = httpauth.ConfigFrom(c)
 	cfg.ACLsEnabled, _ = c.GetBool("mapreduce.cluster.acls.enabled")
 	cfg.Admins = jobtracker.ParseACL(c.Get("mapreduce.cluster.administrators"))
 	return cfg

@@ -23,6 +23,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/netaddr"
@@ -133,12 +134,25 @@ func (tt *TaskTracker) Start() error {
 	}
 	url := "http://" + net.JoinHostPort(urlHost, port)
 	tt.name = fmt.Sprintf("tracker_%s:%s", host, port)
+	hc := tt.cfg.HTTPAuth
+	hc.Addr = tt.cfg.HTTPAddr
+	if hc.Log == nil {
+		hc.Log = tt.log
+	}
+	auth, err := httpauth.New(hc)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("tasktracker: HTTP authentication: %w", err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, tt.shuffle)
 	tt.registerUI(mux) // pages, /tasklog, /jmx, /metrics, /stacks (webui.go)
+	// The shuffle authenticates reducers by the job token's HMAC, as
+	// Hadoop's does; secure mode puts SPNEGO in front of the rest.
+	handler := auth.WrapExcept(mux, shuffle.Path)
 	// A request is a GET's headers; the shuffle server moves the write
 	// deadline on as each 4 MiB of a segment goes out.
-	tt.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second,
+	tt.http = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: shuffle.DefaultWriteTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(tt.log.Handler(), slog.LevelDebug)}
 	tt.wg.Add(3)

@@ -319,6 +319,16 @@ func TestConfigMapping(t *testing.T) {
 		keyDNSInterface:                    "eth0",
 		keyOutOfBand:                       "false",
 		"strata.http.pprof.enabled":        "true",
+
+		// secure-mode HTTP authentication (httpauth)
+		"hadoop.http.authentication.type":                     "kerberos",
+		"hadoop.http.authentication.simple.anonymous.allowed": "false",
+		"hadoop.http.authentication.kerberos.principal":       "HTTP/tt.example@EXAMPLE.COM",
+		"hadoop.http.authentication.kerberos.keytab":          "/etc/http.keytab",
+		"hadoop.http.authentication.token.validity":           "60",
+		"hadoop.http.authentication.signature.secret.file":    "/etc/http.secret",
+		"hadoop.http.authentication.cookie.domain":            "example.com",
+		"hadoop.http.authentication.cookie.path":              "/x",
 	})
 }
 

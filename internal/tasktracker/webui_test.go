@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/shuffle"
@@ -76,6 +78,26 @@ func TestTaskLogACLs(t *testing.T) {
 		mux.ServeHTTP(w, httptest.NewRequest("GET", u, nil))
 		if w.Code != want || (want != 200) == strings.Contains(w.Body.String(), "secret stderr") {
 			t.Errorf("tasklog as %q: %d, want %d\n%s", user, w.Code, want, w.Body)
+		}
+	}
+	// Secure mode with simple HTTP authentication: user.name naming the
+	// owner or an admin is not trusted; the request is dr.who's.
+	c := conf.New()
+	c.Set(httpauth.KeySecurityAuthentication, "kerberos")
+	c.Set(keyJobTracker, "localhost:1")
+	cfg, err := ConfigFrom(c)
+	if err != nil || !cfg.HTTPAuth.Secure {
+		t.Fatalf("ConfigFrom in secure mode: %+v %v", cfg.HTTPAuth, err)
+	}
+	auth, err := httpauth.New(cfg.HTTPAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"alice", "root"} {
+		w := httptest.NewRecorder()
+		auth.Wrap(mux).ServeHTTP(w, httptest.NewRequest("GET", "/tasklog?attemptid="+id+"&user.name="+user, nil))
+		if w.Code != http.StatusUnauthorized || strings.Contains(w.Body.String(), "secret stderr") {
+			t.Errorf("secure, simple HTTP: tasklog with user.name=%s: %d\n%s", user, w.Code, w.Body)
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 )
 
@@ -153,7 +154,10 @@ func Parse(r *http.Request) (*Request, error) {
 		return nil, ipc.Errorf(ClassJavaIllegalArgument, "Invalid value for webhdfs parameter \"op\": op is missing")
 	}
 	req.User = DefaultUser
-	if u, ok := req.params["user.name"]; ok {
+	if u, ok := httpauth.User(r.Context()); ok {
+		// Secure mode: the SPNEGO user; user.name is ignored.
+		req.User = u
+	} else if u, ok := req.params["user.name"]; ok {
 		if !userPattern.MatchString(u) {
 			return nil, invalid("user.name", "Invalid value: %q does not belong to the domain %s", u, userPattern)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 )
 
@@ -185,4 +186,21 @@ func FuzzParse(f *testing.F) {
 		}
 		r.CreateParams()
 	})
+}
+
+// TestParseAuthenticatedUser: behind the authentication filter in secure
+// mode the request's user is the authenticated one; user.name is ignored
+// and doas is impersonation of it.
+func TestParseAuthenticatedUser(t *testing.T) {
+	req := func(target string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		return r.WithContext(httpauth.WithIdentity(r.Context(), httpauth.Identity{User: "alice", Principal: "alice@R", Type: httpauth.TypeKerberos}))
+	}
+	r, err := Parse(req("/webhdfs/v1/a?op=OPEN&user.name=hdfs"))
+	if err != nil || r.User != "alice" {
+		t.Fatalf("user %+v %v, want alice", r, err)
+	}
+	if _, err := Parse(req("/webhdfs/v1/a?op=OPEN&doas=hdfs")); ipc.ClassOf(err) != ClassAuthorization || !strings.Contains(err.Error(), "User: alice is not allowed to impersonate hdfs") {
+		t.Fatalf("doas: %v", err)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	stratafs "github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/httpauth"
 )
 
 //go:embed static
@@ -109,7 +110,13 @@ const userCookie = "strata.user"
 // authentication trusts it; remembered in a cookie for the links the page
 // leads to), else the cookie's, else StaticUser. A name longer than 256
 // bytes or with control characters counts as none.
+//
+// In secure mode (hadoop.http.authentication.type=kerberos) the user is
+// the one the authentication filter authenticated; user.name is ignored.
 func RemoteUser(w http.ResponseWriter, r *http.Request) string {
+	if u, ok := httpauth.User(r.Context()); ok {
+		return u
+	}
 	if u := r.URL.Query().Get("user.name"); validUser(u) {
 		http.SetCookie(w, &http.Cookie{Name: userCookie, Value: url.QueryEscape(u), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 		return u
@@ -120,6 +127,16 @@ func RemoteUser(w http.ResponseWriter, r *http.Request) string {
 		}
 	}
 	return StaticUser
+}
+
+// ParamUser is the user a request names for itself: the user the
+// authentication filter authenticated, else the user.name parameter
+// (which simple authentication trusts), else "".
+func ParamUser(r *http.Request) string {
+	if u, ok := httpauth.User(r.Context()); ok {
+		return u
+	}
+	return r.URL.Query().Get("user.name")
 }
 
 func validUser(u string) bool {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stratafs/strata/internal/httpauth"
 )
 
 func TestBytes(t *testing.T) {
@@ -119,5 +121,26 @@ func TestStacksBounded(t *testing.T) {
 	now = now.Add(stacksInterval)
 	if c := get(); c != 200 {
 		t.Errorf("dump after the interval: %d", c)
+	}
+}
+
+// TestRemoteUserAuthenticated: a request the authentication filter
+// authenticated is its user, whatever user.name or the cookie say.
+func TestRemoteUserAuthenticated(t *testing.T) {
+	r := httptest.NewRequest("GET", "/?user.name=hdfs", nil)
+	r.AddCookie(&http.Cookie{Name: userCookie, Value: "root"})
+	if u := RemoteUser(httptest.NewRecorder(), r); u != "hdfs" {
+		t.Fatalf("simple: %q", u)
+	}
+	if u := ParamUser(r); u != "hdfs" {
+		t.Fatalf("ParamUser simple: %q", u)
+	}
+	r = r.WithContext(httpauth.WithIdentity(r.Context(), httpauth.Identity{User: "alice", Principal: "alice@R", Type: httpauth.TypeKerberos}))
+	w := httptest.NewRecorder()
+	if u := RemoteUser(w, r); u != "alice" || w.Header().Get("Set-Cookie") != "" {
+		t.Fatalf("authenticated: %q %v", u, w.Header())
+	}
+	if u := ParamUser(r); u != "alice" {
+		t.Fatalf("ParamUser authenticated: %q", u)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/storage"
 )
@@ -47,12 +48,25 @@ func runFsck(ctx context.Context, env *Env, args []string) int {
 	q.Set("path", path)
 	q.Set("ugi", fs.CurrentUser())
 	q.Set("user.name", fs.CurrentUser())
-	u := "http://" + env.Conf.Get("dfs.namenode.http-address") + "/fsck?" + q.Encode()
+	addr := env.Conf.Get("dfs.namenode.http-address")
+	u := "http://" + addr + "/fsck?" + q.Encode()
 	fmt.Fprintf(env.Stdout, "Connecting to namenode via %s\n", u)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
-	resp, err := http.DefaultClient.Do(req)
+	do := http.DefaultClient.Do
+	if strings.EqualFold(env.Conf.GetTrimmed("hadoop.security.authentication"), "kerberos") {
+		// A secure NameNode's HTTP port wants SPNEGO, with the user's
+		// ticket (kinit), as Hadoop's fsck authenticates.
+		kc, err := httpauth.NewClient(nil, addr)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "fsck: %v\n", err)
+			return 1
+		}
+		defer kc.Close()
+		do = kc.Do
+	}
+	resp, err := do(req)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "fsck: %v\n", err)
 		return 1

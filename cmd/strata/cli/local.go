@@ -5,10 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/localcluster"
 	"github.com/stratafs/strata/internal/localcluster/trackers"
 	"github.com/stratafs/strata/internal/media"
@@ -29,6 +32,7 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	dataDir := fl.String("data", "strata-data", "directory holding the cluster's storage and its config dir")
 	numDN := fl.Int("datanodes", -1, "number of DataNodes (default strata.local.datanodes, 3)")
 	noMR := fl.Bool("nomapreduce", false, "start no JobTracker and TaskTrackers")
+	secure := fl.Bool("secure", false, "secure mode: run a Kerberos KDC in <data>/kdc with principals and keytabs for every daemon and one for you, and require Kerberos (SPNEGO on the web UIs and WebHDFS)")
 	ha := fl.Bool("ha", false, "run an HA nameservice, ns1, of three NameNodes (on free ports, kept in <data>/"+localcluster.NameserviceFile+")")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -64,6 +68,22 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	if !*noMR {
 		lc.MapReduce = trackers.Start
 	}
+	var realm *localcluster.Realm
+	if *secure {
+		hosts := make([]string, n)
+		for i := range hosts {
+			hosts[i] = localcluster.DefaultHostName(i)
+		}
+		if realm, err = localcluster.StartRealm(abs, fs.CurrentUser(), hosts); err != nil {
+			fmt.Fprintf(env.Stderr, "local: %v\n", err)
+			return 1
+		}
+		defer realm.Close()
+		lc.Conf = realm.Apply(lc.Conf)
+		// The daemons here and the task processes they start find the
+		// realm's KDC through it.
+		os.Setenv("KRB5_CONFIG", realm.KDC.ConfigPath)
+	}
 	cl, err := localcluster.Start(lc)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
@@ -83,7 +103,11 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	if cl.MapReduce != nil {
 		jtAddr = cl.MapReduce.JobTrackerAddr()
 	}
-	if err := writeClientConf(confDir, defaultFS, cl.HAKeys(), jtAddr); err != nil {
+	var clientKeys map[string]string
+	if realm != nil {
+		clientKeys = realm.ClientConf()
+	}
+	if err := writeClientConf(confDir, defaultFS, cl.HAKeys(), jtAddr, clientKeys); err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
 		return 1
 	}
@@ -106,6 +130,9 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
+	if realm != nil {
+		printRealm(env, realm, cl)
+	}
 	if cl.Nameservice == "" {
 		fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor, for the file system and MapReduce jobs on the trackers:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
 	} else {
@@ -118,6 +145,21 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// printRealm says how to use a secure cluster: the user's principal and
+// password, the kinit line, the client environment, and a SPNEGO request.
+func printRealm(env *Env, r *localcluster.Realm, cl *localcluster.Cluster) {
+	fmt.Fprintf(env.Stdout, "Secure mode: Kerberos realm %s, KDC %s (%s)\n", r.KDC.Realm, r.KDC.Addr(), r.Dir)
+	fmt.Fprintf(env.Stdout, "  principal      %s  password %s  (also in %s)\n", r.KDC.Principal(r.User), r.Password, filepath.Join(r.Dir, r.User+".password"))
+	fmt.Fprintf(env.Stdout, "  keytabs        %s\n", strings.Join([]string{r.Keytabs["nn"], r.Keytabs["dn"], r.Keytabs["jt"], r.Keytabs["tt"], r.Keytabs["HTTP"]}, " "))
+	fmt.Fprintf(env.Stdout, "Get a ticket with:\n  %s\n", r.KinitLine())
+	fmt.Fprintf(env.Stdout, "and give clients the same environment:\n  export %s\n", strings.Join(r.Env(), " "))
+	if cl.NameNode != nil && cl.NameNode.HTTPAddr() != "" {
+		_, port, _ := net.SplitHostPort(cl.NameNode.HTTPAddr())
+		fmt.Fprintf(env.Stdout, "The web UIs and WebHDFS need SPNEGO (HTTP/%s), for example:\n  curl --negotiate -u : 'http://%s:%s/webhdfs/v1/?op=LISTSTATUS'\n",
+			localcluster.SecureHost, localcluster.SecureHost, port)
+	}
 }
 
 // localHANameNodes is the size of `strata local -ha`'s nameservice: the
@@ -151,17 +193,21 @@ func printNameservice(env *Env, cl *localcluster.Cluster) {
 	}
 }
 
-// writeClientConf writes core-site.xml with fs.defaultFS in dir; with a
+// writeClientConf writes core-site.xml with fs.defaultFS (and extra, a
+// secure cluster's client keys) in dir; with a
 // nameservice (ha, its keys), hdfs-site.xml with them, as Hadoop's
 // clients read an HA nameservice; and, if jobTracker is set,
 // mapred-site.xml sending jobs to it. A file this cluster does not need
 // is removed, so the directory never points at another cluster.
-func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker string) error {
+func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker string, extra map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	core := conf.New()
 	core.Set("fs.defaultFS", defaultFS)
+	for k, v := range extra {
+		core.Set(k, v)
+	}
 	if err := core.WriteXMLFile(filepath.Join(dir, "core-site.xml")); err != nil {
 		return err
 	}
