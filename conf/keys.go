@@ -34,6 +34,7 @@ var knownKeys = []Key{
 	{"dfs.client.failover.sleep.max.millis", "15000", "Milliseconds the failover backoff grows to at most (before its random factor)."},
 	{"dfs.client.read.shortcircuit", "false", "Whether a client on a DataNode's host reads block files directly instead of over TCP."},
 	{"dfs.client.retry.max.attempts", "10", "Retries a client makes for one call on the same NameNode after RetriableException."},
+	{"dfs.client.server-defaults.validity.period.ms", "3600000", "Milliseconds a client keeps the NameNode's server defaults (block size, replication, whether data transfer is encrypted) before asking again."},
 	{"dfs.client.socket-timeout", "60000", "Milliseconds a data-transfer peer may stay silent while an op, a packet, an ack or a checksum is awaited (client and DataNode reads); a writing client waits this plus 5000 per pipeline node for each ack, then recovers the pipeline, and sends a heartbeat every half of it (0: no timeout for the client)."},
 	{"dfs.client.use.datanode.hostname", "false", "Whether clients connect to DataNodes by the host names they report (dfs.datanode.hostname) rather than their IP addresses."},
 	{"dfs.data.transfer.protection", "", "SASL protection of DataTransferProtocol connections, with block tokens as credentials: a comma-separated list of authentication, integrity, privacy (empty: none); needs dfs.block.access.token.enable."},
