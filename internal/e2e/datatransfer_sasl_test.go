@@ -250,6 +250,38 @@ func TestDataTransferProtectionRefusesBadTokens(t *testing.T) {
 		t.Fatalf("expired token: %v", err)
 	}
 
+	// A handshake with /f's block token authenticates the connection,
+	// not the op: a read of another block with that token is refused, as
+	// a refused token; with the other block's own token it is served.
+	w, err = cl.CreateFile(ctx, "/g", fs.CreateOptions{Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data[:1000])
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lbB, addrB := firstBlock(t, cl, "/g")
+	readB := func(opTok *hdfspb.TokenProto) ([]byte, error) {
+		conn, err := sasl.Dial(ctx, addrB, good)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		br, err := datatransfer.NewBlockReader(ctx, conn, "test", lbB.GetB(), opTok, 0, int64(lbB.GetB().GetNumBytes()))
+		if err != nil {
+			return nil, err
+		}
+		defer br.Close()
+		return io.ReadAll(br)
+	}
+	if _, err := readB(good); !errors.Is(err, datatransfer.ErrAccessToken) {
+		t.Fatalf("block B read with block A's token after a handshake with it: %v", err)
+	}
+	if got, err := readB(lbB.GetBlockToken()); err != nil || !bytes.Equal(got, data[:1000]) {
+		t.Fatalf("block B with its own token after a handshake with A's: %d bytes, %v", len(got), err)
+	}
+
 	// A relay that flips one byte of the DataNode's stream after the
 	// handshake: the client's integrity check fails the read.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -396,10 +428,12 @@ func TestDataTransferProtectionReplicationAndBalancer(t *testing.T) {
 // Peers that stall in the handshake (silent after connecting, or after
 // the magic number, or trickling a message) block no one: other clients
 // read meanwhile, and the DataNode drops the stalled ones at its deadline
-// (dfs.client.socket-timeout, 1 s here).
+// (dfs.client.socket-timeout, 1 s here). With two transfer slots, the
+// read would be refused if the stalled handshakes held any.
 func TestDataTransferProtectionStalledHandshakes(t *testing.T) {
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1, Conf: map[string]string{
-		"dfs.block.access.token.enable": "true", "dfs.data.transfer.protection": "privacy", "dfs.client.socket-timeout": "1000"}})
+		"dfs.block.access.token.enable": "true", "dfs.data.transfer.protection": "privacy", "dfs.client.socket-timeout": "1000",
+		"dfs.datanode.max.transfer.threads": "2"}})
 	ctx := context.Background()
 	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), DataTransferProtection: "privacy"})
 	if err != nil {
