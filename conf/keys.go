@@ -58,7 +58,7 @@ var knownKeys = []Key{
 	{"dfs.datanode.use.datanode.hostname", "false", "Whether DataNodes connect to other DataNodes (pipeline mirrors, replica transfers) by the host names those report rather than their IP addresses."},
 	{"dfs.domain.socket.path", "", "UNIX domain socket shared by DataNode and clients for short-circuit reads; empty disables it."},
 	{"dfs.encrypt.data.transfer", "false", "Whether DataTransferProtocol connections are encrypted (SASL privacy with data encryption keys from the NameNode's getDataEncryptionKey); needs dfs.block.access.token.enable."},
-	{"dfs.encrypt.data.transfer.algorithm", "", "DIGEST-MD5 cipher of encrypted data transfer: rc4, or empty for rc4, rc4-56 and rc4-40 (Hadoop's 3des is not supported)."},
+	{"dfs.encrypt.data.transfer.algorithm", "", "DIGEST-MD5 cipher of encrypted data transfer: rc4, or empty for rc4 as well (the 40- and 56-bit variants are never offered: the offer is unauthenticated; Hadoop's 3des is not supported)."},
 	{"dfs.encrypt.data.transfer.cipher.key.bitlength", "128", "Bits of the AES keys of data transfer with dfs.encrypt.data.transfer.cipher.suites set: 128, 192 or 256."},
 	{"dfs.encrypt.data.transfer.cipher.suites", "", "AES/CTR/NoPadding to switch privacy-protected data transfer from DIGEST-MD5's cipher to AES/CTR after the handshake; empty: none."},
 	{"dfs.ha.namenode.id", "", "This NameNode's id within its nameservice (dfs.ha.namenodes.<ns>); unset: the member whose RPC address is local."},
