@@ -100,6 +100,9 @@ type Options struct {
 	// network and checksum checks overlap with what the consumer does.
 	// 0 means 4 MiB; it is rounded to whole 1 MiB chunks, at least one.
 	ReadAhead int
+	// ServerDefaultsValidity is dfs.client.server-defaults.validity.period.ms
+	// (default 1 h): how long the NameNode's server defaults are cached.
+	ServerDefaultsValidity time.Duration
 }
 
 // Client is an HDFS client. It is safe for concurrent use.
@@ -115,11 +118,20 @@ type Client struct {
 	mu       sync.Mutex
 	writers  int
 	renewing chan struct{}
-	defaults *hdfspb.FsServerDefaultsProto
 	encKey   *hdfspb.DataEncryptionKeyProto // the NameNode's, when it encrypts data transfer
 
-	dialer        *datatransfer.Dialer // connects to DataNodes (sasl.go)
-	dialerChecked bool                 // the server defaults were asked about encryption
+	// The NameNode's server defaults, cached for ServerDefaultsValidity
+	// (writer.go); a failed lookup is remembered until defaultsRetry, so
+	// a NameNode that cannot answer is not asked at every dial.
+	defaults        *hdfspb.FsServerDefaultsProto
+	defaultsAt      time.Time
+	defaultsErr     error
+	defaultsRetry   time.Time
+	defaultsBackoff time.Duration
+	now             func() time.Time // time.Now unless a test sets it
+
+	dialer    *datatransfer.Dialer // connects to DataNodes (sasl.go)
+	encDialer *datatransfer.Dialer // dialer's replacement when the server defaults say encrypt
 }
 
 // nameNode is how the Client reaches the NameNode: one ipc.Client, or an
@@ -238,6 +250,9 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 	}
 	if opts.SocketWriteTimeout, err = socketTimeout(c, "dfs.datanode.socket.write.timeout"); err != nil {
 		return Options{}, err
+	}
+	if v, err := c.GetInt("dfs.client.server-defaults.validity.period.ms"); err == nil {
+		opts.ServerDefaultsValidity = time.Duration(v) * time.Millisecond
 	}
 	if err := saslOptionsFrom(c, &opts); err != nil {
 		return Options{}, fmt.Errorf("hdfs: %w", err)

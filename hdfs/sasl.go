@@ -68,33 +68,36 @@ func (c *Client) dial(ctx context.Context, d *hdfspb.DatanodeInfoProto, token *h
 }
 
 // currentDialer is the configured dialer; without configured protection,
-// the NameNode's server defaults are asked once whether it encrypts data
-// transfer, as Hadoop's client does (then keys and privacy are used).
+// the NameNode's server defaults (cached, serverDefaults) say whether it
+// encrypts data transfer, as Hadoop's client asks them (then keys and
+// privacy are used). When they cannot be had the dial fails, as Hadoop's
+// DFSClient's does: dialing without the handshake would send the op and
+// its block token in cleartext to a cluster that may want encryption.
 func (c *Client) currentDialer(ctx context.Context) (*datatransfer.Dialer, error) {
 	c.mu.Lock()
-	d, checked := c.dialer, c.dialerChecked
+	d := c.dialer
 	c.mu.Unlock()
-	if checked || d.SASL.Enabled() {
+	if d.SASL.Enabled() {
 		return d, nil
 	}
 	defs, err := c.serverDefaults(ctx)
 	if err != nil {
-		// Asked again at the next dial; a DataNode that wants the
-		// handshake refuses this one with its reason.
+		return nil, err
+	}
+	if !defs.GetEncryptDataTransfer() {
 		return d, nil
 	}
-	if defs.GetEncryptDataTransfer() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.encDialer == nil {
 		timeout := c.opts.SocketTimeout
 		if timeout <= 0 {
 			timeout = 60 * time.Second
 		}
-		d = &datatransfer.Dialer{SASL: &datatransfer.SASLClient{CipherSuites: c.opts.DataTransferCipherSuites,
+		c.encDialer = &datatransfer.Dialer{SASL: &datatransfer.SASLClient{CipherSuites: c.opts.DataTransferCipherSuites,
 			EncryptionKey: c.dataEncryptionKey, Timeout: timeout}}
 	}
-	c.mu.Lock()
-	c.dialer, c.dialerChecked = d, true
-	c.mu.Unlock()
-	return d, nil
+	return c.encDialer, nil
 }
 
 // dataEncryptionKey returns the NameNode's data encryption key when the

@@ -99,21 +99,53 @@ const (
 	createFlagOverwrite = 2
 )
 
+// serverDefaults is the NameNode's getServerDefaults answer, cached for
+// ServerDefaultsValidity as Hadoop's DFSClient does. A failure is
+// returned again, without a call, for a backoff doubling from 1 s to 1
+// min, so that callers on every dial (sasl.go) cost no RPC each.
 func (c *Client) serverDefaults(ctx context.Context) (*hdfspb.FsServerDefaultsProto, error) {
+	now := c.clock()
+	validity := c.opts.ServerDefaultsValidity
+	if validity <= 0 {
+		validity = time.Hour
+	}
 	c.mu.Lock()
-	d := c.defaults
+	d, at, ferr, retry := c.defaults, c.defaultsAt, c.defaultsErr, c.defaultsRetry
 	c.mu.Unlock()
-	if d != nil {
+	if d != nil && now.Sub(at) < validity {
 		return d, nil
+	}
+	if ferr != nil && now.Before(retry) {
+		return nil, ferr
 	}
 	var resp hdfspb.GetServerDefaultsResponseProto
 	if err := c.call(ctx, "getServerDefaults", &hdfspb.GetServerDefaultsRequestProto{}, &resp); err != nil {
-		return nil, wrapErr(err)
+		err = wrapErr(err)
+		if ctx.Err() != nil {
+			return nil, err // the caller gave up: not the NameNode's failure
+		}
+		c.mu.Lock()
+		c.defaultsBackoff = min(max(2*c.defaultsBackoff, time.Second), time.Minute)
+		c.defaultsErr, c.defaultsRetry = err, now.Add(c.defaultsBackoff)
+		c.mu.Unlock()
+		return nil, err
+	}
+	d = resp.GetServerDefaults()
+	if d == nil {
+		d = &hdfspb.FsServerDefaultsProto{}
 	}
 	c.mu.Lock()
-	c.defaults = resp.GetServerDefaults()
+	c.defaults, c.defaultsAt = d, now
+	c.defaultsErr, c.defaultsBackoff = nil, 0
 	c.mu.Unlock()
-	return resp.GetServerDefaults(), nil
+	return d, nil
+}
+
+func (c *Client) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 // Append opens an existing file to add data at its end.

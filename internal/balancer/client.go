@@ -202,7 +202,11 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 	if err != nil {
 		return err
 	}
-	conn, err := c.dialer().Dial(ctx, m.Target.Addr(), tok)
+	dialer, err := c.dialer()
+	if err != nil {
+		return err
+	}
+	conn, err := dialer.Dial(ctx, m.Target.Addr(), tok)
 	if err != nil {
 		return err
 	}
@@ -248,12 +252,16 @@ func (c *RPCCluster) Move(ctx context.Context, m Move) error {
 }
 
 // dialer connects to targets with the configured data transfer
-// protection.
-func (c *RPCCluster) dialer() *datatransfer.Dialer {
-	qops, _ := datatransfer.ParseProtection(c.DataTransferProtection) // checked by the caller's configuration
+// protection; a protection it cannot parse fails the move rather than
+// dialing without the handshake.
+func (c *RPCCluster) dialer() (*datatransfer.Dialer, error) {
+	qops, err := datatransfer.ParseProtection(c.DataTransferProtection)
+	if err != nil {
+		return nil, fmt.Errorf("balancer: %w", err)
+	}
 	d := &datatransfer.Dialer{Timeout: 10 * time.Second}
 	if len(qops) == 0 && !c.EncryptDataTransfer {
-		return d
+		return d, nil
 	}
 	d.SASL = &datatransfer.SASLClient{QOPs: qops}
 	if c.EncryptDataTransfer {
@@ -268,5 +276,5 @@ func (c *RPCCluster) dialer() *datatransfer.Dialer {
 			return blocktoken.EncryptionKeyProto(k), nil
 		}
 	}
-	return d
+	return d, nil
 }

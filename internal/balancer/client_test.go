@@ -69,3 +69,18 @@ func TestMoveWaitsWhileInProgress(t *testing.T) {
 		t.Fatalf("silent target failed the move after %v, want about the idle timeout", d)
 	}
 }
+
+// A protection value that does not parse fails the move's dial instead of
+// dialing without the handshake; valid ones select the SASL dialer.
+func TestDialerProtection(t *testing.T) {
+	if d, err := (&RPCCluster{DataTransferProtection: "privcy"}).dialer(); err == nil {
+		t.Fatalf("bad protection gave dialer %+v", d)
+	}
+	d, err := (&RPCCluster{DataTransferProtection: "integrity"}).dialer()
+	if err != nil || !d.SASL.Enabled() {
+		t.Fatalf("integrity: %+v, %v", d, err)
+	}
+	if d, err := (&RPCCluster{}).dialer(); err != nil || d.SASL.Enabled() {
+		t.Fatalf("no protection: %+v, %v", d, err)
+	}
+}

@@ -275,7 +275,7 @@ func TestSASLPasswords(t *testing.T) {
 		t.Errorf("unknown key: %v", err)
 	}
 	k, err := nn.MintEncryptionKey("")
-	if err != nil || len(k.Nonce) != 8 {
+	if err != nil || len(k.Nonce) != 16 {
 		t.Fatal(err)
 	}
 	if got, err := dn.EncryptionKey(k.KeyID, k.BlockPoolID, k.Nonce); err != nil || !equalKeys(got, k.Key) {
@@ -285,8 +285,21 @@ func TestSASLPasswords(t *testing.T) {
 	if _, err := dn.EncryptionKey(k.KeyID+1000, k.BlockPoolID, k.Nonce); !errors.As(err, &uk) {
 		t.Errorf("unknown encryption key id: %v", err)
 	}
-	clk.add(11 * time.Minute)
+	if _, err := dn.EncryptionKey(k.KeyID, k.BlockPoolID, k.Nonce[:8]); !errors.As(err, &uk) {
+		t.Errorf("nonce without an expiry: %v", err)
+	}
+	// A nonce with a later expiry makes a different key: the client
+	// cannot extend its key.
+	forged := bytes.Clone(k.Nonce)
+	forged[8]++
+	if got, err := dn.EncryptionKey(k.KeyID, k.BlockPoolID, forged); err == nil && equalKeys(got, k.Key) {
+		t.Error("forged expiry gives the same key")
+	}
+	clk.add(11 * time.Minute) // the key's block key is still good (interval 10 min, lifetime 10 min)
 	if _, err := dn.Password(tok.Identifier); !isInvalid(err, "is expired") {
 		t.Errorf("expired token: %v", err)
+	}
+	if _, err := dn.EncryptionKey(k.KeyID, k.BlockPoolID, k.Nonce); !errors.As(err, &uk) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("expired encryption key: %v", err)
 	}
 }

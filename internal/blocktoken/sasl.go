@@ -2,6 +2,7 @@ package blocktoken
 
 import (
 	"crypto/hmac"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"time"
@@ -16,9 +17,13 @@ import (
 // is the identifier, the password the token's password, so the DataNode
 // recomputes the password from the identifier and its block key
 // (Password). With dfs.encrypt.data.transfer the NameNode hands out a
-// data encryption key instead (MintEncryptionKey): a random nonce and the
-// HMAC of the nonce under the current block key, which any DataNode
-// holding the key recomputes (EncryptionKey).
+// data encryption key instead (MintEncryptionKey): a nonce and the HMAC
+// of the nonce under the current block key, which any DataNode holding
+// the key recomputes (EncryptionKey). The nonce is 8 random bytes and the
+// key's expiry (big-endian milliseconds since the epoch), so the expiry is
+// bound by the HMAC and the DataNode refuses an expired key without
+// having seen it minted (Hadoop's nonce is random only, and its keys are
+// good for as long as their block key, about 30 hours).
 
 // Password recomputes the password of identifier b, as Hadoop's
 // BlockTokenSecretManager.retrievePassword: the identifier must decode,
@@ -66,24 +71,38 @@ func (e *UnknownKeyError) Error() string { return e.Msg }
 // MintEncryptionKey returns a new data encryption key under the current
 // block key, good for TokenLifetime.
 func (m *Manager) MintEncryptionKey(algorithm string) (DataEncryptionKey, error) {
-	nonce := make([]byte, 8)
+	nonce := make([]byte, 8, encNonceLen)
 	if _, err := io.ReadFull(m.cfg.Rand, nonce); err != nil {
 		return DataEncryptionKey{}, fmt.Errorf("blocktoken: %w", err)
 	}
+	expiry := time.UnixMilli(m.cfg.Now().Add(m.cfg.TokenLifetime).UnixMilli())
+	nonce = binary.BigEndian.AppendUint64(nonce, uint64(expiry.UnixMilli()))
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.current.Secret == nil {
 		return DataEncryptionKey{}, fmt.Errorf("blocktoken: no block key yet")
 	}
 	return DataEncryptionKey{KeyID: m.current.ID, BlockPoolID: m.cfg.BlockPoolID, Nonce: nonce,
-		Key: sign(m.current.Secret, nonce), Expiry: m.cfg.Now().Add(m.cfg.TokenLifetime), Algorithm: algorithm}, nil
+		Key: sign(m.current.Secret, nonce), Expiry: expiry, Algorithm: algorithm}, nil
 }
 
+// encNonceLen is a data encryption key's nonce: random bytes and expiry.
+const encNonceLen = 16
+
 // EncryptionKey recomputes the encryption key of (keyID, pool, nonce), as
-// Hadoop's retrieveDataEncryptionKey.
+// Hadoop's retrieveDataEncryptionKey, and refuses an expired key (the
+// client then fetches a new one).
 func (m *Manager) EncryptionKey(keyID int32, pool string, nonce []byte) ([]byte, error) {
 	if pool != m.cfg.BlockPoolID {
 		return nil, &UnknownKeyError{Msg: fmt.Sprintf("Block pool %s is not found", pool)}
+	}
+	if len(nonce) != encNonceLen {
+		return nil, &UnknownKeyError{Msg: fmt.Sprintf("Data encryption key nonce of %d bytes is not %d: not minted by this cluster", len(nonce), encNonceLen)}
+	}
+	// The expiry is trusted only after the HMAC matched, which the
+	// handshake's digest checks: a forged expiry changes the key.
+	if exp := time.UnixMilli(int64(binary.BigEndian.Uint64(nonce[8:]))); m.cfg.Now().After(exp) {
+		return nil, &UnknownKeyError{Msg: fmt.Sprintf("Data encryption key (keyID=%d) expired at %s", keyID, exp.UTC().Format(time.RFC3339))}
 	}
 	m.mu.RLock()
 	k, ok := m.keys[keyID]

@@ -22,13 +22,21 @@ import (
 type peerConn struct {
 	net.Conn
 	rt, wt time.Duration
+	// layered: Conn is a SASL security layer over the socket (serveConn
+	// sets it when the handshake wrapped the connection), so block data
+	// cannot go out with sendfile(2).
+	layered bool
 }
 
 func newPeerConn(c net.Conn, rt, wt time.Duration) *peerConn {
 	if pc, ok := c.(*peerConn); ok {
 		c = pc.Conn
 	}
-	return &peerConn{Conn: c, rt: rt, wt: wt}
+	// A connection the dialer wrapped (the DataNode's own, to other
+	// DataNodes) is layered; serveConn marks the ones it wraps itself.
+	_, tcp := c.(*net.TCPConn)
+	_, unix := c.(*net.UnixConn)
+	return &peerConn{Conn: c, rt: rt, wt: wt, layered: !tcp && !unix}
 }
 
 // setReadTimeout changes the read timeout of later Reads.
@@ -56,11 +64,10 @@ func (c *peerConn) ReadFrom(r io.Reader) (int64, error) {
 
 // NoSendfile reports a connection whose bytes go through a security
 // layer (SASL data transfer protection), where sendfile(2) cannot be used
-// and SendBlock writes each packet whole.
-func (c *peerConn) NoSendfile() bool {
-	_, ok := c.Conn.(io.ReaderFrom)
-	return !ok
-}
+// and SendBlock writes each packet whole. It is an explicit flag, not
+// "Conn is no io.ReaderFrom": *net.UnixConn is none either, and
+// short-circuit and unprotected Unix socket reads keep the ReadFrom path.
+func (c *peerConn) NoSendfile() bool { return c.layered }
 
 // CloseWrite half-closes the connection when it can.
 // Cork holds partial segments back while a block is streamed

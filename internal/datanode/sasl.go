@@ -58,7 +58,9 @@ type SASLConfig struct {
 	Encrypt bool
 	// Algorithm is dfs.encrypt.data.transfer.algorithm: the DIGEST-MD5
 	// cipher (rc4; Hadoop's 3des and des are not implemented). Empty
-	// offers rc4, rc4-56 and rc4-40.
+	// offers rc4 (128-bit) only: the offer is not authenticated, so
+	// offering the 40- and 56-bit variants would let an on-path attacker
+	// downgrade to them.
 	Algorithm string
 	// CipherSuites is dfs.encrypt.data.transfer.cipher.suites: empty, or
 	// AES/CTR/NoPadding to switch privacy connections to AES/CTR.

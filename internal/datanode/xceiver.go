@@ -81,6 +81,8 @@ func (d *DataNode) serveConn(c *peerConn) {
 				return
 			}
 			c = newPeerConn(sc, c.rt, c.wt)
+			// auth (no integrity) hands back the socket itself.
+			c.layered = sc != net.Conn(tc)
 		}
 	}
 	br := bufio.NewReaderSize(c, 64<<10)

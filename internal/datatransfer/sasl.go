@@ -295,7 +295,8 @@ type SASLServer struct {
 	// accepted, and the qop is auth-conf.
 	Encrypt bool
 	// Ciphers are the DIGEST-MD5 ciphers offered for auth-conf
-	// (dfs.encrypt.data.transfer.algorithm; default all of digestmd5's).
+	// (dfs.encrypt.data.transfer.algorithm; default
+	// digestmd5.DefaultCiphers, rc4 only).
 	Ciphers []string
 	// CipherSuites is dfs.encrypt.data.transfer.cipher.suites.
 	CipherSuites string

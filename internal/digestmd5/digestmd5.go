@@ -38,6 +38,13 @@ const (
 // first.
 var Ciphers = []string{"rc4", "rc4-56", "rc4-40"}
 
+// DefaultCiphers is what a side offers or accepts unless configured
+// otherwise: the challenge's cipher list is not covered by any digest, so
+// an on-path attacker could strip it to rc4-40 (a 40-bit key, which would
+// also wrap any AES keys sent over the layer); the weaker ciphers are
+// used only where both sides name them.
+var DefaultCiphers = []string{"rc4"}
+
 // Errors a handshake can end with. A refused password or a mismatched
 // digest is ErrAuthentication; a callback's refusal is a *CredentialError.
 var (
@@ -121,7 +128,11 @@ func parseDirectives(b []byte, limit int) (directives, error) {
 			}
 			val.WriteString(s[start:i])
 		}
-		if _, dup := d[name]; dup && name != "realm" {
+		skip()
+		if i < len(s) && s[i] != ',' {
+			return nil, fmt.Errorf("DIGEST-MD5: missing comma after directive %s", name)
+		}
+		if _, dup := d[name]; dup {
 			return nil, fmt.Errorf("DIGEST-MD5: directive %s appears twice", name)
 		}
 		d[name] = val.String()
@@ -224,6 +235,20 @@ func randomString(r io.Reader, n int) (string, error) {
 	return base64.StdEncoding.EncodeToString(b), nil
 }
 
+// checkCiphers defaults an empty list to DefaultCiphers and refuses
+// ciphers this package does not implement.
+func checkCiphers(cs []string) ([]string, error) {
+	if len(cs) == 0 {
+		return DefaultCiphers, nil
+	}
+	for _, c := range cs {
+		if !slices.Contains(Ciphers, c) {
+			return nil, fmt.Errorf("DIGEST-MD5: unsupported cipher %q", c)
+		}
+	}
+	return cs, nil
+}
+
 func validQOP(q string) bool { return q == Auth || q == AuthInt || q == AuthConf }
 
 func parseMaxBuf(v string) (int, error) {
@@ -246,8 +271,8 @@ type ServerConfig struct {
 	Realm string
 	// QOPs are offered in this order (default [auth]).
 	QOPs []string
-	// Ciphers offered for auth-conf (default Ciphers); each must be one
-	// of Ciphers.
+	// Ciphers offered for auth-conf (default DefaultCiphers); each must
+	// be one of Ciphers.
 	Ciphers []string
 	// MaxBuf is the largest wrapped message this side accepts (default
 	// DefaultMaxBuf, at most MaxMaxBuf).
@@ -284,13 +309,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 			return nil, fmt.Errorf("DIGEST-MD5: unknown qop %q", q)
 		}
 	}
-	if len(cfg.Ciphers) == 0 {
-		cfg.Ciphers = Ciphers
-	}
-	for _, c := range cfg.Ciphers {
-		if !slices.Contains(Ciphers, c) {
-			return nil, fmt.Errorf("DIGEST-MD5: unsupported cipher %q", c)
-		}
+	var err error
+	if cfg.Ciphers, err = checkCiphers(cfg.Ciphers); err != nil {
+		return nil, err
 	}
 	if cfg.MaxBuf == 0 {
 		cfg.MaxBuf = DefaultMaxBuf
@@ -414,6 +435,9 @@ type ClientConfig struct {
 	// QOPs the client accepts, most wanted first (default [auth]); it
 	// picks the first the server offers.
 	QOPs []string
+	// Ciphers the client accepts for auth-conf (default DefaultCiphers);
+	// it picks the strongest the server offers.
+	Ciphers []string
 	// MaxBuf is the largest wrapped message this side accepts (default
 	// DefaultMaxBuf).
 	MaxBuf int
@@ -439,6 +463,10 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		if !validQOP(q) {
 			return nil, fmt.Errorf("DIGEST-MD5: unknown qop %q", q)
 		}
+	}
+	var err error
+	if cfg.Ciphers, err = checkCiphers(cfg.Ciphers); err != nil {
+		return nil, err
 	}
 	if cfg.MaxBuf == 0 {
 		cfg.MaxBuf = DefaultMaxBuf
@@ -486,13 +514,13 @@ func (c *Client) Respond(challenge []byte) ([]byte, error) {
 	if qop == AuthConf {
 		ciphers := strings.Split(d["cipher"], ",")
 		for _, want := range Ciphers {
-			if slices.ContainsFunc(ciphers, func(s string) bool { return strings.TrimSpace(s) == want }) {
+			if slices.Contains(c.cfg.Ciphers, want) && slices.ContainsFunc(ciphers, func(s string) bool { return strings.TrimSpace(s) == want }) {
 				cipher = want
 				break
 			}
 		}
 		if cipher == "" {
-			return nil, fmt.Errorf("DIGEST-MD5: no common cipher among %q", d["cipher"])
+			return nil, fmt.Errorf("DIGEST-MD5: no common cipher: the server offers %q, the client accepts %s", d["cipher"], strings.Join(c.cfg.Ciphers, ","))
 		}
 	}
 	sendMax, err := parseMaxBuf(d["maxbuf"])

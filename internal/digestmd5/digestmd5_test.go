@@ -209,18 +209,136 @@ func TestResponseChecks(t *testing.T) {
 		return s, string(r)
 	}
 	for name, edit := range map[string]func(string) string{
-		"digest-uri": func(r string) string { return strings.Replace(r, `digest-uri="hdfs/0"`, `digest-uri="imap/0"`, 1) },
-		"nonce":      func(r string) string { return strings.Replace(r, `nonce="`, `nonce="x`, 1) },
-		"nc":         func(r string) string { return strings.Replace(r, "nc=00000001", "nc=00000002", 1) },
-		"qop":        func(r string) string { return strings.Replace(r, "qop=auth", "qop=auth-conf", 1) },
-		"huge":       func(r string) string { return r + strings.Repeat(" ", MaxResponse) },
-		"garbage":    func(string) string { return `username="alice` },
-		"authzid":    func(r string) string { return r + `,authzid="root"` },
+		"huge":    func(r string) string { return r + strings.Repeat(" ", MaxResponse) },
+		"garbage": func(string) string { return `username="alice` },
 	} {
 		s, r := base()
 		if _, err := s.Respond([]byte(edit(r))); err == nil {
 			t.Errorf("%s: edited response accepted", name)
 		}
+	}
+	// Each edit comes with a digest recomputed over the edited fields, so
+	// only the check named by want can refuse it.
+	for name, tc := range map[string]struct {
+		edit map[string]string
+		want string
+	}{
+		"digest-uri": {map[string]string{"digest-uri": "imap/0"}, "digest-uri"},
+		"nonce":      {map[string]string{"nonce": "forged"}, "nonce mismatch"},
+		"nc":         {map[string]string{"nc": "00000002"}, "nonce count"},
+		"qop":        {map[string]string{"qop": AuthConf, "cipher": "rc4"}, "not one offered"},
+		"authzid":    {map[string]string{"authzid": "root"}, "may not act as root"},
+		"realm":      {map[string]string{"realm": "other"}, `realm "other"`},
+	} {
+		s, r := base()
+		_, err := s.Respond(resign(t, r, "s3cret", tc.edit))
+		if err == nil || errors.Is(err, ErrAuthentication) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: edited response: %v, want %q", name, err, tc.want)
+		}
+	}
+	s, r := base()
+	if _, err := s.Respond(resign(t, r, "s3cret", nil)); err != nil {
+		t.Fatalf("re-signed, unedited response refused: %v", err)
+	}
+}
+
+// resign applies edit to response r and recomputes its digest with pass
+// over the edited fields, as a client that knows the password would.
+func resign(t *testing.T, r, pass string, edit map[string]string) []byte {
+	t.Helper()
+	d, err := parseDirectives([]byte(r), MaxResponse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range edit {
+		d[k] = v
+	}
+	ss := &session{user: d["username"], realm: d["realm"], password: pass, nonce: d["nonce"], cnonce: d["cnonce"],
+		authzid: d["authzid"], qop: d["qop"], digestURI: d["digest-uri"], cipher: d["cipher"], nc: d["nc"]}
+	d["response"] = ss.digest(true)
+	var parts []string
+	for k, v := range d {
+		parts = append(parts, k+"="+quote(v))
+	}
+	return []byte(strings.Join(parts, ","))
+}
+
+// An on-path attacker strips the challenge's cipher list down to rc4-40:
+// neither side of a default configuration goes along.
+func TestCipherStripping(t *testing.T) {
+	newServer := func(ciphers []string) (*Server, []byte) {
+		s, err := NewServer(ServerConfig{Protocol: "hdfs", ServerName: "0", QOPs: []string{AuthConf}, Ciphers: ciphers,
+			Rand: fixedRand(1), Credentials: func(string) (string, error) { return "s3cret", nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, _ := s.Challenge()
+		return s, ch
+	}
+	newClient := func(ciphers []string) *Client {
+		c, err := NewClient(ClientConfig{Protocol: "hdfs", ServerName: "0", Username: "alice", Password: "s3cret", QOPs: []string{AuthConf}, Ciphers: ciphers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	_, ch := newServer(nil)
+	if !strings.Contains(string(ch), `cipher="rc4"`) {
+		t.Fatalf("default challenge offers more than rc4: %s", ch)
+	}
+	stripped := []byte(strings.Replace(string(ch), `cipher="rc4"`, `cipher="rc4-40"`, 1))
+	if _, err := newClient(nil).Respond(stripped); err == nil || !strings.Contains(err.Error(), "no common cipher") {
+		t.Fatalf("client took a stripped cipher list: %v", err)
+	}
+	// A client that allows everything, tricked into rc4-40: the default
+	// server refuses the cipher it did not offer.
+	s, ch := newServer(nil)
+	resp, err := newClient(Ciphers).Respond([]byte(strings.Replace(string(ch), `cipher="rc4"`, `cipher="rc4-40"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Respond(resp); err == nil || !strings.Contains(err.Error(), "was not offered") {
+		t.Fatalf("server accepted rc4-40: %v", err)
+	}
+	// Configured on both sides, the weaker ciphers work; the strongest
+	// common one is picked.
+	for _, c := range [][]string{{"rc4-40"}, {"rc4-56", "rc4-40"}} {
+		s, ch := newServer(c)
+		cl := newClient(Ciphers)
+		resp, err := cl.Respond(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(resp), `cipher="`+c[0]+`"`) {
+			t.Fatalf("%v: response %s", c, resp)
+		}
+		if _, err := s.Respond(resp); err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+	}
+	// A server offering only auth cannot be made to look as if the client
+	// chose a qop it does not accept.
+	if _, err := newClient(nil).Respond([]byte(`realm="0",nonce="abc",qop="auth",charset=utf-8,algorithm=md5-sess`)); err == nil {
+		t.Fatal("client accepting only auth-conf took auth")
+	}
+	if _, err := NewClient(ClientConfig{Ciphers: []string{"des"}}); err == nil {
+		t.Fatal("unknown cipher allowed")
+	}
+}
+
+// The 2^32nd message would reuse sequence number 0: the layer fails.
+func TestSequenceWrap(t *testing.T) {
+	cs, ss := securityPair(t, AuthInt)
+	cs.seqOut, ss.seqIn = 1<<32-1, 1<<32-1
+	w, err := cs.Wrap([]byte("last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.Unwrap(w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Wrap([]byte("wrapped")); err == nil || !strings.Contains(err.Error(), "exhausted") {
+		t.Fatalf("wrap after 2^32 messages: %v", err)
 	}
 }
 
@@ -229,7 +347,7 @@ func TestParseDirectives(t *testing.T) {
 	if err != nil || d["realm"] != `a"b` || d["nonce"] != "n,1" || d["qop"] != "auth,auth-int" || d["maxbuf"] != "1024" || d["algorithm"] != "md5-sess" {
 		t.Fatalf("%v %v", d, err)
 	}
-	for _, bad := range []string{`a`, `a="x`, `=1`, `nonce=1,nonce=2`} {
+	for _, bad := range []string{`a`, `a="x`, `=1`, `nonce=1,nonce=2`, `realm="a",realm="b"`, `nonce="x" qop="auth"`, `nonce=x qop=auth`, `nonce="x"qop="auth"`} {
 		if _, err := parseDirectives([]byte(bad), MaxChallenge); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
@@ -246,11 +364,12 @@ func securityPair(t *testing.T, qop string) (*Security, *Security) {
 
 func TestTamperAndReplay(t *testing.T) {
 	for _, qop := range []string{AuthInt, AuthConf} {
-		for i := 0; i < 20; i++ { // flip each byte position in turn
+		n := len("block data") + overhead // 26: body, MAC, type and sequence number
+		for i := 0; i < n; i++ {          // flip each byte position in turn
 			cs, ss := securityPair(t, qop)
 			w, _ := cs.Wrap([]byte("block data"))
-			if i >= len(w) {
-				break
+			if len(w) != n {
+				t.Fatalf("wrapped message of %d bytes, want %d", len(w), n)
 			}
 			w[i] ^= 0x01
 			if _, err := ss.Unwrap(w); err == nil {

@@ -25,8 +25,10 @@
 // message into msg ‖ HMAC-MD5(Ki, seq ‖ msg)[0:10] ‖ 0x0001 ‖ seq
 // (auth-int), or RC4(Kc, msg ‖ mac) ‖ 0x0001 ‖ seq (auth-conf, ciphers
 // rc4, rc4-56 and rc4-40 — those colinmarc/hdfs and the JDK share; des and
-// 3des are not offered). Unwrap checks the type, the sequence number
-// (a replayed or reordered message fails) and the MAC. NewConn frames
+// 3des are not offered; only rc4 unless a config names the weaker two,
+// since the challenge's cipher list is unauthenticated). Unwrap checks
+// the type, the sequence number (a replayed or reordered message fails)
+// and the MAC; Wrap fails once the 32-bit sequence number would wrap. NewConn frames
 // wrapped messages with a 4-byte big-endian length, as Hadoop's
 // SaslInputStream and SaslOutputStream do.
 //

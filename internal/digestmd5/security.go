@@ -34,8 +34,10 @@ type Security struct {
 
 	outMu  sync.Mutex
 	seqOut uint32
-	macOut hash.Hash
-	encOut *rc4.Cipher
+	// outDone: seqOut wrapped; Wrap refuses from then on.
+	outDone bool
+	macOut  hash.Hash
+	encOut  *rc4.Cipher
 
 	seqIn  uint32
 	macIn  hash.Hash
@@ -92,6 +94,11 @@ func (s *Security) Wrap(msg []byte) ([]byte, error) {
 	}
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
+	if s.outDone {
+		// The next sequence number would repeat 0, and with it a MAC
+		// (and an RC4 keystream position) the peer accepted before.
+		return nil, errors.New("DIGEST-MD5: sequence numbers exhausted: the security layer cannot send more messages")
+	}
 	out := make([]byte, 0, len(msg)+overhead)
 	out = append(out, msg...)
 	out = append(out, s.mac(s.macOut, s.seqOut, msg)...)
@@ -101,6 +108,7 @@ func (s *Security) Wrap(msg []byte) ([]byte, error) {
 	out = append(out, 0, 1)
 	out = binary.BigEndian.AppendUint32(out, s.seqOut)
 	s.seqOut++
+	s.outDone = s.seqOut == 0
 	return out, nil
 }
 

@@ -250,6 +250,38 @@ func TestDataTransferProtectionRefusesBadTokens(t *testing.T) {
 		t.Fatalf("expired token: %v", err)
 	}
 
+	// A handshake with /f's block token authenticates the connection,
+	// not the op: a read of another block with that token is refused, as
+	// a refused token; with the other block's own token it is served.
+	w, err = cl.CreateFile(ctx, "/g", fs.CreateOptions{Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data[:1000])
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lbB, addrB := firstBlock(t, cl, "/g")
+	readB := func(opTok *hdfspb.TokenProto) ([]byte, error) {
+		conn, err := sasl.Dial(ctx, addrB, good)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		br, err := datatransfer.NewBlockReader(ctx, conn, "test", lbB.GetB(), opTok, 0, int64(lbB.GetB().GetNumBytes()))
+		if err != nil {
+			return nil, err
+		}
+		defer br.Close()
+		return io.ReadAll(br)
+	}
+	if _, err := readB(good); !errors.Is(err, datatransfer.ErrAccessToken) {
+		t.Fatalf("block B read with block A's token after a handshake with it: %v", err)
+	}
+	if got, err := readB(lbB.GetBlockToken()); err != nil || !bytes.Equal(got, data[:1000]) {
+		t.Fatalf("block B with its own token after a handshake with A's: %d bytes, %v", len(got), err)
+	}
+
 	// A relay that flips one byte of the DataNode's stream after the
 	// handshake: the client's integrity check fails the read.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -396,10 +428,12 @@ func TestDataTransferProtectionReplicationAndBalancer(t *testing.T) {
 // Peers that stall in the handshake (silent after connecting, or after
 // the magic number, or trickling a message) block no one: other clients
 // read meanwhile, and the DataNode drops the stalled ones at its deadline
-// (dfs.client.socket-timeout, 1 s here).
+// (dfs.client.socket-timeout, 1 s here). With two transfer slots, the
+// read would be refused if the stalled handshakes held any.
 func TestDataTransferProtectionStalledHandshakes(t *testing.T) {
 	c := testcluster.New(t, testcluster.Config{DataNodes: 1, Conf: map[string]string{
-		"dfs.block.access.token.enable": "true", "dfs.data.transfer.protection": "privacy", "dfs.client.socket-timeout": "1000"}})
+		"dfs.block.access.token.enable": "true", "dfs.data.transfer.protection": "privacy", "dfs.client.socket-timeout": "1000",
+		"dfs.datanode.max.transfer.threads": "2"}})
 	ctx := context.Background()
 	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), DataTransferProtection: "privacy"})
 	if err != nil {
@@ -461,5 +495,80 @@ func TestDataTransferProtectionStalledHandshakes(t *testing.T) {
 	}
 	if n := c.DataNode(0).Status().SASLRefusals; n < 30 {
 		t.Errorf("%d refusals counted, want 30", n)
+	}
+}
+
+// With dfs.encrypt.data.transfer, a data encryption key is good until its
+// own expiry, which its nonce carries: a correctly signed key past it is
+// refused at the handshake as an unknown key (the client fetches a new
+// one), and a key whose expiry was pushed back no longer matches.
+func TestDataTransferProtectionExpiredEncryptionKey(t *testing.T) {
+	c := saslCluster(t, map[string]string{"dfs.encrypt.data.transfer": "true"})
+	cl, err := hdfs.New(hdfs.Options{Addr: c.Addr(), User: c.Superuser(), EncryptDataTransfer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	w, err := cl.CreateFile(ctx, "/e", fs.CreateOptions{Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := saslData(5000)
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lb, addr := firstBlock(t, cl, "/e")
+	var resp hdfspb.GetDataEncryptionKeyResponseProto
+	if err := cl.Call(ctx, "getDataEncryptionKey", &hdfspb.GetDataEncryptionKeyRequestProto{}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	good := resp.GetDataEncryptionKey()
+	if len(good.GetNonce()) != 16 {
+		t.Fatalf("nonce of %d bytes", len(good.GetNonce()))
+	}
+	read := func(k *hdfspb.DataEncryptionKeyProto) ([]byte, error) {
+		d := &datatransfer.Dialer{SASL: &datatransfer.SASLClient{Timeout: 10 * time.Second,
+			EncryptionKey: func(context.Context) (*hdfspb.DataEncryptionKeyProto, error) { return k, nil }}}
+		conn, err := d.Dial(ctx, addr, lb.GetBlockToken())
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		br, err := datatransfer.NewBlockReader(ctx, conn, "test", lb.GetB(), lb.GetBlockToken(), 0, int64(len(data)))
+		if err != nil {
+			return nil, err
+		}
+		defer br.Close()
+		return io.ReadAll(br)
+	}
+	if got, err := read(good); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("good key: %d bytes, %v", len(got), err)
+	}
+	var secret []byte
+	for _, k := range c.NameNode().BlockTokens().ExportKeys().All {
+		if k.ID == int32(good.GetKeyId()) {
+			secret = k.Secret
+		}
+	}
+	withExpiry := func(exp time.Time, resign bool) *hdfspb.DataEncryptionKeyProto {
+		k := proto.Clone(good).(*hdfspb.DataEncryptionKeyProto)
+		k.Nonce = append(bytes.Clone(good.Nonce[:8]), make([]byte, 8)...)
+		for i := range 8 {
+			k.Nonce[15-i] = byte(exp.UnixMilli() >> (8 * i))
+		}
+		if resign {
+			mac := hmac.New(sha1.New, secret)
+			mac.Write(k.Nonce)
+			k.EncryptionKey = mac.Sum(nil)
+		}
+		return k
+	}
+	if _, err := read(withExpiry(time.Now().Add(-time.Minute), true)); !errors.Is(err, datatransfer.ErrUnknownKey) || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("expired key: %v", err)
+	}
+	if _, err := read(withExpiry(time.Now().Add(48*time.Hour), false)); err == nil || !strings.Contains(err.Error(), "Mismatched response") {
+		t.Fatalf("key with a forged expiry: %v", err)
 	}
 }
