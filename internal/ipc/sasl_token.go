@@ -309,7 +309,7 @@ func (cfg *ClientConfig) selectToken() (*delegation.Token, byte) {
 type digestLayer struct{ sec *digestmd5.Security }
 
 func (d digestLayer) wrap(msg []byte, _ bool) ([]byte, error) { return d.sec.Wrap(msg) }
-func (d digestLayer) unwrap(tok []byte) ([]byte, error)      { return d.sec.Unwrap(tok) }
+func (d digestLayer) unwrap(tok []byte) ([]byte, error)       { return d.sec.Unwrap(tok) }
 
 // tokenConnect is the client side of TOKEN authentication once the
 // server's NEGOTIATE offered entry: INITIATE with the digest-response to
