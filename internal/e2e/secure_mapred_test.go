@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -97,38 +98,47 @@ func TestSecureMapReduceTokens(t *testing.T) {
 		}
 	}
 	jt := p.JobTrackerProcess()
+	// TeraSort's reduces start after its first map (one map slot) and
+	// ask the JobTracker for the others with their job token.
+	if !regexp.MustCompile(`Auth successful for job_\d+_0002 \(auth:TOKEN\)`).MatchString(jt.Log()) {
+		t.Fatalf("no reduce authenticated to the JobTracker with its job token:\n%s", jt.Log())
+	}
 	waitLog("renewal", jt, "jobtracker: renewed a delegation token")
 	waitLog("cancellation at the job's end", jt, "jobtracker: cancelled a delegation token")
 	waitLog("the NameNode saw the JobTracker renew", p.NameNodeProcess(), "Auth successful for jt (auth:KERBEROS)")
 
 	// A job whose token alice cancels while its maps run (one map slot,
-	// twelve maps) fails, and says which token.
+	// thirty maps) fails, and says which token.
 	done := make(chan [3]any, 1)
 	go func() {
-		out, errs, code := run(r.alice, nil, "-D", "mapreduce.job.maps=12", "-D", "mapreduce.map.maxattempts=2", "examples", "teragen", "120000", "/user/alice/tera/in2")
+		out, errs, code := run(r.alice, nil, "-D", "mapreduce.job.maps=30", "-D", "mapreduce.map.maxattempts=2", "examples", "teragen", "150000", "/user/alice/tera/in2")
 		done <- [3]any{out, errs, code}
 	}()
+	// Read a map's token file while it exists (the attempt's directory
+	// goes when the attempt ends); it is mode 0600.
+	var ats []delegation.AliasToken
 	tokFile := ""
 	deadline := time.Now().Add(30 * time.Second)
-	for tokFile == "" && time.Now().Before(deadline) {
+	for ats == nil && time.Now().Before(deadline) {
 		filepath.WalkDir(p.Dir(), func(path string, d fs.DirEntry, err error) error {
 			// The fourth job's (TeraGen, TeraSort, TeraValidate came first).
-			if err == nil && d.Name() == "container_tokens" && strings.Contains(path, "_0004_m_") {
-				tokFile = path
+			if err != nil || ats != nil || d.Name() != "container_tokens" || !strings.Contains(path, "_0004_m_") {
+				return nil
+			}
+			fi, err1 := os.Stat(path)
+			got, err2 := delegation.ReadCredentialsFile(path)
+			if err1 == nil && err2 == nil {
+				if fi.Mode().Perm() != 0o600 {
+					t.Errorf("token file %s has mode %v", path, fi.Mode())
+				}
+				ats, tokFile = got, path
 			}
 			return nil
 		})
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	if tokFile == "" {
+	if ats == nil {
 		t.Fatalf("no task token file of the fourth job appeared")
-	}
-	ats, err := delegation.ReadCredentialsFile(tokFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(tokFile); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("token file %s: %v %v", tokFile, fi.Mode(), err)
 	}
 	var hdfsToks []delegation.AliasToken
 	for _, at := range ats {
