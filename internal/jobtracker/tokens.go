@@ -84,12 +84,13 @@ func (jt *JobTracker) manageTokens(j *job, toks []delegation.Token, cancelAtEnd 
 	for {
 		jt.mu.Lock()
 		ended := j.state != mrpb.JobState_RUNNING && cleanupDone(j)
+		now := jt.now()
 		jt.mu.Unlock()
 		if ended {
 			break
 		}
 		for i := range toks {
-			if !live[i] || jt.now().Before(next[i]) {
+			if !live[i] || now.Before(next[i]) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -102,7 +103,7 @@ func (jt *JobTracker) manageTokens(j *job, toks []delegation.Token, cancelAtEnd 
 				live[i] = false
 				continue
 			}
-			next[i] = jt.now().Add(renewalDelay(exp, jt.now()))
+			next[i] = now.Add(renewalDelay(exp, now))
 			jt.log.Info("jobtracker: renewed a delegation token", "job", j.id, "token", tokenString(toks[i]), "expires", time.UnixMilli(exp).UTC().Format(time.RFC3339))
 		}
 		select {
