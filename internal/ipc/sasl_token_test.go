@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"net"
@@ -192,5 +193,49 @@ func TestTokenAuthCredentialEncoding(t *testing.T) {
 	rsp, done, err := sess.Step(resp)
 	if err != nil || !done || dc.Verify(rsp) != nil || sess.Principal() != "alice" {
 		t.Fatalf("step: %v %v", done, err)
+	}
+}
+
+// A client authenticated with alice's token that names root in its
+// connection context is refused.
+func TestTokenAuthClaimingAnotherUser(t *testing.T) {
+	ts := startTokenServer(t, byte(security.QOPAuth))
+	tok := ts.issue("alice", "", 8)
+	nc, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(nc)
+	id := NewClientID()
+	if _, err := nc.Write([]byte{'h', 'r', 'p', 'c', Version, 0, AuthSASL}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ClientConfig{Addr: ts.addr, Protocol: whoProtocol}
+	if _, err := saslConnect(nc, br, &cfg, nil, &tok, byte(security.QOPAuth), id); err != nil {
+		t.Fatal(err)
+	}
+	ctxMsg := &ipcpb.IpcConnectionContextProto{Protocol: proto.String(whoProtocol),
+		UserInfo: &ipcpb.UserInformationProto{EffectiveUser: proto.String("root")}}
+	hdr := &ipcpb.RpcRequestHeaderProto{RpcKind: ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
+		RpcOp: ipcpb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(), CallId: proto.Int32(callIDConnectionContext), ClientId: id}
+	buf, err := appendFrame(nil, hdr, ctxMsg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := readFrame(br, maxSASLToken, nil)
+	if err != nil {
+		t.Fatalf("no refusal: %v", err)
+	}
+	var rh ipcpb.RpcResponseHeaderProto
+	if _, err := unmarshalDelimited(frame, &rh); err != nil {
+		t.Fatal(err)
+	}
+	if rh.GetStatus() != ipcpb.RpcResponseHeaderProto_FATAL || !strings.Contains(rh.GetErrorMsg(), "Authenticated user (alice (auth:TOKEN)) doesn't match what the client claims to be (root)") {
+		t.Fatalf("claiming root: %v %q", rh.GetStatus(), rh.GetErrorMsg())
 	}
 }
