@@ -154,6 +154,8 @@ var knownKeys = []Key{
 	{"mapreduce.job.acl-modify-job", " ", "ACL (\"users groups\", * for everyone) of the users besides the job's owner and the administrators who may kill the job."},
 	{"mapreduce.job.acl-view-job", " ", "ACL (\"users groups\", * for everyone) of the users besides the job's owner and the administrators who may read the job's task reports (getTaskReports) and see its web pages, configuration and task logs when mapreduce.cluster.acls.enabled is true."},
 	{"mapreduce.job.application.attempt.id", "0", "Attempt number of the job, used in the committer temporary directory names."},
+	{"mapreduce.job.complete.cancel.delegation.tokens", "true", "Whether the JobTracker cancels the job's delegation tokens (obtained by the job client in kerberos mode) when the job ends."},
+	{"mapreduce.job.hdfs-servers", "", "Comma-separated URIs of file systems besides fs.defaultFS that a job's tasks use; in kerberos mode the job client obtains a delegation token for each."},
 	{"mapreduce.job.heap.memory-mb.ratio", "0.8", "Fraction of mapreduce.{map,reduce}.memory.mb counted as a task's heap, which sizes the reduce's shuffle memory (Hadoop derives -Xmx from it)."},
 	{"mapreduce.job.jvm.numtasks", "1", "Task attempts a task JVM may run in Hadoop (JVM reuse); strata runs every attempt in a new process and warns on the job console when a job asks for more than 1."},
 	{"mapreduce.job.maps", "2", "Default number of map tasks per job; a hint, the input splits decide."},

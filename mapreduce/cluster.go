@@ -134,6 +134,11 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 		// TaskTrackers have their copies).
 		defer removeStaging(env, exe)
 	}
+	creds, err := obtainTokens(ctx, env, c, addr)
+	if err != nil {
+		return nil, err
+	}
+	spec.Credentials = creds
 	cl := ipc.NewClient(ipc.ClientConfig{Addr: addr, User: env.User, Protocol: mrpb.SubmissionProtocol})
 	defer cl.Close()
 	sub := &mrpb.SubmitJobResponse{}

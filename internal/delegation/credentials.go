@@ -225,3 +225,9 @@ func WriteCredentialsFile(path string, tokens []AliasToken) error {
 	}
 	return f.Close()
 }
+
+// TokenFileEnv names the environment variable with the path of a token
+// file whose tokens a process presents (Hadoop's
+// UserGroupInformation.HADOOP_TOKEN_FILE_LOCATION): a task's delegation
+// and job tokens.
+const TokenFileEnv = "HADOOP_TOKEN_FILE_LOCATION"

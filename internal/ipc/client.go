@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/proto/ipcpb"
 	"github.com/stratafs/strata/internal/security"
 )
@@ -51,6 +52,10 @@ type ClientConfig struct {
 	// QOPs are the protection levels the client accepts (a
 	// hadoop.rpc.protection bitmask; 0: the process configuration's).
 	QOPs byte
+	// Tokens are presented for TOKEN authentication when the server
+	// offers it (the one of the protocol's kind whose service is Addr);
+	// nil means the process tokens (SetTokens).
+	Tokens []delegation.Token
 }
 
 // ClientIDLength is the length of a client id (a Java UUID's bytes).
@@ -212,11 +217,13 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 	br := bufio.NewReaderSize(nc, 64<<10)
 	user := cfg.User
 	var sasl *clientSASL
-	if pl := cfg.kerberos(); pl != nil {
+	pl := cfg.kerberos()
+	tok, tokQOPs := cfg.selectToken()
+	if pl != nil || tok != nil {
 		nc.SetDeadline(saslDeadline(ctx, cfg.DialTimeout))
 		_, err := nc.Write([]byte{'h', 'r', 'p', 'c', Version, 0, AuthSASL})
 		if err == nil {
-			sasl, err = saslConnect(nc, br, &cfg, pl, clientID)
+			sasl, err = saslConnect(nc, br, &cfg, pl, tok, tokQOPs, clientID)
 		}
 		if err != nil {
 			nc.Close()
@@ -228,13 +235,17 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 		}
 		nc.SetDeadline(time.Time{})
 		hdr = nil
-		if user == "" || user == pl.login.User {
+		switch {
+		case sasl.token:
+			// The token names both users; Hadoop's client sends none.
+			user = ""
+		case user == "" || user == pl.login.User:
 			user = pl.login.Principal
 		}
 	}
-	ctxMsg := &ipcpb.IpcConnectionContextProto{
-		UserInfo: &ipcpb.UserInformationProto{EffectiveUser: proto.String(user)},
-		Protocol: proto.String(cfg.Protocol),
+	ctxMsg := &ipcpb.IpcConnectionContextProto{Protocol: proto.String(cfg.Protocol)}
+	if user != "" {
+		ctxMsg.UserInfo = &ipcpb.UserInformationProto{EffectiveUser: proto.String(user)}
 	}
 	rpcHdr := &ipcpb.RpcRequestHeaderProto{
 		RpcKind:  ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),

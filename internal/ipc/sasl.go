@@ -87,7 +87,11 @@ type saslState struct {
 	done     bool
 	deadline time.Time
 	user     string // mapped user
+	realUser string // a token's real user
 	wrap     bool   // QOP integrity or privacy
+	// early are the sessions NEGOTIATE started for mechanisms whose
+	// server speaks first (TOKEN), by method.
+	early map[AuthMethod]SASLSession
 }
 
 // qopHint is a TOKEN (DIGEST-MD5) entry for the NEGOTIATE reply when no
@@ -191,7 +195,20 @@ func (c *serverConn) saslStep(body []byte) error {
 		}
 		reply.State = ipcpb.RpcSaslProto_NEGOTIATE.Enum()
 		for _, mech := range cfg.Mechanisms {
-			reply.Auths = append(reply.Auths, mech.Auth())
+			sf, ok := mech.(serverFirst)
+			if !ok {
+				reply.Auths = append(reply.Auths, mech.Auth())
+				continue
+			}
+			a, sess, err := sf.negotiate(c.nc.RemoteAddr())
+			if err != nil {
+				return err
+			}
+			if st.early == nil {
+				st.early = map[AuthMethod]SASLSession{}
+			}
+			st.early[mech.Method()] = sess
+			reply.Auths = append(reply.Auths, a)
 		}
 		if hint := cfg.qopHint(); hint != nil {
 			reply.Auths = append(reply.Auths, hint)
@@ -211,6 +228,15 @@ func (c *serverConn) saslStep(body []byte) error {
 		if st.mech == nil {
 			// Hadoop's text for an auth it does not offer.
 			return &RemoteError{Class: ClassAccessControl, Message: fmt.Sprintf("%s authentication is not enabled.  Available:%s", want.GetMethod(), cfg.availableAuths())}
+		}
+		if _, ok := st.mech.(serverFirst); ok {
+			// Its challenge went out in the NEGOTIATE; without one
+			// the client cannot have answered it.
+			if st.sess = st.early[st.mech.Method()]; st.sess == nil {
+				return &RemoteError{Class: ClassSaslException, Message: "DIGEST-MD5: INITIATE without NEGOTIATE"}
+			}
+			st.early = nil
+			break
 		}
 		sess, err := st.mech.NewSession(c.nc.RemoteAddr())
 		if err != nil {
@@ -233,11 +259,17 @@ func (c *serverConn) saslStep(body []byte) error {
 		reply.Token = tok
 		return c.saslReply(reply)
 	}
-	user, err := cfg.MapUser(st.sess.Principal())
-	if err != nil {
-		return &RemoteError{Class: ClassAccessControl, Message: err.Error()}
+	if tu, ok := st.sess.(interface{ tokenUsers() (string, string) }); ok {
+		st.user, st.realUser = tu.tokenUsers()
+	} else {
+		user, err := cfg.MapUser(st.sess.Principal())
+		if err != nil {
+			return &RemoteError{Class: ClassAccessControl, Message: err.Error()}
+		}
+		st.user = user
 	}
-	st.user = user
+	// Hadoop's SecurityLogger line, which tests and operators look for.
+	c.srv.log.Info("Auth successful for "+st.user+" (auth:"+string(st.mech.Method())+")", "remote", c.nc.RemoteAddr())
 	reply.State = ipcpb.RpcSaslProto_SUCCESS.Enum()
 	reply.Token = tok
 	if err := c.saslReply(reply); err != nil {
@@ -274,7 +306,15 @@ func (c *serverConn) saslContext() error {
 	named := c.user
 	c.realUser = ""
 	c.user = st.user
-	if named != "" && named != principal && named != st.user {
+	if st.mech.Method() == AuthMethodToken {
+		// A token names its user and real user; the client may not
+		// claim another (Server.processConnectionContext).
+		if named != "" && named != st.user {
+			return &RemoteError{Class: ClassAccessControl, Code: int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED),
+				Message: fmt.Sprintf("Authenticated user (%s (auth:TOKEN)) doesn't match what the client claims to be (%s)", st.user, named)}
+		}
+		c.realUser = st.realUser
+	} else if named != "" && named != principal && named != st.user {
 		ip := ""
 		if ta, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
 			ip = ta.IP.String()

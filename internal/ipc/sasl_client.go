@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/proto/ipcpb"
 	"github.com/stratafs/strata/internal/security"
 )
@@ -30,6 +32,10 @@ type KerberosInfo struct {
 	// SuperuserMayCall lets the superuser (the NameNode's user) call the
 	// protocol besides ClientPrincipalKey's principal.
 	SuperuserMayCall bool
+	// TokenKind is the kind of token a client presents for TOKEN
+	// authentication (Hadoop's @TokenInfo selector; default
+	// HDFS_DELEGATION_TOKEN).
+	TokenKind string
 }
 
 var (
@@ -93,9 +99,16 @@ func Login() *security.Login {
 
 // clientSASL is a client connection's security layer after SASL.
 type clientSASL struct {
-	w   *gssWrapper
-	qop security.QOP
-	mu  sync.Mutex // serialises wrap (sequence numbers)
+	w     saslLayer
+	qop   security.QOP
+	token bool       // TOKEN authentication: the token names the user
+	mu    sync.Mutex // serialises wrap (sequence numbers)
+}
+
+// saslLayer is a negotiated security layer: GSSAPI's or DIGEST-MD5's.
+type saslLayer interface {
+	wrap(msg []byte, seal bool) ([]byte, error)
+	unwrap(tok []byte) ([]byte, error)
 }
 
 // kerberos returns the login and settings a Client authenticates with,
@@ -138,7 +151,9 @@ func (cfg *ClientConfig) serverPrincipal(pl *processLogin, advertised *ipcpb.Rpc
 // saslConnect runs the client side of Hadoop's SASL exchange on nc, after
 // the connection header: NEGOTIATE, INITIATE with the AP-REQ, the
 // security-layer choice, SUCCESS. The caller has set a deadline on nc.
-func saslConnect(nc net.Conn, br *bufio.Reader, cfg *ClientConfig, pl *processLogin, clientID []byte) (*clientSASL, error) {
+// With dtok (the token selectToken chose) and a TOKEN entry offered, the
+// client authenticates with the token instead (tokenConnect).
+func saslConnect(nc net.Conn, br *bufio.Reader, cfg *ClientConfig, pl *processLogin, dtok *delegation.Token, tokQOPs byte, clientID []byte) (*clientSASL, error) {
 	send := func(m *ipcpb.RpcSaslProto) error {
 		h := &ipcpb.RpcRequestHeaderProto{
 			RpcKind: ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
@@ -187,14 +202,25 @@ func saslConnect(nc net.Conn, br *bufio.Reader, cfg *ClientConfig, pl *processLo
 	if err != nil {
 		return nil, err
 	}
-	var krb *ipcpb.RpcSaslProto_SaslAuth
+	var krb, token *ipcpb.RpcSaslProto_SaslAuth
+	var offered []string
 	for _, a := range neg.GetAuths() {
+		offered = append(offered, a.GetMethod())
 		if a.GetMethod() == string(AuthMethodKerberos) && a.GetMechanism() == "GSSAPI" {
 			krb = a
 		}
+		// The entry must carry the server's challenge: the qopHint entry
+		// of a server without a token mechanism does too, and such a
+		// server refuses the INITIATE, which is the truth.
+		if a.GetMethod() == string(AuthMethodToken) && a.GetMechanism() == tokenMechanism && len(a.GetChallenge()) > 0 {
+			token = a
+		}
 	}
-	if krb == nil {
-		return nil, &RemoteError{Class: ClassAccessControl, Message: "Client cannot authenticate via:[KERBEROS]"}
+	if dtok != nil && token != nil {
+		return tokenConnect(token, dtok, tokQOPs, send, recv)
+	}
+	if krb == nil || pl == nil {
+		return nil, &RemoteError{Class: ClassAccessControl, Message: "Client cannot authenticate via:[" + strings.Join(offered, ", ") + "]"}
 	}
 	spn, err := cfg.serverPrincipal(pl, krb)
 	if err != nil {

@@ -494,7 +494,9 @@ func (c *serverConn) setContext(body []byte) error {
 	if c.user == "" {
 		c.user = c.realUser
 	}
-	if c.user == "" {
+	if c.user == "" && (c.sasl == nil || !c.sasl.done) {
+		// After SASL the authenticated user stands (a TOKEN client
+		// sends none).
 		return errors.New("connection context names no user")
 	}
 	c.protocol = cc.GetProtocol()

@@ -40,6 +40,9 @@ type JobTracker struct {
 	seq      int
 	started  int64
 
+	// tokenOps renews and cancels the jobs' delegation tokens (tokens.go).
+	tokenOps tokenOps
+
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -166,7 +169,7 @@ func New(cfg Config) *JobTracker {
 		cfg.Clock = time.Now
 	}
 	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
-		stop: make(chan struct{})}
+		stop: make(chan struct{}), tokenOps: hdfsTokenOps{c: cfg.HistoryConf}}
 	if jt.cfg.User == "" {
 		jt.cfg.User = conf.New().Get("user.name")
 	}
@@ -353,6 +356,14 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if spec.GetNumReduces() < 0 || spec.GetNumReduces() > 100000 || spec.GetOutputPath() == "" {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: %d reduces, output %q", spec.GetJob(), spec.GetNumReduces(), spec.GetOutputPath())
 	}
+	toks, err := jobCredentials(spec)
+	if err != nil {
+		return nil, err
+	}
+	cancelTokens := true
+	if v, err := c.GetBool(keyCancelTokens); err == nil && c.Get(keyCancelTokens) != "" {
+		cancelTokens = v
+	}
 	// No output setup here: attempts create their work directories, and
 	// the job's cleanup task commits or aborts on a TaskTracker.
 	secret, err := jobtoken.NewSecret(nil)
@@ -395,6 +406,9 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j.id)
 	jt.log.Info("jobtracker: job submitted", "job", j.id, "name", j.name, "maps", len(j.maps), "reduces", len(j.reduces), "user", user)
+	if len(toks) > 0 {
+		jt.goBackground(func() { jt.manageTokens(j, toks, cancelTokens) })
+	}
 	jt.checkDone(j)
 	return &mrpb.SubmitJobResponse{JobId: proto.String(j.id)}, nil
 }
@@ -828,6 +842,10 @@ func (jt *JobTracker) canCommit(tr *tracker, att string) bool {
 // getMapCompletionEvents gives a reduce the job's map completions from
 // the one it asks for on.
 func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapCompletionEventsRequest) (*mrpb.MapCompletionEventsResponse, error) {
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Auth == ipc.AuthMethodToken && c.User != req.GetJobId() {
+		// A job token is good for its own job only.
+		return nil, ipc.Errorf(ipc.ClassAccessControl, "%s (auth:TOKEN) may not read the events of %s", c.User, req.GetJobId())
+	}
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
 	j := jt.jobs[req.GetJobId()]
@@ -1009,7 +1027,8 @@ func (jt *JobTracker) launch(j *job, t *task, tr *tracker, resp *mrpb.HeartbeatR
 	}
 	spec := &mrpb.TaskSpec{Job: j.spec.Job, Args: j.spec.GetArgs(), Conf: j.settings, User: proto.String(j.user),
 		JobId: proto.String(j.id), Type: kind.Enum(), Task: proto.Int32(int32(t.index)), Attempt: proto.Int32(int32(att.Attempt)),
-		Reducers: proto.Int32(int32(len(j.reduces))), Executable: j.spec.Executable, JobToken: j.secret}
+		Reducers: proto.Int32(int32(len(j.reduces))), Executable: j.spec.Executable, JobToken: j.secret,
+		Credentials: j.spec.Credentials}
 	if t.isMap {
 		spec.Split = t.split
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)
@@ -1047,7 +1066,7 @@ func (jt *JobTracker) launchCleanup(j *job, tr *tracker, resp *mrpb.HeartbeatRes
 	jt.ui.attempts.launched(j.id, att.ID(), 'c', 0, tr, jt.now())
 	spec := &mrpb.TaskSpec{Job: j.spec.Job, Conf: j.settings, User: proto.String(j.user), JobId: proto.String(j.id),
 		Type: mrpb.TaskType_JOB_CLEANUP.Enum(), Attempt: proto.Int32(int32(att.Attempt)),
-		OutputPath: j.spec.OutputPath, CleanupState: j.cleanupState.Enum()}
+		OutputPath: j.spec.OutputPath, CleanupState: j.cleanupState.Enum(), Credentials: j.spec.Credentials}
 	jt.noteLaunch(j, att.ID(), mrpb.TaskType_JOB_CLEANUP, tr)
 	jt.log.Info("jobtracker: launching job cleanup", "job", j.id, "attempt", att.ID(), "commit", j.cleanupState == mrpb.JobState_SUCCEEDED, "tracker", tr.name)
 	resp.Launch = append(resp.Launch, &mrpb.LaunchTask{AttemptId: proto.String(att.ID()), JobId: proto.String(j.id), Spec: spec})

@@ -5,7 +5,9 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/security"
+	"github.com/stratafs/strata/internal/taskrun"
 )
 
 // The JobTracker's protocols' principals (Hadoop's @KerberosInfo): job
@@ -13,7 +15,8 @@ import (
 // may speak InterTrackerProtocol.
 func init() {
 	jt := security.KeyJobTrackerPrincipal
-	ipc.RegisterKerberosInfo(SubmissionProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt})
+	ipc.RegisterKerberosInfo(SubmissionProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt, TokenKind: jobtoken.Kind})
+	ipc.RegisterKerberosInfo(taskrun.UmbilicalProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt, TokenKind: jobtoken.Kind})
 	ipc.RegisterKerberosInfo(InterTrackerProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt, ClientPrincipalKey: security.KeyTaskTrackerPrincipal})
 }
 
@@ -37,6 +40,10 @@ func (jt *JobTracker) secureRPC() error {
 		return fmt.Errorf("jobtracker: %w", err)
 	}
 	if sec != nil {
+		// Tasks authenticate with their job's token (TOKEN first, as
+		// Hadoop's servers list it).
+		tm := &ipc.TokenMechanism{QOPs: jt.cfg.Security.QOPs, Retrieve: jt.retrieveJobToken}
+		sec.SASL.Mechanisms = append([]ipc.SASLMechanism{tm}, sec.SASL.Mechanisms...)
 		jt.srv.SetSASL(sec.SASL)
 	}
 	return nil

@@ -39,13 +39,20 @@ func secureConfig(c *conf.Configuration, cfg *Config) error {
 }
 
 // secureRPC logs the NameNode in from its keytab in kerberos mode and
-// makes its RPC server require Kerberos.
+// makes its RPC server require Kerberos or, when it issues delegation
+// tokens, a delegation token (TOKEN, DIGEST-MD5).
 func (n *NameNode) secureRPC(rpc *ipc.ServerConfig) error {
 	sec, err := ipc.KerberosServer(n.cfg.Security, nil, n.cfg.RPCAddr, n.ns.groups.Groups)
 	if err != nil {
 		return fmt.Errorf("namenode: %w", err)
 	}
 	if sec != nil {
+		if n.ns.cfg.delegation.Issuing() {
+			// TOKEN first, as Hadoop's server lists it: clients holding
+			// a delegation token for this NameNode use it.
+			tm := &ipc.TokenMechanism{QOPs: n.cfg.Security.QOPs, Retrieve: ipc.DelegationRetriever(n.ns.RetrieveDelegationPassword)}
+			sec.SASL.Mechanisms = append([]ipc.SASLMechanism{tm}, sec.SASL.Mechanisms...)
+		}
 		rpc.SASL = sec.SASL
 		n.login = sec.Login
 	}

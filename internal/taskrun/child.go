@@ -13,6 +13,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 )
 
@@ -139,6 +142,10 @@ func Main(ctx context.Context, in io.Reader, out io.Writer) (code int) {
 		res.Error = proto.String("bad task spec: " + err.Error())
 		return 1
 	}
+	if err := loadTokens(spec); err != nil {
+		res.Error = proto.String(err.Error())
+		return 1
+	}
 	run := registered()
 	if run == nil {
 		res.Error = proto.String("taskrun: this program runs no MapReduce tasks (it does not link the mapreduce package)")
@@ -246,4 +253,20 @@ func (l *Link) ReportProgress(ctx context.Context, total func() int64) {
 			}
 		}
 	}
+}
+
+// loadTokens makes the tokens of the file HADOOP_TOKEN_FILE_LOCATION
+// names (the job's delegation tokens and job token, which the TaskTracker
+// wrote) the credentials of every IPC client of this process, as Hadoop's
+// UserGroupInformation does in a child: a task has no Kerberos ticket.
+func loadTokens(spec *mrpb.TaskSpec) error {
+	f := os.Getenv(delegation.TokenFileEnv)
+	if f == "" {
+		return nil
+	}
+	c := conf.New()
+	for k, v := range spec.GetConf() {
+		c.Set(k, v)
+	}
+	return ipc.LoadTokenFile(f, c)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtracker"
@@ -354,6 +355,10 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 		}
 		spec.LocalDirs = append(spec.LocalDirs, ad)
 	}
+	tokenFile, err := writeTokenFile(spec.LocalDirs[0], spec, tt.cfg.JobTracker, cred, tt.cfg.Security.Kerberos)
+	if err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	var in bytes.Buffer
 	if err := taskrun.WriteSpec(&in, spec); err != nil {
 		return fail(mrpb.TaskReport_FAILED, err)
@@ -401,6 +406,9 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	cmd.Stderr = stderr
 	cmd.ExtraFiles = []*os.File{pw, cr} // fd 3, 4
 	cmd.Env = append(os.Environ(), taskrun.ProgressFDEnv+"=3", taskrun.CommitFDEnv+"=4", taskrun.JobTrackerEnv+"="+tt.cfg.JobTracker)
+	if tokenFile != "" {
+		cmd.Env = append(cmd.Env, delegation.TokenFileEnv+"="+tokenFile)
+	}
 	memLimit, memEvery := memoryLimit(spec.GetConf(), a.isMap)
 	if memLimit >= 2<<20 && os.Getenv("GOMEMLIMIT") == "" {
 		// The Go runtime collects harder as the child nears its cap.

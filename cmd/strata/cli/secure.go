@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/security"
 )
@@ -30,8 +32,18 @@ func clientLogin(cmd string, c *conf.Configuration, stderr io.Writer) error {
 	if !sc.Kerberos {
 		return nil
 	}
+	tokUser, err := loadTokenFile(c)
+	if err != nil {
+		return err
+	}
 	l, err := security.LoginFromCCache(sc.Rules)
 	if err != nil {
+		if tokUser != "" {
+			// Tokens only (a task, a process handed a token file):
+			// the user is the one the tokens name.
+			fs.SetLoginUser(tokUser)
+			return nil
+		}
 		fmt.Fprintf(stderr, "WARN %v\n", err)
 		return nil
 	}
@@ -56,4 +68,26 @@ func daemonLogin(s security.Settings, host string, c *conf.Configuration) error 
 	}
 	fs.SetLoginUser(l.User)
 	return ipc.SetLogin(l, c)
+}
+
+// loadTokenFile reads the token file HADOOP_TOKEN_FILE_LOCATION names, if
+// any, into the process's tokens, as Hadoop's UserGroupInformation does
+// at login; it returns the user of the file's first delegation token.
+func loadTokenFile(c *conf.Configuration) (string, error) {
+	f := os.Getenv(delegation.TokenFileEnv)
+	if f == "" {
+		return "", nil
+	}
+	if err := ipc.LoadTokenFile(f, c); err != nil {
+		return "", err
+	}
+	for _, t := range ipc.Tokens() {
+		if t.Kind != delegation.Kind {
+			continue
+		}
+		if id, err := delegation.DecodeIdentifier(t.Identifier); err == nil {
+			return id.User(), nil
+		}
+	}
+	return "", nil
 }

@@ -379,7 +379,12 @@ type JobSpec struct {
 	// job binary uploaded by the client); unset: the TaskTracker's own.
 	Executable *string `protobuf:"bytes,9,opt,name=executable" json:"executable,omitempty"`
 	// splits are the job's input splits, one per map task.
-	Splits        []*InputSplit `protobuf:"bytes,10,rep,name=splits" json:"splits,omitempty"`
+	Splits []*InputSplit `protobuf:"bytes,10,rep,name=splits" json:"splits,omitempty"`
+	// credentials are the job's delegation tokens, obtained by the client
+	// in kerberos mode (a Hadoop token storage file, format 0;
+	// docs/format/job-credentials.md). The JobTracker renews them while the
+	// job runs, hands them to its tasks and cancels them when it ends.
+	Credentials   []byte `protobuf:"bytes,11,opt,name=credentials" json:"credentials,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,6 +478,13 @@ func (x *JobSpec) GetExecutable() string {
 func (x *JobSpec) GetSplits() []*InputSplit {
 	if x != nil {
 		return x.Splits
+	}
+	return nil
+}
+
+func (x *JobSpec) GetCredentials() []byte {
+	if x != nil {
+		return x.Credentials
 	}
 	return nil
 }
@@ -1839,7 +1851,12 @@ type TaskSpec struct {
 	// cleanup_state is what a JOB_CLEANUP task does: SUCCEEDED commits the
 	// job's output (removes _temporary, writes _SUCCESS); FAILED or KILLED
 	// aborts it (removes _temporary).
-	CleanupState  *JobState `protobuf:"varint,18,opt,name=cleanup_state,json=cleanupState,enum=strata.mapred.JobState" json:"cleanup_state,omitempty"`
+	CleanupState *JobState `protobuf:"varint,18,opt,name=cleanup_state,json=cleanupState,enum=strata.mapred.JobState" json:"cleanup_state,omitempty"`
+	// credentials are the job's delegation tokens (JobSpec.credentials).
+	// The TaskTracker writes them, with the job token, into the attempt's
+	// token file (HADOOP_TOKEN_FILE_LOCATION) and clears this field before
+	// the child reads its spec.
+	Credentials   []byte `protobuf:"bytes,19,opt,name=credentials" json:"credentials,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1998,6 +2015,13 @@ func (x *TaskSpec) GetCleanupState() JobState {
 		return *x.CleanupState
 	}
 	return JobState_UNKNOWN
+}
+
+func (x *TaskSpec) GetCredentials() []byte {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
 }
 
 type LaunchTask struct {
@@ -2321,7 +2345,7 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x05start\x18\x02 \x01(\x03R\x05start\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12\x14\n" +
 	"\x05hosts\x18\x04 \x03(\tR\x05hosts\x12\x14\n" +
-	"\x05index\x18\x05 \x01(\x05R\x05index\"\x9f\x02\n" +
+	"\x05index\x18\x05 \x01(\x05R\x05index\"\xc1\x02\n" +
 	"\aJobSpec\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\x12+\n" +
@@ -2336,7 +2360,8 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"executable\x18\t \x01(\tR\n" +
 	"executable\x121\n" +
 	"\x06splits\x18\n" +
-	" \x03(\v2\x19.strata.mapred.InputSplitR\x06splitsJ\x04\b\x06\x10\a\">\n" +
+	" \x03(\v2\x19.strata.mapred.InputSplitR\x06splits\x12 \n" +
+	"\vcredentials\x18\v \x01(\fR\vcredentialsJ\x04\b\x06\x10\a\">\n" +
 	"\x10SubmitJobRequest\x12*\n" +
 	"\x04spec\x18\x01 \x01(\v2\x16.strata.mapred.JobSpecR\x04spec\"*\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +
@@ -2450,7 +2475,7 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\areports\x18\x06 \x03(\v2\x19.strata.mapred.TaskReportR\areports\x12%\n" +
 	"\x0ecommit_pending\x18\a \x03(\tR\rcommitPending\x12\x1d\n" +
 	"\n" +
-	"started_ns\x18\b \x01(\x03R\tstartedNs\"\x9f\x05\n" +
+	"started_ns\x18\b \x01(\x03R\tstartedNs\"\xc1\x05\n" +
 	"\bTaskSpec\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\x125\n" +
@@ -2475,7 +2500,8 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\tjob_token\x18\x10 \x01(\fR\bjobToken\x12\x1f\n" +
 	"\voutput_path\x18\x11 \x01(\tR\n" +
 	"outputPath\x12<\n" +
-	"\rcleanup_state\x18\x12 \x01(\x0e2\x17.strata.mapred.JobStateR\fcleanupState\x1a7\n" +
+	"\rcleanup_state\x18\x12 \x01(\x0e2\x17.strata.mapred.JobStateR\fcleanupState\x12 \n" +
+	"\vcredentials\x18\x13 \x01(\fR\vcredentials\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"{\n" +

@@ -1,0 +1,80 @@
+package mapreduce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/security"
+)
+
+// KeyJobHDFSServers lists further file systems (URIs, comma-separated)
+// a job's tasks reach, whose delegation tokens the client obtains too
+// (Hadoop's mapreduce.job.hdfs-servers).
+const KeyJobHDFSServers = "mapreduce.job.hdfs-servers"
+
+// tokenGetter is a file system that issues delegation tokens (HDFS).
+type tokenGetter interface {
+	GetDelegationToken(ctx context.Context, renewer string) (*delegation.Token, error)
+}
+
+// obtainTokens is Hadoop's TokenCache.obtainTokensForNamenodes: in
+// kerberos mode, a delegation token of every file system the job uses —
+// fs.defaultFS and mapreduce.job.hdfs-servers — that the JobTracker may
+// renew (renewer: the short name of mapreduce.jobtracker.kerberos.principal,
+// _HOST its host), as a token storage file (nil in simple mode).
+func obtainTokens(ctx context.Context, env fs.Env, c *conf.Configuration, jtAddr string) ([]byte, error) {
+	if !strings.EqualFold(strings.TrimSpace(c.Get(security.KeyAuthentication)), "kerberos") {
+		return nil, nil
+	}
+	p := c.GetTrimmed(security.KeyJobTrackerPrincipal)
+	if p == "" {
+		return nil, errors.New("mapreduce: Can't get Master Kerberos principal for use as renewer")
+	}
+	sp, err := security.ServerPrincipal(p, jtAddr)
+	if err != nil {
+		return nil, err
+	}
+	renewer := delegation.ShortName(sp)
+	def, err := fs.DefaultURI(c)
+	if err != nil {
+		return nil, err
+	}
+	uris := []string{def.String()}
+	for _, u := range strings.Split(c.Get(KeyJobHDFSServers), ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			uris = append(uris, u)
+		}
+	}
+	var toks []delegation.AliasToken
+	seen := map[string]bool{}
+	for _, u := range uris {
+		fsys, err := fs.Get(ctx, u, env)
+		if err != nil {
+			return nil, fmt.Errorf("mapreduce: delegation token for %s: %w", u, err)
+		}
+		g, ok := fsys.(tokenGetter)
+		if !ok {
+			fsys.Close()
+			continue // a file system without tokens (file:)
+		}
+		t, err := g.GetDelegationToken(ctx, renewer)
+		fsys.Close()
+		if err != nil {
+			return nil, fmt.Errorf("mapreduce: delegation token for %s: %w", u, err)
+		}
+		if t == nil || seen[t.Service] {
+			continue
+		}
+		seen[t.Service] = true
+		toks = append(toks, delegation.AliasToken{Alias: t.Service, Token: *t})
+	}
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	return delegation.WriteCredentials(toks), nil
+}
