@@ -23,6 +23,7 @@ import (
 	"github.com/stratafs/strata/internal/jobtracker"
 	"github.com/stratafs/strata/internal/minikdc"
 	"github.com/stratafs/strata/internal/namenode"
+	"github.com/stratafs/strata/internal/proto/dnpb"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/proto/ipcpb"
 	"github.com/stratafs/strata/internal/proto/mrpb"
@@ -247,7 +248,9 @@ func TestSecureIPC(t *testing.T) {
 			} else {
 				t.Logf("expired ticket: %s", errs)
 			}
-			if c, err := r.colinmarc(t, addr, short); err == nil {
+			if c, err := r.colinmarc(t, addr, short); err != nil {
+				t.Fatalf("colinmarc client with an expired ticket: %v", err)
+			} else {
 				_, err = c.Stat("/")
 				c.Close()
 				if err == nil {
@@ -279,6 +282,16 @@ func TestSecureIPC(t *testing.T) {
 			err = fake.Call(context.Background(), "registerDatanode", &ipcpb.UserInformationProto{}, &ipcpb.UserInformationProto{})
 			if !ipc.IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), "is not authorized for protocol "+namenode.DatanodeProtocolName) {
 				t.Fatalf("alice as a DataNode: %v", err)
+			}
+			// Nor by opening with ClientProtocol and naming
+			// DatanodeProtocol in the call's header, by which the call
+			// is routed.
+			smuggler := ipc.NewClient(ipc.ClientConfig{Addr: addr, Login: r.login(t, r.alice), Protocol: namenode.ClientProtocolName, CallProtocol: namenode.DatanodeProtocolName})
+			defer smuggler.Close()
+			reg := &dnpb.RegisterRequest{Registration: &dnpb.Registration{DatanodeUuid: proto.String("fake-dn")}}
+			err = smuggler.Call(ctx, "register", reg, &dnpb.RegisterResponse{})
+			if !ipc.IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), "User alice@"+r.kdc.Realm+" (auth:KERBEROS) is not authorized for protocol "+namenode.DatanodeProtocolName) {
+				t.Fatalf("alice registering a DataNode over a ClientProtocol connection: %v", err)
 			}
 			// Nor call NamenodeProtocol (the balancer's), which the
 			// superuser may.
@@ -354,8 +367,18 @@ func TestSecureMapReduceTrackers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := heartbeat(ttLogin); ipc.IsClass(err, security.ClassAuthorization) || ipc.IsClass(err, ipc.ClassSaslException) {
-		t.Fatalf("the TaskTracker principal was refused: %v", err)
+	// Admitted, the empty heartbeat reaches the JobTracker, which
+	// refuses it for its content only.
+	if err := heartbeat(ttLogin); !ipc.IsClass(err, ipc.ClassIllegalArgument) || !strings.Contains(err.Error(), "heartbeat without a tracker name") {
+		t.Fatalf("the TaskTracker principal's heartbeat: %v", err)
+	}
+	// alice cannot smuggle a heartbeat over a SubmissionProtocol
+	// connection either.
+	smuggler := ipc.NewClient(ipc.ClientConfig{Addr: jt, Login: r.login(t, r.alice), Protocol: jobtracker.SubmissionProtocol, CallProtocol: jobtracker.InterTrackerProtocol, ServerPrincipal: "jt/_HOST@" + r.kdc.Realm})
+	defer smuggler.Close()
+	err = smuggler.Call(context.Background(), "heartbeat", &mrpb.HeartbeatRequest{Tracker: proto.String("tracker_fake:localhost/127.0.0.1:1")}, &mrpb.HeartbeatResponse{})
+	if !ipc.IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), "is not authorized for protocol "+jobtracker.InterTrackerProtocol) {
+		t.Fatalf("alice heartbeating over a SubmissionProtocol connection: %v", err)
 	}
 	// The real TaskTracker's heartbeats (every 100 ms) go through.
 	time.Sleep(time.Second)
