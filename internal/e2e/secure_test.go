@@ -464,3 +464,41 @@ func TestSecureHA(t *testing.T) {
 		t.Fatalf("colinmarc after failover: %q %v", got, err)
 	}
 }
+
+// TestSecureRequireWrappedRequests: with
+// strata.ipc.sasl.require-wrapped-requests a NameNode at privacy refuses
+// colinmarc/hdfs, which sends its requests unwrapped, and serves strata's
+// CLI, which wraps them.
+func TestSecureRequireWrappedRequests(t *testing.T) {
+	r := startRealm(t)
+	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
+	t.Setenv("HADOOP_USER_NAME", "nn")
+	settings := r.settings("privacy")
+	settings[security.KeyRequireWrappedRequests] = "true"
+	pc := conf.New()
+	for k, v := range settings {
+		pc.Set(k, v)
+	}
+	nnLogin, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ipc.SetLogin(nnLogin, pc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: settings})
+	_, port, _ := net.SplitHostPort(p.Addr())
+	if out, errs, code := r.runAs(p, "privacy", r.alice, nil, "dfs", "-ls", "/"); code != 0 {
+		t.Fatalf("strata CLI: %s %s", out, errs)
+	}
+	cl, err := r.colinmarc(t, "localhost:"+port, r.alice)
+	if err == nil {
+		_, err = cl.Stat("/")
+		cl.Close()
+	}
+	if err == nil {
+		t.Fatal("colinmarc's unwrapped requests were served")
+	}
+	t.Logf("colinmarc: %v", err)
+}

@@ -366,3 +366,48 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// panicMech is a mechanism whose exchange panics, as a decoder bug
+// reachable by a peer's bytes would.
+type panicMech struct{}
+
+func (panicMech) Auth() *ipcpb.RpcSaslProto_SaslAuth {
+	return &ipcpb.RpcSaslProto_SaslAuth{Method: proto.String("KERBEROS"), Mechanism: proto.String("GSSAPI")}
+}
+func (panicMech) Method() AuthMethod { return AuthMethodKerberos }
+func (panicMech) NewSession(net.Addr) (SASLSession, error) {
+	var s *gssSession
+	return s, nil // nil: Step dereferences it
+}
+
+// TestConnectionPanicClosesOnlyThatConnection: a panic while serving a
+// connection's bytes closes it; the server goes on.
+func TestConnectionPanicClosesOnlyThatConnection(t *testing.T) {
+	var logs syncBuffer
+	_, addr := startServer(t, ServerConfig{
+		SASL:   &SASLConfig{Mechanisms: []SASLMechanism{panicMech{}}, MapUser: func(p string) (string, error) { return p, nil }},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	saslFrame := func(m *ipcpb.RpcSaslProto) []byte {
+		h := &ipcpb.RpcRequestHeaderProto{RpcKind: ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(callIDSASL), ClientId: []byte("0123456789abcdef")}
+		b, err := appendFrame(nil, h, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	hdr := []byte{'h', 'r', 'p', 'c', Version, 0, AuthSASL}
+	for range 2 {
+		nc := rawConn(t, addr, append(append([]byte{}, hdr...), saslFrame(&ipcpb.RpcSaslProto{State: ipcpb.RpcSaslProto_INITIATE.Enum(), Auths: []*ipcpb.RpcSaslProto_SaslAuth{panicMech{}.Auth()}, Token: []byte{1}})...))
+		if _, err := io.ReadAll(nc); err != nil {
+			t.Fatalf("the panicking connection was not closed: %v", err)
+		}
+	}
+	nc := rawConn(t, addr, append(append([]byte{}, hdr...), saslFrame(&ipcpb.RpcSaslProto{State: ipcpb.RpcSaslProto_NEGOTIATE.Enum()})...))
+	if _, err := readFrame(nc, 1<<20, nil); err != nil {
+		t.Fatalf("the server stopped serving after a panic: %v", err)
+	}
+	if !strings.Contains(logs.String(), "panicked") {
+		t.Fatalf("panic not logged: %s", logs.String())
+	}
+}
