@@ -20,13 +20,11 @@ type gssWrapper struct {
 	key      types.EncryptionKey
 	acceptor bool   // this side is the server
 	seq      uint64 // the next token's sequence number
-	// recvSeq is the sequence number the peer's next token must carry,
-	// set by its first token (RFC 4121 section 4.2.3: each direction's
-	// numbers increase by one from its initial value; colinmarc/hdfs
-	// starts at 0, Java at the authenticator's): a replayed or reordered
-	// token is refused.
-	recvSeq    uint64
-	recvSeqSet bool
+	// recv detects replays of the peer's tokens by their sequence
+	// numbers (RFC 4121 section 4.2.3: each direction's numbers
+	// increase by one from its initial value; colinmarc/hdfs starts at
+	// 0, Java at the authenticator's).
+	recv replayWindow
 	// privacy: every token from the peer must be sealed (Java refuses
 	// an unsealed one once privacy is negotiated).
 	privacy bool
@@ -164,10 +162,55 @@ func (w *gssWrapper) unwrap(tok []byte) ([]byte, error) {
 		out = plain[:len(plain)-gssapi.HdrLen-ec]
 	}
 	// Checked after authentication, so that a forged token cannot
-	// move the expected number.
-	if w.recvSeqSet && seq != w.recvSeq {
-		return nil, fmt.Errorf("GSS Wrap token out of sequence: number %d, expected %d (replayed or reordered)", seq, w.recvSeq)
+	// move the window.
+	if err := w.recv.check(seq); err != nil {
+		return nil, err
 	}
-	w.recvSeq, w.recvSeqSet = seq+1, true
 	return out, nil
+}
+
+// replayWindowBits is how far behind the newest token a token may
+// arrive. Hadoop's server wraps replies in its handler threads and queues
+// them after, so they may arrive out of order by about its handler count;
+// Java's GSSAPI tolerates that too, and refuses only duplicates.
+const replayWindowBits = 1024
+
+// replayWindow accepts each sequence number once: numbers above the
+// highest seen, or within replayWindowBits below it and not seen yet.
+// The peer's first token sets where its numbers start.
+type replayWindow struct {
+	started bool
+	hi      uint64 // highest number seen
+	seen    [replayWindowBits / 64]uint64
+}
+
+func (r *replayWindow) bit(seq uint64) (word int, mask uint64) {
+	i := seq % replayWindowBits
+	return int(i / 64), 1 << (i % 64)
+}
+
+func (r *replayWindow) check(seq uint64) error {
+	if !r.started || seq > r.hi {
+		if !r.started || seq-r.hi >= replayWindowBits {
+			r.seen = [replayWindowBits / 64]uint64{}
+		} else {
+			for n := r.hi + 1; n < seq; n++ {
+				w, m := r.bit(n)
+				r.seen[w] &^= m
+			}
+		}
+		r.started, r.hi = true, seq
+		w, m := r.bit(seq)
+		r.seen[w] |= m
+		return nil
+	}
+	if r.hi-seq >= replayWindowBits {
+		return fmt.Errorf("GSS Wrap token out of sequence: number %d is too old (newest %d)", seq, r.hi)
+	}
+	w, m := r.bit(seq)
+	if r.seen[w]&m != 0 {
+		return fmt.Errorf("GSS Wrap token replayed: sequence number %d seen before", seq)
+	}
+	r.seen[w] |= m
+	return nil
 }
