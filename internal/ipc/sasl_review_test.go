@@ -429,3 +429,22 @@ func TestConnectionPanicClosesOnlyThatConnection(t *testing.T) {
 		t.Fatalf("panic not logged: %s", logs.String())
 	}
 }
+
+// TestWrappedRequestBoundedByMaxBuffer: a wrapped request longer than
+// the max buffer the server offered is refused before it is unwrapped.
+func TestWrappedRequestBoundedByMaxBuffer(t *testing.T) {
+	key := testKey()
+	c := &serverConn{srv: NewServer(ServerConfig{}), sasl: &saslState{sess: &gssSession{mech: &GSSAPIMechanism{MaxBuffer: 200}, w: &gssWrapper{key: key, acceptor: true}}}}
+	r := &saslReader{c: c}
+	cli := &clientSASL{w: &gssWrapper{key: key}, qop: security.QOPIntegrity}
+	for _, n := range []int{100, 300} {
+		buf, err := cli.wrapFrame(bytes.Repeat([]byte{1}, n), []byte("0123456789abcdef"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.unwrapFrame(buf[4:])
+		if n <= 200 && err != nil || n > 200 && (err == nil || !strings.Contains(err.Error(), "max buffer")) {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+	}
+}

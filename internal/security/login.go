@@ -87,6 +87,9 @@ func LoginFromCCache(rules *AuthToLocal) (*Login, error) {
 // given.
 func LoginFromCCacheFile(kc *config.Config, path string, rules *AuthToLocal) (*Login, error) {
 	cc, err := loadCCache(path)
+	if errors.Is(err, errEmptyCCache) {
+		return nil, fmt.Errorf("security: no Kerberos credentials: run kinit (credential cache %s is empty)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("security: no Kerberos credentials (kinit first): reading credential cache %s: %w", path, err)
 	}
@@ -97,6 +100,8 @@ func LoginFromCCacheFile(kc *config.Config, path string, rules *AuthToLocal) (*L
 	return finish(cl, nil, kc, rules)
 }
 
+var errEmptyCCache = errors.New("empty credential cache")
+
 // loadCCache reads a credential cache; gokrb5 indexes an empty or
 // truncated one out of bounds.
 func loadCCache(path string) (cc *credentials.CCache, err error) {
@@ -105,7 +110,7 @@ func loadCCache(path string) (cc *credentials.CCache, err error) {
 		return nil, err
 	}
 	if len(b) == 0 {
-		return nil, errors.New("no Kerberos credentials: run kinit (the cache is empty)")
+		return nil, errEmptyCCache
 	}
 	defer func() {
 		if r := recover(); r != nil {
