@@ -220,6 +220,7 @@ var knownKeys = []Key{
 	{"strata.ha.raft.snapshot.interval.ms", "30000", "Milliseconds between checks whether dfs.namenode.checkpoint.txns edits accumulated since a NameNode's last Raft snapshot (its checkpoint)."},
 	{"strata.ha.raft.trailing-logs", "10240", "Raft entries a NameNode keeps after a snapshot for members that lag a little; a member further behind is sent the snapshot."},
 	{"strata.http.pprof.enabled", "false", "Whether every daemon's HTTP server also serves Go's profiler at /debug/pprof/ (off by default: profiles show internals and cost CPU)."},
+	{"strata.ipc.sasl.require-wrapped-requests", "false", "In kerberos mode with integrity or privacy, refuse clients that send their requests unwrapped (colinmarc/hdfs does); by default they are served and logged once per connection."},
 	{"strata.ipc.server.connection.max-inflight", "128", "Calls one RPC connection may have between the read of a request and the write of its reply; its reader waits past that."},
 	{"strata.ipc.server.handlers.max", "1024", "Calls an RPC server handles at once over all connections."},
 	{"strata.ipc.server.write.timeout", "60000", "Milliseconds an RPC server waits to write one reply before closing the connection of a client that does not read."},

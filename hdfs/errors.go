@@ -6,6 +6,7 @@ import (
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/proto/ipcpb"
 )
 
 // RemoteError is an error the NameNode returned: its Java exception class
@@ -44,12 +45,19 @@ func wrapErr(err error) error {
 		return err
 	}
 	kind := classKinds[re.Class]
-	if re.Fatal {
-		// The server refused the connection (its authentication, say): a
-		// fact about the client, not about a path; its text is the news.
+	if authRefusal(re) {
+		// The server refused the connection's authentication: a fact
+		// about the client, not about a path; its text is the news.
 		kind = nil
 	}
 	return &RemoteError{Class: re.Class, Message: re.Message, kind: kind}
+}
+
+// authRefusal reports a server's refusal of a connection's
+// authentication (secure mode: no ticket, a refused ticket or
+// impersonation); other fatal errors keep their kind.
+func authRefusal(re *ipc.RemoteError) bool {
+	return re.Fatal && re.Code == int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED)
 }
 
 // pathErr builds an *os.PathError whose Err is the remote error or sentinel.

@@ -21,16 +21,16 @@ func secureConfig(c *conf.Configuration, cfg *Config) error {
 	if !s.Kerberos || s.Principal == "" {
 		return nil
 	}
-	if cfg.User, err = s.UserOf(cfg.principalHost()); err != nil {
+	if cfg.User, err = s.UserOf(cfg.PrincipalHost()); err != nil {
 		return fmt.Errorf("datanode: %s: %w", security.KeyDataNodePrincipal, err)
 	}
 	cfg.NameNodePrincipal = c.GetTrimmed(security.KeyNameNodePrincipal)
 	return nil
 }
 
-// principalHost is the host _HOST stands for: the reported host name,
+// PrincipalHost is the host _HOST stands for: the reported host name,
 // else the transfer address's host.
-func (c Config) principalHost() string {
+func (c Config) PrincipalHost() string {
 	if c.Hostname != "" {
 		return c.Hostname
 	}
@@ -44,7 +44,7 @@ func (c *Config) secureLogin() error {
 	if !c.Security.Kerberos || c.Login != nil {
 		return nil
 	}
-	l, err := c.Security.Login(c.principalHost())
+	l, err := c.Security.Login(c.PrincipalHost())
 	if err != nil {
 		return fmt.Errorf("datanode: %w", err)
 	}

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -56,6 +57,14 @@ type ClientConfig struct {
 	// offers it (the one of the protocol's kind whose service is Addr);
 	// nil means the process tokens (SetTokens).
 	Tokens []delegation.Token
+	// CallProtocol, when set, is the protocol each call's header names
+	// (declaringClassProtocolName, which the server routes by) instead
+	// of Protocol, the connection context's: Hadoop's clients name the
+	// interface that declares the method.
+	CallProtocol string
+
+	// plainRequests: see clientSASL.plainRequests.
+	plainRequests bool
 }
 
 // ClientIDLength is the length of a client id (a Java UUID's bytes).
@@ -225,6 +234,9 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 		if err == nil {
 			sasl, err = saslConnect(nc, br, &cfg, pl, tok, tokQOPs, clientID)
 		}
+		if sasl != nil {
+			sasl.plainRequests = cfg.plainRequests
+		}
 		if err != nil {
 			nc.Close()
 			var re *RemoteError
@@ -254,7 +266,7 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 		ClientId: clientID,
 	}
 	buf, err := appendFrame(hdr, rpcHdr, ctxMsg)
-	if err == nil && sasl.wrapping() {
+	if err == nil && sasl.wrapsRequests() {
 		buf, err = sasl.wrapFrame(buf, clientID)
 	}
 	if err != nil {
@@ -298,15 +310,15 @@ func (cc *clientConn) readLoop() {
 			cc.shutdown(connErr(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err)))
 			return
 		}
-		if !cc.deliver(frame) {
+		if !cc.deliver(frame, false) {
 			return
 		}
 	}
 }
 
 // deliver hands one response frame to its call; false means the
-// connection is done.
-func (cc *clientConn) deliver(frame []byte) bool {
+// connection is done. inner is a frame that came out of a WRAP message.
+func (cc *clientConn) deliver(frame []byte, inner bool) bool {
 	{
 		var hdr ipcpb.RpcResponseHeaderProto
 		rest, err := unmarshalDelimited(frame, &hdr)
@@ -315,14 +327,21 @@ func (cc *clientConn) deliver(frame []byte) bool {
 			return false
 		}
 		id := int32(hdr.GetCallId())
-		if id == callIDSASL && cc.sasl.wrapping() && hdr.GetStatus() == ipcpb.RpcResponseHeaderProto_SUCCESS {
+		if cc.sasl.wrapping() && !inner {
+			// Once integrity or privacy is on, every frame from the
+			// server is a WRAP message, as Hadoop's client insists: an
+			// unwrapped one could be anyone's.
+			if id != callIDSASL {
+				cc.shutdown(fmt.Errorf("ipc: response from %s: %w", cc.cfg.Addr, errNonWrapped))
+				return false
+			}
 			frames, err := cc.sasl.unwrapFrames(rest, cc.cfg.MaxDataLength)
 			if err != nil {
 				cc.shutdown(fmt.Errorf("ipc: response from %s: %w", cc.cfg.Addr, err))
 				return false
 			}
 			for _, f := range frames {
-				if !cc.deliver(f) {
+				if !cc.deliver(f, true) {
 					return false
 				}
 			}
@@ -377,7 +396,7 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 	}
 	reqHdr := &ipcpb.RequestHeaderProto{
 		MethodName:                 proto.String(method),
-		DeclaringClassProtocolName: proto.String(c.cfg.Protocol),
+		DeclaringClassProtocolName: proto.String(cmp.Or(c.cfg.CallProtocol, c.cfg.Protocol)),
 		ClientProtocolVersion:      proto.Uint64(c.cfg.ProtocolVersion),
 	}
 	buf, err := appendFrame(nil, rpcHdr, reqHdr, req)
@@ -386,7 +405,7 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 		return err
 	}
 	cc.wmu.Lock()
-	if cc.sasl.wrapping() {
+	if cc.sasl.wrapsRequests() {
 		if buf, err = cc.sasl.wrapFrame(buf, c.clientID); err != nil {
 			cc.wmu.Unlock()
 			cc.forget(id)

@@ -63,6 +63,10 @@ type SASLConfig struct {
 	// Authorize is service authorization: whether principal (and its
 	// mapped user) may call protocol at all; nil allows all.
 	Authorize func(protocol, principal, user string, remote net.Addr) error
+	// RequireWrappedRequests refuses a client whose connection context
+	// comes unwrapped under integrity or privacy (colinmarc/hdfs)
+	// (strata.ipc.sasl.require-wrapped-requests).
+	RequireWrappedRequests bool
 	// HandshakeTimeout bounds the whole exchange (default 20 s).
 	HandshakeTimeout time.Duration
 }
@@ -295,17 +299,22 @@ func (c *serverConn) saslReply(m *ipcpb.RpcSaslProto) error {
 	return c.write(hdr, m)
 }
 
-// saslContext checks the connection context of an authenticated
+// saslContext checks the connection context cc of an authenticated
 // connection: the user it names is the principal itself (as a full
 // principal or its short name) or one the principal may impersonate;
-// then service authorization.
-func (c *serverConn) saslContext() error {
+// then service authorization of its protocol. It sets cc's users to the
+// checked ones; the caller assigns them to the connection.
+func (c *serverConn) saslContext(cc *connContext) error {
 	cfg := c.srv.cfg.SASL
 	st := c.sasl
 	principal := st.sess.Principal()
-	named := c.user
-	c.realUser = ""
-	c.user = st.user
+	if r, ok := c.br.(*saslReader); ok {
+		if err := r.contextArrived(); err != nil {
+			return err
+		}
+	}
+	named := cc.user
+	cc.user, cc.realUser = st.user, ""
 	if st.mech.Method() == AuthMethodToken {
 		// A token names its user and real user; the client may not
 		// claim another (Server.processConnectionContext).
@@ -313,7 +322,7 @@ func (c *serverConn) saslContext() error {
 			return &RemoteError{Class: ClassAccessControl, Code: int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED),
 				Message: fmt.Sprintf("Authenticated user (%s (auth:TOKEN)) doesn't match what the client claims to be (%s)", st.user, named)}
 		}
-		c.realUser = st.realUser
+		cc.realUser = st.realUser
 	} else if named != "" && named != principal && named != st.user {
 		ip := ""
 		if ta, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
@@ -326,12 +335,48 @@ func (c *serverConn) saslContext() error {
 		if err != nil {
 			return &RemoteError{Class: security.ClassAuthorization, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED)}
 		}
-		c.user, c.realUser = named, st.user
+		cc.user, cc.realUser = named, st.user
 	}
-	if cfg.Authorize != nil {
-		if err := cfg.Authorize(c.protocol, principal, st.user, c.nc.RemoteAddr()); err != nil {
-			return &RemoteError{Class: security.ClassAuthorization, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED)}
+	if _, err := c.authorizeCall(cc.protocol); err != nil {
+		var re *RemoteError
+		errors.As(err, &re)
+		return &RemoteError{Class: re.Class, Message: re.Message, Code: int32(ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED)}
+	}
+	return nil
+}
+
+// authorizeCall is service authorization of protocol for this
+// connection's authenticated principal, decided once per protocol; ok
+// reports that an Authorize function admitted it.
+func (c *serverConn) authorizeCall(protocol string) (ok bool, err error) {
+	cfg := c.srv.cfg.SASL
+	if cfg == nil || cfg.Authorize == nil || c.sasl == nil || !c.sasl.done {
+		return false, nil
+	}
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	err, seen := c.authz[protocol]
+	if !seen {
+		if len(c.authz) >= maxAuthzCache {
+			// A client cycling through names gets no cache, only checks.
+			return false, c.authorize(protocol)
 		}
+		err = c.authorize(protocol)
+		if c.authz == nil {
+			c.authz = map[string]error{}
+		}
+		c.authz[protocol] = err
+	}
+	return err == nil, err
+}
+
+// maxAuthzCache bounds the protocols whose decision a connection keeps.
+const maxAuthzCache = 16
+
+func (c *serverConn) authorize(protocol string) error {
+	st := c.sasl
+	if err := c.srv.cfg.SASL.Authorize(protocol, st.sess.Principal(), st.user, c.nc.RemoteAddr()); err != nil {
+		return &RemoteError{Class: security.ClassAuthorization, Message: err.Error()}
 	}
 	return nil
 }
@@ -372,6 +417,29 @@ type saslReader struct {
 	c     *serverConn
 	under io.Reader
 	buf   bytes.Reader
+	// lastWrapped: the bytes in buf came out of a WRAP message.
+	lastWrapped bool
+	// strict: the connection context came wrapped (Java, strata), so
+	// every later frame must; a plain one would be unprotected bytes
+	// injected into a protected connection.
+	strict bool
+}
+
+// contextArrived decides, at the connection context, whether this
+// connection's requests must stay wrapped: yes when the context was, and
+// a plain context is refused when SASLConfig.RequireWrappedRequests.
+func (r *saslReader) contextArrived() error {
+	if r.lastWrapped {
+		r.strict = true
+		return nil
+	}
+	if r.c.srv.cfg.SASL.RequireWrappedRequests {
+		return &RemoteError{Class: ClassAccessControl, Message: "Requests must be wrapped under the negotiated protection (" + r.c.sasl.sess.QOP().String() + "); this client sends them unwrapped"}
+	}
+	// colinmarc/hdfs wraps nothing it sends; Hadoop's server accepts
+	// that, so does this one unless told not to.
+	r.c.srv.log.Info("ipc: client sends requests unwrapped under SASL protection; its requests are not protected", "remote", r.c.nc.RemoteAddr(), "qop", r.c.sasl.sess.QOP().String())
+	return nil
 }
 
 func (r *saslReader) Read(p []byte) (int, error) {
@@ -391,18 +459,28 @@ func (r *saslReader) Read(p []byte) (int, error) {
 
 func (r *saslReader) unwrapFrame(frame []byte) ([]byte, error) {
 	var h ipcpb.RpcRequestHeaderProto
+	var m ipcpb.RpcSaslProto
 	rest, err := unmarshalDelimited(frame, &h)
-	if err != nil || h.GetCallId() != callIDSASL {
+	wrapped := err == nil && h.GetCallId() == callIDSASL
+	if wrapped {
+		_, err := unmarshalDelimited(rest, &m)
+		wrapped = err == nil && m.GetState() == ipcpb.RpcSaslProto_WRAP
+	}
+	if !wrapped {
+		if r.strict {
+			return nil, errors.New("ipc: unwrapped request on a connection whose requests are wrapped")
+		}
+		r.lastWrapped = false
 		return appendLength(frame), nil
 	}
-	var m ipcpb.RpcSaslProto
-	if _, err := unmarshalDelimited(rest, &m); err != nil || m.GetState() != ipcpb.RpcSaslProto_WRAP {
-		return appendLength(frame), nil
+	if mb, ok := r.c.sasl.sess.(interface{ maxWrapped() int }); ok && len(m.GetToken()) > mb.maxWrapped() {
+		return nil, fmt.Errorf("ipc: wrapped request of %d bytes exceeds the advertised max buffer %d", len(m.GetToken()), mb.maxWrapped())
 	}
 	data, err := r.c.sasl.sess.Unwrap(m.GetToken())
 	if err != nil {
 		return nil, fmt.Errorf("ipc: unwrapping a request: %w", err)
 	}
+	r.lastWrapped = true
 	return data, nil
 }
 

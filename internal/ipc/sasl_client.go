@@ -103,6 +103,9 @@ type clientSASL struct {
 	qop   security.QOP
 	token bool       // TOKEN authentication: the token names the user
 	mu    sync.Mutex // serialises wrap (sequence numbers)
+	// plainRequests sends requests unwrapped, as colinmarc/hdfs does
+	// (tests of the server's handling of such clients).
+	plainRequests bool
 }
 
 // saslLayer is a negotiated security layer: GSSAPI's or DIGEST-MD5's.
@@ -110,6 +113,9 @@ type saslLayer interface {
 	wrap(msg []byte, seal bool) ([]byte, error)
 	unwrap(tok []byte) ([]byte, error)
 }
+
+// wrapsRequests reports whether requests go wrapped.
+func (s *clientSASL) wrapsRequests() bool { return s.wrapping() && !s.plainRequests }
 
 // kerberos returns the login and settings a Client authenticates with,
 // or nil for simple authentication.
@@ -251,7 +257,12 @@ func saslConnect(nc net.Conn, br *bufio.Reader, cfg *ClientConfig, pl *processLo
 	if err != nil {
 		return nil, err
 	}
-	w := &gssWrapper{key: key}
+	// RFC 4121: the initiator's sequence numbers start at its
+	// authenticator's.
+	if err := apreq.APReq.DecryptAuthenticator(key); err != nil {
+		return nil, err
+	}
+	w := &gssWrapper{key: key, seq: uint64(apreq.APReq.Authenticator.SeqNumber)}
 	offer, err := w.unwrap(ch.GetToken())
 	if err != nil || len(offer) < 4 {
 		return nil, fmt.Errorf("ipc: SASL: bad security layer offer from %s: %v", cfg.Addr, err)
@@ -260,9 +271,12 @@ func saslConnect(nc net.Conn, br *bufio.Reader, cfg *ClientConfig, pl *processLo
 	if qop == 0 {
 		return nil, fmt.Errorf("ipc: SASL: no common protection layer with %s (server offers %#x, client wants %#x)", cfg.Addr, offer[0], pl.qops)
 	}
+	// The largest wrapped reply this client accepts, in RFC 4752's three
+	// bytes.
 	choice := make([]byte, 4)
-	binary.BigEndian.PutUint32(choice, uint32(DefaultMaxDataLength&0xFFFFFF))
+	binary.BigEndian.PutUint32(choice, uint32(min(cfg.MaxDataLength, 0xFFFFFF)))
 	choice[0] = byte(qop)
+	w.privacy = qop == security.QOPPrivacy
 	resp, err := w.wrap(choice, false)
 	if err != nil {
 		return nil, err
@@ -275,6 +289,10 @@ func saslConnect(nc net.Conn, br *bufio.Reader, cfg *ClientConfig, pl *processLo
 	}
 	return &clientSASL{w: w, qop: qop}, nil
 }
+
+// errNonWrapped is Hadoop's client's words for a frame that is not a
+// WRAP message once the connection wraps.
+var errNonWrapped = errors.New("Server sent non-wrapped response")
 
 // wrapping reports whether requests and replies are wrapped.
 func (s *clientSASL) wrapping() bool {
@@ -304,7 +322,7 @@ func (s *clientSASL) unwrapFrames(rest []byte, max int) ([][]byte, error) {
 		return nil, err
 	}
 	if m.GetState() != ipcpb.RpcSaslProto_WRAP {
-		return nil, fmt.Errorf("ipc: unexpected SASL %v after the exchange", m.GetState())
+		return nil, errNonWrapped
 	}
 	data, err := s.w.unwrap(m.GetToken())
 	if err != nil {

@@ -99,11 +99,18 @@ func (s *gssSession) acceptAPReq(tok []byte) ([]byte, bool, error) {
 	if err := kt.Unmarshal(tok); err != nil || !kt.IsAPReq() {
 		return nil, false, gssError(fmt.Errorf("not a Kerberos AP-REQ: %v", err))
 	}
+	// gokrb5 slices ciphertext before checking its length.
+	if err := checkCipher(kt.APReq.Ticket.EncPart.EType, kt.APReq.Ticket.EncPart.Cipher); err != nil {
+		return nil, false, gssError(fmt.Errorf("ticket: %v", err))
+	}
+	if err := checkCipher(kt.APReq.EncryptedAuthenticator.EType, kt.APReq.EncryptedAuthenticator.Cipher); err != nil {
+		return nil, false, gssError(fmt.Errorf("authenticator: %v", err))
+	}
 	opts := []func(*service.Settings){service.MaxClockSkew(s.mech.ClockSkew), service.DecodePAC(false)}
 	if ta, ok := s.remote.(*net.TCPAddr); ok {
 		opts = append(opts, service.ClientAddress(types.HostAddressFromNetIP(ta.IP)))
 	}
-	ok, creds, err := service.VerifyAPREQ(&kt.APReq, service.NewSettings(s.mech.Keytab, opts...))
+	ok, _, err := service.VerifyAPREQ(&kt.APReq, service.NewSettings(s.mech.Keytab, opts...))
 	if err != nil || !ok {
 		return nil, false, gssError(fmt.Errorf("AP-REQ refused: %v", err))
 	}
@@ -115,7 +122,16 @@ func (s *gssSession) acceptAPReq(tok []byte) ([]byte, bool, error) {
 	if sub := kt.APReq.Authenticator.SubKey; len(sub.KeyValue) > 0 {
 		key = sub // RFC 4121: the initiator's subkey protects the context
 	}
-	s.principal = creds.CName().PrincipalNameString() + "@" + creds.Domain()
+	// The client is the ticket's, which the KDC vouches for; gokrb5
+	// matches the authenticator's name to it but not its realm, so a
+	// principal of a trusted realm could otherwise claim this one.
+	enc := kt.APReq.Ticket.DecryptedEncPart
+	auth := kt.APReq.Authenticator
+	if !auth.CName.Equal(enc.CName) || auth.CRealm != enc.CRealm {
+		return nil, false, gssError(fmt.Errorf("authenticator names %s@%s, the ticket %s@%s",
+			auth.CName.PrincipalNameString(), auth.CRealm, enc.CName.PrincipalNameString(), enc.CRealm))
+	}
+	s.principal = enc.CName.PrincipalNameString() + "@" + enc.CRealm
 	// The acceptor's sequence numbers start where the initiator's do
 	// (RFC 4121 section 4.2.3 when there is no AP-REP; the AP-REP below
 	// names the same number); Java's GSSAPI checks them.
@@ -193,6 +209,7 @@ func (s *gssSession) acceptLayer(tok []byte) ([]byte, bool, error) {
 	if s.qop == 0 {
 		return nil, false, fmt.Errorf("No common protection layer between client and server (offered %#x, chosen %#x)", s.mech.QOPs, msg[0])
 	}
+	s.w.privacy = s.qop == security.QOPPrivacy
 	if authz := string(msg[4:]); authz != "" && authz != s.principal {
 		return nil, false, fmt.Errorf("Problem with callback handler: %s may not act as %s", s.principal, authz)
 	}
@@ -216,6 +233,10 @@ func (e *gssFailure) As(target any) bool {
 	}
 	return false
 }
+
+// maxWrapped is the largest wrapped request accepted: the offer's max
+// buffer.
+func (s *gssSession) maxWrapped() int { return s.mech.maxBuffer() }
 
 func (s *gssSession) Principal() string { return s.principal }
 func (s *gssSession) QOP() security.QOP { return s.qop }

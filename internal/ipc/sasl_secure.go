@@ -37,6 +37,9 @@ func SecureSettingsFrom(c *conf.Configuration, principalKey, keytabKey string) (
 		ProxyUsers:       security.ProxyUsersFromConf(c),
 		ClientPrincipals: map[string]string{},
 	}
+	if s.RequireWrappedRequests, err = c.GetBool(security.KeyRequireWrappedRequests); err != nil {
+		return s, err
+	}
 	if _, err := s.Rules(); err != nil {
 		return s, err
 	}
@@ -102,6 +105,8 @@ func KerberosServer(s security.Settings, krb5 *config.Config, addr string, group
 		MapUser:     rules.ShortName,
 		Impersonate: p.Authorize,
 		Authorize:   ServiceAuthorizer(s.ClientPrincipals, login.User),
+
+		RequireWrappedRequests: s.RequireWrappedRequests,
 	}
 	return &SecureServer{SASL: cfg, Login: login}, nil
 }

@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,9 +18,16 @@ import (
 // gokrb5's; this only lays out the token.
 type gssWrapper struct {
 	key      types.EncryptionKey
-	acceptor bool // this side is the server
-	seal     bool // privacy
-	seq      uint64
+	acceptor bool   // this side is the server
+	seq      uint64 // the next token's sequence number
+	// recv detects replays of the peer's tokens by their sequence
+	// numbers (RFC 4121 section 4.2.3: each direction's numbers
+	// increase by one from its initial value; colinmarc/hdfs starts at
+	// 0, Java at the authenticator's).
+	recv replayWindow
+	// privacy: every token from the peer must be sealed (Java refuses
+	// an unsealed one once privacy is negotiated).
+	privacy bool
 }
 
 // Token flags of RFC 4121 section 4.2.2.
@@ -72,7 +80,31 @@ func (w *gssWrapper) wrap(msg []byte, seal bool) ([]byte, error) {
 	return append(hdr, ct...), nil
 }
 
-// unwrap checks and opens a Wrap token from the peer.
+// minCipher is the shortest ciphertext gokrb5 can decrypt under et
+// without slicing out of bounds: a confounder and the checksum.
+func minCipher(et interface {
+	GetConfounderByteSize() int
+	GetHMACBitLength() int
+}) int {
+	return et.GetConfounderByteSize() + et.GetHMACBitLength()/8
+}
+
+// checkCipher refuses peer ciphertext too short for its enctype before
+// gokrb5 decrypts it (gokrb5 panics on it).
+func checkCipher(etype int32, cipher []byte) error {
+	et, err := crypto.GetEtype(etype)
+	if err != nil {
+		return err
+	}
+	if len(cipher) < minCipher(et) {
+		return fmt.Errorf("ciphertext of %d bytes is shorter than enctype %d's minimum %d", len(cipher), etype, minCipher(et))
+	}
+	return nil
+}
+
+// unwrap checks and opens a Wrap token from the peer: direction, the
+// sequence number, the checksum or (sealed) the encrypted copy of the
+// header, and sealing when privacy was negotiated.
 func (w *gssWrapper) unwrap(tok []byte) ([]byte, error) {
 	_, recv := w.usages()
 	if len(tok) < gssapi.HdrLen || tok[0] != 0x05 || tok[1] != 0x04 || tok[3] != gssapi.FillerByte {
@@ -81,6 +113,9 @@ func (w *gssWrapper) unwrap(tok []byte) ([]byte, error) {
 	flags := tok[2]
 	if (flags&wrapFlagAcceptor != 0) == w.acceptor {
 		return nil, errors.New("GSS Wrap token sent in the wrong direction")
+	}
+	if flags&wrapFlagSealed == 0 && w.privacy {
+		return nil, errors.New("Privacy not protected: GSS Wrap token is not sealed")
 	}
 	ec := int(binary.BigEndian.Uint16(tok[4:6]))
 	rrc := int(binary.BigEndian.Uint16(tok[6:8]))
@@ -91,6 +126,7 @@ func (w *gssWrapper) unwrap(tok []byte) ([]byte, error) {
 		r := rrc % len(data)
 		data = append(append([]byte{}, data[r:]...), data[:r]...)
 	}
+	var out []byte
 	if flags&wrapFlagSealed == 0 {
 		if ec > len(data) {
 			return nil, errors.New("GSS Wrap token shorter than its checksum")
@@ -99,14 +135,82 @@ func (w *gssWrapper) unwrap(tok []byte) ([]byte, error) {
 		if ok, err := t.Verify(w.key, recv); !ok {
 			return nil, fmt.Errorf("GSS Wrap token checksum: %v", err)
 		}
-		return t.Payload, nil
+		out = t.Payload
+	} else {
+		if err := checkCipher(w.key.KeyType, data); err != nil {
+			return nil, fmt.Errorf("GSS Wrap token: %w", err)
+		}
+		plain, err := crypto.DecryptMessage(data, w.key, recv)
+		if err != nil {
+			return nil, fmt.Errorf("GSS Wrap token: %w", err)
+		}
+		if len(plain) < gssapi.HdrLen {
+			return nil, errors.New("GSS Wrap token too short")
+		}
+		// The encrypted copy of the header (RRC zero) authenticates
+		// the outer one, EC included; only then may EC say how much
+		// filler to strip.
+		inner := plain[len(plain)-gssapi.HdrLen:]
+		outer := append([]byte(nil), tok[:gssapi.HdrLen]...)
+		outer[6], outer[7] = 0, 0
+		if !bytes.Equal(inner, outer) {
+			return nil, errors.New("GSS Wrap token header does not match its encrypted copy")
+		}
+		if len(plain) < gssapi.HdrLen+ec {
+			return nil, errors.New("GSS Wrap token too short")
+		}
+		out = plain[:len(plain)-gssapi.HdrLen-ec]
 	}
-	plain, err := crypto.DecryptMessage(data, w.key, recv)
-	if err != nil {
-		return nil, fmt.Errorf("GSS Wrap token: %w", err)
+	// Checked after authentication, so that a forged token cannot
+	// move the window.
+	if err := w.recv.check(seq); err != nil {
+		return nil, err
 	}
-	if len(plain) < gssapi.HdrLen+ec {
-		return nil, errors.New("GSS Wrap token too short")
+	return out, nil
+}
+
+// replayWindowBits is how far behind the newest token a token may
+// arrive. Hadoop's server wraps replies in its handler threads and queues
+// them after, so they may arrive out of order by about its handler count;
+// Java's GSSAPI tolerates that too, and refuses only duplicates.
+const replayWindowBits = 1024
+
+// replayWindow accepts each sequence number once: numbers above the
+// highest seen, or within replayWindowBits below it and not seen yet.
+// The peer's first token sets where its numbers start.
+type replayWindow struct {
+	started bool
+	hi      uint64 // highest number seen
+	seen    [replayWindowBits / 64]uint64
+}
+
+func (r *replayWindow) bit(seq uint64) (word int, mask uint64) {
+	i := seq % replayWindowBits
+	return int(i / 64), 1 << (i % 64)
+}
+
+func (r *replayWindow) check(seq uint64) error {
+	if !r.started || seq > r.hi {
+		if !r.started || seq-r.hi >= replayWindowBits {
+			r.seen = [replayWindowBits / 64]uint64{}
+		} else {
+			for n := r.hi + 1; n < seq; n++ {
+				w, m := r.bit(n)
+				r.seen[w] &^= m
+			}
+		}
+		r.started, r.hi = true, seq
+		w, m := r.bit(seq)
+		r.seen[w] |= m
+		return nil
 	}
-	return plain[:len(plain)-gssapi.HdrLen-ec], nil
+	if r.hi-seq >= replayWindowBits {
+		return fmt.Errorf("GSS Wrap token out of sequence: number %d is too old (newest %d)", seq, r.hi)
+	}
+	w, m := r.bit(seq)
+	if r.seen[w]&m != 0 {
+		return fmt.Errorf("GSS Wrap token replayed: sequence number %d seen before", seq)
+	}
+	r.seen[w] |= m
+	return nil
 }

@@ -51,6 +51,9 @@ type Caller struct {
 	Protocol string
 	// Auth is how the connection authenticated its (real) user.
 	Auth AuthMethod
+	// Authorized: the server's service authorization (SASLConfig.Authorize)
+	// admitted the caller to Protocol.
+	Authorized bool
 }
 
 // AuthMethod is how a connection authenticated, by Hadoop's names
@@ -294,9 +297,13 @@ type serverConn struct {
 	imu      sync.Mutex // guards inflight and the idle read deadline it decides
 	inflight int
 
+	// Set once, by the serve goroutine, before any call runs.
 	user, realUser, protocol string
 	haveContext              bool
-	sasl                     *saslState // secure mode: the exchange and its outcome
+	// authz caches service authorization per protocol (nil: allowed).
+	amu   sync.Mutex
+	authz map[string]error
+	sasl  *saslState // secure mode: the exchange and its outcome
 }
 
 func (s *Server) newConn(nc net.Conn) *serverConn {
@@ -306,6 +313,13 @@ func (s *Server) newConn(nc net.Conn) *serverConn {
 // serve runs the connection: header, then frames until EOF or a fatal error.
 func (c *serverConn) serve() {
 	defer c.nc.Close()
+	defer func() {
+		// A bug reachable by a peer's bytes (a decoder, gokrb5) costs
+		// that peer its connection, never the daemon.
+		if r := recover(); r != nil {
+			c.srv.log.Error("ipc: connection goroutine panicked; closing", "remote", c.nc.RemoteAddr(), "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls sync.WaitGroup
 	defer func() {
@@ -347,16 +361,29 @@ func (c *serverConn) serve() {
 		}
 		switch req.callID {
 		case callIDConnectionContext:
-			if err := c.setContext(req.body); err != nil {
+			if c.haveContext {
+				// Hadoop's words; the user of a connection never changes.
+				c.fatal(callIDConnectionContext, ClassRPCServerException, ipcpb.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, "Connection context already processed")
+				return
+			}
+			cc, err := parseContext(req.body)
+			if err == nil && cc.user == "" && c.sasl == nil {
+				err = errors.New("connection context names no user")
+			}
+			if err != nil {
 				c.fatal(callIDConnectionContext, ClassRPCServerException, ipcpb.RpcResponseHeaderProto_FATAL_DESERIALIZING_REQUEST, err.Error())
 				return
 			}
 			if c.sasl != nil {
-				if err := c.saslContext(); err != nil {
+				if err := c.saslContext(&cc); err != nil {
 					c.fatalErr(callIDConnectionContext, err)
 					return
 				}
 			}
+			// Only now, checked, and before any call's goroutine
+			// starts (which orders these writes before its reads).
+			c.user, c.realUser, c.protocol = cc.user, cc.realUser, cc.protocol
+			c.haveContext = true
 			continue
 		case callIDPing:
 			continue
@@ -483,25 +510,22 @@ func (c *serverConn) readHeader() error {
 	return nil
 }
 
-func (c *serverConn) setContext(body []byte) error {
+// connContext is what a connection context names.
+type connContext struct{ user, realUser, protocol string }
+
+func parseContext(body []byte) (connContext, error) {
 	var cc ipcpb.IpcConnectionContextProto
 	if _, err := unmarshalDelimited(body, &cc); err != nil {
-		return err
+		return connContext{}, err
 	}
 	ui := cc.GetUserInfo()
-	c.user = ui.GetEffectiveUser()
-	c.realUser = ui.GetRealUser()
-	if c.user == "" {
-		c.user = c.realUser
+	out := connContext{user: ui.GetEffectiveUser(), realUser: ui.GetRealUser(), protocol: cc.GetProtocol()}
+	if out.user == "" {
+		out.user = out.realUser
 	}
-	if c.user == "" && (c.sasl == nil || !c.sasl.done) {
-		// After SASL the authenticated user stands (a TOKEN client
-		// sends none).
-		return errors.New("connection context names no user")
-	}
-	c.protocol = cc.GetProtocol()
-	c.haveContext = true
-	return nil
+	// A TOKEN client may name no user: the authenticated one stands
+	// (the caller checks an unauthenticated connection names one).
+	return out, nil
 }
 
 // answerSASL answers a NEGOTIATE with SUCCESS: this server does simple
@@ -579,6 +603,12 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 	if !ok {
 		return nil, &RemoteError{Class: ClassRPCNoSuchMethod, Message: fmt.Sprintf("Unknown method %s called on %s protocol.", rh.GetMethodName(), rh.GetDeclaringClassProtocolName()), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD)}
 	}
+	// Service authorization is per call, by the protocol the call is
+	// routed by: the connection context's protocol says nothing of it.
+	authorized, err := c.authorizeCall(rh.GetDeclaringClassProtocolName())
+	if err != nil {
+		return nil, err
+	}
 	in := m.newRequest()
 	if len(rest) > 0 {
 		if _, err := unmarshalDelimited(rest, in); err != nil {
@@ -594,8 +624,9 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 	caller := &Caller{
 		User: c.user, RealUser: c.realUser, Remote: c.nc.RemoteAddr(),
 		ClientID: req.clientID, CallID: req.callID, Retry: req.retry,
-		Protocol: rh.GetDeclaringClassProtocolName(),
-		Auth:     c.authMethod(),
+		Protocol:   rh.GetDeclaringClassProtocolName(),
+		Auth:       c.authMethod(),
+		Authorized: authorized,
 	}
 	return m.handle(WithCaller(ctx, caller), in)
 }

@@ -56,11 +56,13 @@ func checkStorageCount(n int) error {
 
 // datanodeOnly refuses DataNode calls from users other than the
 // superuser: DataNodes run as the same user as the NameNode. In kerberos
-// mode the IPC server's service authorization has already admitted only
-// the DataNode principal (dfs.datanode.kerberos.principal) to this
-// protocol, which need not be the superuser's.
+// mode the DataNode principal (dfs.datanode.kerberos.principal), which
+// need not be the superuser's, is admitted too, but only when the IPC
+// server's service authorization admitted this very call to this
+// protocol (it checks each call by the protocol it is routed by).
 func (p *datanodeProtocol) datanodeOnly(ctx context.Context) error {
-	if c, ok := ipc.CallerFrom(ctx); ok && c.Auth == ipc.AuthMethodKerberos && p.nn.cfg.Security.Kerberos {
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Auth == ipc.AuthMethodKerberos && p.nn.cfg.Security.Kerberos &&
+		c.Authorized && c.Protocol == DatanodeProtocolName {
 		return nil
 	}
 	return p.ns.checker(ctx).Superuser("DataNode protocol")

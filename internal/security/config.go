@@ -15,6 +15,9 @@ const (
 	KeyRPCProtection   = "hadoop.rpc.protection"
 	KeyAuthToLocal     = "hadoop.security.auth_to_local"
 	KeyAuthToLocalMech = "hadoop.security.auth_to_local.mechanism"
+	// KeyRequireWrappedRequests refuses IPC clients that send requests
+	// unwrapped under integrity or privacy.
+	KeyRequireWrappedRequests = "strata.ipc.sasl.require-wrapped-requests"
 
 	KeyNameNodePrincipal    = "dfs.namenode.kerberos.principal"
 	KeyNameNodeKeytab       = "dfs.namenode.keytab.file"

@@ -1,7 +1,9 @@
 package security
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -84,15 +86,50 @@ func LoginFromCCache(rules *AuthToLocal) (*Login, error) {
 // LoginFromCCacheFile is LoginFromCCache with krb5.conf and the cache
 // given.
 func LoginFromCCacheFile(kc *config.Config, path string, rules *AuthToLocal) (*Login, error) {
-	cc, err := credentials.LoadCCache(path)
+	cc, err := loadCCache(path)
+	if errors.Is(err, errEmptyCCache) {
+		return nil, fmt.Errorf("security: no Kerberos credentials: run kinit (credential cache %s is empty)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("security: no Kerberos credentials (kinit first): reading credential cache %s: %w", path, err)
 	}
 	cl, err := client.NewFromCCache(cc, kc, client.DisablePAFXFAST(true))
 	if err != nil {
-		return nil, fmt.Errorf("security: credential cache %s: %w", path, err)
+		return nil, fmt.Errorf("security: no Kerberos credentials (kinit first) in credential cache %s: %w", path, err)
 	}
 	return finish(cl, nil, kc, rules)
+}
+
+var errEmptyCCache = errors.New("empty credential cache")
+
+// loadCCache reads a credential cache; gokrb5 indexes an empty or
+// truncated one out of bounds.
+func loadCCache(path string) (cc *credentials.CCache, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, errEmptyCCache
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			cc, err = nil, fmt.Errorf("malformed credential cache: %v", r)
+		}
+	}()
+	cc = new(credentials.CCache)
+	if err := cc.Unmarshal(b); err != nil {
+		return nil, err
+	}
+	return cc, nil
+}
+
+// warnKeytabMode logs a keytab that others than its owner may read:
+// whoever reads it is the service.
+func warnKeytabMode(path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		slog.Warn("security: keytab is readable by its group or others; make it mode 0600 or 0400", "keytab", path, "mode", fi.Mode().Perm().String())
+	}
 }
 
 // LoginFromKeytab logs principal (after _HOST substitution by the caller)
@@ -114,6 +151,7 @@ func LoginFromKeytabFile(kc *config.Config, principal, path string, rules *AuthT
 	if err != nil {
 		return nil, fmt.Errorf("security: loading keytab %s: %w", path, err)
 	}
+	warnKeytabMode(path)
 	name, _, realm := SplitPrincipal(principal)
 	if _, inst, _ := SplitPrincipal(principal); inst != "" {
 		name += "/" + inst

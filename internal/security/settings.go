@@ -20,6 +20,8 @@ type Settings struct {
 	// ClientPrincipals maps a protocol to the principal its callers must
 	// have (service authorization; may hold _HOST).
 	ClientPrincipals map[string]string
+	// RequireWrappedRequests is strata.ipc.sasl.require-wrapped-requests.
+	RequireWrappedRequests bool
 }
 
 // Rules parses the auth_to_local rules.

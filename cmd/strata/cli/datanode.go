@@ -27,9 +27,13 @@ func runDataNode(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "datanode: %v\n", err)
 		return 1
 	}
-	if err := daemonLogin(cfg.Security, cfg.XferAddr, env.Conf); err != nil {
+	login, err := daemonLogin(cfg.Security, cfg.PrincipalHost(), env.Conf)
+	if err != nil {
 		fmt.Fprintf(env.Stderr, "datanode: %v\n", err)
 		return 1
+	}
+	if login != nil {
+		cfg.Login, cfg.User = login, login.User
 	}
 	cfg.Logger = logger(env.Stderr)
 	dn, err := datanode.New(cfg)

@@ -32,7 +32,7 @@ func runJobTracker(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "jobtracker: %v\n", err)
 		return 1
 	}
-	if err := daemonLogin(cfg.Security, cfg.Addr, env.Conf); err != nil {
+	if _, err := daemonLogin(cfg.Security, cfg.Addr, env.Conf); err != nil {
 		fmt.Fprintf(env.Stderr, "jobtracker: %v\n", err)
 		return 1
 	}
@@ -62,9 +62,13 @@ func runTaskTracker(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "tasktracker: %v\n", err)
 		return 1
 	}
-	if err := daemonLogin(cfg.Security, cfg.HTTPAddr, env.Conf); err != nil {
+	login, err := daemonLogin(cfg.Security, cfg.HTTPAddr, env.Conf)
+	if err != nil {
 		fmt.Fprintf(env.Stderr, "tasktracker: %v\n", err)
 		return 1
+	}
+	if login != nil {
+		cfg.Login, cfg.User = login, login.User
 	}
 	cfg.Logger = logger(env.Stderr)
 	tt, err := tasktracker.New(cfg)

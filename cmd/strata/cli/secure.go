@@ -58,16 +58,18 @@ func clientLogin(cmd string, c *conf.Configuration, stderr io.Writer) error {
 // ConfigFrom; nothing in simple mode; _HOST is host) and makes that the
 // process's login, for the clients it opens itself (the file system,
 // other daemons), as Hadoop's UserGroupInformation.loginUserFromKeytab.
-func daemonLogin(s security.Settings, host string, c *conf.Configuration) error {
+// The login is returned for the daemon's own config, so that it does not
+// log in a second time.
+func daemonLogin(s security.Settings, host string, c *conf.Configuration) (*security.Login, error) {
 	if !s.Kerberos {
-		return nil
+		return nil, nil
 	}
 	l, err := s.Login(host)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fs.SetLoginUser(l.User)
-	return ipc.SetLogin(l, c)
+	return l, ipc.SetLogin(l, c)
 }
 
 // loadTokenFile reads the token file HADOOP_TOKEN_FILE_LOCATION names, if
