@@ -39,6 +39,7 @@ type secureRealm struct {
 	krb5           *krbconfig.Config
 	dir            string
 	nnKT, dnKT     string
+	httpKT         string // HTTP/localhost: SPNEGO on the NameNodes' web ports
 	alice, gw, nn_ string // credential caches
 }
 
@@ -65,6 +66,8 @@ func startRealm(t *testing.T) *secureRealm {
 	}
 	must(kdc.AddService(r.nnKT, "nn/localhost"))
 	must(kdc.AddService(r.dnKT, "dn/localhost"))
+	r.httpKT = filepath.Join(dir, "http.keytab")
+	must(kdc.AddService(r.httpKT, "HTTP/localhost"))
 	for _, u := range []string{"alice", "gw"} {
 		must(kdc.AddUser(u, u+"-pw"))
 	}
@@ -83,8 +86,11 @@ func (r *secureRealm) settings(protection string) map[string]string {
 		"dfs.namenode.keytab.file":        r.nnKT,
 		"dfs.datanode.kerberos.principal": "dn/_HOST@" + r.kdc.Realm,
 		"dfs.datanode.keytab.file":        r.dnKT,
-		"hadoop.proxyuser.gw.users":       "carol",
-		"hadoop.proxyuser.gw.hosts":       "127.0.0.1",
+		// WebHDFS and the HA members' /strata/ha/ endpoints need SPNEGO.
+		"dfs.web.authentication.kerberos.principal": "HTTP/_HOST@" + r.kdc.Realm,
+		"dfs.web.authentication.kerberos.keytab":    r.httpKT,
+		"hadoop.proxyuser.gw.users":                 "carol",
+		"hadoop.proxyuser.gw.hosts":                 "127.0.0.1",
 	}
 }
 
