@@ -588,11 +588,11 @@ func (l *localFS) Create(ctx context.Context, p string, opts CreateOptions) (io.
 		f.Close()
 		return nil, pathErr("create", p, err)
 	}
-	return &localWriter{f: f, p: p}, nil
+	return &localWriter{f: f, p: p, nosync: opts.NoSync}, nil
 }
 
 // localWriter syncs the file on Close so that the data is durable once
-// Close returns nil. So that the sync does not write the whole file only
+// Close returns nil (unless CreateOptions.NoSync). So that the sync does not write the whole file only
 // then (a file smaller than the kernel's dirty threshold would otherwise
 // sit in memory until Close), it starts writeback of every
 // writeBehindWindow bytes as they are written and, to bound the dirty
@@ -601,6 +601,7 @@ func (l *localFS) Create(ctx context.Context, p string, opts CreateOptions) (io.
 type localWriter struct {
 	f       *os.File
 	p       string
+	nosync  bool  // CreateOptions.NoSync: no write-behind, no fsync
 	written int64 // bytes written
 	started int64 // writeback started for [0, started)
 }
@@ -616,6 +617,9 @@ func (w *localWriter) Write(b []byte) (int, error) {
 
 func (w *localWriter) wrote(n int) {
 	w.written += int64(n)
+	if w.nosync {
+		return
+	}
 	for w.written-w.started >= writeBehindWindow {
 		startWriteback(w.f, w.started, writeBehindWindow)
 		if back := w.started - 2*writeBehindWindow; back >= 0 {
@@ -643,6 +647,9 @@ func (w *localWriter) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 func (w *localWriter) Close() error {
+	if w.nosync {
+		return pathErr("close", w.p, w.f.Close())
+	}
 	serr := w.f.Sync()
 	cerr := w.f.Close()
 	if serr != nil && !errors.Is(serr, syscall.EINVAL) { // EINVAL: not syncable (e.g. a pipe)
