@@ -604,11 +604,17 @@ type localWriter struct {
 	nosync  bool  // CreateOptions.NoSync: no write-behind, no fsync
 	written int64 // bytes written
 	started int64 // writeback started for [0, started)
+	// wbErr is the first error writeback reported: the kernel reports a
+	// write error once, so it is kept for every later Write and Close.
+	wbErr error
 }
 
 const writeBehindWindow = 8 << 20
 
 func (w *localWriter) Write(b []byte) (int, error) {
+	if w.wbErr != nil {
+		return 0, pathErr("write", w.p, w.wbErr)
+	}
 	n, err := w.f.Write(b)
 	CountWritten("file", n)
 	w.wrote(n)
@@ -620,10 +626,13 @@ func (w *localWriter) wrote(n int) {
 	if w.nosync {
 		return
 	}
-	for w.written-w.started >= writeBehindWindow {
-		startWriteback(w.f, w.started, writeBehindWindow)
-		if back := w.started - 2*writeBehindWindow; back >= 0 {
-			awaitWriteback(w.f, back, writeBehindWindow)
+	for w.written-w.started >= writeBehindWindow && w.wbErr == nil {
+		err := startWriteback(w.f, w.started, writeBehindWindow)
+		if back := w.started - 2*writeBehindWindow; back >= 0 && err == nil {
+			err = awaitWriteback(w.f, back, writeBehindWindow)
+		}
+		if err != nil && !errors.Is(err, syscall.ENOSYS) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ESPIPE) {
+			w.wbErr = err // EINVAL/ESPIPE/ENOSYS: not a file that has writeback
 		}
 		w.started += writeBehindWindow
 	}
@@ -649,6 +658,10 @@ type writerOnly struct{ io.Writer }
 func (w *localWriter) Close() error {
 	if w.nosync {
 		return pathErr("close", w.p, w.f.Close())
+	}
+	if w.wbErr != nil {
+		w.f.Close()
+		return pathErr("close", w.p, w.wbErr)
 	}
 	serr := w.f.Sync()
 	cerr := w.f.Close()

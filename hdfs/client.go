@@ -85,7 +85,8 @@ type Options struct {
 	// ReadAhead is how many bytes a sequential reader fetches ahead of
 	// its consumer, per open file (strata.client.read-ahead.bytes): the
 	// network and checksum checks overlap with what the consumer does.
-	// 0 means 4 MiB; it is rounded to whole 1 MiB chunks, at least one.
+	// 0 means 4 MiB; it is rounded to whole 1 MiB chunks, at least one;
+	// negative means none beyond the chunk being filled (one at a time).
 	ReadAhead int
 }
 
@@ -204,6 +205,9 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 			return Options{}, fmt.Errorf("hdfs: strata.client.read-ahead.bytes %d is not in [0, 1 GiB]", v)
 		}
 		opts.ReadAhead = int(v)
+		if v == 0 {
+			opts.ReadAhead = -1 // configured off
+		}
 	}
 	if opts.SocketTimeout, err = socketTimeout(c, "dfs.client.socket-timeout"); err != nil {
 		return Options{}, err
@@ -222,8 +226,11 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 
 // readAhead is Options.ReadAhead with its default.
 func (c *Client) readAhead() int {
-	if c.opts.ReadAhead <= 0 {
+	switch {
+	case c.opts.ReadAhead == 0:
 		return 4 << 20
+	case c.opts.ReadAhead < 0:
+		return 0 // newPrefetcher: one chunk at a time
 	}
 	return c.opts.ReadAhead
 }

@@ -54,11 +54,11 @@ func (c *peerConn) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
-// CloseWrite half-closes the connection when it can.
 // Cork holds partial segments back while a block is streamed
 // (datatransfer.Corker).
 func (c *peerConn) Cork(on bool) error { return datatransfer.SetCork(c.Conn, on) }
 
+// CloseWrite half-closes the connection when it can.
 func (c *peerConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
