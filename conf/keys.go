@@ -211,7 +211,7 @@ var knownKeys = []Key{
 	{"nfs.server.port", "2049", "TCP port of the NFSv3 gateway (strata nfs3), which serves MOUNT on the same port."},
 	{"nfs.stream.timeout", "600000", "Milliseconds the NFS gateway keeps an idle file's HDFS output stream open before closing it."},
 	{"slave.host.name", "", "Host name or address a TaskTracker (and a DataNode without dfs.datanode.hostname) reports and is named by, tracker_<host>:<port>; empty: per the dns.interface keys."},
-	{"strata.client.read-ahead.bytes", "4194304", "Bytes an HDFS client reads ahead of its consumer in each file it reads sequentially (in 1 MiB chunks, at least one), so that network, checksum checks and the consumer's own writes overlap."},
+	{"strata.client.read-ahead.bytes", "4194304", "Bytes an HDFS client reads ahead of its consumer in each file it reads sequentially (in 1 MiB chunks, at least one; 0 turns it off: one chunk at a time), so that network, checksum checks and the consumer's own writes overlap. It grows with demand: a reader that stops early costs one 64 KiB chunk."},
 	{"strata.datanode.direct-io.write", "false", "Whether DataNodes write block files with O_DIRECT, bypassing the page cache."},
 	{"strata.datanode.http.cors.allowed-origins", "", "Comma-separated origins (scheme://host:port) besides the NameNodes' web UIs (dfs.namenode.http-address) whose pages may call a DataNode's WebHDFS across origins (CORS)."},
 	{"strata.ha.raft.election.timeout.ms", "1000", "Milliseconds a Raft election may take before a NameNode of an HA nameservice starts another (hashicorp/raft ElectionTimeout)."},

@@ -95,6 +95,11 @@ type CreateOptions struct {
 	BlockSize   int64
 	// CreateParent makes missing parent directories (Hadoop's default).
 	CreateParent bool
+	// NoSync lets a local file's Close return before its data is on disk,
+	// as cp and Hadoop's local file system do; by default the local file
+	// system fsyncs on Close. Other file systems ignore it (HDFS data is
+	// durable once acknowledged).
+	NoSync bool
 }
 
 // FileSystem is implemented by each scheme. Implementations are safe for

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -447,5 +448,47 @@ func TestLocalRename2(t *testing.T) {
 	}
 	if err := r.Rename2(ctx, dir+"/d", dir+"/d/e", false); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("rename2 into itself: %v", err)
+	}
+}
+
+// TestLocalWriteBehind: bytes written in odd-sized pieces past several
+// write-behind windows, with and without NoSync, and through ReadFrom, read
+// back exactly.
+func TestLocalWriteBehind(t *testing.T) {
+	l := NewLocal(Env{})
+	dir := t.TempDir()
+	data := make([]byte, 3*8<<20+12345)
+	for i := range data {
+		data[i] = byte(i * 7 / 5)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		nosync   bool
+		readFrom bool
+	}{{"sync", false, false}, {"nosync", true, false}, {"readfrom", false, true}} {
+		p := dir + "/" + tc.name
+		w, err := l.Create(ctx, p, CreateOptions{NoSync: tc.nosync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.readFrom {
+			if _, err := io.Copy(w, struct{ io.Reader }{bytes.NewReader(data)}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			for off, n := 0, 1; off < len(data); off, n = off+n, n*3%1000003+1 {
+				if _, err := w.Write(data[off:min(off+n, len(data))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s: read back %d bytes (%v), want the %d written", tc.name, len(got), err, len(data))
+		}
 	}
 }

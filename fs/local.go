@@ -588,11 +588,11 @@ func (l *localFS) Create(ctx context.Context, p string, opts CreateOptions) (io.
 		f.Close()
 		return nil, pathErr("create", p, err)
 	}
-	return &localWriter{f: f, p: p}, nil
+	return &localWriter{f: f, p: p, nosync: opts.NoSync}, nil
 }
 
 // localWriter syncs the file on Close so that the data is durable once
-// Close returns nil. So that the sync does not write the whole file only
+// Close returns nil (unless CreateOptions.NoSync). So that the sync does not write the whole file only
 // then (a file smaller than the kernel's dirty threshold would otherwise
 // sit in memory until Close), it starts writeback of every
 // writeBehindWindow bytes as they are written and, to bound the dirty
@@ -601,13 +601,20 @@ func (l *localFS) Create(ctx context.Context, p string, opts CreateOptions) (io.
 type localWriter struct {
 	f       *os.File
 	p       string
+	nosync  bool  // CreateOptions.NoSync: no write-behind, no fsync
 	written int64 // bytes written
 	started int64 // writeback started for [0, started)
+	// wbErr is the first error writeback reported: the kernel reports a
+	// write error once, so it is kept for every later Write and Close.
+	wbErr error
 }
 
 const writeBehindWindow = 8 << 20
 
 func (w *localWriter) Write(b []byte) (int, error) {
+	if w.wbErr != nil {
+		return 0, pathErr("write", w.p, w.wbErr)
+	}
 	n, err := w.f.Write(b)
 	CountWritten("file", n)
 	w.wrote(n)
@@ -616,10 +623,16 @@ func (w *localWriter) Write(b []byte) (int, error) {
 
 func (w *localWriter) wrote(n int) {
 	w.written += int64(n)
-	for w.written-w.started >= writeBehindWindow {
-		startWriteback(w.f, w.started, writeBehindWindow)
-		if back := w.started - 2*writeBehindWindow; back >= 0 {
-			awaitWriteback(w.f, back, writeBehindWindow)
+	if w.nosync {
+		return
+	}
+	for w.written-w.started >= writeBehindWindow && w.wbErr == nil {
+		err := startWriteback(w.f, w.started, writeBehindWindow)
+		if back := w.started - 2*writeBehindWindow; back >= 0 && err == nil {
+			err = awaitWriteback(w.f, back, writeBehindWindow)
+		}
+		if err != nil && !errors.Is(err, syscall.ENOSYS) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ESPIPE) {
+			w.wbErr = err // EINVAL/ESPIPE/ENOSYS: not a file that has writeback
 		}
 		w.started += writeBehindWindow
 	}
@@ -643,6 +656,13 @@ func (w *localWriter) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 func (w *localWriter) Close() error {
+	if w.nosync {
+		return pathErr("close", w.p, w.f.Close())
+	}
+	if w.wbErr != nil {
+		w.f.Close()
+		return pathErr("close", w.p, w.wbErr)
+	}
 	serr := w.f.Sync()
 	cerr := w.f.Close()
 	if serr != nil && !errors.Is(serr, syscall.EINVAL) { // EINVAL: not syncable (e.g. a pipe)

@@ -98,7 +98,8 @@ type Options struct {
 	// ReadAhead is how many bytes a sequential reader fetches ahead of
 	// its consumer, per open file (strata.client.read-ahead.bytes): the
 	// network and checksum checks overlap with what the consumer does.
-	// 0 means 4 MiB; it is rounded to whole 1 MiB chunks, at least one.
+	// 0 means 4 MiB; it is rounded to whole 1 MiB chunks, at least one;
+	// negative means none beyond the chunk being filled (one at a time).
 	ReadAhead int
 	// ServerDefaultsValidity is dfs.client.server-defaults.validity.period.ms
 	// (default 1 h): how long the NameNode's server defaults are cached.
@@ -244,6 +245,9 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 			return Options{}, fmt.Errorf("hdfs: strata.client.read-ahead.bytes %d is not in [0, 1 GiB]", v)
 		}
 		opts.ReadAhead = int(v)
+		if v == 0 {
+			opts.ReadAhead = -1 // configured off
+		}
 	}
 	if opts.SocketTimeout, err = socketTimeout(c, "dfs.client.socket-timeout"); err != nil {
 		return Options{}, err
@@ -268,8 +272,11 @@ func OptionsFrom(c *conf.Configuration, authority string) (Options, error) {
 
 // readAhead is Options.ReadAhead with its default.
 func (c *Client) readAhead() int {
-	if c.opts.ReadAhead <= 0 {
+	switch {
+	case c.opts.ReadAhead == 0:
 		return 4 << 20
+	case c.opts.ReadAhead < 0:
+		return 0 // newPrefetcher: one chunk at a time
 	}
 	return c.opts.ReadAhead
 }

@@ -12,17 +12,27 @@ import (
 // overlap instead of taking turns. The Atom paper measured HDFS reads as
 // "disk then send, in sequence"; this is the client's half of the fix.
 //
-// Invariants: at most depth chunks are filled and not yet consumed, plus the
-// one being consumed, so a reader holds at most (depth+1)×maxChunk bytes;
-// chunk sizes start at minChunk and double, so a small read allocates
-// little. Bytes come out in stream order, then the source's error (io.EOF
-// at the end) exactly where the source returned it. Close stops the
-// goroutine and waits for it, so no buffer is shared after Close.
+// Read-ahead follows demand: the goroutine fills a chunk only with a
+// credit; it starts with one, and each chunk the consumer takes returns
+// its credit and, until depth credits are out, one more — so a consumer
+// that reads a few bytes and stops costs one 64 KiB chunk, and one that
+// streams soon has depth chunks in flight. Chunk sizes double from
+// minChunk to maxChunk.
+//
+// Invariants: at most depth chunks are filled or being filled and not yet
+// taken, plus the one being consumed, so a reader holds at most
+// (depth+1)×maxChunk bytes. Bytes come out in stream order, then the
+// source's error (io.EOF at the end) exactly where the source returned it.
+// Close stops the goroutine and waits for it, so no buffer is shared after
+// Close; a FileReader dropped without Close is closed by a cleanup.
 type prefetcher struct {
-	src  io.ReadCloser
-	full chan chunk
-	quit chan struct{}
-	done chan struct{}
+	src    io.ReadCloser
+	full   chan chunk
+	credit chan struct{}
+	quit   chan struct{}
+	done   chan struct{}
+	depth  int
+	issued int // credits given out so far (up to depth)
 
 	cur  chunk
 	off  int // consumed bytes of cur.data
@@ -72,15 +82,19 @@ func putChunk(b []byte) {
 }
 
 // newPrefetcher starts reading src ahead, ahead bytes at most (rounded to
-// whole chunks, at least one).
+// whole maxChunk chunks, at least one).
 func newPrefetcher(src io.ReadCloser, ahead int) *prefetcher {
 	depth := max(1, ahead/maxChunk)
 	p := &prefetcher{
-		src:  src,
-		full: make(chan chunk, depth),
-		quit: make(chan struct{}),
-		done: make(chan struct{}),
+		src:    src,
+		full:   make(chan chunk, depth),
+		credit: make(chan struct{}, depth),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+		depth:  depth,
+		issued: 1,
 	}
+	p.credit <- struct{}{}
 	go p.run()
 	return p
 }
@@ -89,6 +103,11 @@ func (p *prefetcher) run() {
 	defer close(p.done)
 	size := minChunk
 	for {
+		select {
+		case <-p.credit:
+		case <-p.quit:
+			return
+		}
 		buf := getChunk(size)
 		n := 0
 		var err error
@@ -102,12 +121,8 @@ func (p *prefetcher) run() {
 				break
 			}
 		}
-		select {
-		case p.full <- chunk{data: buf[:n], err: err}:
-		case <-p.quit:
-			putChunk(buf)
-			return
-		}
+		// The channel has room: a credit is only given for a free slot.
+		p.full <- chunk{data: buf[:n], err: err}
 		if err != nil {
 			return
 		}
@@ -122,6 +137,15 @@ func (p *prefetcher) next() {
 		putChunk(p.cur.data)
 	}
 	p.cur, p.off = <-p.full, 0
+	if p.cur.err != nil {
+		return // the goroutine has stopped
+	}
+	// Taking a chunk frees its slot: return its credit, and ramp up.
+	p.credit <- struct{}{}
+	if p.issued < p.depth {
+		p.issued++
+		p.credit <- struct{}{}
+	}
 }
 
 // view returns the unconsumed bytes of the current chunk, waiting for

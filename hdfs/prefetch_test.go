@@ -162,3 +162,33 @@ func TestPrefetcherCloseStopsReading(t *testing.T) {
 		t.Fatalf("%d goroutines after Close, %d before", g, before)
 	}
 }
+
+// TestPrefetcherFollowsDemand: a consumer that reads a little and stops
+// costs the first chunks of the ramp, not the whole read-ahead budget;
+// one that streams gets the budget.
+func TestPrefetcherFollowsDemand(t *testing.T) {
+	src := &stream{data: payload(16 * maxChunk), rnd: rand.New(rand.NewSource(3)), err: io.EOF}
+	p := newPrefetcher(src, 4*maxChunk)
+	defer p.Close()
+	if n, err := p.read(make([]byte, 1000)); n == 0 || err != nil {
+		t.Fatal(n, err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	// Taking the first chunk (64 KiB) released two more (128 + 256 KiB).
+	if got := src.served.Load(); got > minChunk+2*minChunk+4*minChunk {
+		t.Fatalf("after a 1000-byte read the prefetcher read %d bytes ahead", got)
+	}
+	// Streaming: the reads stay within depth chunks ahead of the consumer.
+	consumed := int64(1000)
+	buf := make([]byte, 300<<10)
+	for consumed < 10*maxChunk {
+		n, err := p.read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumed += int64(n)
+		if ahead := src.served.Load() - consumed; ahead > 5*maxChunk {
+			t.Fatalf("%d bytes read ahead with a budget of 4 MiB", ahead)
+		}
+	}
+}

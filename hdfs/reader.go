@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -29,13 +30,16 @@ type FileReader struct {
 	length int64
 	blocks []*hdfspb.LocatedBlockProto
 
-	pos    int64
-	cur    *prefetcher // the current block's stream, read ahead
-	curEnd int64       // file offset where cur's block ends
-	curLoc *hdfspb.DatanodeInfoProto
-	curLB  *hdfspb.LocatedBlockProto
-	dead   map[string]bool // DataNodes that failed this reader
-	closed bool
+	pos int64
+	cur *prefetcher // the current block's stream, read ahead
+	// curCleanup closes cur if the reader is dropped without Close: its
+	// goroutine would otherwise wait forever with the connection open.
+	curCleanup runtime.Cleanup
+	curEnd     int64 // file offset where cur's block ends
+	curLoc     *hdfspb.DatanodeInfoProto
+	curLB      *hdfspb.LocatedBlockProto
+	dead       map[string]bool // DataNodes that failed this reader
+	closed     bool
 }
 
 // Open implements fs.FileSystem.
@@ -232,14 +236,14 @@ func (r *FileReader) view(max int) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.cur, r.curLB, r.curLoc, r.curEnd = newPrefetcher(br, r.c.readAhead()), lb, loc, end
+			r.setCur(newPrefetcher(br, r.c.readAhead()))
+			r.curLB, r.curLoc, r.curEnd = lb, loc, end
 		}
 		data, err := r.cur.view()
 		if len(data) > 0 {
 			return data[:min(int64(len(data)), int64(max), r.curEnd-r.pos)], nil
 		}
-		r.cur.Close()
-		r.cur = nil
+		r.closeCur()
 		if err == io.EOF {
 			if r.pos >= r.length {
 				return nil, io.EOF
@@ -259,6 +263,21 @@ func (r *FileReader) view(max int) ([]byte, error) {
 	}
 }
 
+// setCur makes p the current stream.
+func (r *FileReader) setCur(p *prefetcher) {
+	r.cur = p
+	r.curCleanup = runtime.AddCleanup(r, func(p *prefetcher) { p.Close() }, p)
+}
+
+// closeCur closes the current stream, if any.
+func (r *FileReader) closeCur() {
+	if r.cur != nil {
+		r.curCleanup.Stop()
+		r.cur.Close()
+		r.cur = nil
+	}
+}
+
 // advance consumes n bytes of the last view; the block's stream is closed
 // once its last byte is consumed.
 func (r *FileReader) advance(n int) {
@@ -268,8 +287,7 @@ func (r *FileReader) advance(n int) {
 	r.cur.consume(n)
 	r.pos += int64(n)
 	if r.pos >= r.curEnd {
-		r.cur.Close()
-		r.cur = nil
+		r.closeCur()
 	}
 }
 
@@ -343,9 +361,19 @@ func (r *FileReader) Seek(off int64, whence int) (int64, error) {
 	if off < 0 {
 		return r.pos, fs.ErrInvalid
 	}
-	if off != r.pos && r.cur != nil {
-		r.cur.Close()
-		r.cur = nil
+	if r.cur != nil && off > r.pos && off < r.curEnd && off-r.pos <= int64(r.c.readAhead()) {
+		// A short skip forward within the block: read past the bytes
+		// (most are read ahead already) rather than reconnect.
+		for r.pos < off {
+			data, err := r.view(int(min(off-r.pos, maxChunk)))
+			if err != nil || len(data) == 0 {
+				break
+			}
+			r.advance(len(data))
+		}
+	}
+	if off != r.pos {
+		r.closeCur()
 	}
 	r.pos = off
 	return off, nil
@@ -379,8 +407,7 @@ func (r *FileReader) WriteTo(w io.Writer) (int64, error) {
 // Close implements io.Closer.
 func (r *FileReader) Close() error {
 	if r.cur != nil {
-		r.cur.Close()
-		r.cur = nil
+		r.closeCur()
 	}
 	r.closed = true
 	return nil

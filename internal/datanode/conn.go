@@ -69,11 +69,11 @@ func (c *peerConn) ReadFrom(r io.Reader) (int64, error) {
 // short-circuit and unprotected Unix socket reads keep the ReadFrom path.
 func (c *peerConn) NoSendfile() bool { return c.layered }
 
-// CloseWrite half-closes the connection when it can.
 // Cork holds partial segments back while a block is streamed
 // (datatransfer.Corker).
 func (c *peerConn) Cork(on bool) error { return datatransfer.SetCork(c.Conn, on) }
 
+// CloseWrite half-closes the connection when it can.
 func (c *peerConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/blocktoken"
@@ -134,13 +135,14 @@ func dupFile(f *os.File) (*os.File, error) {
 	}
 	var fd int
 	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = syscall.Dup(int(s)) }); err != nil {
+	// F_DUPFD_CLOEXEC: no window in which a child started meanwhile (a
+	// streaming task of strata local) inherits the block file.
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
 		return nil, err
 	}
 	if derr != nil {
 		return nil, derr
 	}
-	syscall.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 

@@ -6,7 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/datanode"
@@ -118,5 +121,43 @@ func TestInProcessLocalReads(t *testing.T) {
 	}
 	if got := readFile(t, cl, "/ip"); !bytes.Equal(got, data) {
 		t.Fatal("read with a corrupt local replica returned wrong data")
+	}
+}
+
+// TestAbandonedReaderIsClosed: a FileReader dropped mid-file without
+// Close does not keep its read-ahead goroutine (and its DataNode
+// connection) forever: a cleanup closes it once the reader is collected.
+func TestAbandonedReaderIsClosed(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{DataNodes: 1})
+	data := randBytes(3*smallBlock, 23)
+	writeFile(t, c.Client(c.Superuser()), "/ab", data, 1)
+	cl := c.Client(c.Superuser())
+	prefetching := func() int {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		return strings.Count(string(buf[:n]), "hdfs.(*prefetcher).run")
+	}
+	base := prefetching()
+	func() {
+		for i := 0; i < 4; i++ {
+			f, err := cl.OpenFile(context.Background(), "/ab")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(f, make([]byte, 1000)); err != nil {
+				t.Fatal(err)
+			}
+			// dropped without Close
+		}
+	}()
+	if prefetching() <= base {
+		t.Fatal("no read-ahead goroutine ran: the test checks nothing")
+	}
+	for i := 0; i < 100 && prefetching() > base; i++ {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := prefetching(); n > base {
+		t.Fatalf("%d read-ahead goroutines of dropped readers still run", n-base)
 	}
 }

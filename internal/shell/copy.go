@@ -154,6 +154,10 @@ type copier struct {
 	direct    bool // -d: no <dst>._COPYING_ temporary
 	lazy      bool // -l: replication 1
 	move      bool // delete sources once copied
+	// nosync: -get and -copyToLocal leave writeback to the kernel, as cp
+	// and Hadoop's -get do; a move (-moveToLocal) syncs before it deletes
+	// the source.
+	nosync bool
 }
 
 func (cp *copier) run(srcs []*item, dst *item) {
@@ -258,7 +262,7 @@ func (cp *copier) write(r io.Reader, total int64, target *item) bool {
 	if !cp.direct {
 		tmp += "._COPYING_"
 	}
-	opts := fs.CreateOptions{Overwrite: true, CreateParent: true}
+	opts := fs.CreateOptions{Overwrite: true, CreateParent: true, NoSync: cp.nosync && !cp.move}
 	if cp.lazy {
 		opts.Replication = 1
 	}
@@ -412,7 +416,7 @@ func runGet(c *cmdCtx, args []string) error {
 		c.fail(message(err))
 		return nil
 	}
-	cp := &copier{c: c, overwrite: o["f"], preserve: o["p"]}
+	cp := &copier{c: c, overwrite: o["f"], preserve: o["p"], nosync: true}
 	cp.run(c.expandAll(args, false, false), dst)
 	return nil
 }
