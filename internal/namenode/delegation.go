@@ -13,6 +13,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -263,9 +264,20 @@ func (c *clientProtocol) cancelDelegationToken(ctx context.Context, req *hdfspb.
 // the caller authenticated: TOKEN with a valid token (r.User is then its
 // owner), SIMPLE for user.name. An invalid, cancelled or expired token is
 // refused with SecretManager$InvalidToken (403).
-func (n *NameNode) webAuthenticate(caller *ipc.Caller, r *webhdfs.Request) error {
+func (n *NameNode) webAuthenticate(ctx context.Context, caller *ipc.Caller, r *webhdfs.Request) error {
 	caller.Auth = ipc.AuthMethodSimple
+	if id, ok := httpauth.IdentityOf(ctx); ok && id.Type == httpauth.TypeKerberos {
+		// The SPNEGO filter authenticated the caller: it may get and
+		// renew tokens (Hadoop's KERBEROS_SSL).
+		caller.Auth = AuthMethodWeb
+	}
 	if r.Delegation == nil {
+		if n.cfg.secure() && caller.Auth != AuthMethodWeb {
+			// Only a delegation= request gets past the filter without
+			// SPNEGO (httpHandler); one webhdfs found no token in is
+			// refused, never served as user.name.
+			return ipc.Errorf(webhdfs.ClassSecurity, "Authentication required: no Kerberos ticket or delegation token")
+		}
 		return nil
 	}
 	if _, err := n.ns.VerifyDelegationToken(*r.Delegation); err != nil {
