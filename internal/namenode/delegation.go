@@ -17,6 +17,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/webhdfs"
 )
 
@@ -59,13 +60,30 @@ type DelegationConfig struct {
 	// Timing is the key update interval, max lifetime and renew
 	// interval in ms (dfs.namenode.delegation.*).
 	Timing delegation.Config
+	// AuthToLocal shortens renewer names (hadoop.security.auth_to_local,
+	// as Hadoop's HadoopKerberosName in the token identifier): a
+	// principal no rule maps is refused. Without Security (or nil):
+	// delegation.ShortName.
+	AuthToLocal *security.AuthToLocal
+}
+
+// renewerName is the renewer a token records for the name a client gave.
+func (c DelegationConfig) renewerName(name string) (string, error) {
+	if !c.Security || c.AuthToLocal == nil || !strings.ContainsAny(name, "/@") {
+		return delegation.ShortName(name), nil
+	}
+	short, err := c.AuthToLocal.ShortName(name)
+	if err != nil {
+		return "", ipc.Errorf(ipc.ClassIOException, "renewer %s: %v", name, err)
+	}
+	return short, nil
 }
 
 // Issuing reports whether the NameNode hands out tokens (Hadoop runs its
 // secret manager only then).
 func (c DelegationConfig) Issuing() bool { return c.Security || c.AlwaysUse }
 
-func delegationConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) {
+func delegationConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) error {
 	cfg.Delegation = DelegationConfig{
 		Security:  strings.EqualFold(strings.TrimSpace(c.Get(keySecurityAuthentication)), "kerberos"),
 		AlwaysUse: r.Bool(keyDelegationAlwaysUse),
@@ -75,6 +93,21 @@ func delegationConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) {
 			RenewInterval:     r.Int(keyDelegationRenewInterval),
 		},
 	}
+	rules, err := security.ParseAuthToLocal(c.Get(security.KeyAuthToLocal), c.Get(security.KeyAuthToLocalMech))
+	if err != nil {
+		return err
+	}
+	cfg.Delegation.AuthToLocal = rules
+	if !cfg.Delegation.Security {
+		return nil
+	}
+	// DEFAULT's realm: krb5.conf's default_realm, else the NameNode's own.
+	if kc, err := security.Krb5Config(); err == nil && kc.LibDefaults.DefaultRealm != "" {
+		rules.DefaultRealm = kc.LibDefaults.DefaultRealm
+	} else {
+		_, _, rules.DefaultRealm = security.SplitPrincipal(c.GetTrimmed(security.KeyNameNodePrincipal))
+	}
+	return nil
 }
 
 // AuthMethodWeb is how a web request authenticated by the HTTP server's
@@ -120,12 +153,16 @@ func (s *Namesystem) GetDelegationToken(ctx context.Context, renewer string) (*d
 	if !delegationOpAllowed(dc.Security, s.callerAuth(ctx)) {
 		return nil, ipc.Errorf(ipc.ClassIOException, "Delegation Token can be issued only with kerberos or web authentication")
 	}
+	renewer, err := dc.renewerName(renewer)
+	if err != nil {
+		return nil, err
+	}
 	owner, realUser := s.callerName(ctx), ""
 	if c, ok := ipc.CallerFrom(ctx); ok {
 		realUser = c.RealUser
 	}
 	var tok *delegation.Token
-	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
+	err = s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
 		st, now := s.tree.Tokens(), s.nowMillis()
 		var ops []namespace.Edit
 		keyID := int32(0)

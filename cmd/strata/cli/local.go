@@ -89,7 +89,7 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "local: %v\n", err)
 			return 1
 		}
-		defer ipc.SetLogin(nil, nil)
+		defer func() { ipc.SetLogin(nil, nil); fs.SetLoginUser("") }()
 	}
 	cl, err := localcluster.Start(lc)
 	if err != nil {
