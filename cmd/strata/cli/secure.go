@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
@@ -56,4 +57,32 @@ func daemonLogin(s security.Settings, host string, c *conf.Configuration) error 
 	}
 	fs.SetLoginUser(l.User)
 	return ipc.SetLogin(l, c)
+}
+
+// Gateway principals: the NFS gateway's are Hadoop's keys; Hadoop's
+// fuse-dfs has none (it uses a ticket cache), so FUSE's are strata's.
+const (
+	keyNFSPrincipal  = "nfs.kerberos.principal"
+	keyNFSKeytab     = "nfs.keytab.file"
+	keyFUSEPrincipal = "strata.fuse.kerberos.principal"
+	keyFUSEKeytab    = "strata.fuse.keytab.file"
+)
+
+// gatewayLogin logs a gateway in from its own keytab in kerberos mode
+// when c names both its principal and keytab (_HOST: this machine's
+// name), replacing the ticket-cache login clientLogin made; otherwise
+// the gateway keeps the ticket cache's login (a FUSE mount as the
+// mounting user's kinit). Either way the gateway acts for the users it
+// serves as a proxy user: hadoop.proxyuser.<its user>.hosts/.users/
+// .groups on the NameNode decide whom it may act as.
+func gatewayLogin(c *conf.Configuration, principalKey, keytabKey string) error {
+	s, err := ipc.SecureSettingsFrom(c, principalKey, keytabKey)
+	if err != nil || !s.Kerberos || s.Principal == "" || s.Keytab == "" {
+		return err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	return daemonLogin(s, host, c)
 }
