@@ -31,6 +31,9 @@ func clientLogin(cmd string, c *conf.Configuration, stderr io.Writer) error {
 	if !sc.Kerberos {
 		return nil
 	}
+	if keys, ok := gatewayKeytabs[cmd]; ok && c.GetTrimmed(keys[0]) != "" && c.GetTrimmed(keys[1]) != "" {
+		return nil // gatewayLogin logs in from the keytab
+	}
 	l, err := security.LoginFromCCache(sc.Rules)
 	if err != nil {
 		fmt.Fprintf(stderr, "WARN %v\n", err)
@@ -67,6 +70,9 @@ const (
 	keyFUSEPrincipal = "strata.fuse.kerberos.principal"
 	keyFUSEKeytab    = "strata.fuse.keytab.file"
 )
+
+// gatewayKeytabs are the gateways' principal and keytab keys by command.
+var gatewayKeytabs = map[string][2]string{"nfs3": {keyNFSPrincipal, keyNFSKeytab}, "fuse": {keyFUSEPrincipal, keyFUSEKeytab}}
 
 // gatewayLogin logs a gateway in from its own keytab in kerberos mode
 // when c names both its principal and keytab (_HOST: this machine's
