@@ -123,14 +123,15 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 		CookieDomain: c.GetTrimmed(KeyCookieDomain),
 		CookiePath:   c.GetTrimmed(KeyCookiePath),
 		SecretFile:   c.GetTrimmed(KeySecretFile),
-		AuthToLocal:  c.Get(security.KeyAuthToLocal),
-
-		AuthToLocalMechanism: c.Get(security.KeyAuthToLocalMech),
 	}
 	if cfg.Type == "" {
 		cfg.Type = TypeSimple
 	}
 	cfg.Secure = strings.EqualFold(c.GetTrimmed(KeySecurityAuthentication), TypeKerberos)
+	if cfg.Type == TypeKerberos || cfg.Secure {
+		// Only Kerberos names are mapped.
+		cfg.AuthToLocal, cfg.AuthToLocalMechanism = c.Get(security.KeyAuthToLocal), c.Get(security.KeyAuthToLocalMech)
+	}
 	r := conf.NewReader(c, "")
 	cfg.AnonymousAllowed = r.Bool(KeyAnonymousAllowed)
 	cfg.Validity = r.Duration(KeyTokenValidity, time.Second)

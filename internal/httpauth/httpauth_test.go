@@ -310,6 +310,7 @@ func TestSecureSimpleActsAsStaticUser(t *testing.T) {
 // through a rule that names it.
 func TestShortNameAuthToLocal(t *testing.T) {
 	c := conf.New()
+	c.Set(KeyType, TypeKerberos)
 	c.Set("hadoop.security.auth_to_local", `RULE:[1:$1@$0](.*@PARTNER\.TEST)s/@.*//L RULE:[2:$1@$0](svc@R\.TEST)s/.*/daemon/ DEFAULT`)
 	cfg, err := ConfigFrom(c)
 	if err != nil {
