@@ -19,6 +19,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/security"
 )
 
 // ClientProtocol is the Java name of the NameNode's client protocol.
@@ -89,6 +90,11 @@ type Options struct {
 	// DataTransferCipherSuites is dfs.encrypt.data.transfer.cipher.suites
 	// (AES/CTR/NoPadding or "").
 	DataTransferCipherSuites string
+	// Login is the Kerberos login the NameNode connection authenticates
+	// with in secure mode; nil means the process's (ipc.SetLogin). A
+	// User other than the login's acts as that user, which the
+	// NameNode's proxy-user rules must allow.
+	Login *security.Login
 	// LocalReplicas, when set, opens the replicas the calling process
 	// itself holds — a DataNode's own WebHDFS gateway reading through
 	// this client: those reads skip the sockets and read the replica's
@@ -170,7 +176,7 @@ func New(opts Options) (*Client, error) {
 	if opts.Authority == "" {
 		opts.Authority = addrs[0]
 	}
-	icfg := ipc.ClientConfig{Addr: addrs[0], User: opts.User, Protocol: ClientProtocol, ProtocolVersion: 1}
+	icfg := ipc.ClientConfig{Addr: addrs[0], User: opts.User, Protocol: ClientProtocol, ProtocolVersion: 1, Login: opts.Login}
 	var nn nameNode
 	if len(addrs) == 1 {
 		nn = ipc.NewClient(icfg)

@@ -106,6 +106,10 @@ func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r
 	// (in-process, CRCs verified); with short-circuit reads configured,
 	// other local DataNodes' too, as a local HDFS client would.
 	c, err := hdfs.New(hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath,
+		// In secure mode the DataNode's principal acts for the token's
+		// owner: a proxy user (hadoop.proxyuser.<dn user>.*), until IPC
+		// authenticates with the delegation token itself.
+		Login:                  d.cfg.Login,
 		LocalReplicas:          d,
 		DataTransferProtection: d.cfg.SASL.protection(), EncryptDataTransfer: d.cfg.SASL.Encrypt,
 		DataTransferCipherSuites: d.cfg.SASL.CipherSuites})

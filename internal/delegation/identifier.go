@@ -83,9 +83,11 @@ func (id Identifier) String() string {
 	return fmt.Sprintf("%s token %d for %s with renewer %s", Kind, id.SequenceNumber, id.User(), id.Renewer)
 }
 
-// ShortName maps a principal to a short user name by Hadoop's default
-// rule: the first component, without "/host" and "@REALM". Configured
-// auth_to_local rules are the Kerberos IPC code's business.
+// ShortName strips "/host" and "@REALM" from a name, for simple mode and
+// for names already mapped: in secure mode the NameNode maps a renewer by
+// hadoop.security.auth_to_local first (a principal of a realm no rule
+// maps is refused), and owners and cancellers are the callers' users,
+// which IPC and the SPNEGO filter have mapped by the same rules.
 func ShortName(p string) string {
 	if i := strings.IndexAny(p, "/@"); i >= 0 {
 		return p[:i]

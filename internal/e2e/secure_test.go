@@ -416,6 +416,14 @@ func TestSecureHA(t *testing.T) {
 	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
 	t.Setenv("HADOOP_USER_NAME", "nn")
 	settings := r.settings("privacy")
+	// The members check each other's SPNEGO on /strata/ha/ (version,
+	// digests): WebHDFS's HTTP principal and keytab.
+	httpKT := filepath.Join(r.dir, "http.keytab")
+	if err := r.kdc.AddService(httpKT, "HTTP/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	settings["dfs.web.authentication.kerberos.principal"] = "HTTP/_HOST@" + r.kdc.Realm
+	settings["dfs.web.authentication.kerberos.keytab"] = httpKT
 	pc := conf.New()
 	for k, v := range settings {
 		pc.Set(k, v)

@@ -55,6 +55,9 @@ type env struct {
 	hc    *hdfs.Client
 	gc    *gohdfs.Client
 	nfsSU *nfsclient.Conn
+	// krb is set on a secure cluster (secure_test.go): who the test's
+	// own clients log in as, for each user.
+	krb *secureUsers
 }
 
 const blockSize = 1 << 20
@@ -89,7 +92,11 @@ func (e *env) nfsConn(uid uint32) *nfsclient.Conn {
 
 func (e *env) goClient(user string) *gohdfs.Client {
 	e.t.Helper()
-	cl, err := gohdfs.NewClient(gohdfs.ClientOptions{Addresses: []string{e.c.Addr()}, User: user})
+	opts := gohdfs.ClientOptions{Addresses: []string{e.c.Addr()}, User: user}
+	if e.krb != nil {
+		opts = e.krb.goOptions(e.t, e.c.Addr(), user)
+	}
+	cl, err := gohdfs.NewClient(opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -111,6 +118,10 @@ var noRedirect = &http.Client{
 func (e *env) webDo(method, p, user, query string, body []byte) (int, http.Header, []byte) {
 	e.t.Helper()
 	u := e.web + p + "?user.name=" + url.QueryEscape(user) + "&" + query
+	if e.krb != nil {
+		// SPNEGO as user (the filter drops user.name).
+		return e.krb.webDo(e.t, method, u, user)
+	}
 	return e.webURL(method, u, body)
 }
 
@@ -341,8 +352,11 @@ var ways = []way{
 	},
 }
 
-func TestGateways(t *testing.T) {
-	e := newEnv(t)
+func TestGateways(t *testing.T) { testGateways(t, newEnv(t)) }
+
+// testGateways is the cross-gateway test on e's cluster, simple or
+// secure (TestGatewaysSecure).
+func testGateways(t *testing.T, e *env) {
 	ctx := context.Background()
 	if err := e.hc.Mkdirs(ctx, "/x", 0o777); err != nil {
 		t.Fatal(err)

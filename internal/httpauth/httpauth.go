@@ -21,6 +21,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/security"
 )
 
 // Hadoop's configuration keys (core-default.xml).
@@ -107,6 +108,10 @@ type Config struct {
 	Now func() time.Time
 	// Log receives authentication failures at debug level (default: none).
 	Log *slog.Logger
+	// AuthToLocal and AuthToLocalMechanism are hadoop.security.auth_to_local
+	// and its .mechanism: how a ticket's principal becomes the user
+	// (default DEFAULT: krb5.conf's default realm only).
+	AuthToLocal, AuthToLocalMechanism string
 }
 
 // ConfigFrom reads the hadoop.http.authentication.* keys.
@@ -123,6 +128,10 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 		cfg.Type = TypeSimple
 	}
 	cfg.Secure = strings.EqualFold(c.GetTrimmed(KeySecurityAuthentication), TypeKerberos)
+	if cfg.Type == TypeKerberos || cfg.Secure {
+		// Only Kerberos names are mapped.
+		cfg.AuthToLocal, cfg.AuthToLocalMechanism = c.Get(security.KeyAuthToLocal), c.Get(security.KeyAuthToLocalMech)
+	}
 	r := conf.NewReader(c, "")
 	cfg.AnonymousAllowed = r.Bool(KeyAnonymousAllowed)
 	cfg.Validity = r.Duration(KeyTokenValidity, time.Second)
@@ -163,6 +172,7 @@ type Filter struct {
 	principal string // service principal without the realm
 	realm     string // the service principal's realm
 	local     string // krb5.conf's default_realm (else realm), for auth_to_local
+	rules     *security.AuthToLocal
 	secret    []byte
 	now       func() time.Time
 	log       *slog.Logger
@@ -235,6 +245,10 @@ func New(cfg Config) (*Filter, error) {
 	if f.local == "" {
 		f.local = realm
 	}
+	if f.rules, err = security.ParseAuthToLocal(cfg.AuthToLocal, cfg.AuthToLocalMechanism); err != nil {
+		return nil, fmt.Errorf("httpauth: %w", err)
+	}
+	f.rules.DefaultRealm = f.local
 	if !hasKey(kt, name, realm) {
 		return nil, fmt.Errorf("httpauth: keytab %s has no key for %s@%s (%s)", cfg.Keytab, name, realm, KeyPrincipal)
 	}
@@ -436,27 +450,26 @@ func dropUserName(raw string) (string, bool) {
 	return strings.Join(kept, "&"), changed
 }
 
-// shortName maps a principal to the user handlers act as: Hadoop's
-// auth_to_local DEFAULT rule, the first component of a principal of
-// krb5.conf's default realm (alice@R -> alice, nn/host@R -> nn); a
-// principal of another realm has no mapping, and one of three or more
-// components is malformed (KerberosName's grammar is name[/host]@realm).
-//
-// The full hadoop.security.auth_to_local rules (RULE:[n:...]) plug in
-// here once the security package provides them: this function becomes a
-// call to its mapper configured from the daemon's conf.
+// shortName maps a principal to the user handlers act as by
+// hadoop.security.auth_to_local, as IPC does (package security): by
+// DEFAULT the first component of a principal of krb5.conf's default
+// realm (alice@R -> alice, nn/host@R -> nn), and a principal of another
+// realm only if a rule maps it; one of three or more components is
+// malformed (KerberosName's grammar is name[/host]@realm).
 func (f *Filter) shortName(name, realm string) (string, error) {
 	if strings.Count(name, "/") > 1 || strings.ContainsAny(name, "@") {
 		return "", fmt.Errorf("Malformed Kerberos name: %s@%s", name, realm)
-	}
-	if realm != f.local {
-		return "", fmt.Errorf("No rules applied to %s@%s", name, realm)
 	}
 	first, host, _ := strings.Cut(name, "/")
 	if first == "" || (strings.Contains(name, "/") && host == "") {
 		return "", fmt.Errorf("No rules applied to %s@%s", name, realm)
 	}
-	return first, nil
+	rules := f.rules
+	if rules == nil { // a Filter not made by New (tests): DEFAULT
+		rules, _ = security.ParseAuthToLocal("", "")
+		rules.DefaultRealm = f.local
+	}
+	return rules.ShortName(name + "@" + realm)
 }
 
 // token is Hadoop's AuthToken string, unsigned:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/security"
 )
 
 type clock struct {
@@ -301,5 +302,33 @@ func TestSecureSimpleActsAsStaticUser(t *testing.T) {
 				t.Errorf("anonymous.allowed=%v %s: %d %q, want %s", anon, target, rec.Code, rec.Body, StaticUser)
 			}
 		}
+	}
+}
+
+// TestShortNameAuthToLocal: the filter maps principals by
+// hadoop.security.auth_to_local as IPC does: a foreign realm maps only
+// through a rule that names it.
+func TestShortNameAuthToLocal(t *testing.T) {
+	c := conf.New()
+	c.Set(KeyType, TypeKerberos)
+	c.Set("hadoop.security.auth_to_local", `RULE:[1:$1@$0](.*@PARTNER\.TEST)s/@.*//L RULE:[2:$1@$0](svc@R\.TEST)s/.*/daemon/ DEFAULT`)
+	cfg, err := ConfigFrom(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := security.ParseAuthToLocal(cfg.AuthToLocal, cfg.AuthToLocalMechanism)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules.DefaultRealm = "R.TEST"
+	f := &Filter{realm: "R.TEST", local: "R.TEST", rules: rules}
+	for in, want := range map[string]string{"Bob@PARTNER.TEST": "bob", "svc/h@R.TEST": "daemon", "alice@R.TEST": "alice"} {
+		name, realm, _ := strings.Cut(in, "@")
+		if got, err := f.shortName(name, realm); err != nil || got != want {
+			t.Errorf("shortName(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got, err := f.shortName("alice", "OTHER.TEST"); err == nil {
+		t.Errorf("alice@OTHER.TEST mapped to %q without a rule", got)
 	}
 }

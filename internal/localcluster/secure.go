@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/hex"
@@ -11,8 +12,12 @@ import (
 	"strings"
 
 	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/httpauth"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/minikdc"
+	"github.com/stratafs/strata/internal/security"
 )
 
 // SecureHost is the host of a local secure cluster's service principals
@@ -116,7 +121,16 @@ func (r *Realm) ServerConf() map[string]string {
 	m := r.ClientConf()
 	for _, s := range Services {
 		m[s.KeytabKey] = r.Keytabs[s.Name]
+		// Every daemon connects from 127.0.0.1, whose _HOST on the
+		// server's side (service authorization) is localhost, whatever
+		// name a node reports (localhost-dn<i>): the nodes log in as
+		// <service>/localhost.
+		m[s.PrincipalKey] = s.Name + "/" + SecureHost + "@" + r.KDC.Realm
 	}
+	// The DataNodes' WebHDFS acts for a delegation token's owner as a
+	// proxy user (package datanode's webRun) from this host.
+	m["hadoop.proxyuser.dn.hosts"] = "127.0.0.1"
+	m["hadoop.proxyuser.dn.users"] = "*"
 	m[httpauth.KeyType] = httpauth.TypeKerberos
 	m[httpauth.KeyPrincipal] = "HTTP/_HOST@" + r.KDC.Realm
 	m[httpauth.KeyKeytab] = r.Keytabs["HTTP"]
@@ -164,3 +178,61 @@ func (r *Realm) KinitLine() string {
 
 // Close stops the KDC.
 func (r *Realm) Close() error { return r.KDC.Close() }
+
+// Login logs this process in from the NameNode's keytab (nn/localhost)
+// and makes it the login of every client the process opens itself (the
+// trackers' file systems, the cluster's own setup), as Hadoop's
+// UserGroupInformation.loginUserFromKeytab: `strata local` is the
+// cluster's administrator, as its process user is in simple mode. Each
+// daemon still speaks as its own principal where a protocol requires it
+// (a DataNode's Config.Login). c is the servers' configuration
+// (principals, hadoop.rpc.protection).
+func (r *Realm) Login(c *conf.Configuration) (*security.Login, error) {
+	s, err := ipc.SecureSettingsFrom(c, security.KeyNameNodePrincipal, security.KeyNameNodeKeytab)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.Login(SecureHost)
+	if err != nil {
+		return nil, fmt.Errorf("localcluster: secure realm: %w", err)
+	}
+	if err := ipc.SetLogin(l, c); err != nil {
+		return nil, err
+	}
+	fs.SetLoginUser(l.User)
+	return l, nil
+}
+
+// MakeHome gives the realm's user a home directory, /user/<user> owned by
+// it, and a world-writable sticky /tmp, unless they exist: the root
+// directory belongs to the superuser (nn) in secure mode, so without
+// them the user could write nowhere. It runs as the process login (Login).
+func (r *Realm) MakeHome(ctx context.Context, cl *Cluster) (string, error) {
+	opts, err := hdfs.OptionsFrom(cl.ClientConf(cl.Conf()), strings.TrimPrefix(cl.DefaultFS(), "hdfs://"))
+	if err != nil {
+		return "", err
+	}
+	c, err := hdfs.New(opts)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	home := "/user/" + r.User
+	if _, err := c.Stat(ctx, home); err != nil {
+		if err := c.Mkdirs(ctx, home, 0o755); err != nil {
+			return "", err
+		}
+		if err := c.SetOwner(ctx, home, r.User, ""); err != nil {
+			return "", err
+		}
+	}
+	if _, err := c.Stat(ctx, "/tmp"); err != nil {
+		if err := c.Mkdirs(ctx, "/tmp", 0o777); err != nil {
+			return "", err
+		}
+		if err := c.SetPermission(ctx, "/tmp", 0o1777); err != nil {
+			return "", err
+		}
+	}
+	return home, nil
+}

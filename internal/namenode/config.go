@@ -407,7 +407,9 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	haConfigFrom(c, r, &cfg)
 	trashConfigFrom(r, &cfg)
 	nodesConfigFrom(c, r, &cfg)
-	delegationConfigFrom(c, r, &cfg)
+	if err := delegationConfigFrom(c, r, &cfg); err != nil {
+		return cfg, fmt.Errorf("namenode: %w", err)
+	}
 	return cfg, r.Err()
 }
 

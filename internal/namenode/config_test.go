@@ -108,6 +108,10 @@ func TestConfigMapping(t *testing.T) {
 		"dfs.namenode.delegation.key.update-interval":  "1000",
 		"dfs.namenode.delegation.token.max-lifetime":   "5000",
 		"dfs.namenode.delegation.token.renew-interval": "2000",
+		"hadoop.security.auth_to_local":                `RULE:[1:$1@$0](.*@P\.TEST)s/@.*// DEFAULT`,
+		"hadoop.security.auth_to_local.mechanism":      "mit",
+		"dfs.namenode.kerberos.principal":              "nn/_HOST@EXAMPLE.COM",
+		"dfs.namenode.keytab.file":                     "/etc/security/nn.keytab",
 
 		// secure-mode HTTP authentication (httpauth)
 		"hadoop.http.authentication.type":                     "kerberos",

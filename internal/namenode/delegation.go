@@ -13,9 +13,11 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/httpauth"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
+	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/webhdfs"
 )
 
@@ -58,13 +60,30 @@ type DelegationConfig struct {
 	// Timing is the key update interval, max lifetime and renew
 	// interval in ms (dfs.namenode.delegation.*).
 	Timing delegation.Config
+	// AuthToLocal shortens renewer names (hadoop.security.auth_to_local,
+	// as Hadoop's HadoopKerberosName in the token identifier): a
+	// principal no rule maps is refused. Without Security (or nil):
+	// delegation.ShortName.
+	AuthToLocal *security.AuthToLocal
+}
+
+// renewerName is the renewer a token records for the name a client gave.
+func (c DelegationConfig) renewerName(name string) (string, error) {
+	if !c.Security || c.AuthToLocal == nil || !strings.ContainsAny(name, "/@") {
+		return delegation.ShortName(name), nil
+	}
+	short, err := c.AuthToLocal.ShortName(name)
+	if err != nil {
+		return "", ipc.Errorf(ipc.ClassIOException, "renewer %s: %v", name, err)
+	}
+	return short, nil
 }
 
 // Issuing reports whether the NameNode hands out tokens (Hadoop runs its
 // secret manager only then).
 func (c DelegationConfig) Issuing() bool { return c.Security || c.AlwaysUse }
 
-func delegationConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) {
+func delegationConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) error {
 	cfg.Delegation = DelegationConfig{
 		Security:  strings.EqualFold(strings.TrimSpace(c.Get(keySecurityAuthentication)), "kerberos"),
 		AlwaysUse: r.Bool(keyDelegationAlwaysUse),
@@ -74,6 +93,21 @@ func delegationConfigFrom(c *conf.Configuration, r *conf.Reader, cfg *Config) {
 			RenewInterval:     r.Int(keyDelegationRenewInterval),
 		},
 	}
+	rules, err := security.ParseAuthToLocal(c.Get(security.KeyAuthToLocal), c.Get(security.KeyAuthToLocalMech))
+	if err != nil {
+		return err
+	}
+	cfg.Delegation.AuthToLocal = rules
+	if !cfg.Delegation.Security {
+		return nil
+	}
+	// DEFAULT's realm: krb5.conf's default_realm, else the NameNode's own.
+	if kc, err := security.Krb5Config(); err == nil && kc.LibDefaults.DefaultRealm != "" {
+		rules.DefaultRealm = kc.LibDefaults.DefaultRealm
+	} else {
+		_, _, rules.DefaultRealm = security.SplitPrincipal(c.GetTrimmed(security.KeyNameNodePrincipal))
+	}
+	return nil
 }
 
 // AuthMethodWeb is how a web request authenticated by the HTTP server's
@@ -119,12 +153,16 @@ func (s *Namesystem) GetDelegationToken(ctx context.Context, renewer string) (*d
 	if !delegationOpAllowed(dc.Security, s.callerAuth(ctx)) {
 		return nil, ipc.Errorf(ipc.ClassIOException, "Delegation Token can be issued only with kerberos or web authentication")
 	}
+	renewer, err := dc.renewerName(renewer)
+	if err != nil {
+		return nil, err
+	}
 	owner, realUser := s.callerName(ctx), ""
 	if c, ok := ipc.CallerFrom(ctx); ok {
 		realUser = c.RealUser
 	}
 	var tok *delegation.Token
-	err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
+	err = s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
 		st, now := s.tree.Tokens(), s.nowMillis()
 		var ops []namespace.Edit
 		keyID := int32(0)
@@ -263,9 +301,20 @@ func (c *clientProtocol) cancelDelegationToken(ctx context.Context, req *hdfspb.
 // the caller authenticated: TOKEN with a valid token (r.User is then its
 // owner), SIMPLE for user.name. An invalid, cancelled or expired token is
 // refused with SecretManager$InvalidToken (403).
-func (n *NameNode) webAuthenticate(caller *ipc.Caller, r *webhdfs.Request) error {
+func (n *NameNode) webAuthenticate(ctx context.Context, caller *ipc.Caller, r *webhdfs.Request) error {
 	caller.Auth = ipc.AuthMethodSimple
+	if id, ok := httpauth.IdentityOf(ctx); ok && id.Type == httpauth.TypeKerberos {
+		// The SPNEGO filter authenticated the caller: it may get and
+		// renew tokens (Hadoop's KERBEROS_SSL).
+		caller.Auth = AuthMethodWeb
+	}
 	if r.Delegation == nil {
+		if n.cfg.secure() && caller.Auth != AuthMethodWeb {
+			// Only a delegation= request gets past the filter without
+			// SPNEGO (httpHandler); one webhdfs found no token in is
+			// refused, never served as user.name.
+			return ipc.Errorf(webhdfs.ClassSecurity, "Authentication required: no Kerberos ticket or delegation token")
+		}
 		return nil
 	}
 	if _, err := n.ns.VerifyDelegationToken(*r.Delegation); err != nil {

@@ -51,7 +51,9 @@
 //     issues, renewals and cancellations are edits applied through
 //     Tree.Apply, so replay, images and HA followers agree on which
 //     tokens are valid; WebHDFS's delegation= is verified before the
-//     operation runs as the token's owner.
+//     operation runs as the token's owner. In secure mode a WebHDFS
+//     operation runs only for a SPNEGO-authenticated caller (KERBEROS_SSL)
+//     or a verified token, never for user.name (webAuthenticate).
 //   - While in safe mode the namespace is read-only.
 //   - Every path a request names is validated (namespace.CheckPath) and
 //     inode paths (/.reserved/.inodes/<id>) are resolved before the

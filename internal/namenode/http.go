@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"time"
@@ -130,14 +131,17 @@ func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 		}
 		ha = n.haGuard(kerb, mux)
 	}
+	pages := auth.WrapExcept(mux, haPathPrefix)
 	if webAuth == nil {
-		pages := auth.WrapExcept(mux, haPathPrefix)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasPrefix(r.URL.Path, haPathPrefix) {
+			switch {
+			case strings.HasPrefix(r.URL.Path, haPathPrefix):
 				ha.ServeHTTP(w, r)
-				return
+			case n.cfg.secure() && strings.HasPrefix(r.URL.Path, webhdfsPrefix) && hasDelegation(r.URL.RawQuery):
+				mux.ServeHTTP(w, r) // the token authenticates (below)
+			default:
+				pages.ServeHTTP(w, r)
 			}
-			pages.ServeHTTP(w, r)
 		})
 	}
 	asUser := webAuth.Wrap(mux)
@@ -154,17 +158,35 @@ func (n *NameNode) httpHandler(auth, webAuth *httpauth.Filter) http.Handler {
 			http.Error(w, err.Error(), http.StatusForbidden)
 		})
 	}
-	pages := auth.WrapExcept(mux, haPathPrefix)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasPrefix(r.URL.Path, haPathPrefix):
 			ha.ServeHTTP(w, r)
+		case strings.HasPrefix(r.URL.Path, webhdfsPrefix) && hasDelegation(r.URL.RawQuery):
+			// As Hadoop's WebHDFS AuthFilter: a request with a
+			// delegation token skips SPNEGO; webAuthenticate verifies
+			// the token and acts as its owner.
+			mux.ServeHTTP(w, r)
 		case strings.HasPrefix(r.URL.Path, webhdfsPrefix) || actsAsUser[r.URL.Path]:
 			asUser.ServeHTTP(w, r)
 		default:
 			pages.ServeHTTP(w, r)
 		}
 	})
+}
+
+// hasDelegation reports whether a raw query names a delegation parameter,
+// matched as package webhdfs parses names (case-insensitively, escaped
+// or not). webAuthenticate refuses a request that got past the filter
+// this way without a token webhdfs decoded.
+func hasDelegation(rawQuery string) bool {
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		k, _, _ := strings.Cut(pair, "=")
+		if u, err := url.QueryUnescape(k); err == nil && strings.EqualFold(u, "delegation") {
+			return true
+		}
+	}
+	return false
 }
 
 // actsAsUser are the paths besides WebHDFS that run as the request's

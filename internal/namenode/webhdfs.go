@@ -83,7 +83,7 @@ func (n *NameNode) webhdfs() http.Handler {
 				// Clients (and DataNodes' redirects) try the next member.
 				return standbyError("READ")
 			}
-			if err := n.webAuthenticate(caller, r); err != nil {
+			if err := n.webAuthenticate(hr.Context(), caller, r); err != nil {
 				return err
 			}
 			return op(n, ipc.WithCaller(hr.Context(), caller), w, r)

@@ -156,6 +156,13 @@ func runFuse(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	uri := u.String()
+	// Secure mode: the mounting user's ticket cache (as Hadoop's
+	// fuse-dfs), or the mount's own keytab; the mount acts for each
+	// calling uid's user as a proxy user.
+	if err := gatewayLogin(env.Conf, keyFUSEPrincipal, keyFUSEKeytab); err != nil {
+		fmt.Fprintf(env.Stderr, "fuse: %v\n", err)
+		return 1
+	}
 	factory := func(user string) (*hdfs.Client, error) {
 		fsys, err := fs.Get(context.Background(), uri, fs.Env{Conf: env.Conf, User: user})
 		if err != nil {

@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/localcluster"
 	"github.com/stratafs/strata/internal/localcluster/trackers"
 	"github.com/stratafs/strata/internal/media"
@@ -83,6 +85,11 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		// The daemons here and the task processes they start find the
 		// realm's KDC through it.
 		os.Setenv("KRB5_CONFIG", realm.KDC.ConfigPath)
+		if _, err := realm.Login(lc.Conf); err != nil {
+			fmt.Fprintf(env.Stderr, "local: %v\n", err)
+			return 1
+		}
+		defer func() { ipc.SetLogin(nil, nil); fs.SetLoginUser("") }()
 	}
 	cl, err := localcluster.Start(lc)
 	if err != nil {
@@ -98,6 +105,19 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		log.Info("local: formatted new storage", "dir", cl.NameDir, "clusterID", cl.Formatted)
 	}
 	defaultFS := cl.DefaultFS()
+	home := ""
+	if realm != nil {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := cl.WaitReady(wctx)
+		if err == nil {
+			home, err = realm.MakeHome(wctx, cl)
+		}
+		cancel()
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "local: the user's home directory: %v\n", err)
+			return 1
+		}
+	}
 	confDir := filepath.Join(abs, "conf")
 	jtAddr := ""
 	if cl.MapReduce != nil {
@@ -131,7 +151,7 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "  data           %s\n", abs)
 	if realm != nil {
-		printRealm(env, realm, cl)
+		printRealm(env, realm, cl, home)
 	}
 	if cl.Nameservice == "" {
 		fmt.Fprintf(env.Stdout, "Use it with:\n  strata -D fs.defaultFS=%s dfs -ls /\nor, for the file system and MapReduce jobs on the trackers:\n  export STRATA_CONF_DIR=%s\n", defaultFS, confDir)
@@ -149,8 +169,10 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 
 // printRealm says how to use a secure cluster: the user's principal and
 // password, the kinit line, the client environment, and a SPNEGO request.
-func printRealm(env *Env, r *localcluster.Realm, cl *localcluster.Cluster) {
+func printRealm(env *Env, r *localcluster.Realm, cl *localcluster.Cluster, home string) {
 	fmt.Fprintf(env.Stdout, "Secure mode: Kerberos realm %s, KDC %s (%s)\n", r.KDC.Realm, r.KDC.Addr(), r.Dir)
+	fmt.Fprintf(env.Stdout, "  superuser      nn (the NameNode's principal; this process is logged in as it)\n")
+	fmt.Fprintf(env.Stdout, "  your home      %s (owned by %s; /tmp is world-writable)\n", home, r.User)
 	fmt.Fprintf(env.Stdout, "  principal      %s  password %s  (also in %s)\n", r.KDC.Principal(r.User), r.Password, filepath.Join(r.Dir, r.User+".password"))
 	fmt.Fprintf(env.Stdout, "  keytabs        %s\n", strings.Join([]string{r.Keytabs["nn"], r.Keytabs["dn"], r.Keytabs["jt"], r.Keytabs["tt"], r.Keytabs["HTTP"]}, " "))
 	fmt.Fprintf(env.Stdout, "Get a ticket with:\n  %s\n", r.KinitLine())

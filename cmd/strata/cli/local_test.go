@@ -189,8 +189,8 @@ func TestLocalSecure(t *testing.T) {
 	if code := curlPath("/strata/ha/version"); code != "403" {
 		t.Errorf("/strata/ha/version as the user: %s", code)
 	}
-	// strata fsck authenticates with the same ticket (the invoking user
-	// is the NameNode's superuser).
+	// strata fsck authenticates with the same ticket: the user is not
+	// the superuser (the NameNode's principal's user, nn), who is.
 	t.Setenv("KRB5_CONFIG", kinit[2])
 	t.Setenv("KRB5CCNAME", kinit[3])
 	pu, err := url.Parse(curlLine[1])
@@ -199,8 +199,20 @@ func TestLocalSecure(t *testing.T) {
 	}
 	var o, e bytes.Buffer
 	fsckArgs := []string{"--config", filepath.Join(data, "conf"), "-D", "dfs.namenode.http-address=127.0.0.1:" + pu.Port(), "fsck", "/"}
+	if code := Main(fsckArgs, nil, &o, &e); code == 0 || !strings.Contains(o.String()+e.String(), "Superuser privilege is required") {
+		t.Fatalf("fsck with the user's ticket: exit %d: %s%s", code, o.String(), e.String())
+	}
+	nnCache := "FILE:" + filepath.Join(data, "nn.cc")
+	kt := exec.Command("kinit", "-kt", filepath.Join(data, "kdc", "nn.keytab"), "nn/localhost")
+	kt.Env = []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "KRB5_CONFIG=" + kinit[2], "KRB5CCNAME=" + nnCache}
+	if b, err := kt.CombinedOutput(); err != nil {
+		t.Fatalf("kinit -kt nn.keytab: %v %s", err, b)
+	}
+	t.Setenv("KRB5CCNAME", nnCache)
+	o.Reset()
+	e.Reset()
 	if code := Main(fsckArgs, nil, &o, &e); code != 0 || !strings.Contains(o.String(), "is HEALTHY") {
-		t.Fatalf("fsck with a ticket: exit %d: %s%s", code, o.String(), e.String())
+		t.Fatalf("fsck as nn: exit %d: %s%s", code, o.String(), e.String())
 	}
 	t.Setenv("KRB5CCNAME", "FILE:"+filepath.Join(data, "none.cc"))
 	o.Reset()

@@ -72,6 +72,12 @@ func runNFS3(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)
 		return 2
 	}
+	// Secure mode: the gateway's own principal (Hadoop's keys), acting
+	// for each uid's user as a proxy user.
+	if err := gatewayLogin(env.Conf, keyNFSPrincipal, keyNFSKeytab); err != nil {
+		fmt.Fprintf(env.Stderr, "nfs3: %v\n", err)
+		return 1
+	}
 	newClient := func(user string) (*hdfs.Client, error) {
 		o := opts
 		o.User = user

@@ -32,9 +32,13 @@ func clientLogin(cmd string, c *conf.Configuration, stderr io.Writer) error {
 	if !sc.Kerberos {
 		return nil
 	}
+	if keys, ok := gatewayKeytabs[cmd]; ok && c.GetTrimmed(keys[0]) != "" && c.GetTrimmed(keys[1]) != "" {
+		return nil // gatewayLogin logs in from the keytab
+	}
 	tokUser, err := loadTokenFile(c)
 	if err != nil {
 		return err
+	}
 	}
 	l, err := security.LoginFromCCache(sc.Rules)
 	if err != nil {
@@ -92,4 +96,35 @@ func loadTokenFile(c *conf.Configuration) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// Gateway principals: the NFS gateway's are Hadoop's keys; Hadoop's
+// fuse-dfs has none (it uses a ticket cache), so FUSE's are strata's.
+const (
+	keyNFSPrincipal  = "nfs.kerberos.principal"
+	keyNFSKeytab     = "nfs.keytab.file"
+	keyFUSEPrincipal = "strata.fuse.kerberos.principal"
+	keyFUSEKeytab    = "strata.fuse.keytab.file"
+)
+
+// gatewayKeytabs are the gateways' principal and keytab keys by command.
+var gatewayKeytabs = map[string][2]string{"nfs3": {keyNFSPrincipal, keyNFSKeytab}, "fuse": {keyFUSEPrincipal, keyFUSEKeytab}}
+
+// gatewayLogin logs a gateway in from its own keytab in kerberos mode
+// when c names both its principal and keytab (_HOST: this machine's
+// name), replacing the ticket-cache login clientLogin made; otherwise
+// the gateway keeps the ticket cache's login (a FUSE mount as the
+// mounting user's kinit). Either way the gateway acts for the users it
+// serves as a proxy user: hadoop.proxyuser.<its user>.hosts/.users/
+// .groups on the NameNode decide whom it may act as.
+func gatewayLogin(c *conf.Configuration, principalKey, keytabKey string) error {
+	s, err := ipc.SecureSettingsFrom(c, principalKey, keytabKey)
+	if err != nil || !s.Kerberos || s.Principal == "" || s.Keytab == "" {
+		return err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	return daemonLogin(s, host, c)
 }
