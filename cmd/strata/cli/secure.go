@@ -39,7 +39,6 @@ func clientLogin(cmd string, c *conf.Configuration, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	}
 	l, err := security.LoginFromCCache(sc.Rules)
 	if err != nil {
 		if tokUser != "" {
