@@ -180,17 +180,17 @@ func New(cfg Config) *JobTracker {
 	ic := cfg.IPC
 	ic.Logger = cfg.Logger
 	jt.srv = ipc.NewServer(ic)
-	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
+	jt.register(SubmissionProtocol, map[string]ipc.Method{
 		"submitJob":      ipc.Unary(jt.submitJob),
 		"getJobStatus":   ipc.Unary(jt.getJobStatus),
 		"killJob":        ipc.Unary(jt.killJob),
 		"listJobs":       ipc.Unary(jt.listJobs),
 		"getTaskReports": ipc.Unary(jt.getTaskReports),
 	})
-	jt.srv.Register(InterTrackerProtocol, map[string]ipc.Method{
+	jt.register(InterTrackerProtocol, map[string]ipc.Method{
 		"heartbeat": ipc.Unary(jt.heartbeat),
 	})
-	jt.srv.Register(taskrun.UmbilicalProtocol, map[string]ipc.Method{
+	jt.register(taskrun.UmbilicalProtocol, map[string]ipc.Method{
 		"getMapCompletionEvents": ipc.Unary(jt.getMapCompletionEvents),
 	})
 	return jt

@@ -13,6 +13,8 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/security"
+	"github.com/stratafs/strata/internal/taskrun"
 )
 
 // fakeTokenOps records renewals and cancellations; each renewal extends
@@ -139,5 +141,69 @@ func TestJobCredentialsShipped(t *testing.T) {
 	resp := h.heartbeat(beat{tracker: "tt-h1", maps: 1})
 	if len(resp.GetLaunch()) != 1 || string(resp.GetLaunch()[0].GetSpec().GetCredentials()) != string(creds) {
 		t.Fatalf("launched %v without the job's credentials", resp.GetLaunch())
+	}
+}
+
+// startTokenJT starts h's JobTracker taking job tokens (TOKEN) only.
+func startTokenJT(t *testing.T, h *harness) {
+	t.Helper()
+	h.jt.srv.SetSASL(&ipc.SASLConfig{
+		Mechanisms: []ipc.SASLMechanism{&ipc.TokenMechanism{Retrieve: h.jt.retrieveJobToken}},
+		MapUser:    func(p string) (string, error) { return p, nil },
+	})
+	if err := h.jt.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A job token authenticates a task's getMapCompletionEvents of its own
+// job and nothing else: not submitJob, killJob, getJobStatus, listJobs
+// or heartbeat (a client labels it as the protocol's token kind to
+// present it), and not the events of another job.
+func TestJobTokenOnlyForTaskCalls(t *testing.T) {
+	h := newHarness(t)
+	startTokenJT(t, h)
+	j := h.submit([][]string{{"h1"}}, 1)
+	other := h.submit([][]string{{"h1"}}, 1)
+	call := func(protocol, kind, method string, req, resp proto.Message) error {
+		tok := delegation.Token{Identifier: jobtoken.Identifier(j.id), Password: j.secret, Kind: kind, Service: h.jt.Addr()}
+		cl := ipc.NewClient(ipc.ClientConfig{Addr: h.jt.Addr(), Protocol: protocol, Tokens: []delegation.Token{tok}})
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return cl.Call(ctx, method, req, resp)
+	}
+	spec := &mrpb.JobSpec{Job: proto.String("wordcount"), Name: proto.String("t"), OutputPath: proto.String(h.dir + "/evil")}
+	for _, kind := range []string{delegation.Kind} {
+		for _, c := range []struct {
+			protocol, method string
+			req, resp        proto.Message
+		}{
+			{SubmissionProtocol, "submitJob", &mrpb.SubmitJobRequest{Spec: spec}, &mrpb.SubmitJobResponse{}},
+			{SubmissionProtocol, "killJob", &mrpb.JobIDRequest{JobId: proto.String(j.id)}, &mrpb.KillJobResponse{}},
+			{SubmissionProtocol, "getJobStatus", &mrpb.JobIDRequest{JobId: proto.String(j.id)}, &mrpb.JobStatusResponse{}},
+			{SubmissionProtocol, "listJobs", &mrpb.ListJobsRequest{}, &mrpb.ListJobsResponse{}},
+			{InterTrackerProtocol, "heartbeat", &mrpb.HeartbeatRequest{Tracker: proto.String("tt")}, &mrpb.HeartbeatResponse{}},
+		} {
+			err := call(c.protocol, kind, c.method, c.req, c.resp)
+			want := "User " + j.id + " (auth:TOKEN) is not authorized for protocol " + c.protocol
+			if !ipc.IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s %s with a job token (%s): %v", c.protocol, c.method, kind, err)
+			}
+		}
+	}
+	h.jt.mu.Lock()
+	state := j.state
+	n := len(h.jt.jobs)
+	h.jt.mu.Unlock()
+	if state != mrpb.JobState_RUNNING || n != 2 {
+		t.Fatalf("after the refused calls: job %v, %d jobs", state, n)
+	}
+	resp := &mrpb.MapCompletionEventsResponse{}
+	if err := call(taskrun.UmbilicalProtocol, jobtoken.Kind, "getMapCompletionEvents", &mrpb.MapCompletionEventsRequest{JobId: proto.String(j.id)}, resp); err != nil || resp.GetJobState() != mrpb.JobState_RUNNING {
+		t.Fatalf("its own job's events: %v %v", resp, err)
+	}
+	if err := call(taskrun.UmbilicalProtocol, jobtoken.Kind, "getMapCompletionEvents", &mrpb.MapCompletionEventsRequest{JobId: proto.String(other.id)}, resp); !ipc.IsClass(err, ipc.ClassAccessControl) {
+		t.Fatalf("another job's events: %v", err)
 	}
 }
