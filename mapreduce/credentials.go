@@ -25,8 +25,9 @@ type tokenGetter interface {
 // obtainTokens is Hadoop's TokenCache.obtainTokensForNamenodes: in
 // kerberos mode, a delegation token of every file system the job uses —
 // fs.defaultFS and mapreduce.job.hdfs-servers — that the JobTracker may
-// renew (renewer: the short name of mapreduce.jobtracker.kerberos.principal,
-// _HOST its host), as a token storage file (nil in simple mode).
+// renew (renewer: mapreduce.jobtracker.kerberos.principal, _HOST its host,
+// mapped to a user by hadoop.security.auth_to_local, the user the
+// JobTracker's login is), as a token storage file (nil in simple mode).
 func obtainTokens(ctx context.Context, env fs.Env, c *conf.Configuration, jtAddr string) ([]byte, error) {
 	if !strings.EqualFold(strings.TrimSpace(c.Get(security.KeyAuthentication)), "kerberos") {
 		return nil, nil
@@ -35,11 +36,10 @@ func obtainTokens(ctx context.Context, env fs.Env, c *conf.Configuration, jtAddr
 	if p == "" {
 		return nil, errors.New("mapreduce: Can't get Master Kerberos principal for use as renewer")
 	}
-	sp, err := security.ServerPrincipal(p, jtAddr)
+	renewer, err := jobTrackerUser(c, p, jtAddr)
 	if err != nil {
 		return nil, err
 	}
-	renewer := delegation.ShortName(sp)
 	def, err := fs.DefaultURI(c)
 	if err != nil {
 		return nil, err
@@ -77,4 +77,16 @@ func obtainTokens(ctx context.Context, env fs.Env, c *conf.Configuration, jtAddr
 		return nil, nil
 	}
 	return delegation.WriteCredentials(toks), nil
+}
+
+// jobTrackerUser is the user the JobTracker with principal p (maybe with
+// _HOST) at jtAddr logs in as: p mapped by the auth_to_local rules, as
+// Hadoop's renewer is (Master.getMasterUserName's KerberosName).
+func jobTrackerUser(c *conf.Configuration, p, jtAddr string) (string, error) {
+	s := security.Settings{Principal: p, AuthToLocal: c.Get(security.KeyAuthToLocal), AuthToLocalMechanism: c.Get(security.KeyAuthToLocalMech)}
+	u, err := s.UserOf(jtAddr)
+	if err != nil {
+		return "", fmt.Errorf("mapreduce: the JobTracker's user (renewer): %w", err)
+	}
+	return u, nil
 }
