@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
+	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/security"
 )
 
@@ -53,6 +56,15 @@ func obtainTokens(ctx context.Context, env fs.Env, c *conf.Configuration, jtAddr
 	var toks []delegation.AliasToken
 	seen := map[string]bool{}
 	for _, u := range uris {
+		if t := heldToken(c, u); t != nil {
+			// Hadoop's TokenCache: a token the process already holds
+			// (a job submitted from a task) is shipped again.
+			if !seen[t.Service] {
+				seen[t.Service] = true
+				toks = append(toks, delegation.AliasToken{Alias: t.Service, Token: *t})
+			}
+			continue
+		}
 		fsys, err := fs.Get(ctx, u, env)
 		if err != nil {
 			return nil, fmt.Errorf("mapreduce: delegation token for %s: %w", u, err)
@@ -89,4 +101,27 @@ func jobTrackerUser(c *conf.Configuration, p, jtAddr string) (string, error) {
 		return "", fmt.Errorf("mapreduce: the JobTracker's user (renewer): %w", err)
 	}
 	return u, nil
+}
+
+// heldToken is the process's delegation token (ipc.Tokens: a token
+// file's) for the HDFS file system at uri, if it holds one.
+func heldToken(c *conf.Configuration, uri string) *delegation.Token {
+	held := ipc.Tokens()
+	if len(held) == 0 {
+		return nil
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "hdfs" || u.Host == "" {
+		return nil
+	}
+	svc, err := hdfs.TokenService(c, u.Host)
+	if err != nil {
+		return nil
+	}
+	for i := range held {
+		if held[i].Kind == delegation.Kind && held[i].Service == svc {
+			return &held[i]
+		}
+	}
+	return nil
 }

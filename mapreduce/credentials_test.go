@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/ipc"
 )
 
 func TestObtainTokensModes(t *testing.T) {
@@ -62,5 +64,30 @@ func TestObtainTokensRenewer(t *testing.T) {
 	}
 	if !slices.Equal(renewers, []string{"mapred"}) {
 		t.Fatalf("renewers %v, want mapred", renewers)
+	}
+}
+
+// A token the process holds for a file system (a task's token file) is
+// shipped instead of asking the file system for another, as Hadoop's
+// TokenCache does for a job submitted from a task.
+func TestObtainTokensReusesHeld(t *testing.T) {
+	held := delegation.Token{Identifier: []byte("held"), Password: []byte("pw"), Kind: delegation.Kind, Service: "127.0.0.1:8020"}
+	if err := ipc.SetTokens([]delegation.Token{held}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ipc.SetTokens(nil, nil) })
+	c := conf.New()
+	c.Set("hadoop.security.authentication", "kerberos")
+	c.Set("fs.defaultFS", "hdfs://127.0.0.1:8020") // nothing listens: it must not be asked
+	c.Set("mapreduce.jobtracker.kerberos.principal", "jt/jthost@EXAMPLE.COM")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, err := obtainTokens(ctx, fs.Env{Conf: c}, c, "jthost:9001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := delegation.ReadCredentials(b)
+	if err != nil || len(got) != 1 || string(got[0].Token.Identifier) != "held" {
+		t.Fatalf("shipped %v, %v", got, err)
 	}
 }
