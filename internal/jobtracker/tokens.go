@@ -185,6 +185,7 @@ func (jt *JobTracker) verifyTokens(ctx context.Context, job, user, remoteIP stri
 		now := jt.now()
 		jt.mu.Unlock()
 		out = append(out, renewedToken{tok: t, at: now, expiry: exp})
+		jt.log.Info("jobtracker: renewed a delegation token", "submitter", user, "token", tokenString(t), "expires", time.UnixMilli(exp).UTC().Format(time.RFC3339))
 	}
 	return out, nil
 }
