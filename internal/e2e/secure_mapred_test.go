@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/taskrun"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -182,7 +186,30 @@ func TestSecureMapReduceTokens(t *testing.T) {
 		t.Fatalf("job with a cancelled token: exit %v\n%s%s", res[2], res[0], res[1])
 	}
 
-	// A task without a token file cannot reach the NameNode.
+	// A task child without a token file (nor a ticket) cannot reach the
+	// NameNode: a map of TeraGen's output, run as a TaskTracker runs it.
+	conf := map[string]string{"fs.defaultFS": p.URI()}
+	for k, v := range settings {
+		if !strings.HasSuffix(k, ".keytab.file") {
+			conf[k] = v
+		}
+	}
+	spec := &mrpb.TaskSpec{Job: proto.String("wordcount"), Args: []string{"/user/alice/tera/in", "/user/alice/nocreds"}, User: proto.String("alice"), JobId: proto.String("job_1_0099"),
+		Type: mrpb.TaskType_MAP.Enum(), Task: proto.Int32(0), Attempt: proto.Int32(0), Reducers: proto.Int32(1), Conf: conf,
+		Split:     &mrpb.InputSplit{Path: proto.String(p.URI() + "/user/alice/tera/in/part-m-00000"), Start: proto.Int64(0), Length: proto.Int64(100), Index: proto.Int32(0)},
+		LocalDirs: []string{t.TempDir()}, OutputPath: proto.String("/user/alice/nocreds")}
+	var in bytes.Buffer
+	if err := taskrun.WriteSpec(&in, spec); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(p.Binary(), "task")
+	child.Stdin = &in
+	child.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+filepath.Join(r.dir, "none.cc"))
+	if out, err := child.Output(); err == nil || !strings.Contains(string(out), "SIMPLE authentication is not enabled") {
+		t.Fatalf("a task child without a token file: %v\n%s", err, out)
+	}
+
+	// Nor can a client.
 	cmd := exec.Command(p.Binary(), append(p.ClientArgs(), "-D", "hadoop.security.authentication=kerberos", "dfs", "-ls", "/")...)
 	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+filepath.Join(r.dir, "none.cc"))
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "SIMPLE authentication is not enabled") {
