@@ -156,10 +156,11 @@ func (jt *JobTracker) verifyTokens(ctx context.Context, job, user, remoteIP stri
 		if err != nil {
 			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: credentials: %v", job, err)
 		}
-		if id.Owner == user || id.User() == user {
+		owner := jt.ownerUser(id)
+		if id.Owner == user || owner == user {
 			continue
 		}
-		if p := jt.cfg.Security.ProxyUsers; p != nil && p.Authorize(user, id.User(), remoteIP) == nil {
+		if p := jt.cfg.Security.ProxyUsers; p != nil && p.Authorize(user, owner, remoteIP) == nil {
 			continue
 		}
 		return nil, ipc.Errorf(ipc.ClassAccessControl, "job %q: %v is not %s's", job, id, user)
@@ -188,6 +189,17 @@ func (jt *JobTracker) verifyTokens(ctx context.Context, job, user, remoteIP stri
 		jt.log.Info("jobtracker: renewed a delegation token", "submitter", user, "token", tokenString(t), "expires", time.UnixMilli(exp).UTC().Format(time.RFC3339))
 	}
 	return out, nil
+}
+
+// ownerUser is the user of a token's owner by the JobTracker's
+// auth_to_local rules, as its callers' principals are mapped.
+func (jt *JobTracker) ownerUser(id delegation.Identifier) string {
+	if rules, err := jt.cfg.Security.Rules(); err == nil && strings.ContainsAny(id.Owner, "/@") {
+		if u, err := rules.ShortName(id.Owner); err == nil {
+			return u
+		}
+	}
+	return id.User()
 }
 
 // manageTokens renews j's renewed tokens until j and its cleanup have

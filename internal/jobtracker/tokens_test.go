@@ -220,6 +220,12 @@ func TestJobTokensVerifiedAtSubmission(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d jobs queued", n)
 	}
+	// An owner the JobTracker's auth_to_local rules map to the submitter
+	// is the submitter.
+	h.jt.cfg.Security.AuthToLocal = "RULE:[1:$1@$0](carol@EXAMPLE.COM)s/.*/alice/"
+	if _, err := h.submitWithTokens([]delegation.AliasToken{ownedToken("carol@EXAMPLE.COM", "127.0.0.1:8020", 4)}); err != nil {
+		t.Fatalf("a token of carol@EXAMPLE.COM, alice by the rules: %v", err)
+	}
 	// A user the submitter may impersonate is accepted.
 	h.jt.cfg.Security.ProxyUsers = security.ProxyUsersFromConf(confWith("hadoop.proxyuser.alice.users", "bob", "hadoop.proxyuser.alice.hosts", "*"))
 	if _, err := h.submitWithTokens([]delegation.AliasToken{mine, theirs}); err != nil {
