@@ -2,11 +2,14 @@ package hdfs
 
 import (
 	"context"
+	"fmt"
 	"net"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
 )
 
@@ -67,4 +70,14 @@ func (c *Client) RenewDelegationToken(ctx context.Context, t *Token) (int64, err
 func (c *Client) CancelDelegationToken(ctx context.Context, t *Token) error {
 	var resp hdfspb.CancelDelegationTokenResponseProto
 	return c.call(ctx, "cancelDelegationToken", &hdfspb.CancelDelegationTokenRequestProto{Token: tokenProto(t)}, &resp)
+}
+
+// TokenService is the service of the tokens a client of authority gets
+// (tokenService), its NameNodes resolved by c.
+func TokenService(c *conf.Configuration, authority string) (string, error) {
+	addrs, err := nameservice.Resolve(c, authority)
+	if err != nil {
+		return "", fmt.Errorf("hdfs: %w", err)
+	}
+	return tokenService(authority, addrs), nil
 }

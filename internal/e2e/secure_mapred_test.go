@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/internal/delegation"
+	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/taskrun"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -20,9 +24,9 @@ import (
 // TaskTracker: the job client obtains a delegation token for the file
 // system with the JobTracker as renewer, the tasks (which have no ticket)
 // reach the NameNode with it and the JobTracker with their job token, the
-// JobTracker renews the token and cancels it when the job ends. A job
-// whose token its owner cancels while its maps run fails, naming the
-// token; a task without a token file cannot reach the NameNode.
+// JobTracker renews the token and cancels it when the job ends. A
+// TeraSort whose token its owner cancels while its maps run fails, naming
+// the token; a client without a token file cannot reach the NameNode.
 func TestSecureMapReduceTokens(t *testing.T) {
 	r := startRealm(t)
 	jtKT, ttKT := filepath.Join(r.dir, "jt.keytab"), filepath.Join(r.dir, "tt.keytab")
@@ -107,22 +111,36 @@ func TestSecureMapReduceTokens(t *testing.T) {
 	waitLog("cancellation at the job's end", jt, "jobtracker: cancelled a delegation token")
 	waitLog("the NameNode saw the JobTracker renew", p.NameNodeProcess(), "Auth successful for jt (auth:KERBEROS)")
 
-	// A job whose token alice cancels while its maps run (one map slot,
-	// thirty maps) fails, and says which token.
+	// A TeraSort whose token alice cancels once its maps run (one map
+	// slot, forty maps) fails, and says which token. Its input comes from
+	// a TeraGen that must succeed first.
+	must(r.alice, "-D", "mapreduce.job.maps=40", "examples", "teragen", "150000", "/user/alice/tera/in2")
 	done := make(chan [3]any, 1)
 	go func() {
-		out, errs, code := run(r.alice, nil, "-D", "mapreduce.job.maps=30", "-D", "mapreduce.map.maxattempts=2", "examples", "teragen", "150000", "/user/alice/tera/in2")
+		out, errs, code := run(r.alice, nil, "-D", "mapreduce.job.reduces=1", "-D", "mapreduce.map.maxattempts=2", "examples", "terasort", "/user/alice/tera/in2", "/user/alice/tera/out2")
 		done <- [3]any{out, errs, code}
 	}()
-	// Read a map's token file while it exists (the attempt's directory
-	// goes when the attempt ends); it is mode 0600.
+	// The TeraSort's id, once the JobTracker has it.
+	submitted := regexp.MustCompile(`job submitted" job=(job_\d+_\d+) name=TeraSort`)
+	sortJob := ""
+	deadline := time.Now().Add(30 * time.Second)
+	for sortJob == "" && time.Now().Before(deadline) {
+		if m := submitted.FindAllStringSubmatch(jt.Log(), -1); len(m) == 2 {
+			sortJob = m[1][1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sortJob == "" {
+		t.Fatalf("the second TeraSort was not submitted:\n%s", jt.Log())
+	}
+	// Read a map's token file while it exists (it goes when the attempt
+	// ends); it is mode 0600.
 	var ats []delegation.AliasToken
 	tokFile := ""
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for ats == nil && time.Now().Before(deadline) {
 		filepath.WalkDir(p.Dir(), func(path string, d fs.DirEntry, err error) error {
-			// The fourth job's (TeraGen, TeraSort, TeraValidate came first).
-			if err != nil || ats != nil || d.Name() != "container_tokens" || !strings.Contains(path, "_0004_m_") {
+			if err != nil || ats != nil || d.Name() != "container_tokens" || !strings.Contains(path, strings.TrimPrefix(sortJob, "job_")+"_m_") {
 				return nil
 			}
 			fi, err1 := os.Stat(path)
@@ -138,7 +156,7 @@ func TestSecureMapReduceTokens(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if ats == nil {
-		t.Fatalf("no task token file of the fourth job appeared")
+		t.Fatalf("no map token file of %s appeared", sortJob)
 	}
 	var hdfsToks []delegation.AliasToken
 	for _, at := range ats {
@@ -162,11 +180,36 @@ func TestSecureMapReduceTokens(t *testing.T) {
 	}
 	id, _ := delegation.DecodeIdentifier(hdfsToks[0].Token.Identifier)
 	t.Logf("cancelled %v from %s; the job said:\n%s%s", id, tokFile, res[0], res[1])
-	if res[2].(int) == 0 || !strings.Contains(res[1].(string)+res[0].(string), "token ("+id.String()+") can't be found in cache") {
+	// A later map fails twice on the cancelled token, which fails the job.
+	failedMap := regexp.MustCompile(`task m_\d+ failed 2 times; last error: .*token \(` + regexp.QuoteMeta(id.String()) + `\) can't be found in cache`)
+	if res[2].(int) == 0 || !failedMap.MatchString(res[1].(string)+res[0].(string)) {
 		t.Fatalf("job with a cancelled token: exit %v\n%s%s", res[2], res[0], res[1])
 	}
 
-	// A task without a token file cannot reach the NameNode.
+	// A task child without a token file (nor a ticket) cannot reach the
+	// NameNode: a map of TeraGen's output, run as a TaskTracker runs it.
+	conf := map[string]string{"fs.defaultFS": p.URI()}
+	for k, v := range settings {
+		if !strings.HasSuffix(k, ".keytab.file") {
+			conf[k] = v
+		}
+	}
+	spec := &mrpb.TaskSpec{Job: proto.String("wordcount"), Args: []string{"/user/alice/tera/in", "/user/alice/nocreds"}, User: proto.String("alice"), JobId: proto.String("job_1_0099"),
+		Type: mrpb.TaskType_MAP.Enum(), Task: proto.Int32(0), Attempt: proto.Int32(0), Reducers: proto.Int32(1), Conf: conf,
+		Split:     &mrpb.InputSplit{Path: proto.String(p.URI() + "/user/alice/tera/in/part-m-00000"), Start: proto.Int64(0), Length: proto.Int64(100), Index: proto.Int32(0)},
+		LocalDirs: []string{t.TempDir()}, OutputPath: proto.String("/user/alice/nocreds")}
+	var in bytes.Buffer
+	if err := taskrun.WriteSpec(&in, spec); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(p.Binary(), "task")
+	child.Stdin = &in
+	child.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+filepath.Join(r.dir, "none.cc"))
+	if out, err := child.Output(); err == nil || !strings.Contains(string(out), "SIMPLE authentication is not enabled") {
+		t.Fatalf("a task child without a token file: %v\n%s", err, out)
+	}
+
+	// Nor can a client.
 	cmd := exec.Command(p.Binary(), append(p.ClientArgs(), "-D", "hadoop.security.authentication=kerberos", "dfs", "-ls", "/")...)
 	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+filepath.Join(r.dir, "none.cc"))
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "SIMPLE authentication is not enabled") {

@@ -38,6 +38,19 @@ func Unary[T any, Req interface {
 	}
 }
 
+// Guard returns m with check run before its handler: a refusal by check
+// is the call's error (a server's per-method authorization).
+func (m Method) Guard(check func(ctx context.Context) error) Method {
+	h := m.handle
+	m.handle = func(ctx context.Context, req proto.Message) (proto.Message, error) {
+		if err := check(ctx); err != nil {
+			return nil, err
+		}
+		return h(ctx, req)
+	}
+	return m
+}
+
 // Caller describes who made the call being served.
 type Caller struct {
 	// User is the effective user from the connection context.

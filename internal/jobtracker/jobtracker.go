@@ -43,9 +43,13 @@ type JobTracker struct {
 	// tokenOps renews and cancels the jobs' delegation tokens (tokens.go).
 	tokenOps tokenOps
 
-	stop      chan struct{}
-	wg        sync.WaitGroup
-	closeOnce sync.Once
+	stop chan struct{}
+	// stopCtx is cancelled with stop: it ends the peer calls of the
+	// token renewals.
+	stopCtx    context.Context
+	stopCancel context.CancelFunc
+	wg         sync.WaitGroup
+	closeOnce  sync.Once
 	// background are history writes; Close waits for them. They are
 	// started by RPC handlers and the monitor (which Close stops first),
 	// so none starts once Close waits.
@@ -170,6 +174,7 @@ func New(cfg Config) *JobTracker {
 	}
 	jt := &JobTracker{cfg: cfg, log: cfg.Logger, jobs: map[string]*job{}, trackers: map[string]*tracker{},
 		stop: make(chan struct{}), tokenOps: hdfsTokenOps{c: cfg.HistoryConf}}
+	jt.stopCtx, jt.stopCancel = context.WithCancel(context.Background())
 	if jt.cfg.User == "" {
 		jt.cfg.User = conf.New().Get("user.name")
 	}
@@ -180,17 +185,17 @@ func New(cfg Config) *JobTracker {
 	ic := cfg.IPC
 	ic.Logger = cfg.Logger
 	jt.srv = ipc.NewServer(ic)
-	jt.srv.Register(SubmissionProtocol, map[string]ipc.Method{
+	jt.register(SubmissionProtocol, map[string]ipc.Method{
 		"submitJob":      ipc.Unary(jt.submitJob),
 		"getJobStatus":   ipc.Unary(jt.getJobStatus),
 		"killJob":        ipc.Unary(jt.killJob),
 		"listJobs":       ipc.Unary(jt.listJobs),
 		"getTaskReports": ipc.Unary(jt.getTaskReports),
 	})
-	jt.srv.Register(InterTrackerProtocol, map[string]ipc.Method{
+	jt.register(InterTrackerProtocol, map[string]ipc.Method{
 		"heartbeat": ipc.Unary(jt.heartbeat),
 	})
-	jt.srv.Register(taskrun.UmbilicalProtocol, map[string]ipc.Method{
+	jt.register(taskrun.UmbilicalProtocol, map[string]ipc.Method{
 		"getMapCompletionEvents": ipc.Unary(jt.getMapCompletionEvents),
 	})
 	return jt
@@ -230,6 +235,7 @@ func (jt *JobTracker) Addr() string { return jt.ln.Addr().String() }
 func (jt *JobTracker) Close() error {
 	jt.closeOnce.Do(func() {
 		close(jt.stop)
+		jt.stopCancel()
 		jt.stopHTTP()
 		jt.srv.Close()
 		if jt.ln != nil {
@@ -364,6 +370,17 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if v, err := c.GetBool(keyCancelTokens); err == nil && c.Get(keyCancelTokens) != "" {
 		cancelTokens = v
 	}
+	var renewed []renewedToken
+	if len(toks) > 0 {
+		ip := ""
+		if ta, ok := caller.Remote.(*net.TCPAddr); ok {
+			ip = ta.IP.String()
+		}
+		// Before the lock: the renewals talk to NameNodes.
+		if renewed, err = jt.verifyTokens(ctx, spec.GetJob(), user, ip, jt.jobServices(c), toks); err != nil {
+			return nil, err
+		}
+	}
 	// No output setup here: attempts create their work directories, and
 	// the job's cleanup task commits or aborts on a TaskTracker.
 	secret, err := jobtoken.NewSecret(nil)
@@ -406,8 +423,8 @@ func (jt *JobTracker) submitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j.id)
 	jt.log.Info("jobtracker: job submitted", "job", j.id, "name", j.name, "maps", len(j.maps), "reduces", len(j.reduces), "user", user)
-	if len(toks) > 0 {
-		jt.goBackground(func() { jt.manageTokens(j, toks, cancelTokens) })
+	if len(renewed) > 0 {
+		jt.goBackground(func() { jt.manageTokens(j, renewed, cancelTokens) })
 	}
 	jt.checkDone(j)
 	return &mrpb.SubmitJobResponse{JobId: proto.String(j.id)}, nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -43,6 +44,9 @@ func newHarness(t *testing.T) *harness {
 	cfg := DefaultConfig()
 	cfg.Addr, cfg.HTTPAddr, cfg.Clock = "127.0.0.1:0", "127.0.0.1:0", clk.now
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("JTLOG") != "" {
+		cfg.Logger = slog.Default()
+	}
 	dir := t.TempDir() // removed after Close has waited for history writes
 	cfg.HistoryDir = filepath.Join(dir, "history")
 	jt := New(cfg)

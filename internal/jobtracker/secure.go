@@ -1,6 +1,7 @@
 package jobtracker
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/stratafs/strata/conf"
@@ -12,12 +13,39 @@ import (
 
 // The JobTracker's protocols' principals (Hadoop's @KerberosInfo): job
 // clients ask tickets for the JobTracker's principal; only TaskTrackers
-// may speak InterTrackerProtocol.
+// may speak InterTrackerProtocol; task children present their job's token
+// on the umbilical protocol (and the JobTracker takes it for nothing else:
+// tokenMethods).
 func init() {
 	jt := security.KeyJobTrackerPrincipal
-	ipc.RegisterKerberosInfo(SubmissionProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt, TokenKind: jobtoken.Kind})
+	ipc.RegisterKerberosInfo(SubmissionProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt})
 	ipc.RegisterKerberosInfo(taskrun.UmbilicalProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt, TokenKind: jobtoken.Kind})
 	ipc.RegisterKerberosInfo(InterTrackerProtocol, ipc.KerberosInfo{ServerPrincipalKey: jt, ClientPrincipalKey: security.KeyTaskTrackerPrincipal})
+}
+
+// tokenMethods are the calls a job token authenticates: a task child's.
+// A job token is no user identity — its "user" is the job id — so a TOKEN
+// caller of any other method is refused, whatever protocol the call names.
+var tokenMethods = map[string]bool{"getMapCompletionEvents": true}
+
+// register registers protocol's methods, those outside tokenMethods
+// guarded against TOKEN callers.
+func (jt *JobTracker) register(protocol string, methods map[string]ipc.Method) {
+	for name, m := range methods {
+		if !tokenMethods[name] {
+			methods[name] = m.Guard(func(ctx context.Context) error { return refuseToken(ctx, protocol) })
+		}
+	}
+	jt.srv.Register(protocol, methods)
+}
+
+// refuseToken refuses a TOKEN caller with Hadoop's service authorization
+// message.
+func refuseToken(ctx context.Context, protocol string) error {
+	if c, ok := ipc.CallerFrom(ctx); ok && c.Auth == ipc.AuthMethodToken {
+		return ipc.Errorf(security.ClassAuthorization, "User %s (auth:TOKEN) is not authorized for protocol %s", c.User, protocol)
+	}
+	return nil
 }
 
 // secureConfig reads the secure-mode settings

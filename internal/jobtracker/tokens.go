@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"time"
 
@@ -11,23 +12,52 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/mapreduce"
 )
 
 // A job's credentials (JobSpec.credentials) are the delegation tokens its
-// client obtained. The JobTracker renews them while the job runs (Hadoop
-// 1's DelegationTokenRenewal: at once, then each time 90% of the way to
-// the expiry the last renewal gave) and cancels them once the job and its
-// cleanup have ended, unless the job sets
+// client obtained. The JobTracker renews those of the job's file systems
+// (fs.defaultFS and mapreduce.job.hdfs-servers, as it resolves them)
+// once at submission — the renewal proves the token's password, and a
+// job whose first renewal fails is refused — then while the job runs
+// (Hadoop's DelegationTokenRenewal: each time 90% of the way to the
+// expiry the last renewal gave, a failed renewal retried with backoff
+// until the token expires), and cancels them once the job and its cleanup
+// have ended, unless the job sets
 // mapreduce.job.complete.cancel.delegation.tokens=false. It talks to the
-// NameNodes as itself (its keytab login), the tokens' renewer.
+// NameNodes as itself (its keytab login), the tokens' renewer. Only tokens
+// it renewed are cancelled: a NameNode's cancel checks only the
+// identifier, and the JobTracker must not cancel a token its submitter
+// merely named. Every token must be the submitter's (or a user's the
+// submitter may impersonate); the credentials are bounded in count and
+// bytes, as they are copied into every task's spec.
 
-const keyCancelTokens = "mapreduce.job.complete.cancel.delegation.tokens"
+const (
+	keyCancelTokens = "mapreduce.job.complete.cancel.delegation.tokens"
+
+	maxJobTokens          = 64
+	maxJobCredentialBytes = 256 << 10
+	// renewTimeout bounds one renewal or cancellation, and all of a
+	// submission's renewals.
+	renewTimeout = 30 * time.Second
+	// maxRenewBackoff bounds the wait between retries of a failed renewal.
+	maxRenewBackoff = time.Minute
+)
 
 // renewalDelay is how long after now to renew a token that expires at
 // expiry (ms since the epoch): 90% of the time left, at least a second.
 func renewalDelay(expiry int64, now time.Time) time.Duration {
 	left := time.Duration(expiry-now.UnixMilli()) * time.Millisecond
 	return max(left*9/10, time.Second)
+}
+
+// retryDelay is the wait before the n-th retry (n ≥ 1) of a failed
+// renewal: 1 s doubling, at most maxRenewBackoff.
+func retryDelay(n int) time.Duration {
+	if n > 6 {
+		return maxRenewBackoff
+	}
+	return min(time.Second<<(n-1), maxRenewBackoff)
 }
 
 // tokenOps renews and cancels tokens at the NameNodes they name; a
@@ -42,15 +72,18 @@ type tokenOps interface {
 type hdfsTokenOps struct{ c *conf.Configuration }
 
 func (o hdfsTokenOps) client(t *delegation.Token) (*hdfs.Client, error) {
-	c := o.c
-	if c == nil {
-		c = conf.New()
-	}
-	opts, err := hdfs.OptionsFrom(c, strings.TrimPrefix(t.Service, "ha-hdfs:"))
+	opts, err := hdfs.OptionsFrom(o.conf(), strings.TrimPrefix(t.Service, "ha-hdfs:"))
 	if err != nil {
 		return nil, err
 	}
 	return hdfs.New(opts)
+}
+
+func (o hdfsTokenOps) conf() *conf.Configuration {
+	if o.c == nil {
+		return conf.New()
+	}
+	return o.c
 }
 
 func (o hdfsTokenOps) renew(ctx context.Context, t *delegation.Token) (int64, error) {
@@ -71,13 +104,111 @@ func (o hdfsTokenOps) cancel(ctx context.Context, t *delegation.Token) error {
 	return cl.CancelDelegationToken(ctx, t)
 }
 
-// manageTokens renews j's delegation tokens until j and its cleanup have
+// renewedToken is a token whose renewal at submission succeeded.
+type renewedToken struct {
+	tok    delegation.Token
+	at     time.Time // of the renewal
+	expiry int64     // ms since the epoch
+}
+
+// opContext bounds a renewal or cancellation by renewTimeout, parent and
+// the JobTracker's stop.
+func (jt *JobTracker) opContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, renewTimeout)
+	stop := context.AfterFunc(jt.stopCtx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// jobServices are the token services of the job's file systems
+// (fs.defaultFS and mapreduce.job.hdfs-servers in c, the job's
+// configuration), resolved by the JobTracker's configuration.
+func (jt *JobTracker) jobServices(c *conf.Configuration) map[string]bool {
+	uris := []string{c.Get("fs.defaultFS")}
+	uris = append(uris, strings.Split(c.Get(mapreduce.KeyJobHDFSServers), ",")...)
+	svcs := map[string]bool{}
+	for _, s := range uris {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || u.Scheme != "hdfs" || u.Host == "" {
+			continue
+		}
+		if svc, err := hdfs.TokenService(jt.tokenConf(), u.Host); err == nil {
+			svcs[svc] = true
+		}
+	}
+	return svcs
+}
+
+// tokenConf is the configuration the JobTracker reaches NameNodes with.
+func (jt *JobTracker) tokenConf() *conf.Configuration {
+	if jt.cfg.HistoryConf != nil {
+		return jt.cfg.HistoryConf
+	}
+	return conf.New()
+}
+
+// verifyTokens checks that every delegation token of toks is user's (or
+// a user's user may impersonate from remoteIP), then renews those of the
+// job's file systems (svcs), all within renewTimeout of ctx. It returns
+// the renewed tokens, the ones the JobTracker manages.
+func (jt *JobTracker) verifyTokens(ctx context.Context, job, user, remoteIP string, svcs map[string]bool, toks []delegation.Token) ([]renewedToken, error) {
+	for _, t := range toks {
+		id, err := delegation.DecodeIdentifier(t.Identifier)
+		if err != nil {
+			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: credentials: %v", job, err)
+		}
+		owner := jt.ownerUser(id)
+		if id.Owner == user || owner == user {
+			continue
+		}
+		if p := jt.cfg.Security.ProxyUsers; p != nil && p.Authorize(user, owner, remoteIP) == nil {
+			continue
+		}
+		return nil, ipc.Errorf(ipc.ClassAccessControl, "job %q: %v is not %s's", job, id, user)
+	}
+	ctx, cancel := jt.opContext(ctx)
+	defer cancel()
+	var out []renewedToken
+	seen := map[string]bool{}
+	for _, t := range toks {
+		if !svcs[t.Service] || seen[string(t.Identifier)] {
+			continue
+		}
+		seen[string(t.Identifier)] = true
+		exp, err := jt.tokenOps.renew(ctx, &t)
+		if err != nil {
+			class := ipc.ClassOf(err)
+			if jt.stopCtx.Err() != nil {
+				class = ipc.ClassIOException
+			}
+			return nil, ipc.Errorf(class, "job %q: renewing %s: %v", job, tokenString(t), err)
+		}
+		jt.mu.Lock()
+		now := jt.now()
+		jt.mu.Unlock()
+		out = append(out, renewedToken{tok: t, at: now, expiry: exp})
+		jt.log.Info("jobtracker: renewed a delegation token", "submitter", user, "token", tokenString(t), "expires", time.UnixMilli(exp).UTC().Format(time.RFC3339))
+	}
+	return out, nil
+}
+
+// ownerUser is the user of a token's owner by the JobTracker's
+// auth_to_local rules, as its callers' principals are mapped.
+func (jt *JobTracker) ownerUser(id delegation.Identifier) string {
+	if rules, err := jt.cfg.Security.Rules(); err == nil && strings.ContainsAny(id.Owner, "/@") {
+		if u, err := rules.ShortName(id.Owner); err == nil {
+			return u
+		}
+	}
+	return id.User()
+}
+
+// manageTokens renews j's renewed tokens until j and its cleanup have
 // ended (or the JobTracker stops), then cancels them if the job asks.
-func (jt *JobTracker) manageTokens(j *job, toks []delegation.Token, cancelAtEnd bool) {
-	next := make([]time.Time, len(toks)) // zero: renew now
-	live := make([]bool, len(toks))
-	for i := range live {
-		live[i] = true
+func (jt *JobTracker) manageTokens(j *job, toks []renewedToken, cancelAtEnd bool) {
+	next := make([]time.Time, len(toks))
+	fails := make([]int, len(toks))
+	for i, t := range toks {
+		next[i] = t.at.Add(renewalDelay(t.expiry, t.at))
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -90,21 +221,30 @@ func (jt *JobTracker) manageTokens(j *job, toks []delegation.Token, cancelAtEnd 
 			break
 		}
 		for i := range toks {
-			if !live[i] || now.Before(next[i]) {
+			t := &toks[i]
+			if next[i].IsZero() || now.Before(next[i]) {
 				continue
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			exp, err := jt.tokenOps.renew(ctx, &toks[i])
+			ctx, cancel := jt.opContext(context.Background())
+			exp, err := jt.tokenOps.renew(ctx, &t.tok)
 			cancel()
+			if jt.stopCtx.Err() != nil {
+				return
+			}
 			if err != nil {
-				// Hadoop stops renewing a token it cannot renew; the
-				// tasks' next use of it says why.
-				jt.log.Warn("jobtracker: renewing a delegation token failed", "job", j.id, "token", tokenString(toks[i]), "err", err)
-				live[i] = false
+				fails[i]++
+				if retry := now.Add(retryDelay(fails[i])); retry.UnixMilli() < t.expiry {
+					next[i] = retry
+					jt.log.Warn("jobtracker: renewing a delegation token failed; will retry", "job", j.id, "token", tokenString(t.tok), "retry", retry.UTC().Format(time.RFC3339), "err", err)
+				} else {
+					next[i] = time.Time{} // expires before another try
+					jt.log.Warn("jobtracker: renewing a delegation token failed; it expires", "job", j.id, "token", tokenString(t.tok), "err", err)
+				}
 				continue
 			}
+			fails[i], t.expiry = 0, exp
 			next[i] = now.Add(renewalDelay(exp, now))
-			jt.log.Info("jobtracker: renewed a delegation token", "job", j.id, "token", tokenString(toks[i]), "expires", time.UnixMilli(exp).UTC().Format(time.RFC3339))
+			jt.log.Info("jobtracker: renewed a delegation token", "job", j.id, "token", tokenString(t.tok), "expires", time.UnixMilli(exp).UTC().Format(time.RFC3339))
 		}
 		select {
 		case <-jt.stop:
@@ -116,14 +256,14 @@ func (jt *JobTracker) manageTokens(j *job, toks []delegation.Token, cancelAtEnd 
 		return
 	}
 	for i := range toks {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := jt.tokenOps.cancel(ctx, &toks[i])
+		ctx, cancel := jt.opContext(context.Background())
+		err := jt.tokenOps.cancel(ctx, &toks[i].tok)
 		cancel()
 		if err != nil {
-			jt.log.Warn("jobtracker: cancelling a delegation token failed", "job", j.id, "token", tokenString(toks[i]), "err", err)
+			jt.log.Warn("jobtracker: cancelling a delegation token failed", "job", j.id, "token", tokenString(toks[i].tok), "err", err)
 			continue
 		}
-		jt.log.Info("jobtracker: cancelled a delegation token", "job", j.id, "token", tokenString(toks[i]))
+		jt.log.Info("jobtracker: cancelled a delegation token", "job", j.id, "token", tokenString(toks[i].tok))
 	}
 }
 
@@ -140,9 +280,15 @@ func jobCredentials(spec *mrpb.JobSpec) ([]delegation.Token, error) {
 	if len(spec.GetCredentials()) == 0 {
 		return nil, nil
 	}
+	if n := len(spec.GetCredentials()); n > maxJobCredentialBytes {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: credentials of %d bytes, more than %d", spec.GetJob(), n, maxJobCredentialBytes)
+	}
 	ats, err := delegation.ReadCredentials(spec.GetCredentials())
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: credentials: %v", spec.GetJob(), err)
+	}
+	if len(ats) > maxJobTokens {
+		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %q: %d tokens in its credentials, more than %d", spec.GetJob(), len(ats), maxJobTokens)
 	}
 	var toks []delegation.Token
 	for _, at := range ats {

@@ -359,6 +359,11 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	if err != nil {
 		return fail(mrpb.TaskReport_FAILED, err)
 	}
+	if tokenFile != "" {
+		// The credentials outlive the child nowhere (run returns once
+		// it has exited).
+		defer os.Remove(tokenFile)
+	}
 	var in bytes.Buffer
 	if err := taskrun.WriteSpec(&in, spec); err != nil {
 		return fail(mrpb.TaskReport_FAILED, err)

@@ -2,6 +2,7 @@ package tasktracker
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 
@@ -21,7 +22,8 @@ const tokenFileName = "container_tokens"
 // them from the file HADOOP_TOKEN_FILE_LOCATION names, as Hadoop's
 // children do. In kerberos mode a reduce always gets its job token, the
 // only credential it has for the JobTracker. It returns the file's path,
-// "" when there is nothing to write.
+// "" when there is nothing to write; the caller removes the file once the
+// child has exited.
 func writeTokenFile(dir string, spec *mrpb.TaskSpec, jtAddr string, cred *syscall.Credential, kerberos bool) (string, error) {
 	creds := spec.GetCredentials()
 	spec.Credentials = nil
@@ -40,12 +42,24 @@ func writeTokenFile(dir string, spec *mrpb.TaskSpec, jtAddr string, cred *syscal
 		toks = append(toks, delegation.AliasToken{Alias: jtAddr, Token: delegation.Token{
 			Identifier: jobtoken.Identifier(spec.GetJobId()), Password: secret, Kind: jobtoken.Kind, Service: jtAddr}})
 	}
+	// A new file, never through a link: the directory is the task
+	// user's, who could have planted one to have the TaskTracker write
+	// (or chown) a file of its choosing.
 	path := filepath.Join(dir, tokenFileName)
-	if err := delegation.WriteCredentialsFile(path, toks); err != nil {
-		return "", err
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("tasktracker: token file: %w", err)
 	}
-	if err := chown(path, cred); err != nil {
-		return "", err
+	_, err = f.Write(delegation.WriteCredentials(toks))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = chown(path, cred)
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("tasktracker: token file: %w", err)
 	}
 	return path, nil
 }

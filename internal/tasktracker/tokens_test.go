@@ -2,6 +2,7 @@ package tasktracker
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -52,5 +53,25 @@ func TestWriteTokenFile(t *testing.T) {
 	spec = &mrpb.TaskSpec{Credentials: []byte("junk")}
 	if _, err := writeTokenFile(t.TempDir(), spec, "jt:9001", nil, true); err == nil {
 		t.Fatal("junk credentials were written")
+	}
+}
+
+// The token file is created afresh, never through a link the task user
+// planted in its directory.
+func TestWriteTokenFileRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, tokenFileName)); err != nil {
+		t.Fatal(err)
+	}
+	spec := &mrpb.TaskSpec{JobId: proto.String("job_1_0001"), JobToken: []byte("secret")}
+	if _, err := writeTokenFile(dir, spec, "jt:9001", nil, true); err == nil {
+		t.Fatal("wrote the token file through a link")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Fatalf("the link's target became %q", b)
 	}
 }
