@@ -125,5 +125,6 @@ func gatewayLogin(c *conf.Configuration, principalKey, keytabKey string) error {
 	if err != nil {
 		return err
 	}
-	return daemonLogin(s, host, c)
+	_, err = daemonLogin(s, host, c)
+	return err
 }
