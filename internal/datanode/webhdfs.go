@@ -37,6 +37,13 @@ import (
 // RemoteException. (A NameNode that hands over no block keys at all signs
 // no redirects; its DataNodes then serve redirected requests unsigned, as
 // before block keys existed.)
+//
+// In secure mode a request must also carry delegation=, which the
+// NameNode's redirect always adds there (the caller's token or one issued
+// to it): the client's only credential towards the NameNode is that token
+// (SASL TOKEN), so the NameNode sees the token's owner, never the
+// DataNode's own principal acting for a name. Without one the request is
+// refused with 401.
 
 type webDNOp func(d *DataNode, ctx context.Context, c *hdfs.Client, w http.ResponseWriter, hr *http.Request, r *webhdfs.Request) error
 
