@@ -187,6 +187,11 @@ func TestLocalSecureAsAUser(t *testing.T) {
 	if q := loc.Query(); q.Get("delegation") == "" || q.Has("user.name") {
 		t.Fatalf("the SPNEGO OPEN's redirect: %s", loc)
 	}
+	if it, err := delegation.DecodeURLString(loc.Query().Get("delegation")); err != nil {
+		t.Fatalf("the redirect's token: %v", err)
+	} else if id, err := delegation.DecodeIdentifier(it.Identifier); err != nil || id.User() != user || id.Renewer != user {
+		t.Fatalf("the redirect's token: %+v %v", id, err)
+	}
 	if code, body := curl(env, append(nego, "-L", base+home+"/d/f.txt?op=OPEN&length=13")...); code != "200" || body != "secure bytes\n" {
 		t.Errorf("SPNEGO OPEN through the DataNode: %s %q", code, body)
 	}
