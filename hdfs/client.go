@@ -16,6 +16,7 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/datatransfer"
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/nameservice"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -95,6 +96,13 @@ type Options struct {
 	// User other than the login's acts as that user, which the
 	// NameNode's proxy-user rules must allow.
 	Login *security.Login
+	// Tokens, when set, are the NameNode connection's only credentials
+	// (SASL TOKEN; no Kerberos login): the NameNode authenticates the
+	// token's owner, who is the User. Each token's Service must name the
+	// address it is for (ipc.TokenService of an Addrs entry, or the entry
+	// itself). A DataNode's WebHDFS acting on a caller's delegation token
+	// uses them.
+	Tokens []delegation.Token
 	// LocalReplicas, when set, opens the replicas the calling process
 	// itself holds — a DataNode's own WebHDFS gateway reading through
 	// this client: those reads skip the sockets and read the replica's
@@ -176,7 +184,8 @@ func New(opts Options) (*Client, error) {
 	if opts.Authority == "" {
 		opts.Authority = addrs[0]
 	}
-	icfg := ipc.ClientConfig{Addr: addrs[0], User: opts.User, Protocol: ClientProtocol, ProtocolVersion: 1, Login: opts.Login}
+	icfg := ipc.ClientConfig{Addr: addrs[0], User: opts.User, Protocol: ClientProtocol, ProtocolVersion: 1, Login: opts.Login,
+		Tokens: opts.Tokens, TokenOnly: len(opts.Tokens) > 0}
 	var nn nameNode
 	if len(addrs) == 1 {
 		nn = ipc.NewClient(icfg)

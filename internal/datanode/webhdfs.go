@@ -14,6 +14,7 @@ import (
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/webhdfs"
 )
@@ -36,6 +37,13 @@ import (
 // RemoteException. (A NameNode that hands over no block keys at all signs
 // no redirects; its DataNodes then serve redirected requests unsigned, as
 // before block keys existed.)
+//
+// In secure mode a request must also carry delegation=, which the
+// NameNode's redirect always adds there (the caller's token or one issued
+// to it): the client's only credential towards the NameNode is that token
+// (SASL TOKEN), so the NameNode sees the token's owner, never the
+// DataNode's own principal acting for a name. Without one the request is
+// refused with 401.
 
 type webDNOp func(d *DataNode, ctx context.Context, c *hdfs.Client, w http.ResponseWriter, hr *http.Request, r *webhdfs.Request) error
 
@@ -88,11 +96,20 @@ func (d *DataNode) webhdfs() http.Handler {
 const classInvalidToken = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
 
 // webRun runs op with a client acting as the request's user, once the
-// redirect token is verified.
+// redirect token is verified; in secure mode the client authenticates to
+// the NameNode with the request's delegation token (delegation=, which
+// the NameNode's redirect always carries then) and nothing else.
 func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r *webhdfs.Request) error {
 	// An error reply comes after the operation, however long it took.
 	rc := http.NewResponseController(w)
 	defer rc.SetWriteDeadline(time.Now().Add(idleTimeout))
+	// In secure mode the DataNode never acts on a name alone.
+	secure := d.cfg.Security.Kerberos
+	if secure && r.Delegation == nil {
+		d.stats.TokenRefusals.Add(1)
+		d.log.Warn("webhdfs: secure-mode request without a delegation token refused", "op", r.Op, "path", r.Path, "remote", hr.RemoteAddr)
+		return ipc.Errorf(webhdfs.ClassSecurity, "Security enabled but user not authenticated by filter")
+	}
 	mode := blocktoken.Read
 	if r.Op == "CREATE" || r.Op == "APPEND" {
 		mode = blocktoken.Write
@@ -102,17 +119,20 @@ func (d *DataNode) webRun(op webDNOp, w http.ResponseWriter, hr *http.Request, r
 		d.log.Warn("webhdfs: redirect token refused", "op", r.Op, "path", r.Path, "user", r.User, "remote", hr.RemoteAddr, "err", err)
 		return ipc.Errorf(classInvalidToken, "%s", err.Error())
 	}
-	// OPEN reads this DataNode's own replicas straight from their files
-	// (in-process, CRCs verified); with short-circuit reads configured,
-	// other local DataNodes' too, as a local HDFS client would.
-	c, err := hdfs.New(hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath,
-		// In secure mode the DataNode's principal acts for the token's
-		// owner: a proxy user (hadoop.proxyuser.<dn user>.*), until IPC
-		// authenticates with the delegation token itself.
-		Login:                  d.cfg.Login,
+	opts := hdfs.Options{Addrs: d.nameNodesActiveFirst(), User: r.User, Umask: noUmask, ShortCircuitSocket: d.cfg.DomainSocketPath,
+		// OPEN reads this DataNode's own replicas straight from their
+		// files (in-process, CRCs verified); with short-circuit reads
+		// configured, other local DataNodes' too, as a local HDFS client
+		// would.
 		LocalReplicas:          d,
 		DataTransferProtection: d.cfg.SASL.protection(), EncryptDataTransfer: d.cfg.SASL.Encrypt,
-		DataTransferCipherSuites: d.cfg.SASL.CipherSuites})
+		DataTransferCipherSuites: d.cfg.SASL.CipherSuites}
+	if secure {
+		// The caller's token is the client's only credential: the
+		// NameNode authenticates it (SASL TOKEN) as the token's owner.
+		opts.Tokens = nameNodeTokens(*r.Delegation, opts.Addrs)
+	}
+	c, err := hdfs.New(opts)
 	if err != nil {
 		return err
 	}
@@ -306,4 +326,19 @@ func copyBody(w http.ResponseWriter, fw *hdfs.FileWriter, body io.Reader) error 
 			return fmt.Errorf("reading the request body: %w", rerr)
 		}
 	}
+}
+
+// nameNodeTokens is t made an HDFS delegation token for each NameNode
+// address the client may dial, as Hadoop's DataNode does
+// (SecurityUtil.setTokenService): the kind and service are not covered by
+// the token's password, so the copy authenticates exactly as the
+// original, and the client selects it whatever form the address took.
+func nameNodeTokens(t delegation.Token, addrs []string) []delegation.Token {
+	out := make([]delegation.Token, 0, len(addrs))
+	for _, a := range addrs {
+		c := t
+		c.Kind, c.Service = delegation.Kind, ipc.TokenService(a)
+		out = append(out, c)
+	}
+	return out
 }

@@ -20,9 +20,10 @@ import (
 // TestLocalSecureAsAUser runs `strata local -secure` and uses it as its
 // output tells a user to: the printed kinit line, then the strata shell
 // (files owned by the ticket's user, HADOOP_USER_NAME ignored, Hadoop's
-// refusal without a ticket) and curl against WebHDFS (SPNEGO, a
-// delegation token fetched with it, then OPEN and CREATE through the
-// DataNode redirect with the token alone).
+// refusal without a ticket) and curl against WebHDFS (SPNEGO, OPEN and
+// CREATE through the DataNode redirect with the ticket, a delegation token
+// fetched with it, then OPEN and CREATE with the token alone; the
+// DataNode refuses a name without a token, and a cancelled token).
 func TestLocalSecureAsAUser(t *testing.T) {
 	if err := minikdc.Available(); err != nil {
 		t.Skip(err)
@@ -105,9 +106,24 @@ func TestLocalSecureAsAUser(t *testing.T) {
 		bb, _ := os.ReadFile(bodyFile)
 		return string(b), string(bb)
 	}
+	// redirect is where the NameNode sends a request: its Location.
+	redirect := func(env []string, args ...string) *url.URL {
+		t.Helper()
+		c := exec.Command("curl", append([]string{"-s", "--max-time", "30", "-o", os.DevNull, "-w", "%{redirect_url}"}, args...)...)
+		c.Env = env
+		b, err := c.Output()
+		if err != nil {
+			t.Fatalf("curl %v: %v", args, err)
+		}
+		u, err := url.Parse(string(b))
+		if err != nil || u.Host == "" {
+			t.Fatalf("curl %v: no redirect (%q)", args, b)
+		}
+		return u
+	}
 
 	// Before kinit: Hadoop's refusal.
-	if o, err := strata(env, "dfs", "-ls", "/"); err == nil || !strings.Contains(o, "SIMPLE authentication is not enabled.  Available:[KERBEROS]") {
+	if o, err := strata(env, "dfs", "-ls", "/"); err == nil || !strings.Contains(o, "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]") {
 		t.Fatalf("ls without a ticket: %v\n%s", err, o)
 	}
 	k := exec.Command("sh", "-c", kinit[1])
@@ -153,7 +169,7 @@ func TestLocalSecureAsAUser(t *testing.T) {
 	if o, _ := strata(env, "dfs", "-ls", home+"/d/f.txt"); !strings.Contains(o, " "+user+" supergroup") {
 		t.Errorf("owner changed:\n%s", o)
 	}
-	if o, err := strata(noTicket, "dfs", "-ls", "/"); err == nil || !strings.Contains(o, "SIMPLE authentication is not enabled.  Available:[KERBEROS]") {
+	if o, err := strata(noTicket, "dfs", "-ls", "/"); err == nil || !strings.Contains(o, "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]") {
 		t.Errorf("ls without a ticket: %v\n%s", err, o)
 	}
 
@@ -162,6 +178,47 @@ func TestLocalSecureAsAUser(t *testing.T) {
 	if code, body := curl(env, "--negotiate", "-u", ":", base+home+"/d?op=LISTSTATUS"); code != "200" || !strings.Contains(body, `"owner":"`+user+`"`) {
 		t.Fatalf("SPNEGO LISTSTATUS: %s %s", code, body)
 	}
+	// OPEN and CREATE through the DataNode with the ticket alone: the
+	// NameNode's redirect carries a token it issued to the user there and
+	// then (no user.name), the DataNode's only credential towards the
+	// NameNode; no proxy-user rule names the DataNode.
+	nego := []string{"--negotiate", "-u", ":"}
+	loc := redirect(env, append(nego, base+home+"/d/f.txt?op=OPEN&length=13")...)
+	if q := loc.Query(); q.Get("delegation") == "" || q.Has("user.name") {
+		t.Fatalf("the SPNEGO OPEN's redirect: %s", loc)
+	}
+	if it, err := delegation.DecodeURLString(loc.Query().Get("delegation")); err != nil {
+		t.Fatalf("the redirect's token: %v", err)
+	} else if id, err := delegation.DecodeIdentifier(it.Identifier); err != nil || id.User() != user || id.Renewer != user {
+		t.Fatalf("the redirect's token: %+v %v", id, err)
+	}
+	if code, body := curl(env, append(nego, "-L", base+home+"/d/f.txt?op=OPEN&length=13")...); code != "200" || body != "secure bytes\n" {
+		t.Errorf("SPNEGO OPEN through the DataNode: %s %q", code, body)
+	}
+	byTicket := filepath.Join(dir, "ticket.txt")
+	os.WriteFile(byTicket, []byte("by ticket\n"), 0o644)
+	if code, body := curl(env, append(nego, "-L", "-T", byTicket, base+home+"/d/s.txt?op=CREATE")...); code != "201" {
+		t.Errorf("SPNEGO CREATE through the DataNode: %s %s", code, body)
+	}
+	if o, err := strata(env, "dfs", "-cat", home+"/d/s.txt"); err != nil || o != "by ticket\n" {
+		t.Errorf("the file written with the ticket: %v %q", err, o)
+	}
+	if o, _ := strata(env, "dfs", "-ls", home+"/d/s.txt"); !strings.Contains(o, " "+user+" supergroup") {
+		t.Errorf("the ticket's file is not the user's:\n%s", o)
+	}
+	// The DataNode's calls were the user's, authenticated by the token.
+	if !regexp.MustCompile(`Auth successful for ` + regexp.QuoteMeta(user) + `(@\S+)? \(auth:TOKEN\)`).MatchString(errb.String()) {
+		t.Errorf("no TOKEN authentication of %s in the NameNode's log:\n%s", user, errb.String())
+	}
+	// The DataNode never acts on a name: the redirect without its token.
+	q := loc.Query()
+	q.Del("delegation")
+	q.Set("user.name", user)
+	loc.RawQuery = q.Encode()
+	if code, body := curl(noTicket, loc.String()); code != "401" || !strings.Contains(body, "Security enabled but user not authenticated by filter") {
+		t.Errorf("the DataNode with user.name and no token: %s %s", code, body)
+	}
+
 	code, body := curl(env, "--negotiate", "-u", ":", base+"/?op=GETDELEGATIONTOKEN")
 	var tok struct{ Token struct{ URLString string } }
 	if err := json.Unmarshal([]byte(body), &tok); code != "200" || err != nil || tok.Token.URLString == "" {
@@ -190,6 +247,15 @@ func TestLocalSecureAsAUser(t *testing.T) {
 	}
 	if code, _ := curl(noTicket, base+home+"/d?op=LISTSTATUS&user.name="+user); code != "401" {
 		t.Errorf("user.name alone: %s", code)
+	}
+	// A token cancelled after the NameNode's redirect: the DataNode's
+	// NameNode calls are refused.
+	loc = redirect(noTicket, base+home+"/d/f.txt?op=OPEN"+dt)
+	if code, body := curl(env, append(nego, "-X", "PUT", base+"/?op=CANCELDELEGATIONTOKEN&token="+tok.Token.URLString)...); code != "200" {
+		t.Fatalf("cancel: %s %s", code, body)
+	}
+	if code, body := curl(noTicket, loc.String()); code != "403" || !strings.Contains(body, "InvalidToken") {
+		t.Errorf("OPEN at the DataNode with a cancelled token: %s %s", code, body)
 	}
 	forged, err := delegation.DecodeURLString(tok.Token.URLString)
 	if err != nil {

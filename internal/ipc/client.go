@@ -57,6 +57,11 @@ type ClientConfig struct {
 	// offers it (the one of the protocol's kind whose service is Addr);
 	// nil means the process tokens (SetTokens).
 	Tokens []delegation.Token
+	// TokenOnly authenticates with Tokens alone: never with a Kerberos
+	// login (Login or the process's), and no connection when none of
+	// them is for Addr. A gateway acting on a caller's token uses it so
+	// that it never falls back to its own identity.
+	TokenOnly bool
 	// CallProtocol, when set, is the protocol each call's header names
 	// (declaringClassProtocolName, which the server routes by) instead
 	// of Protocol, the connection context's: Hadoop's clients name the
@@ -228,6 +233,10 @@ func dial(ctx context.Context, cfg ClientConfig, clientID []byte) (*clientConn, 
 	var sasl *clientSASL
 	pl := cfg.kerberos()
 	tok, tokQOPs := cfg.selectToken()
+	if cfg.TokenOnly && tok == nil {
+		nc.Close()
+		return nil, &RemoteError{Class: ClassAccessControl, Message: "Client cannot authenticate via:[TOKEN]: no token for " + cfg.Addr, Fatal: true}
+	}
 	if pl != nil || tok != nil {
 		nc.SetDeadline(saslDeadline(ctx, cfg.DialTimeout))
 		_, err := nc.Write([]byte{'h', 'r', 'p', 'c', Version, 0, AuthSASL})

@@ -120,6 +120,9 @@ func (s *clientSASL) wrapsRequests() bool { return s.wrapping() && !s.plainReque
 // kerberos returns the login and settings a Client authenticates with,
 // or nil for simple authentication.
 func (cfg *ClientConfig) kerberos() *processLogin {
+	if cfg.TokenOnly {
+		return nil
+	}
 	if cfg.Login != nil {
 		p := &processLogin{login: cfg.Login, qops: byte(security.QOPAuth)}
 		if pl := procLogin.Load(); pl != nil {

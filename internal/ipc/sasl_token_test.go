@@ -239,3 +239,25 @@ func TestTokenAuthClaimingAnotherUser(t *testing.T) {
 		t.Fatalf("claiming root: %v %q", rh.GetStatus(), rh.GetErrorMsg())
 	}
 }
+
+// TestTokenOnly: a TokenOnly client authenticates with its token for the
+// server and nothing else; without one it does not connect at all (no
+// simple authentication, no Kerberos login).
+func TestTokenOnly(t *testing.T) {
+	SetLogin(nil, nil)
+	ts := startTokenServer(t, byte(security.QOPAuth))
+	tok := ts.issue("alice", "", 4)
+	tok.Service = TokenService(ts.addr)
+	c := NewClient(ClientConfig{Addr: ts.addr, Protocol: whoProtocol, User: "mallory", Tokens: []delegation.Token{tok}, TokenOnly: true})
+	defer c.Close()
+	if got, err := tokWho(c, "x"); err != nil || got != "alice||TOKEN|x" {
+		t.Fatalf("with the token: %q, %v", got, err)
+	}
+	other := tok
+	other.Service = "10.9.9.9:1"
+	c2 := NewClient(ClientConfig{Addr: ts.addr, Protocol: whoProtocol, Tokens: []delegation.Token{other}, TokenOnly: true})
+	defer c2.Close()
+	if _, err := tokWho(c2, "x"); err == nil || !strings.Contains(err.Error(), "Client cannot authenticate via:[TOKEN]: no token for "+ts.addr) {
+		t.Fatalf("without a token for the server: %v", err)
+	}
+}

@@ -127,10 +127,6 @@ func (r *Realm) ServerConf() map[string]string {
 		// <service>/localhost.
 		m[s.PrincipalKey] = s.Name + "/" + SecureHost + "@" + r.KDC.Realm
 	}
-	// The DataNodes' WebHDFS acts for a delegation token's owner as a
-	// proxy user (package datanode's webRun) from this host.
-	m["hadoop.proxyuser.dn.hosts"] = "127.0.0.1"
-	m["hadoop.proxyuser.dn.users"] = "*"
 	m[httpauth.KeyType] = httpauth.TypeKerberos
 	m[httpauth.KeyPrincipal] = "HTTP/_HOST@" + r.KDC.Realm
 	m[httpauth.KeyKeytab] = r.Keytabs["HTTP"]

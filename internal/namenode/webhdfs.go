@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/proto/hdfspb"
@@ -285,7 +286,7 @@ func (n *NameNode) webRedirectToReplica(ctx context.Context, w http.ResponseWrit
 	if dn == nil {
 		dn = leastBusy(datanodeProtos(n.ns.DatanodeReport(blockmgmt.ReportLive)))
 	}
-	return n.webRedirect(w, r, dn)
+	return n.webRedirect(ctx, w, r, dn)
 }
 
 // firstServingHTTP returns the first of a block's replicas (sorted for
@@ -331,21 +332,24 @@ var redirectModes = map[string]blocktoken.AccessMode{
 
 // webRedirect redirects r to dn's HTTP server, signed: the URL carries a
 // redirect token (blocktoken.RedirectParam) for r's user, operation and
-// path, so that the DataNode serves only what the NameNode approved.
-func (n *NameNode) webRedirect(w http.ResponseWriter, r *webhdfs.Request, dn *hdfspb.DatanodeInfoProto) error {
+// path, so that the DataNode serves only what the NameNode approved. In
+// secure mode it also carries the delegation token the DataNode
+// authenticates to the NameNode with (redirectDelegation).
+func (n *NameNode) webRedirect(ctx context.Context, w http.ResponseWriter, r *webhdfs.Request, dn *hdfspb.DatanodeInfoProto) error {
 	if dn == nil {
 		return ipc.Errorf(ipc.ClassIOException, "Failed to find datanode, suggest to check cluster health.")
 	}
 	hostPort := net.JoinHostPort(dn.GetId().GetIpAddr(), strconv.Itoa(int(dn.GetId().GetInfoPort())))
-	loc, err := n.signedDataNodeURL(hostPort, r)
+	loc, err := n.signedDataNodeURL(ctx, hostPort, r)
 	if err != nil {
 		return err
 	}
 	return webhdfs.Redirect(w, r, loc)
 }
 
-// signedDataNodeURL is webhdfs.DataNodeURL with a redirect token added.
-func (n *NameNode) signedDataNodeURL(hostPort string, r *webhdfs.Request) (string, error) {
+// signedDataNodeURL is webhdfs.DataNodeURL with a redirect token added,
+// and in secure mode the delegation token instead of user.name.
+func (n *NameNode) signedDataNodeURL(ctx context.Context, hostPort string, r *webhdfs.Request) (string, error) {
 	mode, ok := redirectModes[r.Op]
 	if !ok {
 		return "", ipc.Errorf(ipc.ClassIOException, "%s is not redirected", r.Op)
@@ -360,8 +364,41 @@ func (n *NameNode) signedDataNodeURL(hostPort string, r *webhdfs.Request) (strin
 	}
 	q := u.Query()
 	q.Set(blocktoken.RedirectParam, tok)
+	if n.cfg.Delegation.Security {
+		dt, err := n.redirectDelegation(ctx, r)
+		if err != nil {
+			return "", err
+		}
+		// As Hadoop's redirectURI: the token names the user.
+		q.Del("user.name")
+		q.Del("doas")
+		q.Set("delegation", dt)
+	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// redirectDelegation is the delegation= of a secure-mode redirect, the
+// only credential the DataNode has for its calls to the NameNode (it
+// never acts on a name alone): the caller's own token when the request
+// came with one, else one issued now to the SPNEGO-authenticated caller,
+// renewable by the caller (Hadoop's redirectURI and
+// generateDelegationToken). It is issued as GETDELEGATIONTOKEN issues
+// one, through the edit log, so every HA member and a restarted
+// NameNode know it.
+func (n *NameNode) redirectDelegation(ctx context.Context, r *webhdfs.Request) (string, error) {
+	if r.Delegation != nil {
+		return r.String("delegation"), nil
+	}
+	t, err := n.ns.GetDelegationToken(ctx, delegation.ShortName(r.User))
+	if err != nil {
+		return "", err
+	}
+	if t == nil {
+		return "", ipc.Errorf(ipc.ClassIOException, "Failed to generate a delegation token for the redirect: the NameNode issues no tokens")
+	}
+	t.Kind, t.Service = delegation.WebHDFSKind, n.RPCAddr()
+	return t.EncodeToURLString(), nil
 }
 
 // webCreate checks CREATE's parameters, so a bad one fails before any
@@ -372,7 +409,7 @@ func (n *NameNode) webCreate(ctx context.Context, w http.ResponseWriter, r *webh
 	if _, err := r.CreateParams(); err != nil {
 		return err
 	}
-	return n.webRedirect(w, r, leastBusy(datanodeProtos(n.ns.DatanodeReport(blockmgmt.ReportLive))))
+	return n.webRedirect(ctx, w, r, leastBusy(datanodeProtos(n.ns.DatanodeReport(blockmgmt.ReportLive))))
 }
 
 func (n *NameNode) webMkdirs(ctx context.Context, w http.ResponseWriter, r *webhdfs.Request) error {
