@@ -34,8 +34,9 @@ func TestLocalSecureAsAUser(t *testing.T) {
 	bin := testcluster.Binary(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "local", "-secure", "-nomapreduce", "-datanodes", "2", "-data", data,
-		"-D", "dfs.namenode.rpc-address=127.0.0.1:0", "-D", "dfs.namenode.http-address=127.0.0.1:0")
+	cmd := exec.Command(bin, "local", "-secure", "-datanodes", "2", "-data", data,
+		"-D", "dfs.namenode.rpc-address=127.0.0.1:0", "-D", "dfs.namenode.http-address=127.0.0.1:0",
+		"-D", "mapreduce.jobtracker.address=127.0.0.1:0")
 	cmd.Env = append(cleanEnv(), "PATH="+os.Getenv("PATH"))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -264,6 +265,23 @@ func TestLocalSecureAsAUser(t *testing.T) {
 	forged.Password[0] ^= 1
 	if code, body := curl(noTicket, base+home+"/d?op=LISTSTATUS&delegation="+forged.EncodeToURLString()); code != "403" || !strings.Contains(body, "InvalidToken") {
 		t.Errorf("a forged token: %s %s", code, body)
+	}
+
+	// A job on the trackers, as the user: the job client gets a token
+	// renewable by the JobTracker, which renews it as its own principal
+	// (in strata local it shares its process with the NameNode), and the
+	// tasks read and write HDFS with it.
+	for _, args := range [][]string{
+		{"examples", "teragen", "2000", home + "/tera/in"},
+		{"-D", "mapreduce.job.reduces=2", "examples", "terasort", home + "/tera/in", home + "/tera/out"},
+		{"examples", "teravalidate", home + "/tera/out", home + "/tera/report"},
+	} {
+		if o, err := strata(env, args...); err != nil || !strings.Contains(o, "completed successfully") {
+			t.Fatalf("%v as %s: %v\n%s", args, user, err, o)
+		}
+	}
+	if o, err := strata(env, "dfs", "-ls", home+"/tera"); err != nil || !strings.Contains(o, user+" supergroup") {
+		t.Fatalf("the job's output is not the user's: %v\n%s", err, o)
 	}
 }
 

@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"context"
 	"fmt"
+	"net"
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/ipc"
@@ -68,6 +69,18 @@ func (jt *JobTracker) secureRPC() error {
 		return fmt.Errorf("jobtracker: %w", err)
 	}
 	if sec != nil {
+		// The JobTracker renews and cancels jobs' tokens as its own
+		// principal (their renewer), whatever login the process has: in
+		// strata local it shares a process with the NameNode.
+		if ops, ok := jt.tokenOps.(hdfsTokenOps); ok && jt.cfg.Security.Keytab != "" {
+			host, _, _ := net.SplitHostPort(jt.cfg.Addr)
+			login, err := jt.cfg.Security.Login(host)
+			if err != nil {
+				return fmt.Errorf("jobtracker: %w", err)
+			}
+			ops.login = login
+			jt.tokenOps = ops
+		}
 		// Tasks authenticate with their job's token (TOKEN first, as
 		// Hadoop's servers list it).
 		tm := &ipc.TokenMechanism{QOPs: jt.cfg.Security.QOPs, Retrieve: jt.retrieveJobToken}

@@ -12,6 +12,7 @@ import (
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/jobtoken"
 	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/mapreduce"
 )
 
@@ -68,13 +69,19 @@ type tokenOps interface {
 }
 
 // hdfsTokenOps reaches the NameNode of a token's service with the
-// JobTracker's configuration and login.
-type hdfsTokenOps struct{ c *conf.Configuration }
+// JobTracker's configuration and login (nil: the process's).
+type hdfsTokenOps struct {
+	c     *conf.Configuration
+	login *security.Login
+}
 
 func (o hdfsTokenOps) client(t *delegation.Token) (*hdfs.Client, error) {
 	opts, err := hdfs.OptionsFrom(o.conf(), strings.TrimPrefix(t.Service, "ha-hdfs:"))
 	if err != nil {
 		return nil, err
+	}
+	if o.login != nil {
+		opts.Login, opts.User = o.login, o.login.User
 	}
 	return hdfs.New(opts)
 }
