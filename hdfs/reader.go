@@ -120,40 +120,18 @@ rounds:
 			if r.dead[uuid] {
 				continue
 			}
-			lr, err := r.c.openLocal(loc, lb, inBlock, end-off)
+			rc, err := r.openReplica(ctx, loc, lb, inBlock, end-off, tokenRefreshed)
 			if err == nil {
-				return lr, lb, loc, nil
-			}
-			if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRefreshed {
-				// As below: the short-circuit request needs a valid
-				// READ token as well.
-				tokenRefreshed = true
-				lbs, lerr := r.c.blockLocations(ctx, r.path)
-				if lerr != nil {
-					return nil, nil, nil, lerr
-				}
-				r.blocks = lbs.GetBlocks()
-				attempt--
-				continue rounds
-			}
-			conn, err := r.c.dial(ctx, loc, lb.GetBlockToken())
-			if err == nil {
-				var br *datatransfer.BlockReader
-				br, err = datatransfer.NewBlockReader(ctx, conn, r.c.name, lb.GetB(), lb.GetBlockToken(), inBlock, end-off)
-				if err == nil {
-					return br, lb, loc, nil
-				}
+				return rc, lb, loc, nil
 			}
 			if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRefreshed {
 				// The token expired (or its key rolled away; the
 				// refusal may come from the SASL handshake): new
 				// locations bring new tokens; the replica is fine.
 				tokenRefreshed = true
-				lbs, lerr := r.c.blockLocations(ctx, r.path)
-				if lerr != nil {
-					return nil, nil, nil, lerr
+				if err := r.refreshLocations(ctx); err != nil {
+					return nil, nil, nil, err
 				}
-				r.blocks = lbs.GetBlocks()
 				attempt-- // not a failed round
 				continue rounds
 			}
@@ -161,11 +139,9 @@ rounds:
 			r.dead[uuid] = true
 		}
 		// Every known replica failed: ask the NameNode again, once.
-		lbs, err := r.c.blockLocations(ctx, r.path)
-		if err != nil {
+		if err := r.refreshLocations(ctx); err != nil {
 			return nil, nil, nil, err
 		}
-		r.blocks = lbs.GetBlocks()
 		clear(r.dead)
 		if attempt == 0 {
 			time.Sleep(500 * time.Millisecond)
@@ -177,6 +153,40 @@ rounds:
 		name = fmt.Sprintf("BP:blk_%d_%d", lb.GetB().GetBlockId(), lb.GetB().GetGenerationStamp())
 	}
 	return nil, nil, nil, &os.PathError{Op: "read", Path: r.path, Err: fmt.Errorf("Could not obtain block: %s file=%s: no live DataNode answered (last error: %v)", name, r.path, lastErr)}
+}
+
+// openReplica opens [off, off+n) of the block on one replica: by
+// short-circuit when it is local, else (or when that fails) over data
+// transfer. A short-circuit refusal of the block token, before the tokens
+// were refreshed, is returned as is: it needs a valid READ token as well,
+// and the DataNode would refuse the same token.
+func (r *FileReader) openReplica(ctx context.Context, loc *hdfspb.DatanodeInfoProto, lb *hdfspb.LocatedBlockProto, off, n int64, tokenRefreshed bool) (io.ReadCloser, error) {
+	lr, err := r.c.openLocal(loc, lb, off, n)
+	if err == nil {
+		return lr, nil
+	}
+	if errors.Is(err, datatransfer.ErrAccessToken) && !tokenRefreshed {
+		return nil, err
+	}
+	conn, err := r.c.dial(ctx, loc, lb.GetBlockToken())
+	if err != nil {
+		return nil, err
+	}
+	br, err := datatransfer.NewBlockReader(ctx, conn, r.c.name, lb.GetB(), lb.GetBlockToken(), off, n)
+	if err != nil {
+		return nil, err
+	}
+	return br, nil
+}
+
+// refreshLocations asks the NameNode for the file's block locations again.
+func (r *FileReader) refreshLocations(ctx context.Context) error {
+	lbs, err := r.c.blockLocations(ctx, r.path)
+	if err != nil {
+		return err
+	}
+	r.blocks = lbs.GetBlocks()
+	return nil
 }
 
 // reportChecksum tells the NameNode a replica failed its checksum.
