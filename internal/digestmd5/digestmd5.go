@@ -296,28 +296,38 @@ type Server struct {
 	sendMax int
 }
 
+// checkOptions applies the defaults both sides share to their qops,
+// ciphers and maxbuf, and checks them.
+func checkOptions(qops, ciphers []string, maxBuf int) ([]string, []string, int, error) {
+	if len(qops) == 0 {
+		qops = []string{Auth}
+	}
+	for _, q := range qops {
+		if !validQOP(q) {
+			return nil, nil, 0, fmt.Errorf("DIGEST-MD5: unknown qop %q", q)
+		}
+	}
+	ciphers, err := checkCiphers(ciphers)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if maxBuf == 0 {
+		maxBuf = DefaultMaxBuf
+	}
+	if maxBuf < minMaxBuf || maxBuf > MaxMaxBuf {
+		return nil, nil, 0, fmt.Errorf("DIGEST-MD5: maxbuf %d out of range", maxBuf)
+	}
+	return qops, ciphers, maxBuf, nil
+}
+
 // NewServer returns a server session.
 func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Realm == "" {
 		cfg.Realm = cfg.ServerName
 	}
-	if len(cfg.QOPs) == 0 {
-		cfg.QOPs = []string{Auth}
-	}
-	for _, q := range cfg.QOPs {
-		if !validQOP(q) {
-			return nil, fmt.Errorf("DIGEST-MD5: unknown qop %q", q)
-		}
-	}
 	var err error
-	if cfg.Ciphers, err = checkCiphers(cfg.Ciphers); err != nil {
+	if cfg.QOPs, cfg.Ciphers, cfg.MaxBuf, err = checkOptions(cfg.QOPs, cfg.Ciphers, cfg.MaxBuf); err != nil {
 		return nil, err
-	}
-	if cfg.MaxBuf == 0 {
-		cfg.MaxBuf = DefaultMaxBuf
-	}
-	if cfg.MaxBuf < minMaxBuf || cfg.MaxBuf > MaxMaxBuf {
-		return nil, fmt.Errorf("DIGEST-MD5: maxbuf %d out of range", cfg.MaxBuf)
 	}
 	if cfg.Credentials == nil {
 		return nil, errors.New("DIGEST-MD5: server without a Credentials callback")
@@ -456,23 +466,9 @@ type Client struct {
 
 // NewClient returns a client session.
 func NewClient(cfg ClientConfig) (*Client, error) {
-	if len(cfg.QOPs) == 0 {
-		cfg.QOPs = []string{Auth}
-	}
-	for _, q := range cfg.QOPs {
-		if !validQOP(q) {
-			return nil, fmt.Errorf("DIGEST-MD5: unknown qop %q", q)
-		}
-	}
 	var err error
-	if cfg.Ciphers, err = checkCiphers(cfg.Ciphers); err != nil {
+	if cfg.QOPs, cfg.Ciphers, cfg.MaxBuf, err = checkOptions(cfg.QOPs, cfg.Ciphers, cfg.MaxBuf); err != nil {
 		return nil, err
-	}
-	if cfg.MaxBuf == 0 {
-		cfg.MaxBuf = DefaultMaxBuf
-	}
-	if cfg.MaxBuf < minMaxBuf || cfg.MaxBuf > MaxMaxBuf {
-		return nil, fmt.Errorf("DIGEST-MD5: maxbuf %d out of range", cfg.MaxBuf)
 	}
 	return &Client{cfg: cfg}, nil
 }
