@@ -23,17 +23,12 @@
 # round's times below it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 size=${1:-2g}
 rounds=${2:-3}
 bytes=$(numfmt --from=iec "${size^^}")
 tmp=$(mktemp -d)
 local_pid= nfs_pid= fuse_pid=
-stop() { # pid: SIGTERM, then wait for it to exit
-  [ -n "$1" ] || return 0
-  kill "$1" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$1" 2>/dev/null || true
-}
 cleanup() {
   stop "$fuse_pid"
   if mountpoint -q "$tmp/mnt" 2>/dev/null; then fusermount3 -u -z "$tmp/mnt" || true; fi
@@ -47,12 +42,8 @@ go build -o "$tmp/strata" ./cmd/strata
 go build -o "$tmp/nfscp" ./bench/cmd/nfscp
 s=$tmp/strata
 
-"$s" -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0 -D dfs.replication=1 \
-  local -nomapreduce -datanodes 1 -data "$tmp/data" > "$tmp/local.log" 2>&1 &
-local_pid=$!
-for _ in $(seq 100); do grep -q 'NameNode web' "$tmp/local.log" && break; sleep 0.2; done
-web=$(grep -m1 -o 'NameNode web *http://[0-9.:]*' "$tmp/local.log" | awk '{print $3}')
-[ -n "$web" ] || { echo "strata local did not start:" >&2; cat "$tmp/local.log" >&2; exit 1; }
+start_local "$tmp/local.log" -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0 -D dfs.replication=1 \
+  local -nomapreduce -datanodes 1 -data "$tmp/data"
 export STRATA_CONF_DIR=$tmp/data/conf
 
 "$s" -D dfs.replication=1 nfs3 -port 0 -bind 127.0.0.1 > "$tmp/nfs.log" 2>&1 &
@@ -68,17 +59,12 @@ head -c "$bytes" /dev/urandom > "$tmp/src"
 crc=$(cksum < "$tmp/src")
 "$s" dfs -mkdir /gw
 
-now() { date +%s.%N; }
 declare -A t # t[way,w|r,round] = seconds
 timed() { # key cmd...: runs cmd, records its wall time under key
   local key=$1 t0; shift
   t0=$(now)
   "$@"
   t[$key]=$(echo "$(now) - $t0" | bc)
-}
-check_crc() { # what: the CRC of stdin must be the source's
-  local got; got=$(cksum)
-  [ "$got" = "$crc" ] || { echo "$1: read back CRC $got, want $crc" >&2; exit 1; }
 }
 write_put() { "$s" dfs -put "$tmp/src" /gw/put; }
 write_fuse() { cp "$tmp/src" "$tmp/mnt/gw/fuse"; }
@@ -105,19 +91,21 @@ for r in $(seq "$rounds"); do
   "$s" dfs -rm -r -skipTrash '/gw/*' > /dev/null
 done
 
-median() { # way w|r
-  for r in $(seq "$rounds"); do echo "${t[$1,$2,$r]}"; done | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+way_median() { # way w|r: the median of its rounds
+  local r v=()
+  for r in $(seq "$rounds"); do v+=("${t[$1,$2,$r]}"); done
+  median "${v[@]}"
 }
 mb=$(echo "$bytes / 1000000" | bc -l)
-echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Machine: $(machine); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "File: $size ($bytes bytes) of random data, one DataNode, replication 1, 128 MiB blocks; median of $rounds rounds"
 echo
 echo "| way | write s | write × put | write MB/s | read s | read × cat | read MB/s | paper, 10 GB write |"
 echo "|---|---:|---:|---:|---:|---:|---:|---|"
-pw=$(median put w) pr=$(median put r)
+pw=$(way_median put w) pr=$(way_median put r)
 declare -A paper=([put]="32.6 s (1.0×)" [fuse]="77 s (2.4×)" [nfs]="118 s (3.6×)" [webhdfs]="—")
 for w in $ways; do
-  mw=$(median "$w" w) mr=$(median "$w" r)
+  mw=$(way_median "$w" w) mr=$(way_median "$w" r)
   printf '| %s | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %s |\n' "$w" "$mw" "$(echo "$mw / $pw" | bc -l)" \
     "$(echo "$mb / $mw" | bc -l)" "$mr" "$(echo "$mr / $pr" | bc -l)" "$(echo "$mb / $mr" | bc -l)" "${paper[$w]}"
 done

@@ -13,30 +13,26 @@
 # the disk's reference, measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 records=${1:-10000000}
 rounds=${2:-3}
 tmp=$(mktemp -d)
 local_pid=
 cleanup() {
-  if [ -n "$local_pid" ]; then kill "$local_pid" 2>/dev/null || true; wait "$local_pid" 2>/dev/null || true; fi
+  stop "$local_pid"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 [ -w /proc/sys/vm/drop_caches ] || { echo "bench/mapread.sh drops the page cache: run it as root" >&2; exit 1; }
 go build -o "$tmp/strata" ./cmd/strata
 s=$tmp/strata
-"$s" -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0 -D mapreduce.jobtracker.address=127.0.0.1:0 \
-  local -datanodes 1 -data "$tmp/data" > "$tmp/local.log" 2>&1 &
-local_pid=$!
-for _ in $(seq 100); do grep -q 'strata local cluster running' "$tmp/local.log" && break; sleep 0.2; done
-rpc=$(grep -m1 -o 'hdfs://[0-9.:]*' "$tmp/local.log")
-[ -n "$rpc" ] || { echo "strata local did not start:" >&2; cat "$tmp/local.log" >&2; exit 1; }
+start_local "$tmp/local.log" -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0 -D mapreduce.jobtracker.address=127.0.0.1:0 \
+  local -datanodes 1 -data "$tmp/data"
 export STRATA_CONF_DIR=$tmp/data/conf
 "$s" examples teragen "$records" /in > /dev/null 2>&1
 head -c "$((records * 100))" /dev/urandom > "$tmp/ref"
 sync
 
-cold() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 declare -a dd_s phase_s mean_s job_s
 for r in $(seq "$rounds"); do
   cold
@@ -56,8 +52,7 @@ starts, ends = [t(a["startTime"]) for a in m], [t(a["finishTime"]) for a in m]
 print("%.2f %.2f %.2f" % (max(ends) - min(starts), sum(e - s for s, e in zip(starts, ends)) / len(m), t(h["finishTime"]) - t(h["submitTime"])))')
   phase_s[r]=$ph mean_s[r]=$mn job_s[r]=$jb
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(go version | cut -d' ' -f3); input $((records * 100)) bytes; page cache dropped before each job; median of $rounds rounds"
+echo "Machine: $(machine); input $((records * 100)) bytes; page cache dropped before each job; median of $rounds rounds"
 echo
 echo "| what | s |"
 echo "|---|---:|"

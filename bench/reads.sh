@@ -20,17 +20,12 @@
 # and each round's times below it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 size=${1:-1g}
 rounds=${2:-3}
 bytes=$(numfmt --from=iec "${size^^}")
 tmp=$(mktemp -d)
 local_pid= fuse_pid=
-stop() { # pid: SIGTERM, then wait for it to exit
-  [ -n "$1" ] || return 0
-  kill "$1" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$1" 2>/dev/null || true
-}
 cleanup() {
   stop "$fuse_pid"
   if mountpoint -q "$tmp/mnt" 2>/dev/null; then fusermount3 -u -z "$tmp/mnt" || true; fi
@@ -44,13 +39,8 @@ go build -o "$tmp/strata" ./cmd/strata
 go build -o "$tmp/hdfsread" ./bench/cmd/hdfsread
 s=$tmp/strata
 
-"$s" -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0 -D dfs.replication=1 \
-  local -nomapreduce -datanodes 1 -data "$tmp/data" > "$tmp/local.log" 2>&1 &
-local_pid=$!
-for _ in $(seq 100); do grep -q 'NameNode web' "$tmp/local.log" && break; sleep 0.2; done
-web=$(grep -m1 -o 'NameNode web *http://[0-9.:]*' "$tmp/local.log" | awk '{print $3}')
-rpc=$(grep -m1 -o 'hdfs://[0-9.:]*' "$tmp/local.log")
-[ -n "$web" ] && [ -n "$rpc" ] || { echo "strata local did not start:" >&2; cat "$tmp/local.log" >&2; exit 1; }
+start_local "$tmp/local.log" -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0 -D dfs.replication=1 \
+  local -nomapreduce -datanodes 1 -data "$tmp/data"
 export STRATA_CONF_DIR=$tmp/data/conf
 
 mkdir "$tmp/mnt"
@@ -64,9 +54,7 @@ crc=$(cksum < "$tmp/src")
 "$s" dfs -put "$tmp/src" /cold
 sync
 
-now() { date +%s.%N; }
 declare -A t # t[way,round] = seconds
-cold() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 read_dd() { dd if="$tmp/src" of=/dev/null bs=1M status=none; }
 read_get() { rm -f "$tmp/got"; "$s" dfs -get /cold "$tmp/got"; }
 read_api() { "$tmp/hdfsread" "$rpc/cold" > /dev/null; }
@@ -85,27 +73,25 @@ for r in $(seq "$rounds"); do
   done
 done
 
-check() { # what: the CRC of stdin must be the source's
-  local got; got=$(cksum)
-  [ "$got" = "$crc" ] || { echo "$1: read back CRC $got, want $crc" >&2; exit 1; }
-}
-check get < "$tmp/got"
-"$tmp/hdfsread" "$rpc/cold" | check api
-check fuse < "$tmp/mnt/cold"
-curl -sSf -L "$web/webhdfs/v1/cold?op=OPEN&user.name=$(id -un)" | check webhdfs
+check_crc get < "$tmp/got"
+"$tmp/hdfsread" "$rpc/cold" | check_crc api
+check_crc fuse < "$tmp/mnt/cold"
+curl -sSf -L "$web/webhdfs/v1/cold?op=OPEN&user.name=$(id -un)" | check_crc webhdfs
 
-median() { # way
-  for r in $(seq "$rounds"); do echo "${t[$1,$r]}"; done | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+way_median() { # way: the median of its rounds
+  local r v=()
+  for r in $(seq "$rounds"); do v+=("${t[$1,$r]}"); done
+  median "${v[@]}"
 }
 mb=$(echo "$bytes / 1000000" | bc -l)
-echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Machine: $(machine); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "File: $size ($bytes bytes) of random data, one DataNode, replication 1, 128 MiB blocks; page cache dropped before every read; median of $rounds rounds"
 echo
 echo "| way | read s | MB/s | × dd |"
 echo "|---|---:|---:|---:|"
-dd_s=$(median dd)
+dd_s=$(way_median dd)
 for w in $ways; do
-  m=$(median "$w")
+  m=$(way_median "$w")
   printf '| %s | %.2f | %.0f | %.2f |\n' "$w" "$m" "$(echo "$mb / $m" | bc -l)" "$(echo "$dd_s / $m" | bc -l)"
 done
 echo
