@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -14,13 +15,59 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/gwtest"
-	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/nfsclient"
 	"github.com/stratafs/strata/internal/testcluster"
 )
+
+// secureGateway is a secure cluster (authentication) for a gateway that
+// logs in from a keytab of its own and may act for one user from
+// 127.0.0.1 (hadoop.proxyuser.<gateway>).
+type secureGateway struct {
+	r         *secureRealm
+	settings  map[string]string // the cluster's
+	principal string            // the gateway's, <gateway>/localhost@REALM
+	keytab    string            // the principal's
+	p         *testcluster.Processes
+	nn        *hdfs.Client // the harness's, as the superuser nn
+}
+
+func startSecureGateway(t *testing.T, gateway, user string) *secureGateway {
+	t.Helper()
+	g := &secureGateway{r: startRealm(t)}
+	g.principal = gateway + "/localhost@" + g.r.kdc.Realm
+	g.keytab = filepath.Join(g.r.dir, gateway+".keytab")
+	if err := g.r.kdc.AddService(g.keytab, gateway+"/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	g.settings = g.r.settings("authentication")
+	g.settings["hadoop.proxyuser."+gateway+".hosts"] = "127.0.0.1"
+	g.settings["hadoop.proxyuser."+gateway+".users"] = user
+	nnLogin := g.r.testLogin(t, g.settings)
+	g.p = testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: g.settings})
+	var err error
+	if g.nn, err = hdfs.New(hdfs.Options{Addr: g.p.Addr(), User: "nn", Login: nnLogin}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.nn.Close() })
+	return g
+}
+
+// command runs the gateway's binary as an operator would: the cluster's
+// authentication and NameNode principal, its own principal and keytab
+// under prefix.kerberos.principal and prefix.keytab.file (Hadoop's keys
+// for the gateway), and no ticket cache, so the keytab is its only login.
+func (g *secureGateway) command(prefix string, args ...string) *exec.Cmd {
+	var opts []string
+	for _, k := range []string{"hadoop.security.authentication", "dfs.namenode.kerberos.principal"} {
+		opts = append(opts, "-D", k+"="+g.settings[k])
+	}
+	opts = append(opts, "-D", prefix+".kerberos.principal="+g.principal, "-D", prefix+".keytab.file="+g.keytab)
+	cmd := g.p.Command(append(opts, args...)...)
+	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+filepath.Join(g.r.dir, "no-cache"))
+	return cmd
+}
 
 // TestSecureNFSGatewayBinary runs `strata nfs3` on a secure cluster as an
 // operator would: logged in from its own keytab (nfs.kerberos.principal,
@@ -29,34 +76,10 @@ import (
 // it is root's; a user the NameNode's hadoop.proxyuser.nfs rules do not
 // name gets nothing.
 func TestSecureNFSGatewayBinary(t *testing.T) {
-	r := startRealm(t)
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn") // the harness's calls; secure mode ignores it
-	nfsKT := filepath.Join(r.dir, "nfs.keytab")
-	if err := r.kdc.AddService(nfsKT, "nfs/localhost"); err != nil {
-		t.Fatal(err)
-	}
-	settings := r.settings("authentication")
-	settings["hadoop.proxyuser.nfs.hosts"] = "127.0.0.1"
-	settings["hadoop.proxyuser.nfs.users"] = "root"
-	// The harness (and the client below) speak to the NameNode as nn.
-	nnLogin := r.login(t, r.nn_)
-	pc := conf.New()
-	for k, v := range settings {
-		pc.Set(k, v)
-	}
-	if err := ipc.SetLogin(nnLogin, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
-	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: settings})
+	g := startSecureGateway(t, "nfs", "root")
+	nn := g.nn
 
 	// The superuser (nn) makes root a home.
-	nn, err := hdfs.New(hdfs.Options{Addr: p.Addr(), User: "nn", Login: nnLogin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nn.Close()
 	ctx := context.Background()
 	if err := nn.Mkdirs(ctx, "/user/root", 0o755); err != nil {
 		t.Fatal(err)
@@ -65,13 +88,7 @@ func TestSecureNFSGatewayBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var opts []string
-	for _, k := range []string{"hadoop.security.authentication", "dfs.namenode.kerberos.principal"} {
-		opts = append(opts, "-D", k+"="+settings[k])
-	}
-	opts = append(opts, "-D", "nfs.kerberos.principal=nfs/localhost@"+r.kdc.Realm, "-D", "nfs.keytab.file="+nfsKT)
-	cmd := p.Command(append(opts, "nfs3", "-port", "0")...)
-	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+filepath.Join(r.dir, "no-cache"))
+	cmd := g.command("nfs", "nfs3", "-port", "0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -152,31 +169,8 @@ func TestSecureFUSEKeytabBinary(t *testing.T) {
 	if u, err := user.LookupId("1"); err != nil || u.Username != "daemon" {
 		t.Skip("no local user daemon with uid 1")
 	}
-	r := startRealm(t)
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn") // the harness's calls; secure mode ignores it
-	fuseKT := filepath.Join(r.dir, "fuse.keytab")
-	if err := r.kdc.AddService(fuseKT, "fuse/localhost"); err != nil {
-		t.Fatal(err)
-	}
-	settings := r.settings("authentication")
-	settings["hadoop.proxyuser.fuse.hosts"] = "127.0.0.1"
-	settings["hadoop.proxyuser.fuse.users"] = "daemon"
-	nnLogin := r.login(t, r.nn_)
-	pc := conf.New()
-	for k, v := range settings {
-		pc.Set(k, v)
-	}
-	if err := ipc.SetLogin(nnLogin, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
-	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: settings})
-	nn, err := hdfs.New(hdfs.Options{Addr: p.Addr(), User: "nn", Login: nnLogin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nn.Close()
+	g := startSecureGateway(t, "fuse", "daemon")
+	nn := g.nn
 	ctx := context.Background()
 	if err := nn.Mkdirs(ctx, "/shared", 0o777); err != nil {
 		t.Fatal(err)
@@ -189,13 +183,7 @@ func TestSecureFUSEKeytabBinary(t *testing.T) {
 	for _, d := range []string{filepath.Dir(mnt), mnt} {
 		os.Chmod(d, 0o755)
 	}
-	var opts []string
-	for _, k := range []string{"hadoop.security.authentication", "dfs.namenode.kerberos.principal"} {
-		opts = append(opts, "-D", k+"="+settings[k])
-	}
-	opts = append(opts, "-D", "strata.fuse.kerberos.principal=fuse/localhost@"+r.kdc.Realm, "-D", "strata.fuse.keytab.file="+fuseKT)
-	cmd := p.Command(append(opts, "fuse", "-o", "allow_other,attr_timeout=0,entry_timeout=0", mnt)...)
-	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+filepath.Join(r.dir, "no-cache"))
+	cmd := g.command("strata.fuse", "fuse", "-o", "allow_other,attr_timeout=0,entry_timeout=0", mnt)
 	var logb syncBuffer
 	cmd.Stderr = &logb
 	if err := cmd.Start(); err != nil {
@@ -222,7 +210,7 @@ func TestSecureFUSEKeytabBinary(t *testing.T) {
 			t.Errorf("/shared/%s: owner %q (%v), want %s", name, st.Owner, err, owner)
 		}
 	}
-	err = gwtest.AsFSUID(65534, func() error {
+	err := gwtest.AsFSUID(65534, func() error {
 		_, err := os.ReadDir(filepath.Join(mnt, "shared"))
 		return err
 	})

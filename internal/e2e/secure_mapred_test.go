@@ -29,21 +29,9 @@ import (
 // the token; a client without a token file cannot reach the NameNode.
 func TestSecureMapReduceTokens(t *testing.T) {
 	r := startRealm(t)
-	jtKT, ttKT := filepath.Join(r.dir, "jt.keytab"), filepath.Join(r.dir, "tt.keytab")
-	if err := r.kdc.AddService(jtKT, "jt/localhost"); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.kdc.AddService(ttKT, "tt/localhost"); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn")
 	const prot = "privacy"
 	settings := r.settings(prot)
-	settings["mapreduce.jobtracker.kerberos.principal"] = "jt/_HOST@" + r.kdc.Realm
-	settings["mapreduce.jobtracker.keytab.file"] = jtKT
-	settings["mapreduce.tasktracker.kerberos.principal"] = "tt/_HOST@" + r.kdc.Realm
-	settings["mapreduce.tasktracker.keytab.file"] = ttKT
+	r.trackerKeytabs(t, settings)
 	settings["mapred.tasktracker.map.tasks.maximum"] = "1"
 	r.testLogin(t, settings)
 	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, MapReduce: true, Conf: settings})

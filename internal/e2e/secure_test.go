@@ -34,6 +34,8 @@ import (
 // secureRealm is a KDC with the principals of a secure cluster: the
 // NameNode's and DataNode's services (keytabs), and users alice and gw
 // (a gateway allowed to act as carol) with tickets in credential caches.
+// The test's daemons find it through KRB5_CONFIG; the harness's own calls
+// (waiting for DataNodes) go as the NameNode's principal, the superuser.
 type secureRealm struct {
 	kdc            *minikdc.KDC
 	krb5           *krbconfig.Config
@@ -54,6 +56,8 @@ func startRealm(t *testing.T) *secureRealm {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kdc.Close() })
+	t.Setenv("KRB5_CONFIG", kdc.ConfigPath)
+	t.Setenv("HADOOP_USER_NAME", "nn")
 	r := &secureRealm{kdc: kdc, dir: dir, nnKT: filepath.Join(dir, "nn.keytab"), dnKT: filepath.Join(dir, "dn.keytab")}
 	if r.krb5, err = krbconfig.Load(kdc.ConfigPath); err != nil {
 		t.Fatal(err)
@@ -92,6 +96,44 @@ func (r *secureRealm) settings(protection string) map[string]string {
 		"hadoop.proxyuser.gw.users":                 "carol",
 		"hadoop.proxyuser.gw.hosts":                 "127.0.0.1",
 	}
+}
+
+// trackerKeytabs makes keytabs for the JobTracker's (jt/localhost) and
+// the TaskTrackers' (tt/localhost) principals and adds their keys to
+// settings.
+func (r *secureRealm) trackerKeytabs(t *testing.T, settings map[string]string) (jtKT, ttKT string) {
+	t.Helper()
+	jtKT, ttKT = filepath.Join(r.dir, "jt.keytab"), filepath.Join(r.dir, "tt.keytab")
+	if err := r.kdc.AddService(jtKT, "jt/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.kdc.AddService(ttKT, "tt/localhost"); err != nil {
+		t.Fatal(err)
+	}
+	settings["mapreduce.jobtracker.kerberos.principal"] = "jt/_HOST@" + r.kdc.Realm
+	settings["mapreduce.jobtracker.keytab.file"] = jtKT
+	settings["mapreduce.tasktracker.kerberos.principal"] = "tt/_HOST@" + r.kdc.Realm
+	settings["mapreduce.tasktracker.keytab.file"] = ttKT
+	return jtKT, ttKT
+}
+
+// testLogin makes the NameNode's principal this test process's login, for
+// the harness's own client, and returns it.
+func (r *secureRealm) testLogin(t *testing.T, settings map[string]string) *security.Login {
+	t.Helper()
+	pc := conf.New()
+	for k, v := range settings {
+		pc.Set(k, v)
+	}
+	l, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ipc.SetLogin(l, pc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+	return l
 }
 
 // login is a ticket-cache login of this test process.
@@ -150,25 +192,9 @@ func (r *secureRealm) runAs(p *testcluster.Processes, prot, cc string, stdin io.
 // with Hadoop's errors.
 func TestSecureIPC(t *testing.T) {
 	r := startRealm(t)
-	// The daemons find the realm through KRB5_CONFIG; the harness's own
-	// calls (waiting for DataNodes) go as the NameNode's principal, the
-	// superuser.
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn")
 	for i, prot := range []string{"authentication", "integrity", "privacy"} {
 		t.Run(prot, func(t *testing.T) {
-			pc := conf.New()
-			for k, v := range r.settings(prot) {
-				pc.Set(k, v)
-			}
-			nnLogin, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := ipc.SetLogin(nnLogin, pc); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+			r.testLogin(t, r.settings(prot))
 			p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: r.settings(prot)})
 			_, port, _ := net.SplitHostPort(p.Addr())
 			addr := "localhost:" + port
@@ -337,32 +363,9 @@ func TestSecureIPC(t *testing.T) {
 // only).
 func TestSecureMapReduceTrackers(t *testing.T) {
 	r := startRealm(t)
-	jtKT, ttKT := filepath.Join(r.dir, "jt.keytab"), filepath.Join(r.dir, "tt.keytab")
-	if err := r.kdc.AddService(jtKT, "jt/localhost"); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.kdc.AddService(ttKT, "tt/localhost"); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn")
 	settings := r.settings("authentication")
-	settings["mapreduce.jobtracker.kerberos.principal"] = "jt/_HOST@" + r.kdc.Realm
-	settings["mapreduce.jobtracker.keytab.file"] = jtKT
-	settings["mapreduce.tasktracker.kerberos.principal"] = "tt/_HOST@" + r.kdc.Realm
-	settings["mapreduce.tasktracker.keytab.file"] = ttKT
-	pc := conf.New()
-	for k, v := range settings {
-		pc.Set(k, v)
-	}
-	nnLogin, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ipc.SetLogin(nnLogin, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+	_, ttKT := r.trackerKeytabs(t, settings)
+	r.testLogin(t, settings)
 	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, MapReduce: true, Conf: settings})
 	_, port, _ := net.SplitHostPort(p.JobTrackerAddr())
 	jt := "localhost:" + port
@@ -379,7 +382,7 @@ func TestSecureMapReduceTrackers(t *testing.T) {
 		defer c.Close()
 		return c.Call(context.Background(), "heartbeat", &mrpb.HeartbeatRequest{}, &mrpb.HeartbeatResponse{})
 	}
-	err = heartbeat(r.login(t, r.alice))
+	err := heartbeat(r.login(t, r.alice))
 	if !ipc.IsClass(err, security.ClassAuthorization) || !strings.Contains(err.Error(), "is not authorized for protocol "+jobtracker.InterTrackerProtocol) {
 		t.Fatalf("alice as a TaskTracker: %v", err)
 	}
@@ -413,8 +416,6 @@ func TestSecureMapReduceTrackers(t *testing.T) {
 // killed the new active serves the same ticket holders.
 func TestSecureHA(t *testing.T) {
 	r := startRealm(t)
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn")
 	settings := r.settings("privacy")
 	// The members check each other's SPNEGO on /strata/ha/ (version,
 	// digests): WebHDFS's HTTP principal and keytab.
@@ -424,18 +425,7 @@ func TestSecureHA(t *testing.T) {
 	}
 	settings["dfs.web.authentication.kerberos.principal"] = "HTTP/_HOST@" + r.kdc.Realm
 	settings["dfs.web.authentication.kerberos.keytab"] = httpKT
-	pc := conf.New()
-	for k, v := range settings {
-		pc.Set(k, v)
-	}
-	nnLogin, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ipc.SetLogin(nnLogin, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+	r.testLogin(t, settings)
 	p := testcluster.NewProcess(t, testcluster.Config{NameNodes: 3, DataNodes: 1, Conf: settings})
 	active, ok := p.WaitActive(30*time.Second, -1)
 	if !ok {
@@ -485,22 +475,9 @@ func TestSecureHA(t *testing.T) {
 // CLI, which wraps them.
 func TestSecureRequireWrappedRequests(t *testing.T) {
 	r := startRealm(t)
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn")
 	settings := r.settings("privacy")
 	settings[security.KeyRequireWrappedRequests] = "true"
-	pc := conf.New()
-	for k, v := range settings {
-		pc.Set(k, v)
-	}
-	nnLogin, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ipc.SetLogin(nnLogin, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
+	r.testLogin(t, settings)
 	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: settings})
 	_, port, _ := net.SplitHostPort(p.Addr())
 	if out, errs, code := r.runAs(p, "privacy", r.alice, nil, "dfs", "-ls", "/"); code != 0 {

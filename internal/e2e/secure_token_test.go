@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stratafs/strata/conf"
-	"github.com/stratafs/strata/internal/ipc"
-	"github.com/stratafs/strata/internal/security"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -19,8 +16,6 @@ import (
 // and is refused once the token is cancelled.
 func TestSecureTokenAuth(t *testing.T) {
 	r := startRealm(t)
-	t.Setenv("KRB5_CONFIG", r.kdc.ConfigPath)
-	t.Setenv("HADOOP_USER_NAME", "nn")
 	const prot = "privacy"
 	r.testLogin(t, r.settings(prot))
 	p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: r.settings(prot)})
@@ -66,22 +61,4 @@ func TestSecureTokenAuth(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, "token (HDFS_DELEGATION_TOKEN token 1 for alice with renewer alice) can't be found in cache") {
 		t.Fatalf("ls with a cancelled token: exit %d, %s", code, errs)
 	}
-}
-
-// testLogin makes the NameNode's principal this test process's login, for
-// the harness's own client.
-func (r *secureRealm) testLogin(t *testing.T, settings map[string]string) {
-	t.Helper()
-	pc := conf.New()
-	for k, v := range settings {
-		pc.Set(k, v)
-	}
-	l, err := security.LoginFromKeytabFile(r.krb5, "nn/localhost@"+r.kdc.Realm, r.nnKT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ipc.SetLogin(l, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ipc.SetLogin(nil, nil) })
 }
