@@ -46,13 +46,7 @@ func TestSecureMapReduceTokens(t *testing.T) {
 		}
 		cmd := p.Command(append(opts, args...)...)
 		cmd.Env = append(append(os.Environ(), "KRB5CCNAME=FILE:"+cc), env...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return out.String(), errb.String(), ee.ExitCode()
-		}
-		return out.String(), errb.String(), 0
+		return runCmd(cmd)
 	}
 	must := func(cc string, args ...string) string {
 		t.Helper()

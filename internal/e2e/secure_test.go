@@ -175,6 +175,12 @@ func (r *secureRealm) runAs(p *testcluster.Processes, prot, cc string, stdin io.
 	cmd := p.Command(append(opts, args...)...)
 	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+cc, "HADOOP_USER_NAME=root")
 	cmd.Stdin = stdin
+	return runCmd(cmd)
+}
+
+// runCmd runs cmd and returns its output, its error output and its exit
+// code (0 also when it could not be started: the output says nothing then).
+func runCmd(cmd *exec.Cmd) (string, string, int) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
