@@ -91,21 +91,16 @@ for r in $(seq "$rounds"); do
   "$s" dfs -rm -r -skipTrash '/gw/*' > /dev/null
 done
 
-way_median() { # way w|r: the median of its rounds
-  local r v=()
-  for r in $(seq "$rounds"); do v+=("${t[$1,$2,$r]}"); done
-  median "${v[@]}"
-}
 mb=$(echo "$bytes / 1000000" | bc -l)
-echo "Machine: $(machine); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Machine: $(machine "$tmp" "$load_before")"
 echo "File: $size ($bytes bytes) of random data, one DataNode, replication 1, 128 MiB blocks; median of $rounds rounds"
 echo
 echo "| way | write s | write × put | write MB/s | read s | read × cat | read MB/s | paper, 10 GB write |"
 echo "|---|---:|---:|---:|---:|---:|---:|---|"
-pw=$(way_median put w) pr=$(way_median put r)
+pw=$(rounds_median put,w) pr=$(rounds_median put,r)
 declare -A paper=([put]="32.6 s (1.0×)" [fuse]="77 s (2.4×)" [nfs]="118 s (3.6×)" [webhdfs]="—")
 for w in $ways; do
-  mw=$(way_median "$w" w) mr=$(way_median "$w" r)
+  mw=$(rounds_median "$w,w") mr=$(rounds_median "$w,r")
   printf '| %s | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %s |\n' "$w" "$mw" "$(echo "$mw / $pw" | bc -l)" \
     "$(echo "$mb / $mw" | bc -l)" "$mr" "$(echo "$mr / $pr" | bc -l)" "$(echo "$mb / $mr" | bc -l)" "${paper[$w]}"
 done

@@ -35,6 +35,16 @@ median() { # values...
   printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 
-machine() { # the machine, for the results' header
-  echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
+rounds_median() { # key: the median of ${t[key,1]} ... ${t[key,$rounds]}
+  local r v=()
+  for r in $(seq "$rounds"); do v+=("${t[$1,$r]}"); done
+  median "${v[@]}"
+}
+
+machine() { # [dir load-before]: the machine, for the results' header; with
+  # dir, its file system, and the load average before and now
+  local m
+  m="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
+  [ $# -eq 0 ] || m="$m; file system: $(df -T "$1" | awk 'NR==2 {print $2}'); load before: $2, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "$m"
 }

@@ -78,20 +78,15 @@ check_crc get < "$tmp/got"
 check_crc fuse < "$tmp/mnt/cold"
 curl -sSf -L "$web/webhdfs/v1/cold?op=OPEN&user.name=$(id -un)" | check_crc webhdfs
 
-way_median() { # way: the median of its rounds
-  local r v=()
-  for r in $(seq "$rounds"); do v+=("${t[$1,$r]}"); done
-  median "${v[@]}"
-}
 mb=$(echo "$bytes / 1000000" | bc -l)
-echo "Machine: $(machine); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Machine: $(machine "$tmp" "$load_before")"
 echo "File: $size ($bytes bytes) of random data, one DataNode, replication 1, 128 MiB blocks; page cache dropped before every read; median of $rounds rounds"
 echo
 echo "| way | read s | MB/s | × dd |"
 echo "|---|---:|---:|---:|"
-dd_s=$(way_median dd)
+dd_s=$(rounds_median dd)
 for w in $ways; do
-  m=$(way_median "$w")
+  m=$(rounds_median "$w")
   printf '| %s | %.2f | %.0f | %.2f |\n' "$w" "$m" "$(echo "$mb / $m" | bc -l)" "$(echo "$dd_s / $m" | bc -l)"
 done
 echo
