@@ -382,6 +382,7 @@ func (h *haNode) peers(commit uint64) []HAPeer {
 			p := HAPeer{ID: m.ID}
 			var st HAStats
 			var resp *http.Response
+			err := err // each member's own: the goroutines run at once
 			if err == nil {
 				resp, err = get(cl, "http://"+m.HTTPAddr+memberPath)
 			}

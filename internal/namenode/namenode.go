@@ -203,6 +203,7 @@ func (n *NameNode) Start() error {
 		}
 	}
 	n.rpcLn = ln
+	n.started = time.Now() // before the HTTP server, whose pages show it
 	if n.cfg.HTTPAddr != "" {
 		auth, webAuth, err := n.httpFilters()
 		if err != nil {
@@ -231,7 +232,6 @@ func (n *NameNode) Start() error {
 			}
 		}()
 	}
-	n.started = time.Now()
 	n.wg.Add(4)
 	go func() {
 		defer n.wg.Done()
