@@ -7,21 +7,17 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/jcmturner/gofork/encoding/asn1"
-	"github.com/jcmturner/gokrb5/v8/asn1tools"
-	"github.com/jcmturner/gokrb5/v8/crypto"
 	"github.com/jcmturner/gokrb5/v8/gssapi"
-	"github.com/jcmturner/gokrb5/v8/iana/asnAppTag"
 	"github.com/jcmturner/gokrb5/v8/iana/chksumtype"
 	"github.com/jcmturner/gokrb5/v8/iana/flags"
-	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
-	"github.com/jcmturner/gokrb5/v8/iana/msgtype"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/stratafs/strata/internal/security"
 )
 
 // The fixed Negotiate answers (RFC 4178 NegTokenResp): the challenge
@@ -131,37 +127,13 @@ func mutualRequested(req *messages.APReq) bool {
 		binary.LittleEndian.Uint32(c.Checksum[20:24])&gssapi.ContextFlagMutual != 0
 }
 
-// encAPRepPart is EncAPRepPart with only ctime and cusec (RFC 4120
-// 5.5.2): the acceptor proves it decrypted the ticket by returning the
-// authenticator's time under the session key; no subkey or sequence
-// number, as HTTP uses no per-message tokens.
-type encAPRepPart struct {
-	CTime time.Time `asn1:"generalized,explicit,tag:0"`
-	Cusec int       `asn1:"explicit,tag:1"`
-}
-
 // apRepToken is the SPNEGO NegTokenResp (accept-completed, Kerberos)
 // whose response token is the GSS KRB5 AP-REP for req.
 func apRepToken(req *messages.APReq) ([]byte, error) {
-	part, err := asn1.Marshal(encAPRepPart{CTime: req.Authenticator.CTime, Cusec: req.Authenticator.Cusec})
+	mech, err := security.APRepToken(req, 0)
 	if err != nil {
 		return nil, err
 	}
-	part = asn1tools.AddASNAppTag(part, asnAppTag.EncAPRepPart)
-	ed, err := crypto.GetEncryptedData(part, req.Ticket.DecryptedEncPart.Key, keyusage.AP_REP_ENCPART, 0)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := asn1.Marshal(messages.APRep{PVNO: 5, MsgType: msgtype.KRB_AP_REP, EncPart: ed})
-	if err != nil {
-		return nil, err
-	}
-	rep = asn1tools.AddASNAppTag(rep, asnAppTag.APREP)
-	oid, err := asn1.Marshal(gssapi.OIDKRB5.OID())
-	if err != nil {
-		return nil, err
-	}
-	mech := asn1tools.AddASNAppTag(append(append(oid, 0x02, 0x00), rep...), 0) // TOK_ID 02 00: AP-REP
 	resp := spnego.NegTokenResp{NegState: asn1.Enumerated(spnego.NegStateAcceptCompleted), SupportedMech: gssapi.OIDKRB5.OID(), ResponseToken: mech}
 	return resp.Marshal()
 }

@@ -8,16 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jcmturner/gofork/encoding/asn1"
-	"github.com/jcmturner/gokrb5/v8/asn1tools"
-	"github.com/jcmturner/gokrb5/v8/crypto"
-	"github.com/jcmturner/gokrb5/v8/gssapi"
-	"github.com/jcmturner/gokrb5/v8/iana/asnAppTag"
 	"github.com/jcmturner/gokrb5/v8/iana/flags"
-	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
-	"github.com/jcmturner/gokrb5/v8/iana/msgtype"
 	"github.com/jcmturner/gokrb5/v8/keytab"
-	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
@@ -139,7 +131,7 @@ func (s *gssSession) acceptAPReq(tok []byte) ([]byte, bool, error) {
 	if types.IsFlagSet(&kt.APReq.APOptions, flags.APOptionMutualRequired) {
 		// The client (Java's GSSAPI, MIT) wants the server proven too: an
 		// AP-REP first, the security-layer offer after its empty reply.
-		rep, err := apRep(&kt.APReq)
+		rep, err := security.APRepToken(&kt.APReq, kt.APReq.Authenticator.SeqNumber)
 		if err != nil {
 			return nil, false, gssError(err)
 		}
@@ -157,33 +149,6 @@ func (s *gssSession) offer() ([]byte, error) {
 	binary.BigEndian.PutUint32(offer, uint32(s.mech.maxBuffer()))
 	offer[0] = s.mech.QOPs
 	return s.w.wrap(offer, false)
-}
-
-// apRep is the GSS token (RFC 4121 section 4.1, token id 02 00) holding
-// the AP-REP that proves the server: the authenticator's time encrypted in
-// the ticket's session key (RFC 4120 section 3.2.4), by gokrb5's crypto.
-func apRep(req *messages.APReq) ([]byte, error) {
-	part := messages.EncAPRepPart{CTime: req.Authenticator.CTime, Cusec: req.Authenticator.Cusec, SequenceNumber: req.Authenticator.SeqNumber}
-	pb, err := asn1.Marshal(part)
-	if err != nil {
-		return nil, err
-	}
-	pb = asn1tools.AddASNAppTag(pb, asnAppTag.EncAPRepPart)
-	ed, err := crypto.GetEncryptedData(pb, req.Ticket.DecryptedEncPart.Key, keyusage.AP_REP_ENCPART, 0)
-	if err != nil {
-		return nil, err
-	}
-	rb, err := asn1.Marshal(messages.APRep{PVNO: 5, MsgType: msgtype.KRB_AP_REP, EncPart: ed})
-	if err != nil {
-		return nil, err
-	}
-	rb = asn1tools.AddASNAppTag(rb, asnAppTag.APREP)
-	oid, err := asn1.Marshal(gssapi.OIDKRB5.OID())
-	if err != nil {
-		return nil, err
-	}
-	tok := append(append(oid, 0x02, 0x00), rb...)
-	return asn1tools.AddASNAppTag(tok, 0), nil
 }
 
 func (g *GSSAPIMechanism) maxBuffer() int {
