@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,13 +24,21 @@ type haGroup struct {
 	nns  []*NameNode
 }
 
+// handedOut is every address freeAddr has returned in this test binary:
+// a port is free again once its probe closes, so without it two members
+// of one group could be given the same address.
+var handedOut sync.Map
+
 // freeAddr picks a free port away from the kernel's ephemeral range, so
 // that another test's outgoing connection cannot take it between this
-// check and the member's listen.
+// check and the member's listen, and never the same one twice.
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	for i := 0; i < 100; i++ {
 		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if _, taken := handedOut.LoadOrStore(addr, true); taken {
+			continue
+		}
 		if l, err := net.Listen("tcp", addr); err == nil {
 			l.Close()
 			return addr

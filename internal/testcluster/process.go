@@ -383,10 +383,16 @@ func (p *Processes) newProcess(name string, args []string) *Process {
 // a port the kernel handed out for ":0" would be handed out again to the
 // many outgoing connections and listeners of parallel tests before the
 // daemon binds it, and two daemons then collide.
+// It never returns the same address twice in one test binary: a probed
+// port is free again at once, and two daemons of one cluster must not
+// both be given it.
 func FreePort(t testing.TB) string {
 	t.Helper()
 	for range 100 {
 		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if _, taken := handedOut.LoadOrStore(addr, true); taken {
+			continue
+		}
 		if ln, err := net.Listen("tcp", addr); err == nil {
 			ln.Close()
 			return addr
@@ -395,6 +401,9 @@ func FreePort(t testing.TB) string {
 	t.Fatal("testcluster: no free port in 20000-31999")
 	return ""
 }
+
+// handedOut is every address FreePort has returned.
+var handedOut sync.Map
 
 // Binary is the strata binary the daemons run.
 func (p *Processes) Binary() string { return p.bin }
