@@ -146,6 +146,8 @@ func TestDefaultsParse(t *testing.T) {
 		switch {
 		case d == "true" || d == "false":
 			_, err = c.GetBool(k.Name)
+		case strings.Contains(k.Doc, "integer ranges"):
+			_, err = ParseIntegerRanges(d)
 		case strings.Contains(k.Doc, "Milliseconds"):
 			_, err = c.GetDuration(k.Name, time.Millisecond)
 		case strings.Contains(k.Doc, "Seconds"):

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/procstat"
@@ -122,32 +123,74 @@ func HadoopName(group, name string) string {
 }
 
 // Counters is a set of named int64 counters in groups. Safe for
-// concurrent use.
+// concurrent use. A counter exists once something was added to it (a
+// zero included), as Hadoop lists the counters a task touched.
 type Counters struct {
 	mu sync.Mutex
-	m  map[string]map[string]int64
+	m  map[string]map[string]*atomic.Int64
 }
 
 // NewCounters returns an empty set.
-func NewCounters() *Counters { return &Counters{m: map[string]map[string]int64{}} }
+func NewCounters() *Counters { return &Counters{m: map[string]map[string]*atomic.Int64{}} }
+
+// cell is group/name's value, created at 0 if new. Callers hold c.mu.
+func (c *Counters) cell(group, name string) *atomic.Int64 {
+	g := c.m[group]
+	if g == nil {
+		g = map[string]*atomic.Int64{}
+		c.m[group] = g
+	}
+	v := g[name]
+	if v == nil {
+		v = new(atomic.Int64)
+		g[name] = v
+	}
+	return v
+}
 
 // Add adds n to group/name.
 func (c *Counters) Add(group, name string, n int64) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	g := c.m[group]
-	if g == nil {
-		g = map[string]int64{}
-		c.m[group] = g
-	}
-	g[name] += n
+	v := c.cell(group, name)
+	c.mu.Unlock()
+	v.Add(n)
 }
 
 // Get returns group/name's value.
 func (c *Counters) Get(group, name string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[group][name]
+	if v := c.m[group][name]; v != nil {
+		return v.Load()
+	}
+	return 0
+}
+
+// Counter is one counter of a set, for adding to it once per record
+// without a lookup: the first Add finds (or creates) it, later ones are
+// one atomic add.
+type Counter struct {
+	set         *Counters
+	group, name string
+	v           atomic.Pointer[atomic.Int64]
+}
+
+// Counter returns group/name as a Counter. It creates nothing until its
+// first Add.
+func (c *Counters) Counter(group, name string) *Counter {
+	return &Counter{set: c, group: group, name: name}
+}
+
+// Add adds n to the counter.
+func (k *Counter) Add(n int64) {
+	v := k.v.Load()
+	if v == nil {
+		k.set.mu.Lock()
+		v = k.set.cell(k.group, k.name)
+		k.set.mu.Unlock()
+		k.v.Store(v)
+	}
+	v.Add(n)
 }
 
 // maxCounters are the counters whose job total is the largest of the
@@ -164,12 +207,8 @@ func (c *Counters) Aggregate(group, name string, n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.m[group]
-	if g == nil {
-		g = map[string]int64{}
-		c.m[group] = g
-	}
-	if v, ok := g[name]; !ok || n > v {
-		g[name] = n
+	if v := g[name]; v == nil || n > v.Load() {
+		c.cell(group, name).Store(n)
 	}
 }
 
@@ -206,7 +245,7 @@ func (c *Counters) Group(g string) []CounterValue {
 	defer c.mu.Unlock()
 	out := make([]CounterValue, 0, len(c.m[g]))
 	for n, v := range c.m[g] {
-		out = append(out, CounterValue{n, v})
+		out = append(out, CounterValue{n, v.Load()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -220,7 +259,7 @@ func (c *Counters) Map() map[string]map[string]int64 {
 	for g, m := range c.m {
 		out[g] = map[string]int64{}
 		for n, v := range m {
-			out[g][n] = v
+			out[g][n] = v.Load()
 		}
 	}
 	return out

@@ -334,8 +334,9 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 				w.Close()
 			}
 		}()
+		outRecords := counters.Counter(GroupTask, MapOutputRecords)
 		emit = EmitFunc(func(k, v []byte) error {
-			counters.Add(GroupTask, MapOutputRecords, 1)
+			outRecords.Add(1)
 			return w.Write(k, v)
 		})
 	} else {
@@ -364,12 +365,13 @@ func runMap(ctx context.Context, job *Job, att *TaskAttempt, split InputSplit, n
 			return coll.Collect(part(k, v, nred), k, v)
 		})
 	}
-	for rr.Next() {
-		counters.Add(GroupTask, MapInputRecords, 1)
+	inRecords := counters.Counter(GroupTask, MapInputRecords)
+	for n := 1; rr.Next(); n++ {
+		inRecords.Add(1)
 		if err := m.Map(tc, rr.Key(), rr.Value(), emit); err != nil {
 			return out, err
 		}
-		if ctx.Err() != nil {
+		if n%1024 == 0 && ctx.Err() != nil { // a cancelled attempt stops within 1024 records
 			return out, ctx.Err()
 		}
 	}
@@ -507,24 +509,31 @@ func reduceMerged(ctx context.Context, job *Job, att *TaskAttempt, merged spill.
 			return err
 		}
 	}
+	outRecords := counters.Counter(GroupTask, ReduceOutputRecords)
 	out := EmitFunc(func(k, v []byte) error {
-		counters.Add(GroupTask, ReduceOutputRecords, 1)
+		outRecords.Add(1)
 		return w.Write(k, v)
 	})
 	cmp := job.CompareFunc()
-	err = spill.Groups(merged, cmp, func(key []byte, values func() ([]byte, bool)) error {
-		counters.Add(GroupTask, ReduceInputGroups, 1)
-		counting := func() ([]byte, bool) {
-			v, ok := values()
-			if ok {
-				counters.Add(GroupTask, ReduceInputRecords, 1)
-			}
-			return v, ok
+	// One Values for every group, reset per key: nothing is allocated per
+	// key (a reducer may not keep a group's Values past its Reduce call).
+	inGroups, inRecords := counters.Counter(GroupTask, ReduceInputGroups), counters.Counter(GroupTask, ReduceInputRecords)
+	var group func() ([]byte, bool)
+	vals := NewValues(func() ([]byte, bool) {
+		v, ok := group()
+		if ok {
+			inRecords.Add(1)
 		}
-		if ctx.Err() != nil {
+		return v, ok
+	})
+	n := 0
+	err = spill.Groups(merged, cmp, func(key []byte, values func() ([]byte, bool)) error {
+		inGroups.Add(1)
+		if n++; n%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return red.Reduce(tc, key, NewValues(counting), out)
+		group, vals.cur = values, nil
+		return red.Reduce(tc, key, vals, out)
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -414,6 +415,11 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	if tokenFile != "" {
 		cmd.Env = append(cmd.Env, delegation.TokenFileEnv+"="+tokenFile)
 	}
+	if profiled(spec) {
+		// Hadoop's mapreduce.task.profile: the attempt's profile beside
+		// its log (Hadoop's profile.out; here a pprof CPU profile).
+		cmd.Env = append(cmd.Env, "STRATA_CPUPROFILE="+filepath.Join(logDir, filepath.Base(a.id)+".pprof"))
+	}
 	memLimit, memEvery := memoryLimit(spec.GetConf(), a.isMap)
 	if memLimit >= 2<<20 && os.Getenv("GOMEMLIMIT") == "" {
 		// The Go runtime collects harder as the child nears its cap.
@@ -621,6 +627,31 @@ func taskTimeout(settings map[string]string) time.Duration {
 		return 10 * time.Minute
 	}
 	return d
+}
+
+// profiled reports whether the job's mapreduce.task.profile selects the
+// attempt: its task number in mapreduce.task.profile.maps or .reduces
+// (Hadoop's IntegerRanges, default "0-2").
+func profiled(spec *mrpb.TaskSpec) bool {
+	settings := spec.GetConf()
+	if on, _ := strconv.ParseBool(settings["mapreduce.task.profile"]); !on {
+		return false
+	}
+	key := "mapreduce.task.profile.maps"
+	switch spec.GetType() {
+	case mrpb.TaskType_MAP:
+	case mrpb.TaskType_REDUCE:
+		key = "mapreduce.task.profile.reduces"
+	default:
+		return false
+	}
+	ranges, ok := settings[key]
+	if !ok {
+		k, _ := conf.LookupKey(key)
+		ranges = k.Default
+	}
+	r, err := conf.ParseIntegerRanges(ranges)
+	return err == nil && r.Contains(int(spec.GetTask()))
 }
 
 // limitWriter keeps the first n bytes written and drops the rest.

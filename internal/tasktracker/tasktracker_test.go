@@ -385,3 +385,26 @@ func TestOutOfBandHeartbeat(t *testing.T) {
 		t.Error("out-of-band heartbeats are off by default")
 	}
 }
+
+func TestProfiledSelectsAttempts(t *testing.T) {
+	spec := func(typ mrpb.TaskType, task int32, settings map[string]string) *mrpb.TaskSpec {
+		return &mrpb.TaskSpec{Type: typ.Enum(), Task: proto.Int32(task), Conf: settings}
+	}
+	on := map[string]string{"mapreduce.task.profile": "true"}
+	for _, c := range []struct {
+		spec *mrpb.TaskSpec
+		want bool
+	}{
+		{spec(mrpb.TaskType_MAP, 0, nil), false},
+		{spec(mrpb.TaskType_MAP, 2, on), true}, // default 0-2
+		{spec(mrpb.TaskType_MAP, 3, on), false},
+		{spec(mrpb.TaskType_REDUCE, 1, on), true},
+		{spec(mrpb.TaskType_JOB_CLEANUP, 0, on), false},
+		{spec(mrpb.TaskType_MAP, 7, map[string]string{"mapreduce.task.profile": "true", "mapreduce.task.profile.maps": "5-"}), true},
+		{spec(mrpb.TaskType_REDUCE, 0, map[string]string{"mapreduce.task.profile": "true", "mapreduce.task.profile.reduces": ""}), false},
+	} {
+		if got := profiled(c.spec); got != c.want {
+			t.Errorf("%v task %d %v: profiled %v", c.spec.GetType(), c.spec.GetTask(), c.spec.GetConf(), got)
+		}
+	}
+}

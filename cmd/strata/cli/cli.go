@@ -82,6 +82,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &Env{Conf: c, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	defer startProfile(stderr)()
 	return cmd.run(ctx, env, rest[1:])
 }
 
