@@ -104,8 +104,8 @@ func TestMapFileCountersMatchDisk(t *testing.T) {
 	if got := jc.Get(GroupTask, MapOutputMaterialized); got != part || part != fileSize(t, out.Path) {
 		t.Fatalf("materialized bytes %d, index %d, file %d", got, part, fileSize(t, out.Path))
 	}
-	if got := jc.Get(GroupTask, SpilledRecords); got != 2*60000 {
-		t.Fatalf("spilled records %d, want each record twice (spill and merge)", got)
+	if got := jc.Get(GroupTask, SpilledRecords); got <= 60000 || got >= 2*60000 {
+		t.Fatalf("spilled records %d, want each record in the merge and all but the last ones collected in a spill", got)
 	}
 	if mf := att.phases.MapFinish; mf.Before(start) || mf.After(end) {
 		t.Fatalf("map finish %v outside the attempt's span %v – %v", mf, start, end)

@@ -643,8 +643,9 @@ func (c *Collector) finishFile(f vfs.File, bw *bufio.Writer, err error) error {
 	return nil
 }
 
-// writeSpill sorts region r and writes it as spill n.
-func (c *Collector) writeSpill(n int, r *region) error {
+// sortRegion sorts each of r's metadata chunks and returns the bytes its
+// records take in a segment, roughly (lengths at 2 bytes each).
+func (c *Collector) sortRegion(r *region) int64 {
 	if len(c.scratch) < c.metaLen {
 		c.scratch = make([]entry, c.metaLen)
 	}
@@ -655,6 +656,12 @@ func (c *Collector) writeSpill(n int, r *region) error {
 			size += int64(m[i].klen+m[i].vlen) + 4
 		}
 	}
+	return size
+}
+
+// writeSpill sorts region r and writes it as spill n.
+func (c *Collector) writeSpill(n int, r *region) error {
+	size := c.sortRegion(r)
 	f, err := c.createSpill(n, size)
 	if err != nil {
 		return err
@@ -786,21 +793,34 @@ func (c *Collector) Close() (Output, error) {
 		c.cond.Wait()
 	}
 	err := c.spillErr
+	var mem *region
 	if err == nil && (c.cur.records() > 0 || c.mchunk != nil && c.mlen > 0 || len(c.spills) == 0) {
 		r := c.detach()
-		n := len(c.spills)
-		c.spills = append(c.spills, spillFile{})
-		c.mu.Unlock()
-		err = c.writeSpill(n, r)
-		c.mu.Lock()
-		c.release(r)
+		if len(c.spills) > 0 && c.cfg.Combine == nil {
+			// The remainder joins the final merge from memory: spilling
+			// it would write and read it once more for nothing. (With a
+			// combiner it is spilled, so that it is combined.)
+			mem = r
+		} else {
+			n := len(c.spills)
+			c.spills = append(c.spills, spillFile{})
+			c.mu.Unlock()
+			err = c.writeSpill(n, r)
+			c.mu.Lock()
+			c.release(r)
+		}
 	}
 	spills := c.spills
 	c.mu.Unlock()
 	c.reportCounters()
 	var out Output
 	if err == nil {
-		out, err = c.finish(spills)
+		out, err = c.finish(spills, mem)
+	}
+	if mem != nil {
+		c.mu.Lock()
+		c.release(mem)
+		c.mu.Unlock()
 	}
 	c.reportCounters()
 	// The buffer is no longer needed.
@@ -819,8 +839,11 @@ func (c *Collector) Close() (Output, error) {
 	return out, nil
 }
 
-func (c *Collector) finish(spills []spillFile) (Output, error) {
-	if len(spills) == 1 {
+// finish merges the spills, and mem (the records collected since the
+// last spill, nil if none are left out of the spills) after them, into the
+// task's output.
+func (c *Collector) finish(spills []spillFile, mem *region) (Output, error) {
+	if len(spills) == 1 && mem == nil {
 		s := spills[0]
 		out := Output{Path: filepath.Join(filepath.Dir(s.path), OutputFile), Index: s.index}
 		out.IndexPath = filepath.Join(filepath.Dir(s.path), OutputIndexFile)
@@ -852,6 +875,16 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 			need += e.PartLength
 		}
 	}
+	var memSrc *spillSource
+	if mem != nil {
+		for _, m := range mem.meta {
+			for i := range m {
+				need += int64(m[i].klen+m[i].vlen) + 4
+			}
+		}
+		c.sortRegion(mem)
+		memSrc = newSpillSource(mem, c.compare)
+	}
 	dir := c.pickDir(len(spills), need)
 	out := Output{Path: filepath.Join(dir, OutputFile), IndexPath: filepath.Join(dir, OutputIndexFile)}
 	f, err := vfs.Create(c.fs, out.Path)
@@ -867,7 +900,7 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 	var cnt pendingCounters
 	var off int64
 	for p := range out.Index {
-		its := make([]Iterator, len(spills))
+		its := make([]Iterator, len(spills), len(spills)+1)
 		for i, s := range spills {
 			e := s.index[p]
 			its[i], err = OpenSegment(io.NewSectionReader(files[i], e.Offset, e.PartLength), c.cfg.Codec, e.PartLength, e.RawLength)
@@ -880,6 +913,11 @@ func (c *Collector) finish(spills []spillFile) (Output, error) {
 		}
 		if err != nil {
 			break
+		}
+		if memSrc != nil {
+			// Last: its records were collected after every spill's, and
+			// the merge keeps input order among equal keys.
+			its = append(its, &partIter{src: memSrc, part: uint32(p)})
 		}
 		var m Iterator
 		if m, err = MergeFS(c.fs, its, c.cfg.Compare, c.cfg.SortFactor, c.dirs, c.cfg.Codec); err != nil {

@@ -77,11 +77,15 @@ func TestCollectorRoundTrip(t *testing.T) {
 			if n := cm.get(CounterSpills); n < 10 {
 				t.Errorf("%d spills, want at least 10", n)
 			}
+			// The spills, then the merge, which takes the records
+			// collected after the last spill from memory.
+			if n, all := cm.get(CounterSpilledRecords), int64(len(recs)); n <= all || n >= 2*all {
+				t.Errorf("%d spilled records of %d: want more than one pass and less than two", n, all)
+			}
 			for name, want := range map[string]int64{
 				CounterMapOutputRecords:      int64(len(recs)),
 				CounterMapOutputBytes:        bytesOut,
 				CounterMapOutputMaterialized: materialized,
-				CounterSpilledRecords:        2 * int64(len(recs)), // spills, then the merge
 				CounterCombineInputRecords:   0,
 			} {
 				if got := cm.get(name); got != want {
@@ -484,4 +488,32 @@ func TestCopySegmentFromOutput(t *testing.T) {
 		}
 	}
 	equalRecs(t, got, want)
+}
+
+// The records collected after the last spill go into the final merge from
+// memory, after every spill: equal keys keep collection order across the
+// spills and the remainder, and the remainder is never written as a spill.
+func TestCollectorMergesRemainderFromMemory(t *testing.T) {
+	var recs []rec
+	for i := range 3000 {
+		recs = append(recs, rec{part: i % 2, key: []byte{byte(i % 3)}, value: u64(uint64(i))})
+	}
+	cfg := Config{Partitions: 2, SortBytes: 16 << 10, SortFactor: 10, LocalDirs: []string{t.TempDir()}}
+	c, cm := newTestCollector(t, cfg)
+	collectAll(t, c, recs)
+	out, err := c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalRecs(t, readOutput(t, out, None), reference(recs, nil))
+	checkClean(t, cfg, out)
+	spills, spilled := cm.get(CounterSpills), cm.get(CounterSpilledRecords)
+	if spills < 2 {
+		t.Fatalf("%d spills: the buffer is too large for this test", spills)
+	}
+	// Every spill but the remainder's: fewer records than two full passes.
+	remainder := 2*int64(len(recs)) - spilled
+	if remainder <= 0 || remainder >= int64(len(recs))/int64(spills) {
+		t.Errorf("%d spills, %d spilled records of %d: the remainder (%d) was not merged from memory", spills, spilled, len(recs), remainder)
+	}
 }

@@ -11,10 +11,13 @@
 // Config.SpillPercent full, a background goroutine sorts the full part by
 // (partition, key) — metadata only, with a radix sort on 8-byte key
 // prefixes when keys are compared as bytes — runs the combiner and writes
-// a spill file, while Collect goes on filling the rest. Close spills the
-// remainder and merges the spills, Config.SortFactor at a time, into the
-// task's one output file, <local dir>/<Name>/file.out, with one segment
-// per partition, and its index file.out.index.
+// a spill file, while Collect goes on filling the rest. Close merges the
+// spills, Config.SortFactor at a time, and the records collected since the
+// last spill (sorted in memory, merged last; spilled first only when there
+// is a combiner to run on them, or no spill yet) into the task's one
+// output file, <local dir>/<Name>/file.out, with one segment per
+// partition, and its index file.out.index. (Hadoop spills the remainder
+// too; merging it from memory saves writing and reading it again.)
 //
 // # Reduce side
 //
