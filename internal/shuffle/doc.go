@@ -29,7 +29,10 @@
 // spill.NewMemorySegment); a larger one is copied to a file in the
 // attempt's local dirs (spill.CopySegment verifies it on the way). When
 // the memory segments reach MergePercent of the budget they are merged
-// into one disk segment in the background (the in-memory merge); when
+// into one disk segment in the background (the in-memory merge) — unless
+// the maps not fetched yet, at the mean size so far, fit beside them in
+// the budget (then the final merge reads them from memory; a fetch that
+// does not fit after all starts the merge); when
 // there are 2×SortFactor−1 disk segments, the SortFactor smallest are
 // merged in the background (the on-disk merge). Wait's final merge is
 // spill.Merge of everything, smallest first, streaming.

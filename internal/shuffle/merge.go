@@ -140,9 +140,23 @@ func (s *Shuffle) addSegment(seg *segment) {
 	s.memHeld += seg.size
 	s.memPending += seg.size
 	s.pending = append(s.pending, seg)
-	if s.memPending >= s.mergeAt && !s.memMerging {
+	if s.memPending >= s.mergeAt && !s.memMerging && !s.restFits() {
 		s.startMemMerge()
 	}
+}
+
+// restFits reports whether the map outputs not fetched yet, at the mean
+// size of those fetched so far, fit in the memory budget beside what it
+// holds: then a merge at the threshold would only write to disk what the
+// final merge can read from memory, so it waits (Hadoop merges anyway).
+// Should a fetch then not fit after all, reserve starts the merge. s.mu is
+// held.
+func (s *Shuffle) restFits() bool {
+	if s.done == 0 {
+		return false
+	}
+	left := int64(len(s.maps) - s.done)
+	return s.used()+left*(s.bytes/int64(s.done)) <= s.cfg.MemoryBudget
 }
 
 // addDisk adds a disk segment and starts an on-disk merge when there are
@@ -205,7 +219,7 @@ func (s *Shuffle) runMerge(segs []*segment, memory bool) {
 		return
 	}
 	s.addDisk(out)
-	if s.memPending >= s.mergeAt && !s.memMerging {
+	if s.memPending >= s.mergeAt && !s.memMerging && !s.restFits() {
 		s.startMemMerge()
 	}
 }

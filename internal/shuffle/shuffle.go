@@ -90,7 +90,8 @@ type Config struct {
 	MemoryLimitPercent float64
 	// MergePercent (mapreduce.reduce.shuffle.merge.percent): when the
 	// segments held in memory reach this fraction of MemoryBudget they are
-	// merged into one disk segment. In (0, 1]; 0 means 0.66.
+	// merged into one disk segment, unless the rest of the partition is
+	// expected to fit in the budget too. In (0, 1]; 0 means 0.66.
 	MergePercent float64
 	// SortFactor (mapreduce.task.io.sort.factor) is the merge width: disk
 	// segments are merged in the background, SortFactor at a time, once

@@ -629,3 +629,39 @@ func TestDeadHost(t *testing.T) {
 		t.Errorf("Shuffled Maps = %d", got)
 	}
 }
+
+// A partition that fits in the memory budget is not merged to disk at the
+// merge threshold; one whose later map outputs turn out larger than the
+// first ones' mean is, when they no longer fit, and stays in budget.
+func TestMergeOnlyWhenTheRestDoesNotFit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		count  func(m, p int) int
+		merges bool
+	}{
+		{"even", func(m, p int) int { return 100 }, false},
+		{"growing", func(m, p int) int { return 20 + 40*m }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			job := makeJob(t, spill.None, 12, 1, c.count, 4)
+			locs := serve(t, job, newTracker(t, ServerConfig{}))
+			cfg := testConfig(t, job, 0, nil)
+			total := job.partBytes(0)
+			cfg.MemoryBudget = total * 100 / 85 // the whole partition is 85% of it
+			if c.merges {
+				cfg.MemoryBudget = total * 100 / 130
+			}
+			cfg.MemoryLimitPercent = 0.4
+			cfg.MergePercent = 0.5
+			cfg.ParallelCopies = 1
+			s := run(t, job, cfg, locs)
+			t.Logf("partition %d bytes, budget %d, max in memory %d, %d in-memory merges", total, cfg.MemoryBudget, s.maxUsed, s.memMerges)
+			if s.maxUsed > cfg.MemoryBudget {
+				t.Errorf("%d bytes in memory, budget %d", s.maxUsed, cfg.MemoryBudget)
+			}
+			if got := s.memMerges > 0; got != c.merges {
+				t.Errorf("%d in-memory merges, want merges: %v", s.memMerges, c.merges)
+			}
+		})
+	}
+}
