@@ -35,7 +35,10 @@
 // does not fit after all starts the merge); when
 // there are 2×SortFactor−1 disk segments, the SortFactor smallest are
 // merged in the background (the on-disk merge). Wait's final merge is
-// spill.Merge of everything, smallest first, streaming.
+// spill.Merge of everything, smallest first, streaming; the memory
+// segments enter it as one merge of them all, which the merge factor does
+// not split (it bounds open files, and splitting would write the memory
+// segments to disk to read them back).
 //
 // A failed fetch — no connection, an HTTP error, a timeout, a short or
 // corrupt segment — is retried against the same server after a growing

@@ -289,6 +289,33 @@ func (f *finalIter) Close() error {
 	return err
 }
 
+// mergeMemory replaces the iterators of memory segments among its (one
+// per segment of segs) by one streaming merge of them all, placed last:
+// the merge factor bounds the files a merge reads at once, and merging
+// memory segments in more than one pass would write them to disk only to
+// read them back. On error every iterator is closed.
+func (s *Shuffle) mergeMemory(segs []*segment, its []spill.Iterator) ([]spill.Iterator, error) {
+	var mem, rest []spill.Iterator
+	for i, seg := range segs {
+		if seg.mem {
+			mem = append(mem, its[i])
+		} else {
+			rest = append(rest, its[i])
+		}
+	}
+	if len(mem) < 2 {
+		return its, nil
+	}
+	m, err := spill.MergeFS(s.fs, mem, s.cfg.Compare, len(mem), s.dirs, s.cfg.Codec)
+	if err != nil { // mem closed by MergeFS
+		for _, it := range rest {
+			it.Close()
+		}
+		return nil, err
+	}
+	return append(rest, m), nil
+}
+
 // finalMerge hands every segment to spill.Merge, smallest first (its
 // intermediate passes, if any, take the first ones). Called by Wait with
 // s.mu held; it unlocks.
@@ -302,8 +329,10 @@ func (s *Shuffle) finalMerge() (spill.Iterator, error) {
 	if err == nil {
 		s.count(CounterMergedMapOutputs, orig)
 		var m spill.Iterator
-		if m, err = spill.MergeFS(s.fs, its, s.cfg.Compare, s.cfg.SortFactor, s.dirs, s.cfg.Codec); err == nil {
-			return &finalIter{Iterator: m, dirs: s.dirs, fs: s.fs}, nil
+		if its, err = s.mergeMemory(segs, its); err == nil {
+			if m, err = spill.MergeFS(s.fs, its, s.cfg.Compare, s.cfg.SortFactor, s.dirs, s.cfg.Codec); err == nil {
+				return &finalIter{Iterator: m, dirs: s.dirs, fs: s.fs}, nil
+			}
 		}
 	} else {
 		for _, seg := range segs {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -664,4 +666,40 @@ func TestMergeOnlyWhenTheRestDoesNotFit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The final merge streams every memory segment at once, however many more
+// than the merge factor there are: nothing is written to local disk.
+func TestFinalMergeOfMemorySegmentsWritesNothing(t *testing.T) {
+	job := makeJob(t, spill.None, 12, 1, func(m, p int) int { return 50 }, 5)
+	locs := serve(t, job, newTracker(t, ServerConfig{}))
+	cfg := testConfig(t, job, 0, nil)
+	cfg.SortFactor = 3
+	s, err := New(cfg, len(locs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, l := range locs {
+		if err := s.Add(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	it, err := s.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, d := range cfg.LocalDirs {
+		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	if len(files) > 0 || s.memMerges+s.diskMerges > 0 {
+		t.Errorf("final merge of 12 memory segments with factor 3 wrote %v (%d+%d merges)", files, s.memMerges, s.diskMerges)
+	}
+	checkRecords(t, drain(t, it, cfg.Compare), job.expected(0))
 }
