@@ -412,7 +412,7 @@ func runReduce(ctx context.Context, job *Job, att *TaskAttempt, outputs []spill.
 	lio := newLocalIO()
 	// The map outputs are on this node's disks: nothing to fetch.
 	att.phases.ShuffleFinish = time.Now()
-	merged, err := mergeLocal(lio, att.Task, outputs, job.CompareFunc(), lc, dirs, counters)
+	merged, err := mergeLocal(lio, att.Task, outputs, job.Compare, lc, dirs, counters) // nil: bytes order, merged on key prefixes
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func runTask(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Link) (*mrp
 	case mrpb.TaskType_REDUCE:
 		cfg := shuffle.DefaultConfig()
 		cfg.JobID, cfg.Reduce, cfg.Name, cfg.Secret = att.JobID, att.Task, att.ID(), spec.GetJobToken()
-		cfg.Compare, cfg.Codec, cfg.SortFactor, cfg.LocalDirs = job.CompareFunc(), lc.codec, lc.sortFactor, dirs
+		cfg.Compare, cfg.Codec, cfg.SortFactor, cfg.LocalDirs = job.Compare, lc.codec, lc.sortFactor, dirs // nil: bytes order
 		if n, err := job.Conf.GetInt("mapreduce.reduce.shuffle.parallelcopies"); err == nil && n > 0 {
 			cfg.ParallelCopies = int(n)
 		}

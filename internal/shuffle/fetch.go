@@ -2,7 +2,6 @@ package shuffle
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,8 +18,6 @@ import (
 	"github.com/stratafs/strata/internal/spill"
 	"github.com/stratafs/strata/internal/vfs"
 )
-
-var bytesCompare = bytes.Compare
 
 // busyError is a 503 (or 429) from a server at its concurrency limit.
 type busyError struct {

@@ -381,9 +381,6 @@ func New(cfg Config, numMaps int) (*Shuffle, error) {
 		return nil, fmt.Errorf("shuffle: %w", err)
 	}
 	cfg.Codec = codec
-	if cfg.Compare == nil {
-		cfg.Compare = bytesCompare
-	}
 	s := &Shuffle{
 		fs:        orDefault(cfg.FS),
 		cfg:       cfg,

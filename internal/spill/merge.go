@@ -50,9 +50,6 @@ func MergeFS(fsys vfs.FS, segments []Iterator, compare func(a, b []byte) int, fa
 		closeAll(segments)
 		return nil, err
 	}
-	if compare == nil {
-		compare = bytes.Compare
-	}
 	if len(tmpDirs) == 0 {
 		tmpDirs = []string{os.TempDir()}
 	}
@@ -155,14 +152,16 @@ func mergeToDisk(fsys vfs.FS, inputs []Iterator, compare func(a, b []byte) int, 
 }
 
 type mergeInput struct {
-	it  Iterator
-	idx int
-	key []byte
+	it     Iterator
+	idx    int
+	key    []byte
+	prefix uint64 // keyPrefix(key), in bytes order
 }
 
 // mergeIter is a heap merge of sorted inputs, ties broken by input index.
+// In bytes order (compare nil) it compares 8-byte key prefixes first.
 type mergeIter struct {
-	compare  func(a, b []byte) int
+	compare  func(a, b []byte) int // nil: bytes order
 	inputs   []Iterator
 	heap     []*mergeInput
 	started  bool
@@ -176,8 +175,24 @@ func newMergeIter(inputs []Iterator, compare func(a, b []byte) int) *mergeIter {
 }
 
 func (m *mergeIter) less(a, b *mergeInput) bool {
-	c := m.compare(a.key, b.key)
+	var c int
+	if m.compare == nil {
+		if a.prefix != b.prefix {
+			return a.prefix < b.prefix
+		}
+		c = bytes.Compare(a.key, b.key)
+	} else {
+		c = m.compare(a.key, b.key)
+	}
 	return c < 0 || c == 0 && a.idx < b.idx
+}
+
+// setKey makes in's current key its iterator's.
+func (m *mergeIter) setKey(in *mergeInput) {
+	in.key = in.it.Key()
+	if m.compare == nil {
+		in.prefix = keyPrefix(in.key)
+	}
 }
 
 func (m *mergeIter) down(i int) {
@@ -213,7 +228,9 @@ func (m *mergeIter) Next() bool {
 		m.started = true
 		for i, it := range m.inputs {
 			if it.Next() {
-				m.heap = append(m.heap, &mergeInput{it: it, idx: i, key: it.Key()})
+				in := &mergeInput{it: it, idx: i}
+				m.setKey(in)
+				m.heap = append(m.heap, in)
 			} else if err := it.Err(); err != nil {
 				return m.fail(err)
 			}
@@ -224,7 +241,7 @@ func (m *mergeIter) Next() bool {
 	} else if len(m.heap) > 0 {
 		top := m.heap[0]
 		if top.it.Next() {
-			top.key = top.it.Key()
+			m.setKey(top)
 		} else {
 			if err := top.it.Err(); err != nil {
 				return m.fail(err)
