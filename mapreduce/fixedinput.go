@@ -139,12 +139,25 @@ func (r *fixedRecordReader) Next() bool {
 		r.done = true
 		return false
 	}
-	n, err := io.ReadFull(r.r, r.rec)
+	// The record is read in place in the reader's buffer when it fits
+	// (valid until the next Next, as RecordReader allows): one copy less.
+	rec, err := r.r.Peek(len(r.rec))
+	if err == nil {
+		r.r.Discard(len(rec))
+	} else if err == bufio.ErrBufferFull {
+		rec = r.rec
+		var n int
+		n, err = io.ReadFull(r.r, rec)
+		if err == io.EOF && n == 0 || err == io.ErrUnexpectedEOF {
+			rec, err = rec[:n], io.EOF
+		}
+	}
+	n := len(rec)
 	switch {
-	case err == io.EOF:
+	case err == io.EOF && n == 0:
 		r.done = true
 		return false
-	case err == io.ErrUnexpectedEOF:
+	case err == io.EOF:
 		r.err = fmt.Errorf("mapreduce: %s: partial record of %d bytes at offset %d (record length %d)", r.in.uri, n, r.pos, len(r.rec))
 		return false
 	case err != nil:
@@ -152,10 +165,10 @@ func (r *fixedRecordReader) Next() bool {
 		return false
 	}
 	if r.keyLen > 0 {
-		r.key, r.value = r.rec[:r.keyLen], r.rec[r.keyLen:]
+		r.key, r.value = rec[:r.keyLen:r.keyLen], rec[r.keyLen:n:n]
 	} else {
 		binary.BigEndian.PutUint64(r.keyBuf[:], uint64(r.pos))
-		r.key, r.value = r.keyBuf[:], r.rec
+		r.key, r.value = r.keyBuf[:], rec[:n:n]
 	}
 	r.pos += int64(n)
 	r.remaining--

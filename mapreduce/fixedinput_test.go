@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,38 @@ func TestFixedLengthInputErrors(t *testing.T) {
 		if len(got) != 10 {
 			t.Errorf("split size %d: %d whole records before the error", size, len(got))
 		}
+	}
+}
+
+// Records longer than the reader's buffer are read through a copy; the
+// last partial one is still reported.
+func TestFixedLengthInputLargeRecords(t *testing.T) {
+	dir := t.TempDir()
+	env, c := testLocalEnv()
+	const recLen = 100_000 // more than the 64 KiB buffer
+	data := fixedData(6, recLen, 9)
+	writeTestFile(t, dir+"/f", data)
+	uri := "file://" + dir + "/f"
+	c.Set(KeyFixedRecordLength, strconv.Itoa(recLen))
+	f := FixedLengthInputFormat{KeyLength: 10}
+	splits, err := f.Splits(context.Background(), env, withSplitSize(c, 250_000), []string{uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSplits(t, f, env, c, splits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFixed(t, data, recLen, 10, got)
+	writeTestFile(t, dir+"/f", data[:5*recLen+7])
+	if _, err := readSplits(t, f, env, c, splits[:1]); err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.Splits(context.Background(), env, c, []string{uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readSplits(t, f, env, c, all); err == nil || !strings.Contains(err.Error(), "partial record of 7 bytes") {
+		t.Errorf("partial large record: %v", err)
 	}
 }
