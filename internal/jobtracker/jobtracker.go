@@ -148,8 +148,11 @@ type job struct {
 	// (mapreduce.job.reduce.slowstart.completedmaps of the maps).
 	slowstart int
 	// events are the job's map completions in order, for reduces started
-	// before every map was done.
-	events []*mrpb.MapCompletionEvent
+	// before every map was done. eventsChanged is closed (and replaced)
+	// when an event is added or the job ends, waking the reduces that
+	// wait for one (getMapCompletionEvents' wait_ms).
+	events        []*mrpb.MapCompletionEvent
+	eventsChanged chan struct{}
 	// attempts are every attempt launched, by id, and attemptOrder their
 	// ids in launch order (accounting.go).
 	attempts     map[string]*mrpb.AttemptReport
@@ -559,6 +562,7 @@ func callerName(ctx context.Context) string {
 // queued. Lock held.
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
+	j.wakeEventWaiters()
 	j.committing, j.secret = false, nil // no attempt of it runs again
 	jt.endAttempts(j)
 	jt.ui.attempts.jobEnded(j.id, jt.now())
@@ -667,6 +671,7 @@ func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
 		}
 		j.committing, j.secret = false, nil
 		j.state, j.finish = mrpb.JobState_SUCCEEDED, jt.now()
+		j.wakeEventWaiters()
 		h := jt.history(j)
 		jt.goBackground(func() { jt.writeHistory(h) })
 		for _, tr := range jt.trackers {
@@ -793,6 +798,7 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 			t.tracker, t.url, t.attemptID = tr.name, tr.url, rep.GetAttemptId()
 			j.events = append(j.events, &mrpb.MapCompletionEvent{MapIndex: proto.Int32(int32(t.index)),
 				AttemptId: proto.String(t.attemptID), Url: proto.String(t.url)})
+			j.wakeEventWaiters()
 		}
 		for _, cv := range res.GetCounters() {
 			j.counters.Aggregate(cv.GetGroup(), cv.GetName(), cv.GetValue())
@@ -863,18 +869,57 @@ func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapC
 		// A job token is good for its own job only.
 		return nil, ipc.Errorf(ipc.ClassAccessControl, "%s (auth:TOKEN) may not read the events of %s", c.User, req.GetJobId())
 	}
-	jt.mu.Lock()
-	defer jt.mu.Unlock()
-	j := jt.jobs[req.GetJobId()]
-	if j == nil {
-		// Retired, or this JobTracker restarted: the reduce cannot go on.
-		return &mrpb.MapCompletionEventsResponse{JobState: mrpb.JobState_UNKNOWN.Enum()}, nil
+	wait := min(time.Duration(req.GetWaitMs())*time.Millisecond, maxEventWait)
+	var deadline <-chan time.Time
+	for {
+		jt.mu.Lock()
+		j := jt.jobs[req.GetJobId()]
+		if j == nil {
+			jt.mu.Unlock()
+			// Retired, or this JobTracker restarted: the reduce cannot go on.
+			return &mrpb.MapCompletionEventsResponse{JobState: mrpb.JobState_UNKNOWN.Enum()}, nil
+		}
+		from := int(req.GetFromIndex())
+		if from < 0 || from > len(j.events) {
+			n := len(j.events)
+			jt.mu.Unlock()
+			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %s: event index %d out of [0, %d]", j.id, from, n)
+		}
+		if from < len(j.events) || j.state != mrpb.JobState_RUNNING || wait <= 0 {
+			resp := &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: j.state.Enum()}
+			jt.mu.Unlock()
+			return resp, nil
+		}
+		if j.eventsChanged == nil {
+			j.eventsChanged = make(chan struct{})
+		}
+		changed := j.eventsChanged
+		jt.mu.Unlock()
+		if deadline == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			wait = 0 // answer with what there is
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	from := int(req.GetFromIndex())
-	if from < 0 || from > len(j.events) {
-		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %s: event index %d out of [0, %d]", j.id, from, len(j.events))
+}
+
+// maxEventWait caps how long getMapCompletionEvents holds a call.
+const maxEventWait = 10 * time.Second
+
+// wakeEventWaiters wakes the calls waiting for j's next map completion
+// event. Lock held.
+func (j *job) wakeEventWaiters() {
+	if j.eventsChanged != nil {
+		close(j.eventsChanged)
+		j.eventsChanged = nil
 	}
-	return &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: j.state.Enum()}, nil
 }
 
 // find returns the running job and task of a running or losing attempt

@@ -528,3 +528,55 @@ func TestSpeculateReduces(t *testing.T) {
 		})
 	}
 }
+
+// getMapCompletionEvents with wait_ms holds the call until a map finishes
+// (and answers at once when there are events, or without wait_ms); a wait
+// that sees nothing answers with no events when it runs out.
+func TestMapCompletionEventsWait(t *testing.T) {
+	h := newHarness(t)
+	j := h.submit([][]string{nil, nil}, 1)
+	_, ids := launched(h.heartbeat(beat{tracker: "tt-a", maps: 2}))
+	ask := func(from, waitMs int32) (*mrpb.MapCompletionEventsResponse, time.Duration) {
+		start := time.Now()
+		resp, err := h.jt.getMapCompletionEvents(context.Background(), &mrpb.MapCompletionEventsRequest{JobId: proto.String(j.id), FromIndex: proto.Int32(from), WaitMs: proto.Int32(waitMs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, time.Since(start)
+	}
+	if resp, took := ask(0, 0); len(resp.GetEvents()) != 0 || took > 10*time.Second {
+		t.Fatalf("no wait: %v after %v", resp.GetEvents(), took)
+	}
+	if resp, took := ask(0, 200); len(resp.GetEvents()) != 0 || took < 150*time.Millisecond {
+		t.Fatalf("a wait that sees nothing: %v after %v", resp.GetEvents(), took)
+	}
+	done := make(chan *mrpb.MapCompletionEventsResponse)
+	go func() { resp, _ := ask(0, 20000); done <- resp }()
+	time.Sleep(100 * time.Millisecond)
+	h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(ids[0])}})
+	select {
+	case resp := <-done:
+		if len(resp.GetEvents()) != 1 || resp.GetEvents()[0].GetAttemptId() != ids[0] {
+			t.Fatalf("woken with %v", resp.GetEvents())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a waiting call was not woken by the map's completion")
+	}
+	if resp, took := ask(0, 20000); len(resp.GetEvents()) != 1 || took > 10*time.Second { // not the 20 s
+		t.Fatalf("events past from_index: %v after %v", resp.GetEvents(), took)
+	}
+	// A job that ends wakes its waiters.
+	go func() { resp, _ := ask(1, 20000); done <- resp }()
+	time.Sleep(100 * time.Millisecond)
+	h.jt.mu.Lock()
+	h.jt.endJob(j, mrpb.JobState_KILLED, "test")
+	h.jt.mu.Unlock()
+	select {
+	case resp := <-done:
+		if resp.GetJobState() != mrpb.JobState_KILLED {
+			t.Fatalf("woken with state %v", resp.GetJobState())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a waiting call was not woken by the job's end")
+	}
+}

@@ -70,10 +70,15 @@ func pollMapEvents(ctx context.Context, addr string, spec *mrpb.TaskSpec, maps [
 	}
 	from, failures := spec.GetMapEvents(), 0
 	for {
+		// The JobTracker holds the call until a map finishes (up to
+		// every); one that answers at once is asked again after every.
+		start := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		resp := &mrpb.MapCompletionEventsResponse{}
-		err := client.Call(cctx, "getMapCompletionEvents", &mrpb.MapCompletionEventsRequest{JobId: proto.String(spec.GetJobId()), FromIndex: proto.Int32(from)}, resp)
+		err := client.Call(cctx, "getMapCompletionEvents", &mrpb.MapCompletionEventsRequest{JobId: proto.String(spec.GetJobId()), FromIndex: proto.Int32(from),
+			WaitMs: proto.Int32(int32(min(every, 10*time.Second) / time.Millisecond))}, resp)
 		cancel()
+		pause := every - time.Since(start)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -97,11 +102,17 @@ func pollMapEvents(ctx context.Context, addr string, spec *mrpb.TaskSpec, maps [
 			if len(known) >= int(spec.GetNumMaps()) {
 				return nil
 			}
+			if len(resp.GetEvents()) > 0 {
+				pause = 0
+			}
+		}
+		if pause <= 0 {
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(every):
+		case <-time.After(pause):
 		}
 	}
 }

@@ -2169,7 +2169,12 @@ type MapCompletionEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId *string                `protobuf:"bytes,1,opt,name=job_id,json=jobId" json:"job_id,omitempty"`
 	// from_index is how many events the reduce has already seen.
-	FromIndex     *int32 `protobuf:"varint,2,opt,name=from_index,json=fromIndex" json:"from_index,omitempty"`
+	FromIndex *int32 `protobuf:"varint,2,opt,name=from_index,json=fromIndex" json:"from_index,omitempty"`
+	// wait_ms, when positive, asks the JobTracker to hold the call until
+	// there is an event past from_index or the job ends, at most this long
+	// (capped at 10 s): a reduce hears of a finished map at once without
+	// polling often. A JobTracker that does not know it answers at once.
+	WaitMs        *int32 `protobuf:"varint,3,opt,name=wait_ms,json=waitMs" json:"wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2214,6 +2219,13 @@ func (x *MapCompletionEventsRequest) GetJobId() string {
 func (x *MapCompletionEventsRequest) GetFromIndex() int32 {
 	if x != nil && x.FromIndex != nil {
 		return *x.FromIndex
+	}
+	return 0
+}
+
+func (x *MapCompletionEventsRequest) GetWaitMs() int32 {
+	if x != nil && x.WaitMs != nil {
+		return *x.WaitMs
 	}
 	return 0
 }
@@ -2517,11 +2529,12 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\tdone_jobs\x18\x03 \x03(\tR\bdoneJobs\x12\x1f\n" +
 	"\vinterval_ms\x18\x04 \x01(\x05R\n" +
 	"intervalMs\x12'\n" +
-	"\x0fcommit_attempts\x18\x05 \x03(\tR\x0ecommitAttempts\"R\n" +
+	"\x0fcommit_attempts\x18\x05 \x03(\tR\x0ecommitAttempts\"k\n" +
 	"\x1aMapCompletionEventsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
-	"from_index\x18\x02 \x01(\x05R\tfromIndex\"b\n" +
+	"from_index\x18\x02 \x01(\x05R\tfromIndex\x12\x17\n" +
+	"\await_ms\x18\x03 \x01(\x05R\x06waitMs\"b\n" +
 	"\x12MapCompletionEvent\x12\x1b\n" +
 	"\tmap_index\x18\x01 \x01(\x05R\bmapIndex\x12\x1d\n" +
 	"\n" +
