@@ -575,9 +575,9 @@ func TestRecoverAfterFailedWrite(t *testing.T) {
 	fsys.mu.Lock()
 	fsys.ops, fsys.failAt = 0, 2 // the meta write of the next write-out
 	fsys.mu.Unlock()
-	if _, err := w.Write(data[100000:]); err == nil {
-		t.Fatal("no error")
-	}
+	// The write-out happens in Write, on the write-behind goroutine or in
+	// Flush (the data fits the buffer): Flush reports it in every case.
+	w.Write(data[100000:])
 	if err := w.Flush(); err == nil {
 		t.Fatal("Flush after an I/O error succeeded")
 	}
@@ -683,5 +683,78 @@ func TestAppendSameGenStamp(t *testing.T) {
 	}
 	if err := e.ds.Verify(Block{ID: 1, GenStamp: 100}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteBehind streams replicas larger than several write-behind
+// buffers and writeback windows, with and without direct I/O, in pieces
+// that straddle buffers and chunks and with an hflush in the middle: the
+// files are exactly the data and its checksums, and a flush makes all of
+// it visible at once.
+func TestWriteBehind(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+			e := newEnv(t, 1, func(c *Config) { c.DirectIO = direct })
+			data := randBytes(2, 3*writebackWindow+12345)
+			w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			flushed := false
+			for off := 0; off < len(data); {
+				n := min(len(data)-off, 70001)
+				if _, err := w.Write(data[off : off+n]); err != nil {
+					t.Fatal(err)
+				}
+				off += n
+				if !flushed && off > writebackWindow+5 {
+					flushed = true
+					if err := w.Flush(); err != nil {
+						t.Fatal(err)
+					}
+					if info, _ := e.ds.Get(1); info.NumBytes != int64(off) {
+						t.Fatalf("after flush at %d: visible %d", off, info.NumBytes)
+					}
+				}
+			}
+			if _, err := w.Finalize(); err != nil {
+				t.Fatal(err)
+			}
+			e.checkReplica(1, data)
+		})
+	}
+}
+
+// TestWriteBehindError fails a write made by the write-behind goroutine:
+// a later Write or Finalize reports it, the replica is not finalized and
+// its visible length stays where the last flush left it.
+func TestWriteBehindError(t *testing.T) {
+	fsys := &faultFS{}
+	e := newEnv(t, 1, func(c *Config) { c.FS = fsys })
+	data := randBytes(3, 8*bufferedBufSize)
+	w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data[:1000])
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fsys.mu.Lock()
+	fsys.ops, fsys.failAt = 0, 3 // the second buffer's data write
+	fsys.mu.Unlock()
+	var werr error
+	for off := 1000; off < len(data) && werr == nil; off += 4096 {
+		_, werr = w.Write(data[off:min(len(data), off+4096)])
+	}
+	if _, err := w.Finalize(); err == nil {
+		t.Fatal("Finalize after a failed write-behind succeeded")
+	}
+	info, ok := e.ds.Get(1)
+	if !ok {
+		t.Fatal("replica gone")
+	}
+	if info.State == Finalized || info.NumBytes != 1000 {
+		t.Fatalf("replica after the failure: %+v", info)
 	}
 }

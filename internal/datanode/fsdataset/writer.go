@@ -22,8 +22,9 @@ const (
 	// directBufSize is a direct-I/O writer's buffer: full buffers are
 	// written with one O_DIRECT pwrite.
 	directBufSize = 1 << 20
-	// bufferedBufSize is a buffered writer's buffer.
-	bufferedBufSize = 64 << 10
+	// bufferedBufSize is a buffered writer's buffer: full buffers are
+	// written with one pwrite, on the write-behind goroutine.
+	bufferedBufSize = 256 << 10
 )
 
 var bufPools = map[int]*sync.Pool{directBufSize: {}, bufferedBufSize: {}}
@@ -54,10 +55,14 @@ func putBuf(b []byte) {
 // Finalize, Close) makes it visible to readers, and only Finalize makes the
 // replica durable and acknowledgeable.
 //
-// With Config.DirectIO, full buffers (1 MiB) are written with O_DIRECT;
-// a flush writes the aligned part of the buffer that way and the unaligned
-// tail through the page cache (rewritten with O_DIRECT once its 4 KiB block
-// fills), so flushing often costs synchronous device writes.
+// Full buffers are written by a write-behind goroutine (writebehind.go)
+// while Write fills the next one; buffered replicas also have their
+// writeback started early (sync_file_range), so that Finalize's fsync
+// waits for little more than the last window. With Config.DirectIO, full
+// buffers (1 MiB) are written with O_DIRECT; a flush writes the aligned
+// part of the buffer that way and the unaligned tail through the page
+// cache (rewritten with O_DIRECT once its 4 KiB block fills), so flushing
+// often costs synchronous device writes.
 type ReplicaWriter struct {
 	d   *Dataset
 	r   *replica
@@ -75,6 +80,8 @@ type ReplicaWriter struct {
 	meta     File   // the meta file
 	buf      []byte // data not yet written out, from bufOff
 	bufOff   int64
+	wb       *writeBehind // started by the first full buffer; nil before
+	nbufs    int          // buffers taken, w.buf and those of wb
 	length   int64  // bytes written (accepted), = written
 	chunkCRC uint32 // CRC32C of the partial chunk at the end
 	crcBase  int64  // index of the first checksum in pending
@@ -129,6 +136,7 @@ func (d *Dataset) openWriter(r *replica, dataPath, metaPath string, gs uint64, b
 	} else {
 		w.buf = getBuf(bufferedBufSize)
 	}
+	w.nbufs = 1
 	// Read back the unaligned tail (direct I/O rewrites its block) and the
 	// partial last chunk (its checksum covers the bytes to come too).
 	partial := length % int64(bpc)
@@ -157,6 +165,10 @@ func (d *Dataset) openWriter(r *replica, dataPath, metaPath string, gs uint64, b
 }
 
 func (w *ReplicaWriter) closeFiles() {
+	if w.wb != nil {
+		w.wb.stop()
+		w.wb = nil
+	}
 	for _, f := range []*File{&w.data, &w.direct, &w.meta} {
 		if *f != nil {
 			(*f).Close()
@@ -217,7 +229,7 @@ func (w *ReplicaWriter) Write(p []byte) (int, error) {
 		w.sum(p[:k])
 		p, n = p[k:], n+k
 		if len(w.buf) == cap(w.buf) {
-			if err := w.writeOut(false); err != nil {
+			if err := w.spill(); err != nil {
 				return n, w.fail(err)
 			}
 		}
@@ -242,16 +254,70 @@ func (w *ReplicaWriter) sum(q []byte) {
 	w.written.Store(w.length)
 }
 
-// writeOut writes the buffered data, then the checksums. With flush,
-// everything goes out, including the checksum of a partial last chunk;
-// without, the buffer is full. w.mu held.
-func (w *ReplicaWriter) writeOut(flush bool) error {
+// spill hands the full buffer to the write-behind goroutine, with the
+// checksums of the chunks completed so far, and takes the next buffer
+// (waiting for one while all are in flight); w.mu held.
+func (w *ReplicaWriter) spill() error {
+	if w.wb == nil {
+		w.wb = newWriteBehind(w.data, w.meta, w.bufOff, func(err error) { w.v.refuseDirect(w.d.log, err) })
+	}
+	if err := w.settle(false); err != nil {
+		return err
+	}
+	j := wbJob{buf: w.buf, off: w.bufOff, direct: w.direct, sumOff: crcOffset(w.crcBase)}
+	if len(w.pending) > 0 {
+		j.sums = append([]byte(nil), w.pending...)
+		w.crcBase += int64(len(w.pending) / crcLen)
+		w.pending = w.pending[:0]
+	}
+	w.bufOff += int64(len(w.buf))
+	size := cap(w.buf)
+	w.wb.handOff(j)
+	select {
+	case b := <-w.wb.free:
+		w.buf = b[:0]
+	default:
+		if w.nbufs < writeBehindBufs {
+			w.buf = getBuf(size)
+			w.nbufs++
+		} else {
+			w.buf = (<-w.wb.free)[:0]
+		}
+	}
+	return nil
+}
+
+// settle reports the write-behind goroutine's failure, waiting first for
+// all it was handed if drain, and drops the direct file once a direct
+// write was refused; w.mu held.
+func (w *ReplicaWriter) settle(drain bool) error {
+	if w.wb == nil {
+		return nil
+	}
+	err, noDirect := w.wb.failure()
+	if drain || (noDirect && w.direct != nil && err == nil) {
+		err = w.wb.drain()
+	}
+	if err != nil {
+		return err
+	}
+	if noDirect && w.direct != nil {
+		w.direct.Close()
+		w.direct = nil
+	}
+	return nil
+}
+
+// writeOut writes everything out, the checksum of a partial last chunk
+// included: what the write-behind goroutine has, then the buffered data,
+// then the checksums. w.mu held.
+func (w *ReplicaWriter) writeOut() error {
+	if err := w.settle(true); err != nil {
+		return err
+	}
 	n := len(w.buf)
 	if w.direct != nil {
-		a := n
-		if flush {
-			a = n &^ (dioAlign - 1)
-		}
+		a := n &^ (dioAlign - 1)
 		if a > 0 {
 			if _, err := w.direct.WriteAt(w.buf[:a], w.bufOff); err != nil {
 				if !isEINVAL(err) {
@@ -286,7 +352,7 @@ func (w *ReplicaWriter) writeOut(flush bool) error {
 		w.buf = w.buf[:0]
 	}
 	slots := w.pending
-	if flush && w.length%int64(w.bpc) != 0 {
+	if w.length%int64(w.bpc) != 0 {
 		slots = binary.BigEndian.AppendUint32(slots, w.chunkCRC)
 	}
 	if len(slots) > 0 {
@@ -332,7 +398,7 @@ func (w *ReplicaWriter) Flush() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if err := w.writeOut(true); err != nil {
+	if err := w.writeOut(); err != nil {
 		return w.fail(err)
 	}
 	w.publish()
@@ -346,7 +412,7 @@ func (w *ReplicaWriter) Sync() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	err := w.writeOut(true)
+	err := w.writeOut()
 	if err == nil {
 		err = w.data.Sync()
 	}
@@ -371,7 +437,7 @@ func (w *ReplicaWriter) Finalize() (ReplicaInfo, error) {
 		w.mu.Unlock()
 		return ReplicaInfo{}, err
 	}
-	err := w.writeOut(true)
+	err := w.writeOut()
 	if err == nil {
 		err = w.data.Sync()
 	}
@@ -464,7 +530,7 @@ func (w *ReplicaWriter) shutdown(flush bool) {
 	w.mu.Lock()
 	if w.doneWhy == "" {
 		if flush && w.err == nil {
-			if err := w.writeOut(true); err != nil {
+			if err := w.writeOut(); err != nil {
 				w.fail(err)
 			} else {
 				w.publish()
@@ -489,7 +555,7 @@ func (w *ReplicaWriter) Close() error {
 	}
 	err := w.err
 	if err == nil && !w.v.failed.Load() {
-		if err = w.writeOut(true); err != nil {
+		if err = w.writeOut(); err != nil {
 			err = w.fail(err)
 		} else {
 			w.publish()
