@@ -82,12 +82,12 @@ type ReplicaWriter struct {
 	bufOff   int64
 	wb       *writeBehind // started by the first full buffer; nil before
 	nbufs    int          // buffers taken, w.buf and those of wb
-	length   int64  // bytes written (accepted), = written
-	chunkCRC uint32 // CRC32C of the partial chunk at the end
-	crcBase  int64  // index of the first checksum in pending
-	pending  []byte // checksums of completed chunks not yet written
-	err      error  // sticky I/O error
-	doneWhy  string // why the writer is closed; "" while open
+	length   int64        // bytes written (accepted), = written
+	chunkCRC uint32       // CRC32C of the partial chunk at the end
+	crcBase  int64        // index of the first checksum in pending
+	pending  []byte       // checksums of completed chunks not yet written
+	err      error        // sticky I/O error
+	doneWhy  string       // why the writer is closed; "" while open
 }
 
 // openWriter opens a writer on a replica's files (dataPath, metaPath) for a
