@@ -453,10 +453,16 @@ func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Pack
 	if end := off + int64(len(data)); end <= have {
 		return nil
 	}
-	data = data[have-off:]
-	if _, err := w.Write(data); err != nil {
+	if off == have {
+		// The checksums were verified against these bytes: the replica
+		// takes them as they are.
+		if _, err := w.WriteVerified(data, pkt.Checksums, datatransfer.BytesPerChecksum); err != nil {
+			return err
+		}
+	} else if _, err := w.Write(data[have-off:]); err != nil {
 		return err
 	}
+	data = data[have-off:]
 	d.stats.BytesWritten.Add(int64(len(data)))
 	// Make the data visible to readers when the writer may be waiting on
 	// it: a short packet is what an hflush (or the end of the data) sends.

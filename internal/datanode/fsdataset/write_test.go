@@ -2,6 +2,7 @@ package fsdataset
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -757,4 +758,55 @@ func TestWriteBehindError(t *testing.T) {
 	if info.State == Finalized || info.NumBytes != 1000 {
 		t.Fatalf("replica after the failure: %+v", info)
 	}
+}
+
+// TestWriteVerified writes with the caller's checksums — chunk-aligned
+// pieces, a partial last chunk continued by Write, a piece starting
+// mid-chunk and one with another chunk size (both computed instead) —
+// across write-behind buffers: the meta file is the one Write alone
+// would make.
+func TestWriteVerified(t *testing.T) {
+	sums := func(p []byte, bpc int) []byte {
+		var s []byte
+		for len(p) > 0 {
+			k := min(len(p), bpc)
+			s = binary.BigEndian.AppendUint32(s, crc32c(p[:k]))
+			p = p[k:]
+		}
+		return s
+	}
+	e := newEnv(t, 1, nil)
+	data := randBytes(4, 3*bufferedBufSize+5000)
+	w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := 0
+	put := func(n int, verified bool, bpc int) {
+		t.Helper()
+		p := data[off : off+n]
+		var err error
+		if verified {
+			_, err = w.WriteVerified(p, sums(p, bpc), bpc)
+		} else {
+			_, err = w.Write(p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	for range 5 {
+		put(64<<10, true, 512)
+	}
+	put(700, true, 512)  // ends mid-chunk
+	put(100, false, 512) // continues that chunk
+	put(4000, true, 512) // starts mid-chunk: computed
+	put(512-off%512, false, 512)
+	put(8192, true, 1024) // another chunk size: computed
+	put(len(data)-off, true, 512)
+	if _, err := w.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	e.checkReplica(1, data)
 }
