@@ -766,15 +766,6 @@ func TestWriteBehindError(t *testing.T) {
 // across write-behind buffers: the meta file is the one Write alone
 // would make.
 func TestWriteVerified(t *testing.T) {
-	sums := func(p []byte, bpc int) []byte {
-		var s []byte
-		for len(p) > 0 {
-			k := min(len(p), bpc)
-			s = binary.BigEndian.AppendUint32(s, crc32c(p[:k]))
-			p = p[k:]
-		}
-		return s
-	}
 	e := newEnv(t, 1, nil)
 	data := randBytes(4, 3*bufferedBufSize+5000)
 	w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
@@ -787,7 +778,7 @@ func TestWriteVerified(t *testing.T) {
 		p := data[off : off+n]
 		var err error
 		if verified {
-			_, err = w.WriteVerified(p, sums(p, bpc), bpc)
+			_, err = w.WriteVerified(p, chunkSums(p, bpc), bpc)
 		} else {
 			_, err = w.Write(p)
 		}
@@ -809,4 +800,58 @@ func TestWriteVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.checkReplica(1, data)
+}
+
+// chunkSums is the CRC32C of each bpc-byte chunk of p, as a packet
+// carries them.
+func chunkSums(p []byte, bpc int) []byte {
+	var s []byte
+	for len(p) > 0 {
+		k := min(len(p), bpc)
+		s = binary.BigEndian.AppendUint32(s, crc32c(p[:k]))
+		p = p[k:]
+	}
+	return s
+}
+
+// TestRoomCommit fills the writer's buffers in place as the block
+// receiver does — whole rooms, pieces of them, one without checksums
+// (computed instead) — and checks the files; a closed writer lends no
+// room and refuses a commit.
+func TestRoomCommit(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	data := randBytes(5, 5*bufferedBufSize+777)
+	w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off, i := 0, 0; off < len(data); i++ {
+		room := w.Room()
+		if len(room) == 0 {
+			t.Fatal("no room in an open writer")
+		}
+		n := min(len(room), len(data)-off, 64<<10+i*512)
+		copy(room, data[off:off+n])
+		sums := chunkSums(data[off:off+n], 512)
+		if i == 3 {
+			sums = nil
+		}
+		if _, err := w.CommitVerified(n, sums, 512); err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	if _, err := w.CommitVerified(bufferedBufSize+1, nil, 512); err == nil {
+		t.Fatal("a commit past the room succeeded")
+	}
+	if _, err := w.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	e.checkReplica(1, data)
+	if room := w.Room(); room != nil {
+		t.Fatalf("a finalized writer lent %d bytes", len(room))
+	}
+	if _, err := w.CommitVerified(0, nil, 512); err == nil {
+		t.Fatal("commit on a finalized writer succeeded")
+	}
 }

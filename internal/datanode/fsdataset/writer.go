@@ -82,6 +82,7 @@ type ReplicaWriter struct {
 	bufOff   int64
 	wb       *writeBehind // started by the first full buffer; nil before
 	nbufs    int          // buffers taken, w.buf and those of wb
+	lent     bool         // Room handed out w.buf's free space; the owner's next call ends the loan
 	length   int64        // bytes written (accepted), = written
 	chunkCRC uint32       // CRC32C of the partial chunk at the end
 	crcBase  int64        // index of the first checksum in pending
@@ -176,7 +177,9 @@ func (w *ReplicaWriter) closeFiles() {
 		}
 	}
 	if w.buf != nil {
-		putBuf(w.buf)
+		if !w.lent { // a lent buffer may still be read into: it is not reused
+			putBuf(w.buf)
+		}
 		w.buf = nil
 	}
 }
@@ -219,6 +222,7 @@ func (w *ReplicaWriter) fail(err error) error {
 func (w *ReplicaWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
@@ -250,20 +254,15 @@ func (w *ReplicaWriter) write(p []byte) (int, error) {
 // without a second pass over the data; otherwise (or if sums does not
 // have one per chunk) it is Write.
 func (w *ReplicaWriter) WriteVerified(p, sums []byte, bpc int) (int, error) {
-	if bpc != w.bpc {
-		return w.Write(p)
-	}
-	full := len(p) / bpc
-	chunks := full
-	if len(p)%bpc != 0 {
-		chunks++
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
-	if w.length%int64(bpc) != 0 || len(sums) != chunks*crcLen {
+	// Account first, then copy: a failed spill fails the writer for good,
+	// so the accounting running ahead of the copy is never used.
+	if !w.takeSums(p, sums, bpc) {
 		return w.write(p)
 	}
 	n := 0
@@ -277,16 +276,78 @@ func (w *ReplicaWriter) WriteVerified(p, sums []byte, bpc int) (int, error) {
 			}
 		}
 	}
-	// The checksums may follow the data into a later write-out: the meta
-	// file is only published, and fsynced, together with everything.
+	return n, nil
+}
+
+// Room returns the free space of the writer's buffer, for a caller that
+// reads the next data straight into it and then accepts it with
+// CommitVerified: the block receiver saves a copy per packet. It is empty
+// when the writer is closed or failed. Until the next call on the writer
+// the space is the caller's; a writer closed meanwhile (by a recovery,
+// say) drops the buffer instead of reusing it.
+func (w *ReplicaWriter) Room() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.usable() != nil || w.buf == nil {
+		return nil
+	}
+	w.lent = true
+	return w.buf[len(w.buf):cap(w.buf)]
+}
+
+// CommitVerified accepts the first n bytes of the space Room returned as
+// the next data, with their verified checksums as WriteVerified takes
+// them. Data that cannot take them (not starting on a chunk boundary, or
+// another chunk size) has its checksums computed instead.
+func (w *ReplicaWriter) CommitVerified(n int, sums []byte, bpc int) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lent = false
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	if n < 0 || n > cap(w.buf)-len(w.buf) {
+		return 0, fmt.Errorf("fsdataset: commit of %d bytes with %d free", n, cap(w.buf)-len(w.buf))
+	}
+	p := w.buf[len(w.buf) : len(w.buf)+n]
+	if !w.takeSums(p, sums, bpc) {
+		w.sum(p)
+	}
+	w.buf = w.buf[:len(w.buf)+n]
+	if len(w.buf) == cap(w.buf) {
+		if err := w.spill(); err != nil {
+			return n, w.fail(err)
+		}
+	}
+	return n, nil
+}
+
+// takeSums accounts for p (the next data, once copied) with the caller's
+// verified checksums if they fit: bpc is the replica's, the replica ends
+// on a chunk boundary and sums has one checksum per chunk of p. w.mu
+// held.
+func (w *ReplicaWriter) takeSums(p, sums []byte, bpc int) bool {
+	if bpc != w.bpc || w.length%int64(bpc) != 0 {
+		return false
+	}
+	full := len(p) / bpc
+	chunks := full
+	if len(p)%bpc != 0 {
+		chunks++
+	}
+	if len(sums) != chunks*crcLen {
+		return false
+	}
+	// The checksums may go out before or after the data: the meta file is
+	// only published, and fsynced, together with everything.
 	w.pending = append(w.pending, sums[:full*crcLen]...)
 	w.chunkCRC = 0
 	if chunks > full {
 		w.chunkCRC = binary.BigEndian.Uint32(sums[full*crcLen:])
 	}
-	w.length += int64(n)
+	w.length += int64(len(p))
 	w.written.Store(w.length)
-	return n, nil
+	return true
 }
 
 // sum folds q into the chunk checksums; w.mu held.
@@ -447,6 +508,7 @@ func (w *ReplicaWriter) Info() ReplicaInfo {
 func (w *ReplicaWriter) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -461,6 +523,7 @@ func (w *ReplicaWriter) Flush() error {
 func (w *ReplicaWriter) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -485,6 +548,7 @@ func (w *ReplicaWriter) Sync() error {
 // leaves the replica RBW for recovery.
 func (w *ReplicaWriter) Finalize() (ReplicaInfo, error) {
 	w.mu.Lock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		w.mu.Unlock()
 		return ReplicaInfo{}, err
