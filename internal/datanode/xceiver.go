@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -508,9 +509,25 @@ func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Pack
 
 // respond acknowledges packets upstream in order, each after the mirror's
 // ack for it; the last packet's ack follows the replica's finalization.
+// On the last node of the pipeline, acks of packets already waiting
+// behind each other go up in one write (the same bytes; fewer syscalls
+// and wake-ups of the reader): an ack is held back only while the next
+// item is already queued, and never across a wait for a mirror's ack,
+// which could hide this node's progress from the client until the mirror
+// timed out.
 func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan ackItem, mirrorR *bufio.Reader, finalize bool) error {
 	mirrorOK := mirrorR != nil
 	var firstErr error
+	var out bytes.Buffer
+	send := func() {
+		if out.Len() == 0 {
+			return
+		}
+		if _, err := up.Write(out.Bytes()); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		out.Reset()
+	}
 	for item := range acks {
 		replies := []hdfspb.Status{item.status}
 		if mirrorR != nil {
@@ -533,6 +550,9 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 				}
 			}
 		}
+		if item.last {
+			send() // earlier acks do not wait for the fsync
+		}
 		if item.last && item.status == hdfspb.Status_SUCCESS && !finalize {
 			w.Close() // a copy of a replica still being written stays so
 		} else if item.last && item.status == hdfspb.Status_SUCCESS {
@@ -552,13 +572,15 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 				cancel()
 			}
 		}
-		if err := datatransfer.WriteAck(up, &datatransfer.Ack{Seqno: item.seqno, Replies: replies}); err != nil && firstErr == nil {
-			firstErr = err
+		datatransfer.WriteAck(&out, &datatransfer.Ack{Seqno: item.seqno, Replies: replies})
+		if mirrorOK || len(acks) == 0 || item.last || item.status != hdfspb.Status_SUCCESS || out.Len() >= 4096 {
+			send()
 		}
 		if item.err != nil && firstErr == nil {
 			firstErr = item.err
 		}
 	}
+	send()
 	return firstErr
 }
 
