@@ -260,11 +260,12 @@ func (w *ReplicaWriter) WriteVerified(p, sums []byte, bpc int) (int, error) {
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
-	// Account first, then copy: a failed spill fails the writer for good,
-	// so the accounting running ahead of the copy is never used.
-	if !w.takeSums(p, sums, bpc) {
+	if !w.sumsFit(len(p), sums, bpc) {
 		return w.write(p)
 	}
+	// The data first: the checksums then go out with it or after it,
+	// never before it (a crash may leave data without checksums, not
+	// checksums without data).
 	n := 0
 	for len(p) > 0 {
 		k := min(cap(w.buf)-len(w.buf), len(p))
@@ -276,6 +277,7 @@ func (w *ReplicaWriter) WriteVerified(p, sums []byte, bpc int) (int, error) {
 			}
 		}
 	}
+	w.addSums(n, sums, bpc)
 	return n, nil
 }
 
@@ -310,7 +312,9 @@ func (w *ReplicaWriter) CommitVerified(n int, sums []byte, bpc int) (int, error)
 		return 0, fmt.Errorf("fsdataset: commit of %d bytes with %d free", n, cap(w.buf)-len(w.buf))
 	}
 	p := w.buf[len(w.buf) : len(w.buf)+n]
-	if !w.takeSums(p, sums, bpc) {
+	if w.sumsFit(n, sums, bpc) {
+		w.addSums(n, sums, bpc)
+	} else {
 		w.sum(p)
 	}
 	w.buf = w.buf[:len(w.buf)+n]
@@ -322,32 +326,24 @@ func (w *ReplicaWriter) CommitVerified(n int, sums []byte, bpc int) (int, error)
 	return n, nil
 }
 
-// takeSums accounts for p (the next data, once copied) with the caller's
-// verified checksums if they fit: bpc is the replica's, the replica ends
-// on a chunk boundary and sums has one checksum per chunk of p. w.mu
-// held.
-func (w *ReplicaWriter) takeSums(p, sums []byte, bpc int) bool {
-	if bpc != w.bpc || w.length%int64(bpc) != 0 {
-		return false
-	}
-	full := len(p) / bpc
-	chunks := full
-	if len(p)%bpc != 0 {
-		chunks++
-	}
-	if len(sums) != chunks*crcLen {
-		return false
-	}
-	// The checksums may go out before or after the data: the meta file is
-	// only published, and fsynced, together with everything.
+// sumsFit reports whether the caller's checksums of the next n bytes can
+// be taken as they are: bpc is the replica's, the replica ends on a chunk
+// boundary and sums has one checksum per chunk. w.mu held.
+func (w *ReplicaWriter) sumsFit(n int, sums []byte, bpc int) bool {
+	return bpc == w.bpc && w.length%int64(bpc) == 0 && len(sums) == (n+bpc-1)/bpc*crcLen
+}
+
+// addSums accounts for the next n bytes, already in the buffer, with
+// their checksums (sumsFit); w.mu held.
+func (w *ReplicaWriter) addSums(n int, sums []byte, bpc int) {
+	full := n / bpc
 	w.pending = append(w.pending, sums[:full*crcLen]...)
 	w.chunkCRC = 0
-	if chunks > full {
+	if n%bpc != 0 {
 		w.chunkCRC = binary.BigEndian.Uint32(sums[full*crcLen:])
 	}
-	w.length += int64(len(p))
+	w.length += int64(n)
 	w.written.Store(w.length)
-	return true
 }
 
 // sum folds q into the chunk checksums; w.mu held.
