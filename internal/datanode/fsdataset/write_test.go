@@ -758,6 +758,12 @@ func TestWriteBehindError(t *testing.T) {
 	if info.State == Finalized || info.NumBytes != 1000 {
 		t.Fatalf("replica after the failure: %+v", info)
 	}
+	// Data first, then checksums: no checksum for a chunk the data file
+	// does not hold (the failed buffer's checksums were not written).
+	gotData, gotMeta := e.files(1)
+	if sums := (int64(len(gotMeta)) - metaHeaderLen) / crcLen; sums > numChunks(int64(len(gotData)), DefaultBytesPerChecksum) {
+		t.Fatalf("%d checksums for %d bytes of data", sums, len(gotData))
+	}
 }
 
 // TestWriteVerified writes with the caller's checksums — chunk-aligned
