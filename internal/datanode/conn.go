@@ -52,6 +52,14 @@ func (c *peerConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// WriteBuffers writes b with one writev(2) on a TCP or Unix socket (one
+// Write after another through a security layer); the write deadline
+// covers the whole.
+func (c *peerConn) WriteBuffers(b net.Buffers) (int64, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.wt))
+	return b.WriteTo(c.Conn)
+}
+
 // ReadFrom keeps sendfile(2) for block data (datatransfer.SendBlock hands
 // each packet's data to ReadFrom): the write deadline covers one packet.
 func (c *peerConn) ReadFrom(r io.Reader) (int64, error) {

@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -239,11 +240,7 @@ func (d *DataNode) writeBlock(up *peerConn, br *bufio.Reader, m *hdfspb.OpWriteB
 		return err
 	}
 	ok = true
-	var mirrorConn net.Conn
-	if mirror != nil {
-		mirrorConn = mirror
-	}
-	packets, err := d.receivePackets(up, br, w, b, mirrorConn, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
+	packets, err := d.receivePackets(up, br, w, b, mirror, mirrorR, stage != hdfspb.OpWriteBlockProto_TRANSFER_RBW)
 	if err != nil {
 		d.dropUnfinished(w, stage, packets, err)
 	}
@@ -358,11 +355,15 @@ type ackItem struct {
 }
 
 // receivePackets runs the receive side of a pipeline: each packet is
-// forwarded raw to the mirror, verified, written; a responder goroutine
+// forwarded raw to the mirror, verified, written; a packet's data is read
+// straight into the replica writer's buffer when it fits (and is then
+// forwarded with one writev after the packet's header and checksums;
+// through a SASL layer, which would frame the two apart, it is not),
+// sparing a copy; a responder goroutine
 // acknowledges packets in order once the mirror has acknowledged them.
 // The replica is finalized before the last packet is acknowledged, so an
 // acknowledged block is durable on every node of the pipeline.
-func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.ReplicaWriter, b fsdataset.Block, mirror net.Conn, mirrorR *bufio.Reader, finalize bool) (packets int, err error) {
+func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.ReplicaWriter, b fsdataset.Block, mirror *peerConn, mirrorR *bufio.Reader, finalize bool) (packets int, err error) {
 	acks := make(chan ackItem, 256)
 	respDone := make(chan error, 1)
 	go func() {
@@ -382,16 +383,22 @@ func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.R
 
 	pr := datatransfer.NewPacketReader(br, 0)
 	mirrorOK := mirror != nil
+	direct := mirror == nil || !mirror.layered
 	var recvErr error
 	for {
-		pkt, err := pr.Next()
+		var room []byte
+		if direct {
+			room = w.Room()
+		}
+		pkt, err := pr.NextInto(room)
 		if err != nil {
 			recvErr = fmt.Errorf("receiving %s: %w", b, err)
 			break
 		}
 		packets++
+		inRoom := len(pkt.Data) > 0 && len(room) > 0 && &pkt.Data[0] == &room[0]
 		if mirrorOK {
-			if _, err := mirror.Write(pkt.Raw); err != nil {
+			if err := forward(mirror, pkt, inRoom); err != nil {
 				d.log.Warn("datanode: mirror write failed", "block", b.String(), "err", err)
 				mirrorOK = false
 				mirror.Close()
@@ -412,7 +419,7 @@ func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.R
 				recvErr = err
 				break
 			}
-			if err := d.writePacket(w, pkt); err != nil {
+			if err := d.writePacket(w, pkt, inRoom); err != nil {
 				item.status = hdfspb.Status_ERROR
 				item.err = err
 				acks <- item
@@ -441,9 +448,21 @@ func (d *DataNode) receivePackets(up *peerConn, br *bufio.Reader, w *fsdataset.R
 	return packets, respErr
 }
 
+// forward writes a packet to the mirror: Raw, then the data when it was
+// read apart from Raw (inRoom).
+func forward(mirror *peerConn, pkt datatransfer.Packet, inRoom bool) error {
+	if !inRoom {
+		_, err := mirror.Write(pkt.Raw)
+		return err
+	}
+	_, err := mirror.WriteBuffers(net.Buffers{pkt.Raw, pkt.Data})
+	return err
+}
+
 // writePacket stores a packet's data at its offset. Bytes the replica
-// already has (a resend after pipeline recovery) are skipped.
-func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Packet) error {
+// already has (a resend after pipeline recovery) are skipped. inRoom says
+// the data was read into the writer's Room.
+func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Packet, inRoom bool) error {
 	have := w.BytesWritten()
 	off := pkt.OffsetInBlock
 	data := pkt.Data
@@ -453,10 +472,29 @@ func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Pack
 	if end := off + int64(len(data)); end <= have {
 		return nil
 	}
-	data = data[have-off:]
-	if _, err := w.Write(data); err != nil {
-		return err
+	// The checksums were verified against these bytes: the replica takes
+	// them as they are.
+	switch {
+	case off == have && inRoom:
+		if _, err := w.CommitVerified(len(data), pkt.Checksums, datatransfer.BytesPerChecksum); err != nil {
+			return err
+		}
+	case off == have:
+		if _, err := w.WriteVerified(data, pkt.Checksums, datatransfer.BytesPerChecksum); err != nil {
+			return err
+		}
+	case inRoom:
+		// The data sits in the writer's own buffer, past the bytes to
+		// keep: copy it out before the writer moves it.
+		if _, err := w.Write(append([]byte(nil), data[have-off:]...)); err != nil {
+			return err
+		}
+	default:
+		if _, err := w.Write(data[have-off:]); err != nil {
+			return err
+		}
 	}
+	data = data[have-off:]
 	d.stats.BytesWritten.Add(int64(len(data)))
 	// Make the data visible to readers when the writer may be waiting on
 	// it: a short packet is what an hflush (or the end of the data) sends.
@@ -471,9 +509,25 @@ func (d *DataNode) writePacket(w *fsdataset.ReplicaWriter, pkt datatransfer.Pack
 
 // respond acknowledges packets upstream in order, each after the mirror's
 // ack for it; the last packet's ack follows the replica's finalization.
+// On the last node of the pipeline, acks of packets already waiting
+// behind each other go up in one write (the same bytes; fewer syscalls
+// and wake-ups of the reader): an ack is held back only while the next
+// item is already queued, and never across a wait for a mirror's ack,
+// which could hide this node's progress from the client until the mirror
+// timed out.
 func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan ackItem, mirrorR *bufio.Reader, finalize bool) error {
 	mirrorOK := mirrorR != nil
 	var firstErr error
+	var out bytes.Buffer
+	send := func() {
+		if out.Len() == 0 {
+			return
+		}
+		if _, err := up.Write(out.Bytes()); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		out.Reset()
+	}
 	for item := range acks {
 		replies := []hdfspb.Status{item.status}
 		if mirrorR != nil {
@@ -496,6 +550,9 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 				}
 			}
 		}
+		if item.last {
+			send() // earlier acks do not wait for the fsync
+		}
 		if item.last && item.status == hdfspb.Status_SUCCESS && !finalize {
 			w.Close() // a copy of a replica still being written stays so
 		} else if item.last && item.status == hdfspb.Status_SUCCESS {
@@ -515,13 +572,15 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 				cancel()
 			}
 		}
-		if err := datatransfer.WriteAck(up, &datatransfer.Ack{Seqno: item.seqno, Replies: replies}); err != nil && firstErr == nil {
-			firstErr = err
+		datatransfer.WriteAck(&out, &datatransfer.Ack{Seqno: item.seqno, Replies: replies})
+		if mirrorOK || len(acks) == 0 || item.last || item.status != hdfspb.Status_SUCCESS || out.Len() >= 4096 {
+			send()
 		}
 		if item.err != nil && firstErr == nil {
 			firstErr = item.err
 		}
 	}
+	send()
 	return firstErr
 }
 

@@ -170,9 +170,10 @@ type BlockWriter struct {
 	syncOnClose bool
 
 	// Owned by the writing goroutine.
-	cur      *outPacket // packet being filled, nil if none
-	offset   int64      // block offset after the last byte accepted by Write
-	seqno    int64      // next seqno
+	cur      *outPacket  // packet being filled, nil if none
+	unsent   net.Buffers // encoded packets queued but not yet written, in order
+	offset   int64       // block offset after the last byte accepted by Write
+	seqno    int64       // next seqno
 	closed   bool
 	closeErr error
 
@@ -622,18 +623,49 @@ func (w *BlockWriter) Write(b []byte) (int, error) {
 		b = b[n:]
 		written += n
 		if p.n == p.limit {
-			if err := w.send(p); err != nil {
+			if err := w.queuePacket(p); err != nil {
 				return written, err
 			}
 		}
 	}
+	if err := w.writeQueued(); err != nil {
+		return written, err
+	}
 	return written, nil
 }
 
-// send queues p and writes it to the connection. On failure p stays either
-// in the queue or in w.cur, so Unacked still covers its bytes.
+// maxBatch is the most packets Write gathers before writing them to the
+// connection together (one writev on a TCP connection): 1 MiB of 64 KiB
+// packets. The bytes on the wire are the same; the syscalls, and the
+// receiver's wake-ups, fewer.
+const maxBatch = 16
+
+// send queues p and writes it, with the packets queued before it, to the
+// connection.
 func (w *BlockWriter) send(p *outPacket) error {
+	if err := w.queuePacket(p); err != nil {
+		return err
+	}
+	return w.writeQueued()
+}
+
+// queuePacket gives p its seqno, queues it for acknowledgement and adds
+// its encoding to the packets to write, writing them once maxBatch are
+// waiting or before waiting for acks. On failure p stays either in the
+// queue or in w.cur, so Unacked still covers its bytes.
+func (w *BlockWriter) queuePacket(p *outPacket) error {
 	w.mu.Lock()
+	if w.err == nil && len(w.queue) >= w.maxInFlight && len(w.unsent) > 0 {
+		// The packets awaited must be on their way first.
+		w.mu.Unlock()
+		if err := w.writeQueued(); err != nil {
+			if p.n > 0 {
+				w.cur = p
+			}
+			return err
+		}
+		w.mu.Lock()
+	}
 	for w.err == nil && len(w.queue) >= w.maxInFlight {
 		w.cond.Wait()
 	}
@@ -652,12 +684,27 @@ func (w *BlockWriter) send(p *outPacket) error {
 	w.queue = append(w.queue, p)
 	w.mu.Unlock()
 
-	wire := w.encode(p)
+	w.unsent = append(w.unsent, w.encode(p))
+	if len(w.unsent) >= maxBatch {
+		return w.writeQueued()
+	}
+	return nil
+}
+
+// writeQueued writes the encoded packets not yet written, in one writev
+// where the connection allows it.
+func (w *BlockWriter) writeQueued() error {
+	if len(w.unsent) == 0 {
+		return nil
+	}
+	bufs := w.unsent // WriteTo consumes its copy of the slice
 	w.wmu.Lock()
 	w.dl.write()
-	_, err := w.conn.Write(wire)
+	_, err := bufs.WriteTo(w.conn)
 	w.lastSend = time.Now()
 	w.wmu.Unlock()
+	clear(w.unsent)
+	w.unsent = w.unsent[:0]
 	if err != nil {
 		return w.writeFailed(w.dl.explain(err, false))
 	}

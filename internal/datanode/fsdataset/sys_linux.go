@@ -2,6 +2,25 @@
 
 package fsdataset
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 const oDirect = syscall.O_DIRECT
+
+// startWriteback asks the kernel to start writing [off, off+n) of f to
+// disk now, without waiting (sync_file_range SYNC_FILE_RANGE_WRITE).
+func startWriteback(f *os.File, off, n int64) error {
+	return unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+}
+
+// awaitWriteback waits until [off, off+n) of f is written out. It reports
+// a write error once (the kernel then clears it for the file: the caller
+// must keep it, or a later fsync succeeds without the data).
+func awaitWriteback(f *os.File, off, n int64) error {
+	return unix.SyncFileRange(int(f.Fd()), off, n,
+		unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+}

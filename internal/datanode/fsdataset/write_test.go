@@ -2,6 +2,7 @@ package fsdataset
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -575,9 +576,9 @@ func TestRecoverAfterFailedWrite(t *testing.T) {
 	fsys.mu.Lock()
 	fsys.ops, fsys.failAt = 0, 2 // the meta write of the next write-out
 	fsys.mu.Unlock()
-	if _, err := w.Write(data[100000:]); err == nil {
-		t.Fatal("no error")
-	}
+	// The write-out happens in Write, on the write-behind goroutine or in
+	// Flush (the data fits the buffer): Flush reports it in every case.
+	w.Write(data[100000:])
 	if err := w.Flush(); err == nil {
 		t.Fatal("Flush after an I/O error succeeded")
 	}
@@ -683,5 +684,180 @@ func TestAppendSameGenStamp(t *testing.T) {
 	}
 	if err := e.ds.Verify(Block{ID: 1, GenStamp: 100}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteBehind streams replicas larger than several write-behind
+// buffers and writeback windows, with and without direct I/O, in pieces
+// that straddle buffers and chunks and with an hflush in the middle: the
+// files are exactly the data and its checksums, and a flush makes all of
+// it visible at once.
+func TestWriteBehind(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+			e := newEnv(t, 1, func(c *Config) { c.DirectIO = direct })
+			data := randBytes(2, 3*writebackWindow+12345)
+			w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			flushed := false
+			for off := 0; off < len(data); {
+				n := min(len(data)-off, 70001)
+				if _, err := w.Write(data[off : off+n]); err != nil {
+					t.Fatal(err)
+				}
+				off += n
+				if !flushed && off > writebackWindow+5 {
+					flushed = true
+					if err := w.Flush(); err != nil {
+						t.Fatal(err)
+					}
+					if info, _ := e.ds.Get(1); info.NumBytes != int64(off) {
+						t.Fatalf("after flush at %d: visible %d", off, info.NumBytes)
+					}
+				}
+			}
+			if _, err := w.Finalize(); err != nil {
+				t.Fatal(err)
+			}
+			e.checkReplica(1, data)
+		})
+	}
+}
+
+// TestWriteBehindError fails a write made by the write-behind goroutine:
+// a later Write or Finalize reports it, the replica is not finalized and
+// its visible length stays where the last flush left it.
+func TestWriteBehindError(t *testing.T) {
+	fsys := &faultFS{}
+	e := newEnv(t, 1, func(c *Config) { c.FS = fsys })
+	data := randBytes(3, 8*bufferedBufSize)
+	w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data[:1000])
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fsys.mu.Lock()
+	fsys.ops, fsys.failAt = 0, 3 // the second buffer's data write
+	fsys.mu.Unlock()
+	var werr error
+	for off := 1000; off < len(data) && werr == nil; off += 4096 {
+		_, werr = w.Write(data[off:min(len(data), off+4096)])
+	}
+	if _, err := w.Finalize(); err == nil {
+		t.Fatal("Finalize after a failed write-behind succeeded")
+	}
+	info, ok := e.ds.Get(1)
+	if !ok {
+		t.Fatal("replica gone")
+	}
+	if info.State == Finalized || info.NumBytes != 1000 {
+		t.Fatalf("replica after the failure: %+v", info)
+	}
+	// Data first, then checksums: no checksum for a chunk the data file
+	// does not hold (the failed buffer's checksums were not written).
+	gotData, gotMeta := e.files(1)
+	if sums := (int64(len(gotMeta)) - metaHeaderLen) / crcLen; sums > numChunks(int64(len(gotData)), DefaultBytesPerChecksum) {
+		t.Fatalf("%d checksums for %d bytes of data", sums, len(gotData))
+	}
+}
+
+// TestWriteVerified writes with the caller's checksums — chunk-aligned
+// pieces, a partial last chunk continued by Write, a piece starting
+// mid-chunk and one with another chunk size (both computed instead) —
+// across write-behind buffers: the meta file is the one Write alone
+// would make.
+func TestWriteVerified(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	data := randBytes(4, 3*bufferedBufSize+5000)
+	w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := 0
+	put := func(n int, verified bool, bpc int) {
+		t.Helper()
+		p := data[off : off+n]
+		var err error
+		if verified {
+			_, err = w.WriteVerified(p, chunkSums(p, bpc), bpc)
+		} else {
+			_, err = w.Write(p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	for range 5 {
+		put(64<<10, true, 512)
+	}
+	put(700, true, 512)  // ends mid-chunk
+	put(100, false, 512) // continues that chunk
+	put(4000, true, 512) // starts mid-chunk: computed
+	put(512-off%512, false, 512)
+	put(8192, true, 1024) // another chunk size: computed
+	put(len(data)-off, true, 512)
+	if _, err := w.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	e.checkReplica(1, data)
+}
+
+// chunkSums is the CRC32C of each bpc-byte chunk of p, as a packet
+// carries them.
+func chunkSums(p []byte, bpc int) []byte {
+	var s []byte
+	for len(p) > 0 {
+		k := min(len(p), bpc)
+		s = binary.BigEndian.AppendUint32(s, crc32c(p[:k]))
+		p = p[k:]
+	}
+	return s
+}
+
+// TestRoomCommit fills the writer's buffers in place as the block
+// receiver does — whole rooms, pieces of them, one without checksums
+// (computed instead) — and checks the files; a closed writer lends no
+// room and refuses a commit.
+func TestRoomCommit(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	data := randBytes(5, 5*bufferedBufSize+777)
+	w, err := e.ds.CreateRBW(Block{ID: 1, GenStamp: 1}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off, i := 0, 0; off < len(data); i++ {
+		room := w.Room()
+		if len(room) == 0 {
+			t.Fatal("no room in an open writer")
+		}
+		n := min(len(room), len(data)-off, 64<<10+i*512)
+		copy(room, data[off:off+n])
+		sums := chunkSums(data[off:off+n], 512)
+		if i == 3 {
+			sums = nil
+		}
+		if _, err := w.CommitVerified(n, sums, 512); err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	if _, err := w.CommitVerified(bufferedBufSize+1, nil, 512); err == nil {
+		t.Fatal("a commit past the room succeeded")
+	}
+	if _, err := w.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	e.checkReplica(1, data)
+	if room := w.Room(); room != nil {
+		t.Fatalf("a finalized writer lent %d bytes", len(room))
+	}
+	if _, err := w.CommitVerified(0, nil, 512); err == nil {
+		t.Fatal("commit on a finalized writer succeeded")
 	}
 }

@@ -22,8 +22,9 @@ const (
 	// directBufSize is a direct-I/O writer's buffer: full buffers are
 	// written with one O_DIRECT pwrite.
 	directBufSize = 1 << 20
-	// bufferedBufSize is a buffered writer's buffer.
-	bufferedBufSize = 64 << 10
+	// bufferedBufSize is a buffered writer's buffer: full buffers are
+	// written with one pwrite, on the write-behind goroutine.
+	bufferedBufSize = 256 << 10
 )
 
 var bufPools = map[int]*sync.Pool{directBufSize: {}, bufferedBufSize: {}}
@@ -54,10 +55,14 @@ func putBuf(b []byte) {
 // Finalize, Close) makes it visible to readers, and only Finalize makes the
 // replica durable and acknowledgeable.
 //
-// With Config.DirectIO, full buffers (1 MiB) are written with O_DIRECT;
-// a flush writes the aligned part of the buffer that way and the unaligned
-// tail through the page cache (rewritten with O_DIRECT once its 4 KiB block
-// fills), so flushing often costs synchronous device writes.
+// Full buffers are written by a write-behind goroutine (writebehind.go)
+// while Write fills the next one; buffered replicas also have their
+// writeback started early (sync_file_range), so that Finalize's fsync
+// waits for little more than the last window. With Config.DirectIO, full
+// buffers (1 MiB) are written with O_DIRECT; a flush writes the aligned
+// part of the buffer that way and the unaligned tail through the page
+// cache (rewritten with O_DIRECT once its 4 KiB block fills), so flushing
+// often costs synchronous device writes.
 type ReplicaWriter struct {
 	d   *Dataset
 	r   *replica
@@ -75,12 +80,15 @@ type ReplicaWriter struct {
 	meta     File   // the meta file
 	buf      []byte // data not yet written out, from bufOff
 	bufOff   int64
-	length   int64  // bytes written (accepted), = written
-	chunkCRC uint32 // CRC32C of the partial chunk at the end
-	crcBase  int64  // index of the first checksum in pending
-	pending  []byte // checksums of completed chunks not yet written
-	err      error  // sticky I/O error
-	doneWhy  string // why the writer is closed; "" while open
+	wb       *writeBehind // started by the first full buffer; nil before
+	nbufs    int          // buffers taken, w.buf and those of wb
+	lent     bool         // Room handed out w.buf's free space; the owner's next call ends the loan
+	length   int64        // bytes written (accepted), = written
+	chunkCRC uint32       // CRC32C of the partial chunk at the end
+	crcBase  int64        // index of the first checksum in pending
+	pending  []byte       // checksums of completed chunks not yet written
+	err      error        // sticky I/O error
+	doneWhy  string       // why the writer is closed; "" while open
 }
 
 // openWriter opens a writer on a replica's files (dataPath, metaPath) for a
@@ -129,6 +137,7 @@ func (d *Dataset) openWriter(r *replica, dataPath, metaPath string, gs uint64, b
 	} else {
 		w.buf = getBuf(bufferedBufSize)
 	}
+	w.nbufs = 1
 	// Read back the unaligned tail (direct I/O rewrites its block) and the
 	// partial last chunk (its checksum covers the bytes to come too).
 	partial := length % int64(bpc)
@@ -157,6 +166,10 @@ func (d *Dataset) openWriter(r *replica, dataPath, metaPath string, gs uint64, b
 }
 
 func (w *ReplicaWriter) closeFiles() {
+	if w.wb != nil {
+		w.wb.stop()
+		w.wb = nil
+	}
 	for _, f := range []*File{&w.data, &w.direct, &w.meta} {
 		if *f != nil {
 			(*f).Close()
@@ -164,7 +177,9 @@ func (w *ReplicaWriter) closeFiles() {
 		}
 	}
 	if w.buf != nil {
-		putBuf(w.buf)
+		if !w.lent { // a lent buffer may still be read into: it is not reused
+			putBuf(w.buf)
+		}
 		w.buf = nil
 	}
 }
@@ -207,9 +222,15 @@ func (w *ReplicaWriter) fail(err error) error {
 func (w *ReplicaWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
+	return w.write(p)
+}
+
+// write is Write; w.mu held.
+func (w *ReplicaWriter) write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
 		k := min(cap(w.buf)-len(w.buf), len(p))
@@ -217,12 +238,112 @@ func (w *ReplicaWriter) Write(p []byte) (int, error) {
 		w.sum(p[:k])
 		p, n = p[k:], n+k
 		if len(w.buf) == cap(w.buf) {
-			if err := w.writeOut(false); err != nil {
+			if err := w.spill(); err != nil {
 				return n, w.fail(err)
 			}
 		}
 	}
 	return n, nil
+}
+
+// WriteVerified is Write for data whose chunk checksums the caller has
+// verified already: sums holds the CRC32C of each bpc-byte chunk of p, 4
+// bytes big-endian each, the last chunk possibly partial — a packet's
+// checksums. When bpc is the replica's and p starts on a chunk boundary
+// of the replica, those checksums go to the meta file as they are,
+// without a second pass over the data; otherwise (or if sums does not
+// have one per chunk) it is Write.
+func (w *ReplicaWriter) WriteVerified(p, sums []byte, bpc int) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lent = false
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	if !w.sumsFit(len(p), sums, bpc) {
+		return w.write(p)
+	}
+	// The data first: the checksums then go out with it or after it,
+	// never before it (a crash may leave data without checksums, not
+	// checksums without data).
+	n := 0
+	for len(p) > 0 {
+		k := min(cap(w.buf)-len(w.buf), len(p))
+		w.buf = append(w.buf, p[:k]...)
+		p, n = p[k:], n+k
+		if len(w.buf) == cap(w.buf) {
+			if err := w.spill(); err != nil {
+				return n, w.fail(err)
+			}
+		}
+	}
+	w.addSums(n, sums, bpc)
+	return n, nil
+}
+
+// Room returns the free space of the writer's buffer, for a caller that
+// reads the next data straight into it and then accepts it with
+// CommitVerified: the block receiver saves a copy per packet. It is empty
+// when the writer is closed or failed. Until the next call on the writer
+// the space is the caller's; a writer closed meanwhile (by a recovery,
+// say) drops the buffer instead of reusing it.
+func (w *ReplicaWriter) Room() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.usable() != nil || w.buf == nil {
+		return nil
+	}
+	w.lent = true
+	return w.buf[len(w.buf):cap(w.buf)]
+}
+
+// CommitVerified accepts the first n bytes of the space Room returned as
+// the next data, with their verified checksums as WriteVerified takes
+// them. Data that cannot take them (not starting on a chunk boundary, or
+// another chunk size) has its checksums computed instead.
+func (w *ReplicaWriter) CommitVerified(n int, sums []byte, bpc int) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lent = false
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	if n < 0 || n > cap(w.buf)-len(w.buf) {
+		return 0, fmt.Errorf("fsdataset: commit of %d bytes with %d free", n, cap(w.buf)-len(w.buf))
+	}
+	p := w.buf[len(w.buf) : len(w.buf)+n]
+	if w.sumsFit(n, sums, bpc) {
+		w.addSums(n, sums, bpc)
+	} else {
+		w.sum(p)
+	}
+	w.buf = w.buf[:len(w.buf)+n]
+	if len(w.buf) == cap(w.buf) {
+		if err := w.spill(); err != nil {
+			return n, w.fail(err)
+		}
+	}
+	return n, nil
+}
+
+// sumsFit reports whether the caller's checksums of the next n bytes can
+// be taken as they are: bpc is the replica's, the replica ends on a chunk
+// boundary and sums has one checksum per chunk. w.mu held.
+func (w *ReplicaWriter) sumsFit(n int, sums []byte, bpc int) bool {
+	return bpc == w.bpc && w.length%int64(bpc) == 0 && len(sums) == (n+bpc-1)/bpc*crcLen
+}
+
+// addSums accounts for the next n bytes, already in the buffer, with
+// their checksums (sumsFit); w.mu held.
+func (w *ReplicaWriter) addSums(n int, sums []byte, bpc int) {
+	full := n / bpc
+	w.pending = append(w.pending, sums[:full*crcLen]...)
+	w.chunkCRC = 0
+	if n%bpc != 0 {
+		w.chunkCRC = binary.BigEndian.Uint32(sums[full*crcLen:])
+	}
+	w.length += int64(n)
+	w.written.Store(w.length)
 }
 
 // sum folds q into the chunk checksums; w.mu held.
@@ -242,16 +363,70 @@ func (w *ReplicaWriter) sum(q []byte) {
 	w.written.Store(w.length)
 }
 
-// writeOut writes the buffered data, then the checksums. With flush,
-// everything goes out, including the checksum of a partial last chunk;
-// without, the buffer is full. w.mu held.
-func (w *ReplicaWriter) writeOut(flush bool) error {
+// spill hands the full buffer to the write-behind goroutine, with the
+// checksums of the chunks completed so far, and takes the next buffer
+// (waiting for one while all are in flight); w.mu held.
+func (w *ReplicaWriter) spill() error {
+	if w.wb == nil {
+		w.wb = newWriteBehind(w.data, w.meta, w.bufOff, func(err error) { w.v.refuseDirect(w.d.log, err) })
+	}
+	if err := w.settle(false); err != nil {
+		return err
+	}
+	j := wbJob{buf: w.buf, off: w.bufOff, direct: w.direct, sumOff: crcOffset(w.crcBase)}
+	if len(w.pending) > 0 {
+		j.sums = append([]byte(nil), w.pending...)
+		w.crcBase += int64(len(w.pending) / crcLen)
+		w.pending = w.pending[:0]
+	}
+	w.bufOff += int64(len(w.buf))
+	size := cap(w.buf)
+	w.wb.handOff(j)
+	select {
+	case b := <-w.wb.free:
+		w.buf = b[:0]
+	default:
+		if w.nbufs < writeBehindBufs {
+			w.buf = getBuf(size)
+			w.nbufs++
+		} else {
+			w.buf = (<-w.wb.free)[:0]
+		}
+	}
+	return nil
+}
+
+// settle reports the write-behind goroutine's failure, waiting first for
+// all it was handed if drain, and drops the direct file once a direct
+// write was refused; w.mu held.
+func (w *ReplicaWriter) settle(drain bool) error {
+	if w.wb == nil {
+		return nil
+	}
+	err, noDirect := w.wb.failure()
+	if drain || (noDirect && w.direct != nil && err == nil) {
+		err = w.wb.drain()
+	}
+	if err != nil {
+		return err
+	}
+	if noDirect && w.direct != nil {
+		w.direct.Close()
+		w.direct = nil
+	}
+	return nil
+}
+
+// writeOut writes everything out, the checksum of a partial last chunk
+// included: what the write-behind goroutine has, then the buffered data,
+// then the checksums. w.mu held.
+func (w *ReplicaWriter) writeOut() error {
+	if err := w.settle(true); err != nil {
+		return err
+	}
 	n := len(w.buf)
 	if w.direct != nil {
-		a := n
-		if flush {
-			a = n &^ (dioAlign - 1)
-		}
+		a := n &^ (dioAlign - 1)
 		if a > 0 {
 			if _, err := w.direct.WriteAt(w.buf[:a], w.bufOff); err != nil {
 				if !isEINVAL(err) {
@@ -286,7 +461,7 @@ func (w *ReplicaWriter) writeOut(flush bool) error {
 		w.buf = w.buf[:0]
 	}
 	slots := w.pending
-	if flush && w.length%int64(w.bpc) != 0 {
+	if w.length%int64(w.bpc) != 0 {
 		slots = binary.BigEndian.AppendUint32(slots, w.chunkCRC)
 	}
 	if len(slots) > 0 {
@@ -329,10 +504,11 @@ func (w *ReplicaWriter) Info() ReplicaInfo {
 func (w *ReplicaWriter) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if err := w.writeOut(true); err != nil {
+	if err := w.writeOut(); err != nil {
 		return w.fail(err)
 	}
 	w.publish()
@@ -343,10 +519,11 @@ func (w *ReplicaWriter) Flush() error {
 func (w *ReplicaWriter) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		return err
 	}
-	err := w.writeOut(true)
+	err := w.writeOut()
 	if err == nil {
 		err = w.data.Sync()
 	}
@@ -367,11 +544,12 @@ func (w *ReplicaWriter) Sync() error {
 // leaves the replica RBW for recovery.
 func (w *ReplicaWriter) Finalize() (ReplicaInfo, error) {
 	w.mu.Lock()
+	w.lent = false
 	if err := w.usable(); err != nil {
 		w.mu.Unlock()
 		return ReplicaInfo{}, err
 	}
-	err := w.writeOut(true)
+	err := w.writeOut()
 	if err == nil {
 		err = w.data.Sync()
 	}
@@ -464,7 +642,7 @@ func (w *ReplicaWriter) shutdown(flush bool) {
 	w.mu.Lock()
 	if w.doneWhy == "" {
 		if flush && w.err == nil {
-			if err := w.writeOut(true); err != nil {
+			if err := w.writeOut(); err != nil {
 				w.fail(err)
 			} else {
 				w.publish()
@@ -489,7 +667,7 @@ func (w *ReplicaWriter) Close() error {
 	}
 	err := w.err
 	if err == nil && !w.v.failed.Load() {
-		if err = w.writeOut(true); err != nil {
+		if err = w.writeOut(); err != nil {
 			err = w.fail(err)
 		} else {
 			w.publish()
