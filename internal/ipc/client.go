@@ -200,6 +200,7 @@ func (c *Client) Close() error {
 type result struct {
 	hdr  responseHeader
 	body []byte
+	buf  *[]byte // the pooled buffer body is in, or nil
 }
 
 // resultChans holds the one-slot channels calls wait on. A channel is
@@ -319,12 +320,18 @@ func (cc *clientConn) shutdown(err error) {
 
 func (cc *clientConn) readLoop() {
 	for {
-		frame, err := readFrame(cc.br, cc.cfg.MaxDataLength, nil)
+		bp := getBuffer()
+		frame, err := readFrameInto(cc.br, cc.cfg.MaxDataLength, nil, *bp)
 		if err != nil {
 			cc.shutdown(connErr(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err)))
 			return
 		}
-		if !cc.deliver(frame, false) {
+		if cc.sasl.wrapping() {
+			// The frames inside a WRAP message may alias this one's
+			// buffer, which then is not reused.
+			bp = nil
+		}
+		if !cc.deliver(frame, false, bp) {
 			return
 		}
 	}
@@ -332,7 +339,9 @@ func (cc *clientConn) readLoop() {
 
 // deliver hands one response frame to its call; false means the
 // connection is done. inner is a frame that came out of a WRAP message.
-func (cc *clientConn) deliver(frame []byte, inner bool) bool {
+// buf, when not nil, is the pooled buffer frame is in, which goes with a
+// successful result to the call to return once it has decoded it.
+func (cc *clientConn) deliver(frame []byte, inner bool, buf *[]byte) bool {
 	{
 		msg, rest, err := nextDelimited(frame)
 		var hdr responseHeader
@@ -358,7 +367,7 @@ func (cc *clientConn) deliver(frame []byte, inner bool) bool {
 				return false
 			}
 			for _, f := range frames {
-				if !cc.deliver(f, true) {
+				if !cc.deliver(f, true, nil) {
 					return false
 				}
 			}
@@ -381,7 +390,7 @@ func (cc *clientConn) deliver(frame []byte, inner bool) bool {
 		delete(cc.pending, id)
 		cc.mu.Unlock()
 		if ch != nil {
-			ch <- result{hdr: hdr, body: rest}
+			ch <- result{hdr: hdr, body: rest, buf: buf}
 		}
 	}
 	return true
@@ -463,6 +472,10 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 				return nil
 			}
 			_, err := unmarshalDelimited(r.body, resp)
+			if r.buf != nil {
+				// resp holds copies (proto.Unmarshal never aliases).
+				putBuffer(r.buf)
+			}
 			return err
 		default:
 			return &RemoteError{

@@ -44,6 +44,12 @@ const frameChunk = 64 << 10
 // beforeChunk is not nil it runs before each read of the frame's body (the
 // server sets a stall deadline there).
 func readFrame(r io.Reader, max int, beforeChunk func()) ([]byte, error) {
+	return readFrameInto(r, max, beforeChunk, nil)
+}
+
+// readFrameInto is readFrame reading into spare when the frame fits in
+// its capacity (a pooled buffer), into a new buffer otherwise.
+func readFrameInto(r io.Reader, max int, beforeChunk func(), spare []byte) ([]byte, error) {
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
 		return nil, err
@@ -52,7 +58,10 @@ func readFrame(r io.Reader, max int, beforeChunk func()) ([]byte, error) {
 	if n > int64(max) {
 		return nil, fmt.Errorf("%w: RPC data length of %d exceeds maximum data length of %d", ErrFrameTooLarge, n, max)
 	}
-	buf := make([]byte, 0, min(n, frameChunk))
+	buf := spare[:0]
+	if n > int64(cap(spare)) {
+		buf = make([]byte, 0, min(n, frameChunk))
+	}
 	for int64(len(buf)) < n {
 		if len(buf) == cap(buf) {
 			// Double, but never past the claimed length.

@@ -20,6 +20,7 @@ import (
 // Method is one RPC method of a protocol: how to make an empty request and
 // how to serve it. Build one with Unary.
 type Method struct {
+	name       string // set by Register
 	newRequest func() proto.Message
 	handle     func(ctx context.Context, req proto.Message) (proto.Message, error)
 }
@@ -220,7 +221,12 @@ type protocol struct {
 // "org.apache.hadoop.hdfs.protocol.ClientProtocol") with its methods.
 // Register before Serve.
 func (s *Server) Register(name string, methods map[string]Method) {
-	s.protocols[name] = &protocol{name: name, methods: methods}
+	named := make(map[string]Method, len(methods))
+	for n, m := range methods {
+		m.name = n
+		named[n] = m
+	}
+	s.protocols[name] = &protocol{name: name, methods: named}
 }
 
 // Stats returns the server's counters.
@@ -366,7 +372,10 @@ func (c *serverConn) serve() {
 	for {
 		c.armIdle(0)
 		pending := c.saslPending()
-		frame, err := readFrame(c.br, c.maxFrame(), c.stallDeadline)
+		// The frame is read into a pooled buffer, which a call returns
+		// once its request is decoded (dispatch); other frames drop it.
+		bp := getBuffer()
+		frame, err := readFrameInto(c.br, c.maxFrame(), c.stallDeadline, *bp)
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -448,6 +457,7 @@ func (c *serverConn) serve() {
 			return
 		}
 		c.lastClientID = req.clientID
+		req.buf = bp
 		// Bound the calls in flight, first this connection's, then the
 		// server's: the reader waits here, which pushes back on this
 		// client through TCP and on no one else.
@@ -651,10 +661,17 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 			return nil, &RemoteError{Class: ClassRPCServerException, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_RPC_SERVER)}
 		}
 	}
+	// The request message holds copies of what it needs (proto.Unmarshal
+	// never aliases its input) and rh is not used from here on: the
+	// frame's buffer can serve another.
+	if req.buf != nil {
+		putBuffer(req.buf)
+		req.buf, req.body = nil, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			c.srv.log.Error("ipc: handler panicked", "method", string(rh.method), "panic", r, "stack", string(debug.Stack()))
-			resp, err = nil, &RemoteError{Class: ClassIOException, Message: fmt.Sprintf("internal error in %s: %v", rh.method, r)}
+			c.srv.log.Error("ipc: handler panicked", "method", m.name, "panic", r, "stack", string(debug.Stack()))
+			resp, err = nil, &RemoteError{Class: ClassIOException, Message: fmt.Sprintf("internal error in %s: %v", m.name, r)}
 		}
 	}()
 	caller := &Caller{
@@ -737,6 +754,9 @@ type request struct {
 	kind     ipcpb.RpcKindProto
 	op       ipcpb.RpcRequestHeaderProto_OperationProto
 	body     []byte
+	// buf is the pooled buffer body is in, if any: dispatch returns it
+	// once the request message is decoded, and body is not used after.
+	buf *[]byte
 }
 
 // decodeRequest decodes a request frame's RPC header. It is the entry point
