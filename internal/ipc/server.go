@@ -23,6 +23,20 @@ type Method struct {
 	name       string // set by Register
 	newRequest func() proto.Message
 	handle     func(ctx context.Context, req proto.Message) (proto.Message, error)
+	inline     bool
+}
+
+// Inline returns m marked as quick: its handler computes its answer from
+// memory and never waits for I/O, another call or a peer (a lock held only
+// for in-memory work is fine). The connection's reader then runs the call
+// itself, saving the hand-off to another goroutine, whenever no further
+// request of the connection is already buffered; pipelined requests still
+// run concurrently. Only that connection's own next requests wait for it,
+// never another client's. Guard and Around return unmarked methods: a
+// wrapper may wait.
+func (m Method) Inline() Method {
+	m.inline = true
+	return m
 }
 
 // Unary adapts a typed handler to a Method. The handler runs on its own
@@ -49,6 +63,7 @@ func (m Method) Guard(check func(ctx context.Context) error) Method {
 		}
 		return h(ctx, req)
 	}
+	m.inline = false
 	return m
 }
 
@@ -458,6 +473,7 @@ func (c *serverConn) serve() {
 		}
 		c.lastClientID = req.clientID
 		req.buf = bp
+		c.route(req)
 		// Bound the calls in flight, first this connection's, then the
 		// server's: the reader waits here, which pushes back on this
 		// client through TCP and on no one else.
@@ -474,12 +490,17 @@ func (c *serverConn) serve() {
 		}
 		c.armIdle(+1)
 		calls.Add(1)
-		c.srv.workers.run(func() {
+		call := func() {
 			defer calls.Done()
 			defer func() { <-c.slots }()
 			defer c.armIdle(-1)
 			c.handle(ctx, req, func() { <-c.srv.sem })
-		})
+		}
+		if (req.routeErr != nil || req.method.inline) && !buffered(c.br, 1) {
+			call()
+		} else {
+			c.srv.workers.run(call)
+		}
 	}
 }
 
@@ -632,23 +653,36 @@ func (c *serverConn) handle(ctx context.Context, req *request, done func()) {
 
 // dispatch finds and runs the handler. A panic in a handler becomes an
 // error response; it never takes the daemon down.
-func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Message, err error) {
+// route decodes a call's RequestHeaderProto and finds its method, or the
+// error the call is answered with.
+func (c *serverConn) route(req *request) {
 	msg, rest, err := nextDelimited(req.body)
 	var rh methodHeader
 	if err == nil {
 		rh, err = decodeMethodHeader(msg)
 	}
 	if err != nil {
-		return nil, &RemoteError{Class: ClassRPCServerException, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_RPC_SERVER)}
+		req.routeErr = &RemoteError{Class: ClassRPCServerException, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_RPC_SERVER)}
+		return
 	}
 	p, ok := c.srv.protocols[string(rh.protocol)]
 	if !ok {
-		return nil, &RemoteError{Class: ClassRPCNoSuchProtocol, Message: "Unknown protocol: " + string(rh.protocol), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_PROTOCOL)}
+		req.routeErr = &RemoteError{Class: ClassRPCNoSuchProtocol, Message: "Unknown protocol: " + string(rh.protocol), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_PROTOCOL)}
+		return
 	}
 	m, ok := p.methods[string(rh.method)]
 	if !ok {
-		return nil, &RemoteError{Class: ClassRPCNoSuchMethod, Message: fmt.Sprintf("Unknown method %s called on %s protocol.", rh.method, p.name), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD)}
+		req.routeErr = &RemoteError{Class: ClassRPCNoSuchMethod, Message: fmt.Sprintf("Unknown method %s called on %s protocol.", rh.method, p.name), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD)}
+		return
 	}
+	req.protocol, req.method, req.body = p, m, rest
+}
+
+func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Message, err error) {
+	if req.routeErr != nil {
+		return nil, req.routeErr
+	}
+	p, m, rest := req.protocol, req.method, req.body
 	// Service authorization is per call, by the protocol the call is
 	// routed by: the connection context's protocol says nothing of it.
 	authorized, err := c.authorizeCall(p.name)
@@ -662,8 +696,7 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 		}
 	}
 	// The request message holds copies of what it needs (proto.Unmarshal
-	// never aliases its input) and rh is not used from here on: the
-	// frame's buffer can serve another.
+	// never aliases its input): the frame's buffer can serve another.
 	if req.buf != nil {
 		putBuffer(req.buf)
 		req.buf, req.body = nil, nil
@@ -757,6 +790,12 @@ type request struct {
 	// buf is the pooled buffer body is in, if any: dispatch returns it
 	// once the request message is decoded, and body is not used after.
 	buf *[]byte
+
+	// Set by route: the call's protocol and method, body then holding
+	// the request message; or the error it is answered with.
+	protocol *protocol
+	method   Method
+	routeErr error
 }
 
 // decodeRequest decodes a request frame's RPC header. It is the entry point

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -108,4 +109,55 @@ func TestPooledBuffersKeepCallsApart(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
+}
+
+// An Inline method runs on its connection's reader: even one that wrongly
+// blocks holds up only that connection, never another client's calls; and
+// wrappers drop the mark.
+func TestInlineMethodStallsOnlyItsConnection(t *testing.T) {
+	s := NewServer(ServerConfig{})
+	release := make(chan struct{})
+	var entered sync.WaitGroup
+	entered.Add(1)
+	echoM := Unary(func(ctx context.Context, req *ipcpb.UserInformationProto) (*ipcpb.UserInformationProto, error) {
+		return req, nil
+	}).Inline()
+	s.Register(testProtocol, map[string]Method{
+		"echo": echoM,
+		"stuck": Unary(func(ctx context.Context, req *ipcpb.UserInformationProto) (*ipcpb.UserInformationProto, error) {
+			entered.Done()
+			<-release
+			return req, nil
+		}).Inline(),
+	})
+	if echoM.Guard(func(context.Context) error { return nil }).inline {
+		t.Error("Guard kept the Inline mark")
+	}
+	if echoM.Around(func(ctx context.Context, req proto.Message, next func(context.Context, proto.Message) (proto.Message, error)) (proto.Message, error) {
+		return next(ctx, req)
+	}).inline {
+		t.Error("Around kept the Inline mark")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.Close()
+	a := newTestClient(t, ln.Addr().String(), "a")
+	b := newTestClient(t, ln.Addr().String(), "b")
+	stuck := make(chan error, 1)
+	go func() {
+		var resp ipcpb.UserInformationProto
+		stuck <- a.Call(context.Background(), "stuck", &ipcpb.UserInformationProto{EffectiveUser: proto.String("x")}, &resp)
+	}()
+	entered.Wait()
+	for i := 0; i < 20; i++ {
+		echo(t, b, fmt.Sprint("other connection ", i)) // answered while a's reader is stuck
+	}
+	close(release)
+	if err := <-stuck; err != nil {
+		t.Fatal(err)
+	}
+	echo(t, a, "after") // and a's connection goes on
 }

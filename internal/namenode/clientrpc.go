@@ -101,6 +101,25 @@ func (c *clientProtocol) methods() map[string]ipc.Method {
 	}
 }
 
+// inlineMethods are the reads answered from memory under the namesystem's
+// read lock alone: the IPC server may run them on the connection's reader
+// (ipc.Method.Inline). Not with HA, where a read first waits for the Raft
+// group to commit what it saw (withHA). A caller's first call after its
+// groups expire looks them up (GroupCache), which delays only that
+// connection's next requests.
+var inlineMethods = []string{"getFileInfo", "getFileLinkInfo", "getListing"}
+
+// inlineReads marks inlineMethods Inline, once every wrapper is applied.
+func (n *NameNode) inlineReads(methods map[string]ipc.Method) map[string]ipc.Method {
+	if n.ha != nil {
+		return methods
+	}
+	for _, name := range inlineMethods {
+		methods[name] = methods[name].Inline()
+	}
+	return methods
+}
+
 // permACLBit is FsPermissionExtension's ACL bit (1<<12; encryption is
 // 1<<13 and erasure coding 1<<14, neither of which strata has).
 const permACLBit = 1 << 12
