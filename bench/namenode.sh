@@ -6,8 +6,10 @@
 #
 # Prints a Markdown table: one NameNode, and (ha-mkdirs) an HA nameservice
 # of three NameNodes in one Raft group, where an edit is durable once a
-# majority has logged it. The edit logs live in the Go test's temporary
-# directory ($TMPDIR, default /tmp), so dd writes there too.
+# majority has logged it. For the single NameNode's mkdirs the last column
+# is the group commit's batch: edit records per write+fsync round. The edit
+# logs live in the Go test's temporary directory ($TMPDIR, default
+# /tmp), so dd writes there too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 benchtime=${1:-3s}
@@ -25,12 +27,13 @@ go test -run XXX -bench 'NameNodeRPC' -benchtime "$benchtime" ./internal/namenod
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
 echo "Reference: dd 4 KiB writes with oflag=dsync on the same file system: ${dd_rate} syncs/s"
 echo
-echo "| operation | NameNodes | clients | ops/s | µs/op |"
-echo "|---|---|---:|---:|---:|"
+echo "| operation | NameNodes | clients | ops/s | µs/op | edit records/fsync |"
+echo "|---|---|---:|---:|---:|---:|"
 awk '/^BenchmarkNameNodeRPC/ {
   split($1, p, "/"); op = p[2]; cl = p[3]; sub(/clients=/, "", cl); sub(/-[0-9]+$/, "", cl)
   nn = "1"
   if (sub(/^ha-/, "", op)) nn = "3 (HA, Raft)"
-  for (i = 1; i <= NF; i++) { if ($i == "ns/op") nsop = $(i-1); if ($i == "ops/s") ops = $(i-1) }
-  printf "| %s | %s | %s | %s | %.1f |\n", op, nn, cl, ops, nsop / 1000
+  rps = "–"
+  for (i = 1; i <= NF; i++) { if ($i == "ns/op") nsop = $(i-1); if ($i == "ops/s") ops = $(i-1); if ($i == "records/sync") rps = $(i-1) }
+  printf "| %s | %s | %s | %s | %.1f | %s |\n", op, nn, cl, ops, nsop / 1000, rps
 }' "$tmp/bench.txt"

@@ -198,9 +198,15 @@ func (c *Client) Close() error {
 }
 
 type result struct {
-	hdr  *ipcpb.RpcResponseHeaderProto
+	hdr  responseHeader
 	body []byte
+	buf  *[]byte // the pooled buffer body is in, or nil
 }
+
+// resultChans holds the one-slot channels calls wait on. A channel is
+// returned only by a call that received its result, after which no one
+// else sends on it or closes it.
+var resultChans = sync.Pool{New: func() any { return make(chan result, 1) }}
 
 type clientConn struct {
 	nc   net.Conn
@@ -314,12 +320,18 @@ func (cc *clientConn) shutdown(err error) {
 
 func (cc *clientConn) readLoop() {
 	for {
-		frame, err := readFrame(cc.br, cc.cfg.MaxDataLength, nil)
+		bp := getBuffer()
+		frame, err := readFrameInto(cc.br, cc.cfg.MaxDataLength, nil, *bp)
 		if err != nil {
 			cc.shutdown(connErr(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err)))
 			return
 		}
-		if !cc.deliver(frame, false) {
+		if cc.sasl.wrapping() {
+			// The frames inside a WRAP message may alias this one's
+			// buffer, which then is not reused.
+			bp = nil
+		}
+		if !cc.deliver(frame, false, bp) {
 			return
 		}
 	}
@@ -327,15 +339,20 @@ func (cc *clientConn) readLoop() {
 
 // deliver hands one response frame to its call; false means the
 // connection is done. inner is a frame that came out of a WRAP message.
-func (cc *clientConn) deliver(frame []byte, inner bool) bool {
+// buf, when not nil, is the pooled buffer frame is in, which goes with a
+// successful result to the call to return once it has decoded it.
+func (cc *clientConn) deliver(frame []byte, inner bool, buf *[]byte) bool {
 	{
-		var hdr ipcpb.RpcResponseHeaderProto
-		rest, err := unmarshalDelimited(frame, &hdr)
+		msg, rest, err := nextDelimited(frame)
+		var hdr responseHeader
+		if err == nil {
+			hdr, err = decodeResponseHeader(msg)
+		}
 		if err != nil {
 			cc.shutdown(fmt.Errorf("ipc: response from %s: %w", cc.cfg.Addr, err))
 			return false
 		}
-		id := int32(hdr.GetCallId())
+		id := int32(hdr.callID)
 		if cc.sasl.wrapping() && !inner {
 			// Once integrity or privacy is on, every frame from the
 			// server is a WRAP message, as Hadoop's client insists: an
@@ -350,20 +367,20 @@ func (cc *clientConn) deliver(frame []byte, inner bool) bool {
 				return false
 			}
 			for _, f := range frames {
-				if !cc.deliver(f, true) {
+				if !cc.deliver(f, true, nil) {
 					return false
 				}
 			}
 			return true
 		}
-		if hdr.GetStatus() == ipcpb.RpcResponseHeaderProto_FATAL {
-			re := &RemoteError{Class: hdr.GetExceptionClassName(), Message: hdr.GetErrorMsg(), Code: int32(hdr.GetErrorDetail()), Fatal: true}
+		if hdr.status == ipcpb.RpcResponseHeaderProto_FATAL {
+			re := &RemoteError{Class: hdr.class, Message: hdr.msg, Code: hdr.code(), Fatal: true}
 			cc.mu.Lock()
 			ch := cc.pending[id]
 			delete(cc.pending, id)
 			cc.mu.Unlock()
 			if ch != nil {
-				ch <- result{hdr: &hdr}
+				ch <- result{hdr: hdr}
 			}
 			cc.shutdown(re)
 			return false
@@ -373,14 +390,14 @@ func (cc *clientConn) deliver(frame []byte, inner bool) bool {
 		delete(cc.pending, id)
 		cc.mu.Unlock()
 		if ch != nil {
-			ch <- result{hdr: &hdr, body: rest}
+			ch <- result{hdr: hdr, body: rest, buf: buf}
 		}
 	}
 	return true
 }
 
 func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, method string, req, resp proto.Message) error {
-	ch := make(chan result, 1)
+	ch := resultChans.Get().(chan result)
 	cc.mu.Lock()
 	if cc.broken != nil {
 		err := cc.broken
@@ -394,25 +411,16 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 	cc.pending[id] = ch
 	cc.mu.Unlock()
 
-	rpcHdr := &ipcpb.RpcRequestHeaderProto{
-		RpcKind:  ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
-		RpcOp:    ipcpb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(),
-		CallId:   proto.Int32(id),
-		ClientId: c.clientID,
-	}
-	if retry >= 0 {
-		rpcHdr.RetryCount = proto.Int32(retry)
-	}
-	reqHdr := &ipcpb.RequestHeaderProto{
-		MethodName:                 proto.String(method),
-		DeclaringClassProtocolName: proto.String(cmp.Or(c.cfg.CallProtocol, c.cfg.Protocol)),
-		ClientProtocolVersion:      proto.Uint64(c.cfg.ProtocolVersion),
-	}
-	buf, err := appendFrame(nil, rpcHdr, reqHdr, req)
+	bp := getBuffer() // returned once written; dropped on the error paths
+	buf := append((*bp)[:0], 0, 0, 0, 0)
+	buf = appendRequestHeaders(buf, id, retry, c.clientID, method, cmp.Or(c.cfg.CallProtocol, c.cfg.Protocol), c.cfg.ProtocolVersion)
+	buf, err := appendMessage(buf, req)
 	if err != nil {
 		cc.forget(id)
 		return err
 	}
+	setFrameLength(buf)
+	*bp = buf
 	cc.wmu.Lock()
 	if cc.sasl.wrapsRequests() {
 		if buf, err = cc.sasl.wrapFrame(buf, c.clientID); err != nil {
@@ -421,12 +429,18 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 			return err
 		}
 	}
-	if dl, ok := ctx.Deadline(); ok {
+	// The write deadline is only ever set here, under wmu, so a call
+	// without one finds none set.
+	dl, hasDL := ctx.Deadline()
+	if hasDL {
 		cc.nc.SetWriteDeadline(dl)
 	}
 	_, err = cc.nc.Write(buf)
-	cc.nc.SetWriteDeadline(time.Time{})
+	if hasDL {
+		cc.nc.SetWriteDeadline(time.Time{})
+	}
 	cc.wmu.Unlock()
+	putBuffer(bp)
 	if err != nil {
 		var re *RemoteError
 		if be := cc.err(); errors.As(be, &re) {
@@ -446,7 +460,8 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 			}
 			return connErr(fmt.Errorf("ipc: connection to %s closed", c.cfg.Addr))
 		}
-		switch r.hdr.GetStatus() {
+		resultChans.Put(ch)
+		switch r.hdr.status {
 		case ipcpb.RpcResponseHeaderProto_SUCCESS:
 			if resp == nil {
 				return nil
@@ -457,13 +472,17 @@ func (cc *clientConn) call(ctx context.Context, id, retry int32, c *Client, meth
 				return nil
 			}
 			_, err := unmarshalDelimited(r.body, resp)
+			if r.buf != nil {
+				// resp holds copies (proto.Unmarshal never aliases).
+				putBuffer(r.buf)
+			}
 			return err
 		default:
 			return &RemoteError{
-				Class:   r.hdr.GetExceptionClassName(),
-				Message: r.hdr.GetErrorMsg(),
-				Code:    int32(r.hdr.GetErrorDetail()),
-				Fatal:   r.hdr.GetStatus() == ipcpb.RpcResponseHeaderProto_FATAL,
+				Class:   r.hdr.class,
+				Message: r.hdr.msg,
+				Code:    r.hdr.code(),
+				Fatal:   r.hdr.status == ipcpb.RpcResponseHeaderProto_FATAL,
 			}
 		}
 	case <-ctx.Done():

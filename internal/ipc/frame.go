@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -43,6 +44,12 @@ const frameChunk = 64 << 10
 // beforeChunk is not nil it runs before each read of the frame's body (the
 // server sets a stall deadline there).
 func readFrame(r io.Reader, max int, beforeChunk func()) ([]byte, error) {
+	return readFrameInto(r, max, beforeChunk, nil)
+}
+
+// readFrameInto is readFrame reading into spare when the frame fits in
+// its capacity (a pooled buffer), into a new buffer otherwise.
+func readFrameInto(r io.Reader, max int, beforeChunk func(), spare []byte) ([]byte, error) {
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
 		return nil, err
@@ -51,14 +58,17 @@ func readFrame(r io.Reader, max int, beforeChunk func()) ([]byte, error) {
 	if n > int64(max) {
 		return nil, fmt.Errorf("%w: RPC data length of %d exceeds maximum data length of %d", ErrFrameTooLarge, n, max)
 	}
-	buf := make([]byte, 0, min(n, frameChunk))
+	buf := spare[:0]
+	if n > int64(cap(spare)) {
+		buf = make([]byte, 0, min(n, frameChunk))
+	}
 	for int64(len(buf)) < n {
 		if len(buf) == cap(buf) {
 			// Double, but never past the claimed length.
 			buf = slices.Grow(buf, int(min(int64(cap(buf)), n-int64(len(buf)))))
 		}
 		end := int(min(int64(cap(buf)), n))
-		if beforeChunk != nil {
+		if beforeChunk != nil && !buffered(r, end-len(buf)) {
 			beforeChunk()
 		}
 		m, err := io.ReadFull(r, buf[len(buf):end])
@@ -73,26 +83,61 @@ func readFrame(r io.Reader, max int, beforeChunk func()) ([]byte, error) {
 	return buf, nil
 }
 
+// buffered reports whether r holds n bytes that a read returns without
+// waiting on the network: a chunk already in a bufio.Reader needs no stall
+// deadline (and setting one is a runtime timer update per call).
+func buffered(r io.Reader, n int) bool {
+	b, ok := r.(*bufio.Reader)
+	return ok && b.Buffered() >= n
+}
+
 // appendFrame appends a frame holding the given messages, each
 // varint-length-delimited, to dst.
 func appendFrame(dst []byte, msgs ...proto.Message) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	opts := proto.MarshalOptions{}
 	for _, m := range msgs {
-		if m == nil {
-			continue
-		}
-		size := opts.Size(m)
-		dst = protowire.AppendVarint(dst, uint64(size))
 		var err error
-		dst, err = opts.MarshalAppend(dst, m)
-		if err != nil {
+		if dst, err = appendMessage(dst, m); err != nil {
 			return nil, err
 		}
 	}
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	return dst, nil
+}
+
+// appendMessage appends m, varint-length-delimited, to dst; nil appends
+// nothing.
+func appendMessage(dst []byte, m proto.Message) ([]byte, error) {
+	if m == nil {
+		return dst, nil
+	}
+	size := proto.Size(m)
+	dst = protowire.AppendVarint(dst, uint64(size))
+	// Size has just computed, and cached in m, every submessage's size.
+	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, m)
+}
+
+// setFrameLength fills in the length prefix of the frame that buf holds
+// from its start (reserved as four bytes).
+func setFrameLength(buf []byte) {
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+}
+
+// framePool holds frame buffers for reuse: a reply or request is framed
+// in one, written, and the buffer returned. Buffers that grew past
+// maxPooledFrame are dropped, so a large reply's memory is not kept.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledFrame = 64 << 10
+
+func getBuffer() *[]byte { return framePool.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledFrame {
+		*b = (*b)[:0]
+		framePool.Put(b)
+	}
 }
 
 // nextDelimited splits one varint-length-delimited message off buf.

@@ -167,7 +167,10 @@ func (c *serverConn) saslPending() bool {
 		return false
 	}
 	if c.sasl != nil {
+		c.imu.Lock()
 		c.nc.SetReadDeadline(c.sasl.deadline)
+		c.deadline = true // for armIdle to clear
+		c.imu.Unlock()
 	}
 	return true
 }

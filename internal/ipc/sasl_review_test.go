@@ -212,7 +212,7 @@ func TestClientRefusesUnwrappedReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cc.deliver(frame[4:], false) {
+	if cc.deliver(frame[4:], false, nil) {
 		t.Fatal("unwrapped reply accepted")
 	}
 	if r, ok := <-ch; ok {

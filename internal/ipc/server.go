@@ -20,8 +20,23 @@ import (
 // Method is one RPC method of a protocol: how to make an empty request and
 // how to serve it. Build one with Unary.
 type Method struct {
+	name       string // set by Register
 	newRequest func() proto.Message
 	handle     func(ctx context.Context, req proto.Message) (proto.Message, error)
+	inline     bool
+}
+
+// Inline returns m marked as quick: its handler computes its answer from
+// memory and never waits for I/O, another call or a peer (a lock held only
+// for in-memory work is fine). The connection's reader then runs the call
+// itself, saving the hand-off to another goroutine, whenever no further
+// request of the connection is already buffered; pipelined requests still
+// run concurrently. Only that connection's own next requests wait for it,
+// never another client's. Guard and Around return unmarked methods: a
+// wrapper may wait.
+func (m Method) Inline() Method {
+	m.inline = true
+	return m
 }
 
 // Unary adapts a typed handler to a Method. The handler runs on its own
@@ -48,6 +63,7 @@ func (m Method) Guard(check func(ctx context.Context) error) Method {
 		}
 		return h(ctx, req)
 	}
+	m.inline = false
 	return m
 }
 
@@ -151,8 +167,9 @@ const (
 type Server struct {
 	cfg       ServerConfig
 	log       *slog.Logger
-	protocols map[string]map[string]Method
+	protocols map[string]*protocol
 	sem       chan struct{}
+	workers   workerPool
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -202,17 +219,29 @@ func NewServer(cfg ServerConfig) *Server {
 	return &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
-		protocols: map[string]map[string]Method{},
+		protocols: map[string]*protocol{},
 		sem:       make(chan struct{}, cfg.MaxInFlight),
+		workers:   newWorkerPool(cfg.MaxInFlight),
 		conns:     map[*serverConn]struct{}{},
 	}
+}
+
+// protocol is a registered protocol: its name, and its methods by name.
+type protocol struct {
+	name    string
+	methods map[string]Method
 }
 
 // Register adds a protocol (its Java interface name, e.g.
 // "org.apache.hadoop.hdfs.protocol.ClientProtocol") with its methods.
 // Register before Serve.
-func (s *Server) Register(protocol string, methods map[string]Method) {
-	s.protocols[protocol] = methods
+func (s *Server) Register(name string, methods map[string]Method) {
+	named := make(map[string]Method, len(methods))
+	for n, m := range methods {
+		m.name = n
+		named[n] = m
+	}
+	s.protocols[name] = &protocol{name: name, methods: named}
 }
 
 // Stats returns the server's counters.
@@ -296,6 +325,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.workers.close()
 	return nil
 }
 
@@ -307,8 +337,16 @@ type serverConn struct {
 	wmu   sync.Mutex    // guards writes to nc
 	slots chan struct{} // this connection's calls from request read to reply written
 
-	imu      sync.Mutex // guards inflight and the idle read deadline it decides
+	imu      sync.Mutex // guards inflight and the read deadline it decides
 	inflight int
+	// deadline: a read deadline is set (idle or stall), so that arming
+	// "none" must clear it; without one the clearing call, a runtime
+	// timer update per call, is skipped.
+	deadline bool
+
+	// lastClientID is the client id of the connection's last call, which
+	// the next, carrying the same, shares (serve goroutine only).
+	lastClientID []byte
 
 	// Set once, by the serve goroutine, before any call runs.
 	user, realUser, protocol string
@@ -349,7 +387,10 @@ func (c *serverConn) serve() {
 	for {
 		c.armIdle(0)
 		pending := c.saslPending()
-		frame, err := readFrame(c.br, c.maxFrame(), c.stallDeadline)
+		// The frame is read into a pooled buffer, which a call returns
+		// once its request is decoded (dispatch); other frames drop it.
+		bp := getBuffer()
+		frame, err := readFrameInto(c.br, c.maxFrame(), c.stallDeadline, *bp)
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -362,7 +403,7 @@ func (c *serverConn) serve() {
 			}
 			return
 		}
-		req, err := decodeRequest(frame)
+		req, err := decodeRequestWith(frame, c.lastClientID)
 		if err != nil {
 			c.srv.stats.Rejected.Add(1)
 			c.fatal(-1, ClassRPCServerException, ipcpb.RpcResponseHeaderProto_FATAL_DESERIALIZING_REQUEST, err.Error())
@@ -430,6 +471,9 @@ func (c *serverConn) serve() {
 		if req.op == ipcpb.RpcRequestHeaderProto_RPC_CLOSE_CONNECTION {
 			return
 		}
+		c.lastClientID = req.clientID
+		req.buf = bp
+		c.route(req)
 		// Bound the calls in flight, first this connection's, then the
 		// server's: the reader waits here, which pushes back on this
 		// client through TCP and on no one else.
@@ -446,12 +490,17 @@ func (c *serverConn) serve() {
 		}
 		c.armIdle(+1)
 		calls.Add(1)
-		go func() {
+		call := func() {
 			defer calls.Done()
 			defer func() { <-c.slots }()
 			defer c.armIdle(-1)
 			c.handle(ctx, req, func() { <-c.srv.sem })
-		}()
+		}
+		if (req.routeErr != nil || req.method.inline) && !buffered(c.br, 1) {
+			call()
+		} else {
+			c.srv.workers.run(call)
+		}
 	}
 }
 
@@ -466,8 +515,10 @@ func (c *serverConn) armIdle(delta int) {
 	c.inflight += delta
 	if c.inflight == 0 && c.srv.overIdleThreshold() {
 		c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
-	} else if delta >= 0 {
+		c.deadline = true
+	} else if delta >= 0 && c.deadline {
 		c.nc.SetReadDeadline(time.Time{})
+		c.deadline = false
 	}
 }
 
@@ -475,7 +526,10 @@ func (c *serverConn) armIdle(delta int) {
 // slow client that keeps sending is served, one that stops mid-frame is
 // not kept forever.
 func (c *serverConn) stallDeadline() {
+	c.imu.Lock()
+	defer c.imu.Unlock()
 	c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+	c.deadline = true
 }
 
 func (s *Server) overIdleThreshold() bool {
@@ -564,31 +618,28 @@ func (c *serverConn) answerSASL(body []byte) error {
 func (c *serverConn) handle(ctx context.Context, req *request, done func()) {
 	s := c.srv
 	s.stats.Calls.Add(1)
-	hdr := &ipcpb.RpcResponseHeaderProto{
-		CallId:              proto.Uint32(wireCallID(req.callID)),
-		ServerIpcVersionNum: proto.Uint32(Version),
-		ClientId:            req.clientID,
-		RetryCount:          proto.Int32(req.retry),
+	hdr := responseHeader{
+		callID:   wireCallID(req.callID),
+		status:   ipcpb.RpcResponseHeaderProto_SUCCESS,
+		clientID: req.clientID,
+		retry:    req.retry, hasRetry: true,
 	}
 	resp, err := c.dispatch(ctx, req)
 	done()
 	if err != nil {
 		s.stats.Errors.Add(1)
-		hdr.Status = ipcpb.RpcResponseHeaderProto_ERROR.Enum()
 		re := &RemoteError{Class: ClassIOException, Message: err.Error()}
 		errors.As(err, &re)
 		code := ipcpb.RpcResponseHeaderProto_ERROR_APPLICATION
 		if re.Code != 0 {
 			code = ipcpb.RpcResponseHeaderProto_RpcErrorCodeProto(re.Code)
 		}
-		hdr.ExceptionClassName = proto.String(re.Class)
-		hdr.ErrorMsg = proto.String(re.Message)
-		hdr.ErrorDetail = code.Enum()
+		hdr.status = ipcpb.RpcResponseHeaderProto_ERROR
+		hdr.class, hdr.msg, hdr.hasError = re.Class, re.Message, true
+		hdr.detail, hdr.hasDetail = code, true
 		resp = nil
-	} else {
-		hdr.Status = ipcpb.RpcResponseHeaderProto_SUCCESS.Enum()
 	}
-	if err := c.write(hdr, resp); err != nil {
+	if err := c.writeReply(&hdr, resp); err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			s.stats.SlowReaders.Add(1)
@@ -602,23 +653,39 @@ func (c *serverConn) handle(ctx context.Context, req *request, done func()) {
 
 // dispatch finds and runs the handler. A panic in a handler becomes an
 // error response; it never takes the daemon down.
-func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Message, err error) {
-	var rh ipcpb.RequestHeaderProto
-	rest, err := unmarshalDelimited(req.body, &rh)
+// route decodes a call's RequestHeaderProto and finds its method, or the
+// error the call is answered with.
+func (c *serverConn) route(req *request) {
+	msg, rest, err := nextDelimited(req.body)
+	var rh methodHeader
+	if err == nil {
+		rh, err = decodeMethodHeader(msg)
+	}
 	if err != nil {
-		return nil, &RemoteError{Class: ClassRPCServerException, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_RPC_SERVER)}
+		req.routeErr = &RemoteError{Class: ClassRPCServerException, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_RPC_SERVER)}
+		return
 	}
-	methods, ok := c.srv.protocols[rh.GetDeclaringClassProtocolName()]
+	p, ok := c.srv.protocols[string(rh.protocol)]
 	if !ok {
-		return nil, &RemoteError{Class: ClassRPCNoSuchProtocol, Message: "Unknown protocol: " + rh.GetDeclaringClassProtocolName(), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_PROTOCOL)}
+		req.routeErr = &RemoteError{Class: ClassRPCNoSuchProtocol, Message: "Unknown protocol: " + string(rh.protocol), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_PROTOCOL)}
+		return
 	}
-	m, ok := methods[rh.GetMethodName()]
+	m, ok := p.methods[string(rh.method)]
 	if !ok {
-		return nil, &RemoteError{Class: ClassRPCNoSuchMethod, Message: fmt.Sprintf("Unknown method %s called on %s protocol.", rh.GetMethodName(), rh.GetDeclaringClassProtocolName()), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD)}
+		req.routeErr = &RemoteError{Class: ClassRPCNoSuchMethod, Message: fmt.Sprintf("Unknown method %s called on %s protocol.", rh.method, p.name), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD)}
+		return
 	}
+	req.protocol, req.method, req.body = p, m, rest
+}
+
+func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Message, err error) {
+	if req.routeErr != nil {
+		return nil, req.routeErr
+	}
+	p, m, rest := req.protocol, req.method, req.body
 	// Service authorization is per call, by the protocol the call is
 	// routed by: the connection context's protocol says nothing of it.
-	authorized, err := c.authorizeCall(rh.GetDeclaringClassProtocolName())
+	authorized, err := c.authorizeCall(p.name)
 	if err != nil {
 		return nil, err
 	}
@@ -628,16 +695,22 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 			return nil, &RemoteError{Class: ClassRPCServerException, Message: err.Error(), Code: int32(ipcpb.RpcResponseHeaderProto_ERROR_RPC_SERVER)}
 		}
 	}
+	// The request message holds copies of what it needs (proto.Unmarshal
+	// never aliases its input): the frame's buffer can serve another.
+	if req.buf != nil {
+		putBuffer(req.buf)
+		req.buf, req.body = nil, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			c.srv.log.Error("ipc: handler panicked", "method", rh.GetMethodName(), "panic", r, "stack", string(debug.Stack()))
-			resp, err = nil, &RemoteError{Class: ClassIOException, Message: fmt.Sprintf("internal error in %s: %v", rh.GetMethodName(), r)}
+			c.srv.log.Error("ipc: handler panicked", "method", m.name, "panic", r, "stack", string(debug.Stack()))
+			resp, err = nil, &RemoteError{Class: ClassIOException, Message: fmt.Sprintf("internal error in %s: %v", m.name, r)}
 		}
 	}()
 	caller := &Caller{
 		User: c.user, RealUser: c.realUser, Remote: c.nc.RemoteAddr(),
 		ClientID: req.clientID, CallID: req.callID, Retry: req.retry,
-		Protocol:   rh.GetDeclaringClassProtocolName(),
+		Protocol:   p.name,
 		Auth:       c.authMethod(),
 		Authorized: authorized,
 	}
@@ -665,14 +738,38 @@ func (c *serverConn) fatal(callID int32, class string, code ipcpb.RpcResponseHea
 	c.write(hdr, nil)
 }
 
+// write sends a reply whose header is a generated message (the
+// connection's setup and its fatal errors).
 func (c *serverConn) write(hdr *ipcpb.RpcResponseHeaderProto, resp proto.Message) error {
 	buf, err := appendFrame(nil, hdr, resp)
 	if err != nil {
 		return err
 	}
+	return c.send(buf)
+}
+
+// writeReply sends a call's reply, framed in a pooled buffer.
+func (c *serverConn) writeReply(hdr *responseHeader, resp proto.Message) error {
+	bp := getBuffer()
+	defer putBuffer(bp)
+	buf := append((*bp)[:0], 0, 0, 0, 0)
+	buf = appendResponseHeader(buf, hdr)
+	buf, err := appendMessage(buf, resp)
+	if err != nil {
+		return err
+	}
+	setFrameLength(buf)
+	*bp = buf
+	return c.send(buf)
+}
+
+// send writes one frame, wrapped when the connection wraps its replies,
+// within WriteTimeout.
+func (c *serverConn) send(buf []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if buf, err = c.wrapOut(buf); err != nil {
+	buf, err := c.wrapOut(buf)
+	if err != nil {
 		return err
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
@@ -690,25 +787,34 @@ type request struct {
 	kind     ipcpb.RpcKindProto
 	op       ipcpb.RpcRequestHeaderProto_OperationProto
 	body     []byte
+	// buf is the pooled buffer body is in, if any: dispatch returns it
+	// once the request message is decoded, and body is not used after.
+	buf *[]byte
+
+	// Set by route: the call's protocol and method, body then holding
+	// the request message; or the error it is answered with.
+	protocol *protocol
+	method   Method
+	routeErr error
 }
 
 // decodeRequest decodes a request frame's RPC header. It is the entry point
 // of everything a client can send after the connection header, and is
 // fuzzed.
-func decodeRequest(frame []byte) (*request, error) {
-	var h ipcpb.RpcRequestHeaderProto
-	rest, err := unmarshalDelimited(frame, &h)
+func decodeRequest(frame []byte) (*request, error) { return decodeRequestWith(frame, nil) }
+
+// decodeRequestWith is decodeRequest sharing lastClientID when the
+// request's client id equals it (decodeRPCHeader).
+func decodeRequestWith(frame, lastClientID []byte) (*request, error) {
+	msg, rest, err := nextDelimited(frame)
 	if err != nil {
 		return nil, err
 	}
-	return &request{
-		callID:   h.GetCallId(),
-		clientID: h.GetClientId(),
-		retry:    h.GetRetryCount(),
-		kind:     h.GetRpcKind(),
-		op:       h.GetRpcOp(),
-		body:     rest,
-	}, nil
+	r := &request{body: rest}
+	if err := decodeRPCHeader(msg, r, lastClientID); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // wireCallID converts a request's signed call id to the response header's

@@ -176,7 +176,7 @@ func New(cfg Config) (*NameNode, error) {
 	}
 	nn.rpc = ipc.NewServer(rpcCfg)
 	cp := &clientProtocol{nn: nn, ns: ns}
-	nn.rpc.Register(ClientProtocolName, nn.withHA(withInodePaths(ns, withSnapshotPaths(ns, cp.methods()))))
+	nn.rpc.Register(ClientProtocolName, nn.inlineReads(nn.withHA(withInodePaths(ns, withSnapshotPaths(ns, cp.methods())))))
 	if nn.ha != nil {
 		nn.rpc.Register(HAServiceProtocolName, nn.ha.methods())
 		nn.rpc.Register(RaftAdminProtocolName, nn.ha.adminMethods())
