@@ -98,6 +98,10 @@ type BlockMap struct {
 	// touched, when set, hears of every block id an edit adds or notes
 	// (its Manager's standby queue waits for them).
 	touched func(id uint64)
+	// changed, when set, hears of every block added, noted, dropped or
+	// passed to Changed: its Manager's replication monitor checks it on
+	// its next pass.
+	changed func(id uint64)
 }
 
 // NewBlockMap returns an empty map whose first block id and generation
@@ -114,6 +118,16 @@ func (bm *BlockMap) Put(b *Block) {
 	bm.m[b.ID] = b
 	if bm.touched != nil {
 		bm.touched(b.ID)
+	}
+	bm.Changed(b.ID)
+}
+
+// Changed tells block management that what block id needs may have
+// changed outside it: its file's replication or storage policy, or the
+// replication its snapshot copies hold it at.
+func (bm *BlockMap) Changed(id uint64) {
+	if bm.changed != nil {
+		bm.changed(id)
 	}
 }
 
@@ -141,6 +155,9 @@ func (bm *BlockMap) Note(id, gs uint64) {
 	if bm.touched != nil && id != 0 {
 		bm.touched(id)
 	}
+	if id != 0 {
+		bm.Changed(id)
+	}
 	if id > bm.lastID {
 		bm.lastID = id
 	}
@@ -154,6 +171,7 @@ func (bm *BlockMap) Drop(b *Block) {
 	if bm.m[b.ID] == b {
 		delete(bm.m, b.ID)
 		bm.removed = append(bm.removed, b)
+		bm.Changed(b.ID)
 	}
 }
 

@@ -37,6 +37,7 @@ func (t *Tree) applyConcat(o *namenodepb.OpConcat) error {
 		for _, b := range n.Blocks() {
 			b.File = trg
 			b.Committed = true
+			t.Blocks.Changed(b.ID)
 			trg.SetBlockList(append(trg.Blocks(), b))
 		}
 		n.SetBlockList(nil)

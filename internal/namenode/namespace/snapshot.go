@@ -579,6 +579,7 @@ func (ns *Tree) orphaned(b *blockmgmt.Block) {
 	// writes it any more, and block management (the replication monitor,
 	// safe mode) only looks after committed blocks. An image marks it so.
 	b.Committed = true
+	ns.Blocks.Changed(b.ID)
 	if hs := ns.snaps.refs[b.ID]; len(hs) > 0 {
 		b.File = hs[0]
 		return
@@ -624,7 +625,10 @@ func (ns *Tree) syncHeld(b *blockmgmt.Block) {
 	for _, h := range ns.snaps.refs[b.ID] {
 		held = max(held, int(h.Replication()))
 	}
-	b.HeldReplication = held
+	if b.HeldReplication != held {
+		b.HeldReplication = held
+		ns.Blocks.Changed(b.ID)
+	}
 }
 
 // release is called when a live file lets go of b: b stays, held by a

@@ -561,6 +561,7 @@ func (ns *Tree) Apply(e Edit) error {
 			return replayErr("setReplication of missing file %s", o.SetReplication.GetPath())
 		}
 		n.SetReplication(uint16(o.SetReplication.GetReplication()))
+		ns.blocksChanged(n)
 		return nil
 	case *namenodepb.EditOp_SetXattr:
 		return ns.applySetXAttr(o.SetXattr)
@@ -580,6 +581,7 @@ func (ns *Tree) Apply(e Edit) error {
 			return replayErr("setStoragePolicy of missing %s", o.SetStoragePolicy.GetPath())
 		}
 		n.StoragePolicy = uint8(o.SetStoragePolicy.GetPolicy())
+		ns.blocksChanged(n)
 		return nil
 	}
 	return replayErr("unknown edit op %T", e.op.Op)
@@ -621,6 +623,18 @@ func (ns *Tree) applyAddFile(o *namenodepb.OpAddFile) error {
 	parent.Mtime = o.GetMtime()
 	inheritDefaultACL(n)
 	return nil
+}
+
+// blocksChanged tells block management that what the blocks of the files
+// at and under n need may have changed (their replication or storage
+// policy).
+func (ns *Tree) blocksChanged(n *Inode) {
+	for _, b := range n.Blocks() {
+		ns.Blocks.Changed(b.ID)
+	}
+	for _, c := range n.Children {
+		ns.blocksChanged(c)
+	}
 }
 
 // removeSubtree unlinks n and forgets every inode below it.
@@ -676,9 +690,13 @@ func (ns *Tree) applyRename(o *namenodepb.OpRename) error {
 		return replayErr("rename %s under itself", o.GetSrc())
 	}
 	srcParent := src.Parent
+	oldPolicy := src.EffectivePolicyID()
 	srcParent.removeChild(src)
 	src.Name = r.Names[len(r.Names)-1]
 	dstParent.addChild(src)
+	if src.EffectivePolicyID() != oldPolicy {
+		ns.blocksChanged(src) // under another storage policy
+	}
 	srcParent.Mtime = o.GetMtime()
 	dstParent.Mtime = o.GetMtime()
 	return nil
