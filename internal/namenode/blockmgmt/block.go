@@ -50,6 +50,8 @@ type Block struct {
 	// has, and enough replicas with that length have been reported.
 	Committed bool
 	Complete  bool
+	// queued: the block is in its Manager's replication queue (queue.go).
+	queued bool
 
 	// Replicas reported by DataNodes, by storage id.
 	Replicas map[string]*Replica

@@ -17,8 +17,11 @@ import "slices"
 // becoming active, the mover's SatisfyStoragePolicy — ask for one pass
 // over every block.
 type replicationQueue struct {
-	next   map[uint64]struct{} // blocks to check on the next pass
-	all    bool                // the next pass checks every block
+	// ids are the blocks to check on the next pass. A block in the map
+	// is listed once (its queued flag); ids of blocks since dropped or
+	// replaced may repeat, and take drops the repeats.
+	ids    []uint64
+	all    bool // the next pass checks every block
 	found  map[uint64]blockTrouble
 	counts [troubleKinds]int // blocks in found with each trouble
 	racks  int               // racks in service at the last pass
@@ -36,7 +39,6 @@ const (
 )
 
 func (q *replicationQueue) init() {
-	q.next = map[uint64]struct{}{}
 	q.found = map[uint64]blockTrouble{}
 	q.all = true // the blocks were loaded before the Manager heard of them
 }
@@ -65,9 +67,15 @@ func (q *replicationQueue) set(id uint64, t blockTrouble) {
 // take returns the blocks to check this pass, in id order, and empties
 // the queue for the next.
 func (q *replicationQueue) take(bm *BlockMap) []uint64 {
+	ids := q.ids
+	q.ids = nil
+	for _, id := range ids {
+		if b := bm.Get(id); b != nil {
+			b.queued = false
+		}
+	}
 	if q.all {
 		q.all = false
-		clear(q.next)
 		// Forget what earlier checks found of blocks since dropped.
 		for id := range q.found {
 			if bm.Get(id) == nil {
@@ -76,27 +84,36 @@ func (q *replicationQueue) take(bm *BlockMap) []uint64 {
 		}
 		return bm.IDs()
 	}
-	ids := make([]uint64, 0, len(q.next))
-	for id := range q.next {
-		ids = append(ids, id)
-	}
-	clear(q.next)
 	slices.Sort(ids)
-	return ids
+	return slices.Compact(ids)
 }
 
 // recheck queues block id for the next pass. A standby keeps no queue:
 // it checks every block when it becomes active.
 func (m *Manager) recheck(id uint64) {
-	if !m.standby && !m.needed.all {
-		m.needed.next[id] = struct{}{}
+	if m.standby || m.needed.all {
+		return
 	}
+	if b := m.blocks.Get(id); b != nil {
+		m.recheckBlock(b)
+	} else {
+		m.needed.ids = append(m.needed.ids, id) // dropped: forget what was found
+	}
+}
+
+// recheckBlock queues b for the next pass.
+func (m *Manager) recheckBlock(b *Block) {
+	if m.standby || m.needed.all || b.queued {
+		return
+	}
+	b.queued = true
+	m.needed.ids = append(m.needed.ids, b.ID)
 }
 
 // recheckStorage queues every block with a replica on st.
 func (m *Manager) recheckStorage(st *Storage) {
-	for id := range st.Blocks {
-		m.recheck(id)
+	for _, b := range st.Blocks {
+		m.recheckBlock(b)
 	}
 }
 
@@ -108,10 +125,7 @@ func (m *Manager) recheckNode(d *Datanode) {
 }
 
 // recheckAll has the next pass check every block.
-func (m *Manager) recheckAll() {
-	m.needed.all = true
-	clear(m.needed.next)
-}
+func (m *Manager) recheckAll() { m.needed.all = true }
 
 // Queued is the number of blocks the next replication pass will check
 // (every block after an event that asks for a full pass).
@@ -119,5 +133,5 @@ func (m *Manager) Queued() int {
 	if m.needed.all {
 		return m.blocks.Len()
 	}
-	return len(m.needed.next)
+	return len(m.needed.ids)
 }

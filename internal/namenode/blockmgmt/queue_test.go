@@ -81,6 +81,5 @@ func TestReplicationQueue(t *testing.T) {
 }
 
 func queued(m *Manager, id uint64) bool {
-	_, ok := m.needed.next[id]
-	return ok || m.needed.all
+	return m.blocks.Get(id).queued || m.needed.all
 }

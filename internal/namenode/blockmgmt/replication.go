@@ -129,7 +129,7 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		trouble, settled := m.check(b, now)
 		m.needed.set(id, trouble)
 		if !settled {
-			m.needed.next[id] = struct{}{}
+			m.recheckBlock(b)
 		}
 	}
 	m.checkAdmin(now)

@@ -223,7 +223,7 @@ func (m *Manager) markBad(st *Storage, id uint64, reason string) {
 	if b := m.blocks.Get(id); b != nil {
 		if r := b.Replicas[st.ID]; r != nil && !r.Corrupt {
 			r.Corrupt = true
-			m.recheck(id)
+			m.recheckBlock(b)
 			m.log.Warn("namenode: datanode reports corrupt replica", "block", b.String(), "datanode", st.DN.String(), "reason", reason)
 		}
 	}
@@ -255,7 +255,7 @@ func (m *Manager) addReplica(st *Storage, rep ReportedReplica) {
 	}
 	b.Replicas[st.ID] = r
 	st.Blocks[b.ID] = b
-	m.recheck(b.ID)
+	m.recheckBlock(b)
 	if p := m.pending[b.ID]; p != nil {
 		p.arrived(st.DN.UUID)
 		if p.done() {
