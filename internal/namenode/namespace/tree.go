@@ -425,6 +425,10 @@ func (ns *Tree) Resolve(p string) *Resolved {
 	return r
 }
 
+// leafName is a copy of the path's last component: a substring would
+// keep the whole path (the edit's, the request's) alive with the inode.
+func (r *Resolved) leafName() string { return strings.Clone(r.Names[len(r.Names)-1]) }
+
 // Lookup returns the inode at p, or nil.
 func (ns *Tree) Lookup(p string) *Inode { return ns.Resolve(p).Target() }
 
@@ -593,7 +597,7 @@ func (ns *Tree) applyMkdir(o *namenodepb.OpMkdir) error {
 		return replayErr("mkdir %s: parent missing or target exists", o.GetPath())
 	}
 	parent := r.LastExisting()
-	n := ns.newInode(o.GetId(), r.Names[len(r.Names)-1], true, o.GetPerm(), o.GetMtime())
+	n := ns.newInode(o.GetId(), r.leafName(), true, o.GetPerm(), o.GetMtime())
 	parent.addChild(n)
 	parent.Mtime = o.GetMtime()
 	inheritDefaultACL(n)
@@ -613,7 +617,7 @@ func (ns *Tree) applyAddFile(o *namenodepb.OpAddFile) error {
 		return replayErr("add %s: parent missing", o.GetPath())
 	}
 	parent := r.LastExisting()
-	n := ns.newInode(o.GetId(), r.Names[len(r.Names)-1], false, o.GetPerm(), o.GetMtime())
+	n := ns.newInode(o.GetId(), r.leafName(), false, o.GetPerm(), o.GetMtime())
 	n.Atime = o.GetMtime()
 	n.SetReplication(uint16(o.GetReplication()))
 	n.SetBlockSize(o.GetBlockSize())
@@ -692,7 +696,7 @@ func (ns *Tree) applyRename(o *namenodepb.OpRename) error {
 	srcParent := src.Parent
 	oldPolicy := src.EffectivePolicyID()
 	srcParent.removeChild(src)
-	src.Name = r.Names[len(r.Names)-1]
+	src.Name = r.leafName()
 	dstParent.addChild(src)
 	if src.EffectivePolicyID() != oldPolicy {
 		ns.blocksChanged(src) // under another storage policy
