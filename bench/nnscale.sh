@@ -37,8 +37,8 @@ field() { # name line: the number after "name" in an nnscale output line
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Rounds: $rounds (medians); memory = Go heap in use after GC per inode"
 echo
-echo "| namespace | build | image load s | edit replay s | restart s | heap B/inode | VmRSS MiB |"
-echo "|---|---|---:|---:|---:|---:|---:|"
+echo "| namespace | build | image load s | edit replay s | restart s | restart CPU s | heap B/inode | VmRSS MiB |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for size in $sizes; do
   case $size in
     1m) dirs=1000000 ;;
@@ -47,42 +47,44 @@ for size in $sizes; do
   esac
   "$tmp/nnscale" gen -dirs "$dirs" -edits $((dirs / 10)) -out "$tmp/$size" > "$tmp/gen-$size.txt"
   for bin in "${bins[@]}"; do
-    img=() rep=() rst=() mem=() rss=()
+    img=() rep=() rst=() cpu=() mem=() rss=()
     for r in $(seq "$rounds"); do
       line=$("$bin" load -in "$tmp/$size")
       img+=("$(field image "$line" | sed 's/s$//')")
       rep+=("$(echo "$line" | grep -o 'edits [0-9.]*s' | awk '{print $2}' | tr -d s)")
       rst+=("$(field restart "$line")")
+      cpu+=("$(echo "$line" | grep -o '(cpu [0-9.]*' | awk '{print $2}')")
       mem+=("$(echo "$line" | grep -o '= [0-9]* B/inode' | awk '{print $2}')")
       rss+=("$(echo "$line" | grep -o 'VmRSS [0-9]*' | awk '{printf "%.0f", $2/1024}')")
     done
     name=this; [ "$bin" = "$tmp/nnscale" ] || name=old
-    printf '| %s dirs + %s edits | %s | %s | %s | %s | %s | %s |\n' "$size" "$((dirs / 10))" "$name" \
-      "$(median "${img[@]}")" "$(median "${rep[@]}")" "$(median "${rst[@]}")" "$(median "${mem[@]}")" "$(median "${rss[@]}")"
+    printf '| %s dirs + %s edits | %s | %s | %s | %s | %s | %s | %s |\n' "$size" "$((dirs / 10))" "$name" \
+      "$(median "${img[@]}")" "$(median "${rep[@]}")" "$(median "${rst[@]}")" "$(median "${cpu[@]}")" "$(median "${mem[@]}")" "$(median "${rss[@]}")"
   done
   rm -rf "${tmp:?}/$size"
 done
 
 echo
-echo "| 1M files × 1 block | build | restart s | heap B/inode | full report s | repeated report s | monitor pass after report s | next pass s |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|"
+echo "| 1M files × 1 block | build | restart s | heap B/inode | full report s | full report CPU s | repeated report s | monitor pass after report s | next pass s |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 "$tmp/nnscale" gen -dirs 100000 -files 1000000 -edits 10000 -out "$tmp/files" > "$tmp/gen-files.txt"
 for bin in "${bins[@]}"; do
-  rst=() mem=() fr=() rr=() p1=() p2=()
+  rst=() mem=() fr=() frc=() rr=() p1=() p2=()
   for r in $(seq "$rounds"); do
     out=$("$bin" load -in "$tmp/files" -report)
     l1=$(echo "$out" | grep '^load:'); l2=$(echo "$out" | grep '^report:')
     rst+=("$(field restart "$l1")")
     mem+=("$(echo "$l1" | grep -o '= [0-9]* B/inode' | awk '{print $2}')")
     fr+=("$(echo "$l2" | grep -o 'first full report [0-9.]*' | awk '{print $4}')")
+    frc+=("$(echo "$l2" | grep -o 'report [0-9.]*s (cpu [0-9.]*' | awk '{print $4}')")
     rr+=("$(echo "$l2" | grep -o 'repeated [0-9.]*' | awk '{print $2}')")
     p1+=("$(echo "$l2" | grep -oE 'pass( after the reports)? [0-9.]*' | head -1 | awk '{print $NF}')")
     p2+=("$(echo "$l2" | grep -o 'next pass [0-9.]*' | awk '{print $3}')")
   done
   name=this; [ "$bin" = "$tmp/nnscale" ] || name=old
   [ -n "${p2[0]}" ] || p2=(n/a)
-  printf '| 100k dirs + 1M files | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(median "${rst[@]}")" "$(median "${mem[@]}")" \
-    "$(median "${fr[@]}")" "$(median "${rr[@]}")" "$(median "${p1[@]}")" "$(median "${p2[@]}")"
+  printf '| 100k dirs + 1M files | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(median "${rst[@]}")" "$(median "${mem[@]}")" \
+    "$(median "${fr[@]}")" "$(median "${frc[@]}")" "$(median "${rr[@]}")" "$(median "${p1[@]}")" "$(median "${p2[@]}")"
 done
 echo
 echo "Load after: $(cut -d' ' -f1-3 /proc/loadavg)"
