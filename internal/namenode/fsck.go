@@ -141,9 +141,9 @@ func (s *Namesystem) fsckFile(w io.Writer, x *namespace.Inode, o fsckOptions, t 
 	var lines []string
 	var problems []string
 	fileBad := false
-	want := int(x.Replication)
+	want := int(x.Replication())
 	types := x.EffectivePolicy()
-	for i, b := range x.Blocks {
+	for i, b := range x.Blocks() {
 		t.blocks++
 		good := blockmgmt.GoodReplicas(b)
 		t.replicaSum += int64(len(good))
@@ -154,7 +154,7 @@ func (s *Namesystem) fsckFile(w io.Writer, x *namespace.Inode, o fsckOptions, t 
 			}
 		}
 		name := fmt.Sprintf("%s:blk_%d_%d", s.blockPoolID, b.ID, b.GenStamp)
-		uc := x.UC != nil && i == len(x.Blocks)-1
+		uc := x.UC() != nil && i == len(x.Blocks())-1
 		switch {
 		case uc:
 			// Being written: not judged.
@@ -211,10 +211,10 @@ func (s *Namesystem) fsckFile(w io.Writer, x *namespace.Inode, o fsckOptions, t 
 	if len(problems) > 0 {
 		state = strings.Join(problems, "")
 	}
-	if x.UC != nil {
-		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s), OPENFORWRITE: %s\n", x.Path(), size, want, len(x.Blocks), state)
+	if x.UC() != nil {
+		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s), OPENFORWRITE: %s\n", x.Path(), size, want, len(x.Blocks()), state)
 	} else {
-		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s): %s\n", x.Path(), size, want, len(x.Blocks), state)
+		fmt.Fprintf(w, "%s %d bytes, replicated: replication=%d, %d block(s): %s\n", x.Path(), size, want, len(x.Blocks()), state)
 	}
 	for _, l := range lines {
 		fmt.Fprintln(w, l)

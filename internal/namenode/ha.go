@@ -261,7 +261,7 @@ func (h *haNode) becomeActive() {
 	s.bm.SetStandby(false)
 	now := s.now()
 	s.leases = namespace.NewLeaseManager()
-	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
+	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC().ClientName, n.Path(), now) })
 	s.mu.Unlock()
 	h.mu.Lock()
 	h.term = term

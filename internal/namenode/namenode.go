@@ -404,7 +404,7 @@ func (s *Namesystem) load(l *editlog.Log) (int, error) {
 	s.bm.ForgetRemoved() // replayed deletions had no replicas yet
 	s.bm.StartupSafeMode()
 	now := s.now()
-	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC.ClientName, n.Path(), now) })
+	s.tree.OpenFiles(func(n *namespace.Inode) { s.leases.Add(n.UC().ClientName, n.Path(), now) })
 	return replayed, nil
 }
 

@@ -144,12 +144,12 @@ func TestLeases(t *testing.T) {
 	mustOK(t, ns.RenewLease(as("alice"), "c3"))
 	now = now.Add(15 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC == nil {
+	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC() == nil {
 		t.Fatal("renewed lease was expired")
 	}
 	now = now.Add(10 * time.Minute)
 	ns.expireLeases(context.Background())
-	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC != nil {
+	if n := ns.tree.Lookup("/d/g"); n == nil || n.UC() != nil {
 		t.Fatal("file of an expired lease is still open")
 	}
 }
@@ -319,14 +319,14 @@ func dump(ns *namespace.Tree) string {
 	var walk func(n *namespace.Inode)
 	walk = func(n *namespace.Inode) {
 		uc := ""
-		if n.UC != nil {
-			uc = " uc=" + n.UC.ClientName
+		if n.UC() != nil {
+			uc = " uc=" + n.UC().ClientName
 		}
 		b.WriteString(n.Path())
 		b.WriteString(" ")
 		b.WriteString(namespace.ModeString(n.IsDir, n.Mode))
 		b.WriteString(" " + n.Owner + ":" + n.Group)
-		b.WriteString(strings.Join([]string{"", itoa(n.ID), itoa(uint64(n.Mtime)), itoa(uint64(n.Atime)), itoa(uint64(n.Replication)), itoa(uint64(n.StoragePolicy))}, " "))
+		b.WriteString(strings.Join([]string{"", itoa(n.ID), itoa(uint64(n.Mtime)), itoa(uint64(n.Atime)), itoa(uint64(n.Replication())), itoa(uint64(n.StoragePolicy))}, " "))
 		b.WriteString(uc + "\n")
 		for _, c := range n.Children {
 			walk(c)

@@ -112,7 +112,7 @@ func (s *Namesystem) GetACLStatus(ctx context.Context, p string) (*ACLStatus, er
 	}
 	return &ACLStatus{
 		Owner: n.Owner, Group: n.Group, Sticky: n.Mode&0o1000 != 0, Mode: n.Mode,
-		Entries: append([]namespace.ACLEntry(nil), n.ACL...),
+		Entries: append([]namespace.ACLEntry(nil), n.ACL()...),
 	}, nil
 }
 

@@ -63,20 +63,20 @@ func (s *Namesystem) BlockLocations(ctx context.Context, p string, offset, lengt
 	if offset < 0 || length < 0 {
 		return nil, ipc.Errorf(ipc.ClassIllegalArgument, "Negative offset or length: offset=%d length=%d", offset, length)
 	}
-	lbs := &LocatedBlocks{FileLength: n.Length(), UnderConstruction: n.UC != nil, LastBlockComplete: true}
+	lbs := &LocatedBlocks{FileLength: n.Length(), UnderConstruction: n.UC() != nil, LastBlockComplete: true}
 	if n.ReadOnly() {
 		s.snapshotBlockLocations(n, lbs, offset, length, clientIP)
 		return lbs, nil
 	}
 	var pos int64
-	for i, b := range n.Blocks {
+	for i, b := range n.Blocks() {
 		end := pos + b.NumBytes
 		inRange := end > offset && pos < offset+length || (b.NumBytes == 0 && pos >= offset && pos <= offset+length)
 		if inRange {
 			locs, corrupt := s.bm.Locations(b, clientIP)
 			lbs.Blocks = append(lbs.Blocks, *locate(b, pos, locs, corrupt))
 		}
-		if i == len(n.Blocks)-1 && n.UC != nil {
+		if i == len(n.Blocks())-1 && n.UC() != nil {
 			locs, corrupt := s.bm.Locations(b, clientIP)
 			lbs.LastBlock = locate(b, pos, locs, corrupt)
 			lbs.LastBlockComplete = b.Committed
@@ -108,39 +108,39 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 			return nil, nil, err
 		}
 		var offset int64
-		for _, b := range n.Blocks {
+		for _, b := range n.Blocks() {
 			offset += b.NumBytes
 		}
-		k := len(n.Blocks)
+		k := len(n.Blocks())
 		prevLen := int64(0)
 		switch {
-		case req.Previous == nil && k > 0 && k == 1 && n.Blocks[0].NumBytes == 0 && !n.Blocks[0].Committed:
+		case req.Previous == nil && k > 0 && k == 1 && n.Blocks()[0].NumBytes == 0 && !n.Blocks()[0].Committed:
 			// A retried first addBlock: hand out the same block again.
-			b := n.Blocks[0]
+			b := n.Blocks()[0]
 			if err := s.retargetLocked(n, b, req); err != nil {
 				return nil, nil, err
 			}
 			lb = locate(b, 0, b.Expected, false)
 			return nil, nil, nil
-		case req.Previous != nil && k >= 2 && n.Blocks[k-2].ID == req.Previous.ID && !n.Blocks[k-1].Committed && n.Blocks[k-1].NumBytes == 0:
-			b := n.Blocks[k-1]
+		case req.Previous != nil && k >= 2 && n.Blocks()[k-2].ID == req.Previous.ID && !n.Blocks()[k-1].Committed && n.Blocks()[k-1].NumBytes == 0:
+			b := n.Blocks()[k-1]
 			if err := s.retargetLocked(n, b, req); err != nil {
 				return nil, nil, err
 			}
 			lb = locate(b, offset, b.Expected, false)
 			return nil, nil, nil
-		case req.Previous == nil && k > 0 && n.Blocks[k-1].Committed && n.Blocks[k-1].NumBytes >= int64(n.BlockSize):
+		case req.Previous == nil && k > 0 && n.Blocks()[k-1].Committed && n.Blocks()[k-1].NumBytes >= int64(n.BlockSize()):
 			// Appending to a file whose last block is full: the client
 			// need not name it (as Hadoop's NameNode allows).
-			prevLen = n.Blocks[k-1].NumBytes
+			prevLen = n.Blocks()[k-1].NumBytes
 		case req.Previous == nil && k > 0:
 			return nil, nil, ipc.Errorf(ipc.ClassIOException, "addBlock for %s without the previous block, but the file has %d blocks", req.Path, k)
 		case req.Previous != nil:
-			if k == 0 || n.Blocks[k-1].ID != req.Previous.ID {
+			if k == 0 || n.Blocks()[k-1].ID != req.Previous.ID {
 				return nil, nil, ipc.Errorf(ipc.ClassIOException, "addBlock for %s: previous block blk_%d is not the file's last block", req.Path, req.Previous.ID)
 			}
 			prevLen = req.Previous.NumBytes
-			offset += prevLen - n.Blocks[k-1].NumBytes
+			offset += prevLen - n.Blocks()[k-1].NumBytes
 		}
 		if err := s.checkAddBlockQuota(n, prevLen); err != nil {
 			return nil, nil, err
@@ -166,8 +166,8 @@ func (s *Namesystem) AddBlock(ctx context.Context, req AddBlockRequest) (*Locate
 func (s *Namesystem) chooseTargetsLocked(n *namespace.Inode, req AddBlockRequest) ([]*blockmgmt.Storage, error) {
 	pol := n.EffectivePolicy()
 	targets := s.bm.Choose(blockmgmt.Placement{
-		Types: pol.ChooseTypes(int(n.Replication)), Policy: pol, Exclude: req.Exclude,
-		Local: req.ClientIP, Need: int64(n.BlockSize), Creation: true,
+		Types: pol.ChooseTypes(int(n.Replication())), Policy: pol, Exclude: req.Exclude,
+		Local: req.ClientIP, Need: int64(n.BlockSize()), Creation: true,
 	})
 	if len(targets) == 0 {
 		live := len(s.bm.Live())
@@ -205,14 +205,14 @@ func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, 
 	err := s.mutate(ctx, func() ([]namespace.Edit, error) {
 		n, err := s.fileUnderConstruction(p, fileID, client)
 		if err != nil {
-			if n != nil && n.UC == nil {
+			if n != nil && n.UC() == nil {
 				done = true // already closed: a retried call
 				return nil, nil
 			}
 			return nil, err
 		}
-		if k := len(n.Blocks); k > 0 {
-			lb := n.Blocks[k-1]
+		if k := len(n.Blocks()); k > 0 {
+			lb := n.Blocks()[k-1]
 			if last == nil || last.ID != lb.ID {
 				var id uint64
 				if last != nil {
@@ -222,7 +222,7 @@ func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, 
 			}
 			lb.NumBytes = last.NumBytes
 			lb.Committed = true
-			blocks := n.Blocks
+			blocks := n.Blocks()
 			if lb.NumBytes == 0 && len(lb.Replicas) == 0 {
 				// An empty last block that no DataNode ever received (a
 				// client allocated it and wrote nothing): it holds no data,
@@ -241,7 +241,7 @@ func (s *Namesystem) CompleteFile(ctx context.Context, p string, fileID uint64, 
 		}
 		done = true
 		holderPath = n.Path()
-		return []namespace.Edit{s.closeOp(n, n.Blocks)}, nil
+		return []namespace.Edit{s.closeOp(n, n.Blocks())}, nil
 	})
 	if err == nil && holderPath != "" {
 		s.mu.Lock()
@@ -259,11 +259,11 @@ func (s *Namesystem) AbandonBlock(ctx context.Context, p string, fileID uint64, 
 		if err != nil {
 			return nil, err
 		}
-		k := len(n.Blocks)
-		if k == 0 || n.Blocks[k-1].ID != b.ID {
+		k := len(n.Blocks())
+		if k == 0 || n.Blocks()[k-1].ID != b.ID {
 			return nil, nil // already abandoned
 		}
-		return []namespace.Edit{namespace.UpdateBlocks(n.Path(), namespace.BlockInfos(n.Blocks[:k-1]), false)}, nil
+		return []namespace.Edit{namespace.UpdateBlocks(n.Path(), namespace.BlockInfos(n.Blocks()[:k-1]), false)}, nil
 	})
 }
 
@@ -274,7 +274,7 @@ func (s *Namesystem) blockUnderConstruction(b namespace.BlockInfo, client string
 		return nil, ipc.Errorf(ipc.ClassIOException, "blk_%d does not exist or is not under construction", b.ID)
 	}
 	n := namespace.FileOf(blk)
-	if n.UC == nil || n.UC.ClientName != client {
+	if n.UC() == nil || n.UC().ClientName != client {
 		return nil, ipc.Errorf(ipc.ClassLeaseExpired, "blk_%d: file %s is not being written by %s", b.ID, n.Path(), client)
 	}
 	return blk, nil
@@ -311,7 +311,7 @@ func (s *Namesystem) UpdatePipeline(ctx context.Context, client string, oldB, ne
 			return nil, nil, ipc.Errorf(ipc.ClassIOException, "updatePipeline: bad new block blk_%d_%d for %s", newB.ID, newB.GenStamp, blk)
 		}
 		file := namespace.FileOf(blk)
-		bs := namespace.BlockInfos(file.Blocks)
+		bs := namespace.BlockInfos(file.Blocks())
 		for i := range bs {
 			if bs[i].ID == blk.ID {
 				bs[i].GenStamp = newB.GenStamp
@@ -375,11 +375,11 @@ func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, fileID u
 	if err != nil {
 		return nil, err
 	}
-	k := len(file.Blocks)
-	if k == 0 || file.Blocks[k-1].ID != b.ID {
+	k := len(file.Blocks())
+	if k == 0 || file.Blocks()[k-1].ID != b.ID {
 		return nil, ipc.Errorf(ipc.ClassIOException, "getAdditionalDatanode for %s: blk_%d is not the file's last block", file.Path(), b.ID)
 	}
-	blk := file.Blocks[k-1]
+	blk := file.Blocks()[k-1]
 	var have []*blockmgmt.Storage
 	ex := map[string]bool{}
 	for k := range exclude {
@@ -398,7 +398,7 @@ func (s *Namesystem) AdditionalDatanodes(ctx context.Context, p string, fileID u
 	for _, st := range have {
 		haveNodes = append(haveNodes, st.DN)
 	}
-	more := s.bm.Choose(blockmgmt.Placement{Types: types, Policy: pol, Exclude: ex, Local: clientIP, Need: int64(file.BlockSize), Creation: true, Existing: haveNodes})
+	more := s.bm.Choose(blockmgmt.Placement{Types: types, Policy: pol, Exclude: ex, Local: clientIP, Need: int64(file.BlockSize()), Creation: true, Existing: haveNodes})
 	lb := locate(blk, 0, append(have, more...), false)
 	lb.Block.NumBytes = b.NumBytes
 	lb.Block.GenStamp = b.GenStamp
@@ -412,11 +412,11 @@ func (s *Namesystem) Fsync(ctx context.Context, p string, fileID uint64, client 
 		if err != nil {
 			return nil, err
 		}
-		k := len(n.Blocks)
-		if lastBlockLength < 0 || k == 0 || n.Blocks[k-1].NumBytes >= lastBlockLength {
+		k := len(n.Blocks())
+		if lastBlockLength < 0 || k == 0 || n.Blocks()[k-1].NumBytes >= lastBlockLength {
 			return nil, nil
 		}
-		bs := namespace.BlockInfos(n.Blocks)
+		bs := namespace.BlockInfos(n.Blocks())
 		bs[k-1].NumBytes = lastBlockLength
 		return []namespace.Edit{namespace.UpdateBlocks(n.Path(), bs, false)}, nil
 	})
@@ -447,27 +447,27 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 		if err := pc.Check(n, namespace.AccessWrite); err != nil {
 			return nil, nil, err
 		}
-		if n.UC != nil {
-			if k := len(n.Blocks); k > 0 && s.bm.Recovering(n.Blocks[k-1].ID) {
+		if n.UC() != nil {
+			if k := len(n.Blocks()); k > 0 && s.bm.Recovering(n.Blocks()[k-1].ID) {
 				return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to APPEND_FILE %s for %s on %s because lease recovery is in progress. Try again later.", p, client, clientMachine)
 			}
-			if n.UC.ClientName == client || !s.leases.SoftExpired(n.UC.ClientName, s.now(), s.cfg.leaseSoftLimit) {
+			if n.UC().ClientName == client || !s.leases.SoftExpired(n.UC().ClientName, s.now(), s.cfg.leaseSoftLimit) {
 				return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to APPEND_FILE %s for %s on %s because this file lease is currently owned by %s on %s",
-					p, client, clientMachine, n.UC.ClientName, n.UC.ClientMachine)
+					p, client, clientMachine, n.UC().ClientName, n.UC().ClientMachine)
 			}
-			return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to APPEND_FILE %s for %s: the file is being recovered from %s; retry later", p, client, n.UC.ClientName)
+			return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to APPEND_FILE %s for %s: the file is being recovered from %s; retry later", p, client, n.UC().ClientName)
 		}
 		if err := s.checkAppendQuota(n); err != nil {
 			return nil, nil, err
 		}
 		op := namespace.ReopenFile(p, client, clientMachine, s.nowMillis())
 		then := func() {
-			k := len(n.Blocks)
+			k := len(n.Blocks())
 			var locs []*blockmgmt.Storage
 			if lb, locs = appendLastBlock(n); lb != nil {
-				n.Blocks[k-1].Expected = locs
+				n.Blocks()[k-1].Expected = locs
 			} else if k > 0 {
-				n.Blocks[k-1].Committed = true // a full last block stays as it is
+				n.Blocks()[k-1].Committed = true // a full last block stays as it is
 			}
 			st = s.status(n)
 		}
@@ -486,11 +486,11 @@ func (s *Namesystem) Append(ctx context.Context, p, client, clientMachine string
 // last block, located at the storages of its good replicas (also
 // returned), or nil when the next write starts a new block.
 func appendLastBlock(n *namespace.Inode) (*LocatedBlock, []*blockmgmt.Storage) {
-	k := len(n.Blocks)
-	if k == 0 || n.Blocks[k-1].NumBytes%int64(n.BlockSize) == 0 {
+	k := len(n.Blocks())
+	if k == 0 || n.Blocks()[k-1].NumBytes%int64(n.BlockSize()) == 0 {
 		return nil, nil
 	}
-	b := n.Blocks[k-1]
+	b := n.Blocks()[k-1]
 	var locs []*blockmgmt.Storage
 	for _, r := range blockmgmt.GoodReplicas(&blockmgmt.Block{ID: b.ID, GenStamp: b.GenStamp, NumBytes: b.NumBytes, Committed: true, Replicas: b.Replicas}) {
 		locs = append(locs, r.Storage)

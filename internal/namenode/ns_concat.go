@@ -44,7 +44,7 @@ func (s *Namesystem) Concat(ctx context.Context, trg string, srcs []string) erro
 		if t.IsDir {
 			return nil, ipc.Errorf(ipc.ClassFileNotFound, "Path is not a file: %s", trg)
 		}
-		if t.UC != nil {
+		if t.UC() != nil {
 			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "concat: target file %s is under construction", trg)
 		}
 		seen := map[*namespace.Inode]bool{}
@@ -71,18 +71,18 @@ func (s *Namesystem) Concat(ctx context.Context, trg string, srcs []string) erro
 			if n == t {
 				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "concat: the src file %s is the same with the target file %s", p, trg)
 			}
-			if n.UC != nil || len(n.Blocks) == 0 {
+			if n.UC() != nil || len(n.Blocks()) == 0 {
 				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "concat: source file %s is invalid or empty or underConstruction", p)
 			}
 			// Hadoop refuses a source a snapshot has (its blocks would
 			// belong to two files).
-			for _, b := range n.Blocks {
+			for _, b := range n.Blocks() {
 				if s.tree.SnapshotHolds(b) {
 					return nil, ipc.Errorf(namespace.ClassSnapshot, "Concat: the source file %s is in snapshot", p)
 				}
 			}
-			if n.BlockSize > t.BlockSize {
-				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "concat: source file %s has preferred block size %d which is greater than the target file's preferred block size %d", p, n.BlockSize, t.BlockSize)
+			if n.BlockSize() > t.BlockSize() {
+				return nil, ipc.Errorf(ipc.ClassIllegalArgument, "concat: source file %s has preferred block size %d which is greater than the target file's preferred block size %d", p, n.BlockSize(), t.BlockSize())
 			}
 			if !seen[n] {
 				files = append(files, n)
@@ -95,7 +95,7 @@ func (s *Namesystem) Concat(ctx context.Context, trg string, srcs []string) erro
 		// Sources take the target's replication: a quota may refuse that.
 		d := fileCharge(t, func(c *namespace.Inode) {
 			for _, n := range files {
-				c.Blocks = append(c.Blocks, n.Blocks...)
+				c.SetBlockList(append(c.Blocks(), n.Blocks()...))
 			}
 		})
 		for _, n := range files {

@@ -152,16 +152,16 @@ func (s *Namesystem) Create(ctx context.Context, p string, o CreateOptions) (*Fi
 			if n.IsDir {
 				return nil, ipc.Errorf(ipc.ClassFileAlreadyExists, "%s already exists as a directory", p)
 			}
-			if n.UC != nil {
-				if n.UC.ClientName == o.ClientName {
+			if n.UC() != nil {
+				if n.UC().ClientName == o.ClientName {
 					return nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "failed to create file %s for %s for client %s because current leaseholder is trying to recreate file.", p, o.ClientName, o.ClientMachine)
 				}
-				if !s.leases.SoftExpired(n.UC.ClientName, s.now(), s.cfg.leaseSoftLimit) {
+				if !s.leases.SoftExpired(n.UC().ClientName, s.now(), s.cfg.leaseSoftLimit) {
 					return nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to CREATE_FILE %s for %s on %s because this file lease is currently owned by %s on %s",
-						p, o.ClientName, o.ClientMachine, n.UC.ClientName, n.UC.ClientMachine)
+						p, o.ClientName, o.ClientMachine, n.UC().ClientName, n.UC().ClientMachine)
 				}
 				// The other writer's lease expired: recover the file first.
-				ops = append(ops, s.closeOp(n, n.Blocks))
+				ops = append(ops, s.closeOp(n, n.Blocks()))
 			}
 			if !o.Overwrite {
 				return nil, ipc.Errorf(ipc.ClassFileAlreadyExists, "%s for client %s already exists", p, o.ClientMachine)

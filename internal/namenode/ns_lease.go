@@ -19,11 +19,11 @@ func (s *Namesystem) fileUnderConstruction(p string, fileID uint64, client strin
 	if n == nil || n.IsDir {
 		return nil, ipc.Errorf(ipc.ClassFileNotFound, "File does not exist: %s [Lease.  Holder: %s, pending creates: %d]", p, client, s.leases.Count(client))
 	}
-	if n.UC == nil {
+	if n.UC() == nil {
 		return n, ipc.Errorf(ipc.ClassLeaseExpired, "No lease on %s: File is not open for writing. Holder %s does not have any open files.", p, client)
 	}
-	if n.UC.ClientName != client {
-		return n, ipc.Errorf(ipc.ClassLeaseExpired, "Client (=%s) is not the lease owner (=%s) of %s", client, n.UC.ClientName, p)
+	if n.UC().ClientName != client {
+		return n, ipc.Errorf(ipc.ClassLeaseExpired, "Client (=%s) is not the lease owner (=%s) of %s", client, n.UC().ClientName, p)
 	}
 	return n, nil
 }
@@ -59,14 +59,14 @@ func (s *Namesystem) RecoverLease(ctx context.Context, p, client string) (bool, 
 		if err := pc.Check(n, namespace.AccessWrite); err != nil {
 			return nil, nil, err
 		}
-		if n.UC == nil {
+		if n.UC() == nil {
 			closed = true
 			return nil, nil, nil
 		}
 		ops, then, now := s.recoverFileOps(n)
 		if now {
 			closed = true
-			holder = n.UC.ClientName
+			holder = n.UC().ClientName
 		}
 		return ops, then, nil
 	})
@@ -88,7 +88,7 @@ func (s *Namesystem) expireLeases(ctx context.Context) {
 		for _, p := range e.Paths {
 			err := s.mutateThen(ctx, func() ([]namespace.Edit, func(), error) {
 				n := s.tree.Lookup(p)
-				if n == nil || n.UC == nil || n.UC.ClientName != e.Holder {
+				if n == nil || n.UC() == nil || n.UC().ClientName != e.Holder {
 					return nil, nil, nil
 				}
 				s.log.Info("namenode: lease expired; recovering file", "holder", e.Holder, "path", p)

@@ -53,20 +53,19 @@ func (s *Namesystem) checkQuota(dir *namespace.Inode, d namespace.Usage) error {
 // edits a shallow copy of n. Lock held.
 func fileCharge(n *namespace.Inode, change func(c *namespace.Inode)) namespace.Usage {
 	pol := n.EffectivePolicy()
-	c := *n
-	c.Blocks = append([]*blockmgmt.Block(nil), n.Blocks...)
-	change(&c)
-	return namespace.FileUsage(&c, pol).Sub(namespace.FileUsage(n, pol))
+	c := n.Copy()
+	change(c)
+	return namespace.FileUsage(c, pol).Sub(namespace.FileUsage(n, pol))
 }
 
 // checkAddBlockQuota refuses a new block for n (whose last block, if any,
 // is committed at prevLen) over a quota, before the client writes it.
 func (s *Namesystem) checkAddBlockQuota(n *namespace.Inode, prevLen int64) error {
 	d := fileCharge(n, func(c *namespace.Inode) {
-		if k := len(c.Blocks); k > 0 {
-			c.Blocks[k-1] = &blockmgmt.Block{NumBytes: prevLen}
+		if k := len(c.Blocks()); k > 0 {
+			c.Blocks()[k-1] = &blockmgmt.Block{NumBytes: prevLen}
 		}
-		c.Blocks = append(c.Blocks, &blockmgmt.Block{})
+		c.SetBlockList(append(c.Blocks(), &blockmgmt.Block{}))
 	})
 	return s.checkQuota(n.Parent, d)
 }
@@ -75,7 +74,7 @@ func (s *Namesystem) checkAddBlockQuota(n *namespace.Inode, prevLen int64) error
 // partial last block in full would exceed a quota (Hadoop's
 // prepareFileForAppend).
 func (s *Namesystem) checkAppendQuota(n *namespace.Inode) error {
-	d := fileCharge(n, func(c *namespace.Inode) { c.UC = &namespace.UnderConstruction{} })
+	d := fileCharge(n, func(c *namespace.Inode) { c.SetUC(&namespace.UnderConstruction{}) })
 	return s.checkQuota(n.Parent, d)
 }
 
@@ -86,15 +85,15 @@ func (s *Namesystem) checkAppendQuota(n *namespace.Inode) error {
 // copied in full during recovery).
 func (s *Namesystem) checkTruncateQuota(n *namespace.Inode, i int, last int64) error {
 	d := fileCharge(n, func(c *namespace.Inode) {
-		c.Blocks = append(c.Blocks[:i], &blockmgmt.Block{NumBytes: last})
-		c.UC = &namespace.UnderConstruction{}
+		c.SetBlockList(append(c.Blocks()[:i], &blockmgmt.Block{NumBytes: last}))
+		c.SetUC(&namespace.UnderConstruction{})
 	})
 	return s.checkQuota(n.Parent, d)
 }
 
 // checkReplicationQuota refuses raising n's replication over a quota.
 func (s *Namesystem) checkReplicationQuota(n *namespace.Inode, repl int) error {
-	d := fileCharge(n, func(c *namespace.Inode) { c.Replication = uint16(repl) })
+	d := fileCharge(n, func(c *namespace.Inode) { c.SetReplication(uint16(repl)) })
 	return s.checkQuota(n.Parent, d)
 }
 
@@ -147,7 +146,7 @@ func (s *Namesystem) QuotaUsage(ctx context.Context, p string) (QuotaUsage, erro
 		qu.TypeQuota[i] = -1
 	}
 	used := namespace.Usage{}
-	if q := n.Quota; q != nil {
+	if q := n.Quota(); q != nil {
 		qu.HasQuota = true
 		qu.Quota, qu.SpaceQuota = q.NS, q.Space
 		for _, t := range namespace.QuotaTypes {
@@ -191,7 +190,7 @@ func (s *Namesystem) SetQuota(ctx context.Context, p string, ns, ds int64, typ s
 		if n.Parent == nil && ns == QuotaReset {
 			return nil, ipc.Errorf(classIllegalArgumentJava, "Cannot clear namespace quota on root.")
 		}
-		old := n.Quota
+		old := n.Quota()
 		oldNS, oldDS, oldType := int64(-1), int64(-1), int64(-1)
 		if old != nil {
 			oldNS, oldDS = old.NS, old.Space

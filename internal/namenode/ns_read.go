@@ -172,11 +172,11 @@ func (s *Namesystem) status(n *namespace.Inode) FileStatus {
 	}
 	if n.IsDir {
 		st.Children = len(n.Children)
-		st.SnapshotEnabled = n.Snap != nil
+		st.SnapshotEnabled = n.Snap() != nil
 	} else {
 		st.Length = n.Length()
-		st.Replication = n.Replication
-		st.BlockSize = n.BlockSize
+		st.Replication = n.Replication()
+		st.BlockSize = n.BlockSize()
 	}
 	return st
 }

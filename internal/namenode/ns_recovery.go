@@ -14,7 +14,7 @@ import (
 func (s *Namesystem) finishedRecoveries(now time.Time) (paths []string, ops [][]namespace.Edit) {
 	for _, done := range s.bm.FinishedRecoveries(now) {
 		n := namespace.FileOf(done.Block)
-		bs := namespace.BlockInfos(n.Blocks)
+		bs := namespace.BlockInfos(n.Blocks())
 		bs[len(bs)-1].NumBytes = done.Length
 		if done.DropLast {
 			bs = bs[:len(bs)-1]
@@ -32,7 +32,7 @@ func (s *Namesystem) closeRecovered(ctx context.Context, paths []string, ops [][
 		op := ops[i]
 		p := paths[i]
 		err := s.mutate(ctx, func() ([]namespace.Edit, error) {
-			if n := s.tree.Lookup(p); n == nil || n.UC == nil {
+			if n := s.tree.Lookup(p); n == nil || n.UC() == nil {
 				return nil, nil
 			}
 			return op, nil
@@ -51,21 +51,21 @@ func (s *Namesystem) closeRecovered(ctx context.Context, paths []string, ops [][
 // when it can close at once (closeOp), or the ops starting a recovery of
 // its last block. Lock held.
 func (s *Namesystem) recoverFileOps(n *namespace.Inode) ([]namespace.Edit, func(), bool) {
-	k := len(n.Blocks)
+	k := len(n.Blocks())
 	if k == 0 {
-		return []namespace.Edit{s.closeOp(n, n.Blocks)}, nil, true
+		return []namespace.Edit{s.closeOp(n, n.Blocks())}, nil, true
 	}
-	last := n.Blocks[k-1]
+	last := n.Blocks()[k-1]
 	if s.bm.Recovering(last.ID) {
 		return nil, nil, false
 	}
 	if last.Committed && (len(blockmgmt.GoodReplicas(last)) >= s.cfg.minReplication || last.NumBytes == 0) {
 		if last.NumBytes == 0 && len(last.Replicas) == 0 {
-			return []namespace.Edit{s.closeOp(n, n.Blocks[:k-1])}, nil, true
+			return []namespace.Edit{s.closeOp(n, n.Blocks()[:k-1])}, nil, true
 		}
-		return []namespace.Edit{s.closeOp(n, n.Blocks)}, nil, true
+		return []namespace.Edit{s.closeOp(n, n.Blocks())}, nil, true
 	}
-	if n.UC.CopySource != nil {
+	if n.UC().CopySource != nil {
 		return s.resumeCopyOnTruncate(n)
 	}
 	// The last block is being written (or a truncate of it was
@@ -73,10 +73,10 @@ func (s *Namesystem) recoverFileOps(n *namespace.Inode) ([]namespace.Edit, func(
 	oldGS := last.GenStamp
 	newGS := s.tree.Blocks.LastGenStamp() + 1
 	truncate := last.Committed
-	bs := namespace.BlockInfos(n.Blocks)
+	bs := namespace.BlockInfos(n.Blocks())
 	bs[k-1].GenStamp = newGS
 	op := namespace.UpdateBlocks(n.Path(), bs, truncate)
-	then := func() { s.bm.StartRecovery(n.Blocks[k-1], oldGS, truncate) }
+	then := func() { s.bm.StartRecovery(n.Blocks()[k-1], oldGS, truncate) }
 	return []namespace.Edit{op}, then, false
 }
 
@@ -104,8 +104,8 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 		if err := pc.Check(n, namespace.AccessWrite); err != nil {
 			return nil, nil, err
 		}
-		if n.UC != nil {
-			return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to TRUNCATE_FILE %s for %s because this file lease is currently owned by %s on %s", p, client, n.UC.ClientName, n.UC.ClientMachine)
+		if n.UC() != nil {
+			return nil, nil, ipc.Errorf(ipc.ClassAlreadyBeingCreated, "Failed to TRUNCATE_FILE %s for %s because this file lease is currently owned by %s on %s", p, client, n.UC().ClientName, n.UC().ClientMachine)
 		}
 		cur := n.Length()
 		if newLength < 0 || newLength > cur {
@@ -118,15 +118,15 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 		}
 		var pos int64
 		i := 0
-		for ; i < len(n.Blocks) && pos+n.Blocks[i].NumBytes <= newLength; i++ {
-			pos += n.Blocks[i].NumBytes
+		for ; i < len(n.Blocks()) && pos+n.Blocks()[i].NumBytes <= newLength; i++ {
+			pos += n.Blocks()[i].NumBytes
 		}
-		bs := namespace.BlockInfos(n.Blocks)
+		bs := namespace.BlockInfos(n.Blocks())
 		if pos == newLength {
 			done = true
 			return []namespace.Edit{namespace.UpdateBlocks(p, bs[:i], false), namespace.SetTimes(p, now, -1)}, nil, nil
 		}
-		if s.tree.SnapshotHolds(n.Blocks[i]) {
+		if s.tree.SnapshotHolds(n.Blocks()[i]) {
 			return s.copyOnTruncateOps(ctx, n, client, i, newLength-pos, now)
 		}
 		// Cut block i in the middle: the DataNodes do it under a new
@@ -134,7 +134,7 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 		if err := s.checkTruncateQuota(n, i, newLength-pos); err != nil {
 			return nil, nil, err
 		}
-		oldGS := n.Blocks[i].GenStamp
+		oldGS := n.Blocks()[i].GenStamp
 		newGS := s.tree.Blocks.LastGenStamp() + 1
 		bs = bs[:i+1]
 		bs[i].GenStamp = newGS
@@ -145,7 +145,7 @@ func (s *Namesystem) Truncate(ctx context.Context, p string, newLength int64, cl
 		}
 		then := func() {
 			s.leases.Add(client, p, s.now())
-			b := n.Blocks[len(n.Blocks)-1]
+			b := n.Blocks()[len(n.Blocks())-1]
 			// The replicas still carry the old stamp and length until the
 			// DataNodes cut them.
 			s.bm.StartRecovery(b, oldGS, true)

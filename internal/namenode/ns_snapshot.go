@@ -162,7 +162,7 @@ func (s *Namesystem) checkNestedSnapshottable(src string, sn, dparent *namespace
 		return nil
 	}
 	for a := dparent; a != nil; a = a.Parent {
-		if a.Snap != nil {
+		if a.Snap() != nil {
 			return ipc.Errorf(namespace.ClassSnapshot, "Unable to rename because %s has snapshottable descendant directories and %s is a descendant of a snapshottable directory, and HDFS does not support nested snapshottable directory.", src, dparent.Path())
 		}
 	}
@@ -204,7 +204,7 @@ func (s *Namesystem) AllowSnapshot(ctx context.Context, p string) error {
 		if err != nil {
 			return nil, err
 		}
-		if n.Snap != nil {
+		if n.Snap() != nil {
 			return nil, nil
 		}
 		if d := s.tree.NestedSnapshottable(n); d != nil {
@@ -233,10 +233,10 @@ func (s *Namesystem) DisallowSnapshot(ctx context.Context, p string) error {
 		if err != nil {
 			return nil, err
 		}
-		if n.Snap == nil {
+		if n.Snap() == nil {
 			return nil, nil
 		}
-		if len(n.Snap.Snapshots) > 0 {
+		if len(n.Snap().Snapshots) > 0 {
 			return nil, ipc.Errorf(namespace.ClassSnapshot, "The directory %s has snapshot(s). Please redo the operation after removing all the snapshots.", p)
 		}
 		return []namespace.Edit{namespace.DisallowSnapshot(n.Path())}, nil
@@ -253,7 +253,7 @@ func (s *Namesystem) snapshottableDir(pc namespace.Checker, p string) (*namespac
 	if err := pc.Owner(n); err != nil {
 		return nil, err
 	}
-	if n.Snap == nil {
+	if n.Snap() == nil {
 		return nil, notSnapshottable(p)
 	}
 	return n, nil
@@ -278,7 +278,7 @@ func (s *Namesystem) CreateSnapshot(ctx context.Context, p, name string) (string
 		if err != nil {
 			return nil, err
 		}
-		if k := len(n.Snap.Snapshots); k >= namespace.SnapshotLimit {
+		if k := len(n.Snap().Snapshots); k >= namespace.SnapshotLimit {
 			return nil, ipc.Errorf(namespace.ClassSnapshot, "Failed to add snapshot: there are already %d snapshot(s) and the snapshot quota is %d", k, namespace.SnapshotLimit)
 		}
 		if n.Snapshot(name) != nil {
@@ -397,7 +397,7 @@ func (s *Namesystem) SnapshottableDirs(ctx context.Context) []SnapshottableDir {
 		if pc.Enabled && !pc.P.Superuser && d.Owner != pc.P.User {
 			continue
 		}
-		e := SnapshottableDir{Status: s.status(d), Snapshots: len(d.Snap.Snapshots), Quota: namespace.SnapshotLimit}
+		e := SnapshottableDir{Status: s.status(d), Snapshots: len(d.Snap().Snapshots), Quota: namespace.SnapshotLimit}
 		if d.Parent != nil {
 			e.ParentPath = d.Parent.Path()
 		}
@@ -425,7 +425,7 @@ func (s *Namesystem) SnapshotDiff(ctx context.Context, p, from, to string) (*Sna
 	if err != nil {
 		return nil, err
 	}
-	if n.Snap == nil {
+	if n.Snap() == nil {
 		return nil, notSnapshottable(p)
 	}
 	if err := pc.Check(n, namespace.AccessRead); err != nil {
@@ -533,7 +533,7 @@ func (c *clientProtocol) getSnapshotDiffReport(ctx context.Context, req *hdfspb.
 func (s *Namesystem) snapshotBlockLocations(n *namespace.Inode, lbs *LocatedBlocks, offset, length int64, clientIP string) {
 	fileLen := n.Length()
 	var pos int64
-	for _, b := range n.Blocks {
+	for _, b := range n.Blocks() {
 		if pos >= fileLen && (pos > 0 || fileLen > 0) {
 			break
 		}
@@ -556,12 +556,12 @@ func (s *Namesystem) snapshotBlockLocations(n *namespace.Inode, lbs *LocatedBloc
 // open for client; block i stays, for the snapshot, as it is. The file
 // closes when the copies are reported. Lock held.
 func (s *Namesystem) copyOnTruncateOps(ctx context.Context, n *namespace.Inode, client string, i int, keep, now int64) ([]namespace.Edit, func(), error) {
-	src := n.Blocks[i]
+	src := n.Blocks()[i]
 	if len(blockmgmt.GoodReplicas(src)) == 0 {
 		return nil, nil, ipc.Errorf(ipc.ClassIOException, "Cannot truncate %s inside %s: no live replica to copy the kept part from", n.Path(), src)
 	}
 	p := n.Path()
-	bs := namespace.BlockInfos(n.Blocks[:i+1])
+	bs := namespace.BlockInfos(n.Blocks()[:i+1])
 	bs[i] = namespace.BlockInfo{ID: s.tree.Blocks.LastID() + 1, GenStamp: s.tree.Blocks.LastGenStamp() + 1, NumBytes: keep}
 	ops := []namespace.Edit{
 		namespace.ReopenFile(p, client, clientMachine(ctx), now),
@@ -572,7 +572,7 @@ func (s *Namesystem) copyOnTruncateOps(ctx context.Context, n *namespace.Inode, 
 	}
 	then := func() {
 		s.leases.Add(client, p, s.now())
-		s.bm.StartCopyRecovery(n.Blocks[len(n.Blocks)-1], src)
+		s.bm.StartCopyRecovery(n.Blocks()[len(n.Blocks())-1], src)
 	}
 	return ops, then, nil
 }
@@ -582,14 +582,14 @@ func (s *Namesystem) copyOnTruncateOps(ctx context.Context, n *namespace.Inode, 
 // keeps its block id and generation stamp; a DataNode that finished it
 // before does nothing, one that had not starts over. Lock held.
 func (s *Namesystem) resumeCopyOnTruncate(n *namespace.Inode) ([]namespace.Edit, func(), bool) {
-	src := s.tree.Blocks.Get(n.UC.CopySource.ID)
-	last := n.Blocks[len(n.Blocks)-1]
+	src := s.tree.Blocks.Get(n.UC().CopySource.ID)
+	last := n.Blocks()[len(n.Blocks())-1]
 	if src == nil {
 		return nil, nil, false
 	}
 	// The edit only repeats what the tree has: mutateThen runs then
 	// after a logged edit.
-	op := namespace.CopyOnTruncate(n.Path(), *n.UC.CopySource)
+	op := namespace.CopyOnTruncate(n.Path(), *n.UC().CopySource)
 	return []namespace.Edit{op}, func() { s.bm.StartCopyRecovery(last, src) }, false
 }
 

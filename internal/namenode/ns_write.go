@@ -62,8 +62,8 @@ func (s *Namesystem) openFilesUnder(n *namespace.Inode) []string {
 	var out []string
 	var walk func(*namespace.Inode)
 	walk = func(x *namespace.Inode) {
-		if x.UC != nil {
-			out = append(out, x.UC.ClientName+"\x00"+x.Path())
+		if x.UC() != nil {
+			out = append(out, x.UC().ClientName+"\x00"+x.Path())
 		}
 		for _, c := range x.Children {
 			walk(c)

@@ -162,7 +162,7 @@ func (s *Namesystem) readXAttrs(pc namespace.Checker, p string, raw bool) ([]nam
 	}
 	// Values are shared with the tree, which never changes them in place
 	// (Apply replaces attributes whole), so a shallow copy is safe.
-	return pc.FilterXAttrs(n.XAttrs, raw), nil
+	return pc.FilterXAttrs(n.XAttrs(), raw), nil
 }
 
 // maxXAttrsPerCall bounds the names one getXAttrs call may ask for: an

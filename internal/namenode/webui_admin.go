@@ -107,7 +107,7 @@ func (s *Namesystem) SnapshotStats() []SnapshotInfo {
 	for _, d := range dirs {
 		p := d.Path()
 		e := SnapshotInfo{Path: p, Status: s.status(d), Quota: namespace.SnapshotLimit}
-		for _, sn := range d.Snap.Snapshots {
+		for _, sn := range d.Snap().Snapshots {
 			e.Snapshots = append(e.Snapshots, SnapshotEntry{ID: sn.ID, Name: sn.Name, Path: namespace.SnapshotPath(p, sn.Name), Ctime: sn.Ctime})
 		}
 		out = append(out, e)

@@ -50,6 +50,8 @@ type Block struct {
 	// has, and enough replicas with that length have been reported.
 	Committed bool
 	Complete  bool
+	// queued: the block is in its Manager's replication queue (queue.go).
+	queued bool
 
 	// Replicas reported by DataNodes, by storage id.
 	Replicas map[string]*Replica
@@ -98,6 +100,10 @@ type BlockMap struct {
 	// touched, when set, hears of every block id an edit adds or notes
 	// (its Manager's standby queue waits for them).
 	touched func(id uint64)
+	// changed, when set, hears of every block added, noted, dropped or
+	// passed to Changed: its Manager's replication monitor checks it on
+	// its next pass.
+	changed func(id uint64)
 }
 
 // NewBlockMap returns an empty map whose first block id and generation
@@ -114,6 +120,16 @@ func (bm *BlockMap) Put(b *Block) {
 	bm.m[b.ID] = b
 	if bm.touched != nil {
 		bm.touched(b.ID)
+	}
+	bm.Changed(b.ID)
+}
+
+// Changed tells block management that what block id needs may have
+// changed outside it: its file's replication or storage policy, or the
+// replication its snapshot copies hold it at.
+func (bm *BlockMap) Changed(id uint64) {
+	if bm.changed != nil {
+		bm.changed(id)
 	}
 }
 
@@ -141,6 +157,9 @@ func (bm *BlockMap) Note(id, gs uint64) {
 	if bm.touched != nil && id != 0 {
 		bm.touched(id)
 	}
+	if id != 0 {
+		bm.Changed(id)
+	}
 	if id > bm.lastID {
 		bm.lastID = id
 	}
@@ -154,6 +173,7 @@ func (bm *BlockMap) Drop(b *Block) {
 	if bm.m[b.ID] == b {
 		delete(bm.m, b.ID)
 		bm.removed = append(bm.removed, b)
+		bm.Changed(b.ID)
 	}
 }
 

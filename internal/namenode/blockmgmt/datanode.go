@@ -139,13 +139,18 @@ type StorageReport struct {
 }
 
 // updateStorages applies storage reports from a registration or heartbeat.
-func (ds *datanodes) updateStorages(d *Datanode, reports []StorageReport) {
+// It returns the storages that failed, recovered or changed type: what
+// their replicas are worth changed.
+func (ds *datanodes) updateStorages(d *Datanode, reports []StorageReport) (changed []*Storage) {
 	for _, r := range reports {
 		s := d.Storages[r.ID]
 		if s == nil {
 			s = &Storage{ID: r.ID, DN: d, Blocks: map[uint64]*Block{}}
 			d.Storages[s.ID] = s
 			ds.byStorage[s.ID] = s
+		}
+		if s.Type != r.Type || s.Failed != r.Failed {
+			changed = append(changed, s)
 		}
 		s.Type = r.Type
 		s.Capacity = r.Capacity
@@ -154,6 +159,7 @@ func (ds *datanodes) updateStorages(d *Datanode, reports []StorageReport) {
 		s.Failed = r.Failed
 		s.scheduled = 0
 	}
+	return changed
 }
 
 // Placement asks for storages for new replicas of one block.

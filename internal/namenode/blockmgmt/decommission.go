@@ -110,6 +110,7 @@ func (m *Manager) setAdmin(d *Datanode, s AdminState, now time.Time) {
 	m.log.Info("namenode: datanode admin state", "datanode", d.String(), "from", d.AdminState.String(), "to", s.String())
 	d.AdminState = s
 	d.AdminStart = now
+	m.recheckNode(d) // its replicas count differently now
 }
 
 // stopAdmin returns d to service. A dead node leaving maintenance loses

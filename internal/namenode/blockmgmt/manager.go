@@ -77,6 +77,7 @@ type Manager struct {
 	delHints      map[uint64]string
 	clientRack    func(ip string) string
 	passRacks     int // racks in service during a Replicate pass, 0 outside one
+	needed        replicationQueue
 }
 
 // New returns a Manager for the blocks in blocks, with no DataNodes.
@@ -101,7 +102,9 @@ func New(cfg Config, blocks *BlockMap, o Options) *Manager {
 		delHints:   map[uint64]string{},
 		clientRack: o.ClientRack,
 	}
+	m.needed.init()
 	blocks.touched = m.touched
+	blocks.changed = m.recheck
 	return m
 }
 

@@ -63,6 +63,7 @@ func (m *Manager) Locations(b *Block, clientIP string) (locs []*Storage, corrupt
 func (m *Manager) removeReplica(st *Storage, id uint64) {
 	if b := st.Blocks[id]; b != nil {
 		delete(b.Replicas, st.ID)
+		m.recheckBlock(b)
 	}
 	delete(st.Blocks, id)
 }
@@ -73,6 +74,7 @@ func (m *Manager) removeReplicasOf(d *Datanode) {
 		for id, b := range st.Blocks {
 			delete(b.Replicas, st.ID)
 			delete(st.Blocks, id)
+			m.recheckBlock(b)
 		}
 	}
 }

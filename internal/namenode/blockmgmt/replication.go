@@ -18,6 +18,7 @@ func (p *pendingReplication) arrived(uuid string) { delete(p.targets, uuid) }
 func (p *pendingReplication) done() bool          { return len(p.targets) == 0 }
 
 func (m *Manager) finishPending(id uint64) {
+	m.recheck(id)
 	if p := m.pending[id]; p != nil {
 		if p.source.pendingTransfers > 0 {
 			p.source.pendingTransfers--
@@ -53,6 +54,8 @@ func (m *Manager) markDead(d *Datanode) {
 	d.pendingTransfers = 0
 	if d.AdminState != InMaintenance {
 		m.removeReplicasOf(d)
+	} else {
+		m.recheckNode(d)
 	}
 	m.queued.dropStorages(d.SortedStorages()...)
 }
@@ -87,14 +90,14 @@ func Misplaced(good []*Replica, want []storage.Type) (extra []*Replica, missing 
 }
 
 // Replicate is one pass of the replication monitor at now, over the
-// blocks in id order: it re-schedules copies whose pending deadline
-// passed, schedules copies of under-replicated blocks (from the good
-// replica whose node has the fewest streams, to storages chosen by the
-// file's policy), moves for files whose storage policy asks for it
-// (SatisfyStoragePolicy), and deletes excess and, once a good copy
+// queued blocks (queue.go) in id order: it re-schedules copies whose
+// pending deadline passed, schedules copies of under-replicated blocks
+// (from the good replica whose node has the fewest streams, to storages
+// chosen by the file's policy), moves for files whose storage policy asks
+// for it (SatisfyStoragePolicy), and deletes excess and, once a good copy
 // exists, bad replicas. Blocks being written are left alone. It returns
-// (and keeps, for Stats) the counts it saw. A standby only advances
-// admin states (which need no command: a node it sees go down in
+// (and keeps, for Stats) the counts of blocks in trouble. A standby only
+// advances admin states (which need no command: a node it sees go down in
 // maintenance keeps its replicas, and after a failover is not
 // re-replicated) and returns the last counts: the active replicates.
 func (m *Manager) Replicate(now time.Time) ReplicationStats {
@@ -102,88 +105,119 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		m.checkAdmin(now)
 		return m.replStats
 	}
-	var st ReplicationStats
 	for id, p := range m.pending {
 		if now.After(p.deadline) {
 			m.log.Warn("namenode: replication timed out; will retry", "block", fmt.Sprintf("blk_%d", id))
 			m.finishPending(id)
 		}
 	}
-	st.PendingReplication = len(m.pending)
+	pending := len(m.pending) // before this pass schedules more
 	m.passRacks = 0
 	m.passRacks = m.numRacks()
 	defer func() { m.passRacks = 0 }()
-	for _, id := range m.blocks.IDs() {
+	if m.passRacks != m.needed.racks {
+		// Which blocks are spread over enough racks changed with the racks.
+		m.needed.racks = m.passRacks
+		m.recheckAll()
+	}
+	for _, id := range m.needed.take(m.blocks) {
 		b := m.blocks.Get(id)
-		st.Blocks++
-		if !b.Committed || b.File == nil || b.File.IsUnderConstruction() && b == b.File.LastBlock() {
-			continue // being written (or recovered): not the monitor's
-		}
-		good := GoodReplicas(b)
-		want := b.WantReplicas()
-		corrupt := 0
-		for _, r := range b.Replicas {
-			if r.Corrupt && !r.Storage.DN.Dead {
-				corrupt++
-			}
-		}
-		if corrupt > 0 {
-			st.Corrupt++
-		}
-		if len(good) == 0 {
-			if b.NumBytes > 0 || corrupt > 0 {
-				st.Missing++
-			}
+		if b == nil {
+			m.needed.set(id, 0)
 			continue
 		}
-		// Replicas on nodes being decommissioned or in maintenance are
-		// read and copied but do not count (decommission.go).
-		live, maint := m.countReplicas(b)
-		required := m.requiredLive(want, maint)
-		if len(live) < required {
-			st.UnderReplicated++
-		}
-		// Copies that are not good — corrupt, of an older generation, or
-		// of the wrong length — go as soon as a good copy exists: they
-		// hold no data worth keeping and they block their node from
-		// receiving a good replica.
-		for _, r := range SortedReplicas(b) {
-			if r.Final && !r.Storage.DN.Dead && !isGood(b, r) {
-				m.log.Info("namenode: deleting bad replica", "block", b.String(), "datanode", r.Storage.DN.String(),
-					"corrupt", r.Corrupt, "replica_gs", r.GenStamp, "replica_len", r.NumBytes)
-				m.deleteReplica(r, b, now)
-			}
-		}
-		_, inPending := m.pending[id]
-		fileID := b.File.InodeID()
-		extra, missingTypes := Misplaced(live, wantedTypes(b))
-		if m.satisfy[fileID] && len(missingTypes) > 0 {
-			st.Misplaced++
-		}
-		switch {
-		case inPending:
-		case len(live) < required:
-			m.scheduleTransfer(b, good, live, missingTypes[:min(len(missingTypes), required-len(live))], false, now)
-		case len(live) > 0 && !m.rackSatisfied(want, live):
-			// Mis-replicated: one more copy on a new rack; the excess
-			// pass then deletes one from a crowded rack.
-			m.scheduleTransfer(b, good, live, []storage.Type{live[0].Storage.Type}, true, now)
-		case m.satisfy[fileID] && len(extra) > 0 && len(missingTypes) > 0:
-			// A move: on the same node when it has a volume of the missing
-			// type, else a copy elsewhere (the excess pass then deletes the
-			// misplaced copy).
-			if !m.scheduleLocalMove(b, extra, missingTypes, now) {
-				m.scheduleTransfer(b, good, live, missingTypes[:1], false, now)
-			}
-		case len(live) > want:
-			m.removeExcess(b, live, want, now)
-		default:
-			delete(m.delHints, id)
+		trouble, settled := m.check(b, now)
+		m.needed.set(id, trouble)
+		if !settled {
+			m.recheckBlock(b)
 		}
 	}
 	m.checkAdmin(now)
+	st := ReplicationStats{
+		Blocks:             m.blocks.Len(),
+		PendingReplication: pending,
+		UnderReplicated:    m.needed.counts[0],
+		Corrupt:            m.needed.counts[1],
+		Missing:            m.needed.counts[2],
+		Misplaced:          m.needed.counts[3],
+	}
 	m.replStats = st
 	return st
+}
+
+// check is Replicate's work on one block: it returns what is wrong with
+// b, and whether b is settled — nothing to do, nothing wrong, nothing in
+// flight — so that it leaves the queue until an event queues it again.
+func (m *Manager) check(b *Block, now time.Time) (trouble blockTrouble, settled bool) {
+	id := b.ID
+	if !b.Committed || b.File == nil || b.File.IsUnderConstruction() && b == b.File.LastBlock() {
+		return 0, true // being written (or recovered): not the monitor's; the edit closing it queues it
+	}
+	good := GoodReplicas(b)
+	want := b.WantReplicas()
+	corrupt := 0
+	for _, r := range b.Replicas {
+		if r.Corrupt && !r.Storage.DN.Dead {
+			corrupt++
+		}
+	}
+	if corrupt > 0 {
+		trouble |= troubleCorrupt
+	}
+	if len(good) == 0 {
+		if b.NumBytes > 0 || corrupt > 0 {
+			trouble |= troubleMissing
+		}
+		return trouble, trouble == 0
+	}
+	// Replicas on nodes being decommissioned or in maintenance are
+	// read and copied but do not count (decommission.go).
+	live, maint := m.countReplicas(b)
+	required := m.requiredLive(want, maint)
+	if len(live) < required {
+		trouble |= troubleUnder
+	}
+	// Copies that are not good — corrupt, of an older generation, or
+	// of the wrong length — go as soon as a good copy exists: they
+	// hold no data worth keeping and they block their node from
+	// receiving a good replica.
+	deleted := false
+	for _, r := range SortedReplicas(b) {
+		if r.Final && !r.Storage.DN.Dead && !isGood(b, r) {
+			m.log.Info("namenode: deleting bad replica", "block", b.String(), "datanode", r.Storage.DN.String(),
+				"corrupt", r.Corrupt, "replica_gs", r.GenStamp, "replica_len", r.NumBytes)
+			m.deleteReplica(r, b, now)
+			deleted = true
+		}
+	}
+	_, inPending := m.pending[id]
+	fileID := b.File.InodeID()
+	extra, missingTypes := Misplaced(live, wantedTypes(b))
+	if m.satisfy[fileID] && len(missingTypes) > 0 {
+		trouble |= troubleMisplaced
+	}
+	switch {
+	case inPending:
+	case len(live) < required:
+		m.scheduleTransfer(b, good, live, missingTypes[:min(len(missingTypes), required-len(live))], false, now)
+	case len(live) > 0 && !m.rackSatisfied(want, live):
+		// Mis-replicated: one more copy on a new rack; the excess
+		// pass then deletes one from a crowded rack.
+		m.scheduleTransfer(b, good, live, []storage.Type{live[0].Storage.Type}, true, now)
+	case m.satisfy[fileID] && len(extra) > 0 && len(missingTypes) > 0:
+		// A move: on the same node when it has a volume of the missing
+		// type, else a copy elsewhere (the excess pass then deletes the
+		// misplaced copy).
+		if !m.scheduleLocalMove(b, extra, missingTypes, now) {
+			m.scheduleTransfer(b, good, live, missingTypes[:1], false, now)
+		}
+	case len(live) > want:
+		m.removeExcess(b, live, want, now)
+	default:
+		delete(m.delHints, id)
+		return trouble, trouble == 0 && !deleted
+	}
+	return trouble, false
 }
 
 // Stats returns the counts of the latest Replicate, with the current
@@ -314,7 +348,13 @@ func (m *Manager) deleteReplica(r *Replica, b *Block, now time.Time) {
 // SatisfyStoragePolicy marks file fileID so that the replication monitor
 // moves replicas whose storage type its policy does not want (the mover's
 // request).
-func (m *Manager) SatisfyStoragePolicy(fileID uint64) { m.satisfy[fileID] = true }
+//
+// The Manager does not know a file's blocks: the next pass checks every
+// block.
+func (m *Manager) SatisfyStoragePolicy(fileID uint64) {
+	m.satisfy[fileID] = true
+	m.recheckAll()
+}
 
 // scheduleLocalMove asks a DataNode holding a misplaced replica to move it
 // to one of its own volumes of a missing type. It reports whether it found

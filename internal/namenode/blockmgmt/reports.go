@@ -82,11 +82,16 @@ func (m *Manager) RegisterDatanode(reg Registration, remoteIP string) error {
 	d.Dead = false
 	d.Disallowed = false
 	d.reported = false
+	if d.Rack != reg.Rack {
+		m.recheckNode(d)
+	}
 	d.Rack = reg.Rack
 	m.dns.byIP[d.IP] = d
 	d.LastHeartbeat = m.now()
 	d.commands = nil
-	m.dns.updateStorages(d, reg.Storages)
+	for _, st := range m.dns.updateStorages(d, reg.Storages) {
+		m.recheckStorage(st)
+	}
 	m.applyAdmin(d, m.now())
 	m.log.Info("namenode: datanode registered", "datanode", d.String(), "storages", len(d.Storages))
 	return nil
@@ -108,7 +113,9 @@ func (m *Manager) Heartbeat(hb Heartbeat) []Command {
 	}
 	d.LastHeartbeat = m.now()
 	d.Xceivers = hb.Xceivers
-	m.dns.updateStorages(d, hb.Storages)
+	for _, st := range m.dns.updateStorages(d, hb.Storages) {
+		m.recheckStorage(st)
+	}
 	return takeCommands(d)
 }
 
@@ -216,6 +223,7 @@ func (m *Manager) markBad(st *Storage, id uint64, reason string) {
 	if b := m.blocks.Get(id); b != nil {
 		if r := b.Replicas[st.ID]; r != nil && !r.Corrupt {
 			r.Corrupt = true
+			m.recheckBlock(b)
 			m.log.Warn("namenode: datanode reports corrupt replica", "block", b.String(), "datanode", st.DN.String(), "reason", reason)
 		}
 	}
@@ -247,6 +255,7 @@ func (m *Manager) addReplica(st *Storage, rep ReportedReplica) {
 	}
 	b.Replicas[st.ID] = r
 	st.Blocks[b.ID] = b
+	m.recheckBlock(b)
 	if p := m.pending[b.ID]; p != nil {
 		p.arrived(st.DN.UUID)
 		if p.done() {

@@ -159,6 +159,7 @@ func (m *Manager) SetStandby(standby bool) {
 		}
 		m.pending = map[uint64]*pendingReplication{}
 		m.recovering = map[uint64]*blockRecovery{}
+		m.recheckAll() // no queue while standby; every block when active
 		m.log.Info("namenode: block management in standby: postponing reports of replicas it cannot place, issuing no commands")
 		return
 	}

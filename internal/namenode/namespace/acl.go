@@ -154,17 +154,17 @@ func aclErr(format string, args ...any) error {
 const ClassAclException = "org.apache.hadoop.hdfs.protocol.AclException"
 
 // HasACL reports whether n has an extended ACL (the '+' of ls).
-func (n *Inode) HasACL() bool { return len(n.ACL) > 0 }
+func (n *Inode) HasACL() bool { return len(n.ACL()) > 0 }
 
 // hasAccessACL reports whether n's ACL has access entries (then the mode's
 // group bits are the mask).
-func (n *Inode) hasAccessACL() bool { return len(n.ACL) > 0 && n.ACL[0].Scope == ScopeAccess }
+func (n *Inode) hasAccessACL() bool { return len(n.ACL()) > 0 && n.ACL()[0].Scope == ScopeAccess }
 
 // DefaultACL returns n's default entries (nil when it has none).
 func (n *Inode) DefaultACL() []ACLEntry {
-	for i, e := range n.ACL {
+	for i, e := range n.ACL() {
 		if e.Scope == ScopeDefault {
-			return n.ACL[i:]
+			return n.ACL()[i:]
 		}
 	}
 	return nil
@@ -185,7 +185,7 @@ func (n *Inode) LogicalACL() []ACLEntry {
 	def := n.DefaultACL()
 	if n.hasAccessACL() {
 		out = append(out, ACLEntry{Type: ACLUser, Perm: Access(n.Mode >> 6 & 7)})
-		out = append(out, n.ACL[:len(n.ACL)-len(def)]...)
+		out = append(out, n.ACL()[:len(n.ACL())-len(def)]...)
 		out = append(out, ACLEntry{Type: ACLMask, Perm: Access(n.Mode >> 3 & 7)}, ACLEntry{Type: ACLOther, Perm: Access(n.Mode & 7)})
 	} else {
 		out = minimalACL(n.Mode)
@@ -212,13 +212,13 @@ func storeACL(n *Inode, acl []ACLEntry) error {
 	if len(acl) == 0 {
 		if n.hasAccessACL() {
 			// Restore group:: to the group bits, replacing the mask.
-			for _, e := range n.ACL {
+			for _, e := range n.ACL() {
 				if e.Scope == ScopeAccess && e.Type == ACLGroup && e.Name == "" {
 					n.Mode = n.Mode&^0o070 | uint16(e.Perm)<<3
 				}
 			}
 		}
-		n.ACL = nil
+		n.setACL(nil)
 		return nil
 	}
 	if len(acl) < 3 {
@@ -226,7 +226,7 @@ func storeACL(n *Inode, acl []ACLEntry) error {
 	}
 	sticky := n.Mode & 0o7000
 	if isMinimal(acl) {
-		n.ACL = nil
+		n.setACL(nil)
 		n.Mode = sticky | uint16(acl[0].Perm)<<6 | uint16(acl[1].Perm)<<3 | uint16(acl[2].Perm)
 		return nil
 	}
@@ -245,7 +245,7 @@ func storeACL(n *Inode, acl []ACLEntry) error {
 	} else {
 		n.Mode = sticky | uint16(access[0].Perm)<<6 | uint16(access[1].Perm)<<3 | uint16(access[2].Perm)
 	}
-	n.ACL = append(feature, def...)
+	n.setACL(append(feature, def...))
 	return nil
 }
 
@@ -570,7 +570,7 @@ func (c Checker) checkACLAccess(n *Inode, a Access) bool {
 	}
 	mask := Access(n.Mode >> 3 & 7)
 	matched := false
-	for _, e := range n.ACL {
+	for _, e := range n.ACL() {
 		if e.Scope == ScopeDefault {
 			break
 		}

@@ -55,7 +55,7 @@ func TestDefaultACLInheritance(t *testing.T) {
 	apply(t, tr, []Edit{Mkdir(16386, "/d", Perm{"bruce", "execs", 0o750}, 1)})
 	setACL(t, tr, "/d", replace(def(ACLUser, "foo", AccessAll)))
 	d := tr.Lookup("/d")
-	if got, want := aclString(d.ACL), "default:user::rwx,default:user:foo:rwx,default:group::r-x,default:mask::rwx,default:other::---"; got != want {
+	if got, want := aclString(d.ACL()), "default:user::rwx,default:user:foo:rwx,default:group::r-x,default:mask::rwx,default:other::---"; got != want {
 		t.Fatalf("dir ACL %s, want %s", got, want)
 	}
 	if d.Mode != 0o750 {
@@ -67,14 +67,14 @@ func TestDefaultACLInheritance(t *testing.T) {
 		Mkdir(16388, "/d/sub", Perm{"bruce", "execs", 0o755}, 3),
 	})
 	f := tr.Lookup("/d/f")
-	if got, want := aclString(f.ACL), "user:foo:rwx,group::r-x"; got != want || f.Mode != 0o640 {
+	if got, want := aclString(f.ACL()), "user:foo:rwx,group::r-x"; got != want || f.Mode != 0o640 {
 		t.Errorf("file ACL %s mode %o, want %s mode 640", got, f.Mode, want)
 	}
 	if got, want := aclString(f.LogicalACL()), "user::rw-,user:foo:rwx,group::r-x,mask::r--,other::---"; got != want {
 		t.Errorf("file logical ACL %s, want %s", got, want)
 	}
 	sub := tr.Lookup("/d/sub")
-	if got, want := aclString(sub.ACL), "user:foo:rwx,group::r-x,"+aclString(d.ACL); got != want || sub.Mode != 0o750 {
+	if got, want := aclString(sub.ACL()), "user:foo:rwx,group::r-x,"+aclString(d.ACL()); got != want || sub.Mode != 0o750 {
 		t.Errorf("subdir ACL %s mode %o, want %s mode 750", got, sub.Mode, want)
 	}
 
@@ -82,8 +82,8 @@ func TestDefaultACLInheritance(t *testing.T) {
 	apply(t, tr, []Edit{Mkdir(16389, "/m", Perm{"bruce", "execs", 0o777}, 4)})
 	setACL(t, tr, "/m", replace(def(ACLUser, "", AccessAll), def(ACLGroup, "", AccessAll), def(ACLOther, "", AccessRX)))
 	apply(t, tr, []Edit{AddFile(NewFile{ID: 16390, Path: "/m/f", Perm: Perm{"bruce", "execs", 0o640}, Mtime: 5, Replication: 1, BlockSize: 1 << 20, ClientName: "c"})})
-	if mf := tr.Lookup("/m/f"); mf.ACL != nil || mf.Mode != 0o640 {
-		t.Errorf("file under a minimal default ACL: ACL %s mode %o, want none and 640", aclString(mf.ACL), mf.Mode)
+	if mf := tr.Lookup("/m/f"); mf.ACL() != nil || mf.Mode != 0o640 {
+		t.Errorf("file under a minimal default ACL: ACL %s mode %o, want none and 640", aclString(mf.ACL()), mf.Mode)
 	}
 
 	// foo may read the file but not write it: the mask (r--) cuts rwx.
@@ -301,8 +301,8 @@ func TestACLPermissionTable(t *testing.T) {
 		t.Errorf("after chmod 660: %s", got)
 	}
 	apply(t, tr, []Edit{SetACL("/f", nil)})
-	if n.ACL != nil || n.Mode != 0o640 {
-		t.Errorf("after removeAcl: ACL %s mode %o, want none and 640", aclString(n.ACL), n.Mode)
+	if n.ACL() != nil || n.Mode != 0o640 {
+		t.Errorf("after removeAcl: ACL %s mode %o, want none and 640", aclString(n.ACL()), n.Mode)
 	}
 }
 
@@ -348,8 +348,8 @@ func TestXAttrACLReplay(t *testing.T) {
 		b.WriteString(dump(tr))
 		for _, p := range []string{"/d", "/d/e", "/d/e/f"} {
 			n := tr.Lookup(p)
-			fmt.Fprintf(&b, "%s %o acl=%s xattrs=", p, n.Mode, aclString(n.ACL))
-			for _, x := range n.XAttrs {
+			fmt.Fprintf(&b, "%s %o acl=%s xattrs=", p, n.Mode, aclString(n.ACL()))
+			for _, x := range n.XAttrs() {
 				fmt.Fprintf(&b, "%s=%q(nil=%v) ", x.PrefixedName(), x.Value, x.Value == nil)
 			}
 			b.WriteByte('\n')

@@ -33,7 +33,11 @@ func FileOf(b *blockmgmt.Block) *Inode {
 // ones added, dropped ones removed from the map.
 func (t *Tree) setBlocks(file *Inode, bs []BlockInfo, complete bool) {
 	bm := t.Blocks
-	keep := make(map[uint64]bool, len(bs))
+	old := file.Blocks()
+	var keep map[uint64]bool // ids in bs, when there are old blocks to drop
+	if len(old) > 0 {
+		keep = make(map[uint64]bool, len(bs))
+	}
 	out := make([]*blockmgmt.Block, 0, len(bs))
 	for _, info := range bs {
 		b := bm.Get(info.ID)
@@ -43,13 +47,15 @@ func (t *Tree) setBlocks(file *Inode, bs []BlockInfo, complete bool) {
 		}
 		b.GenStamp = info.GenStamp
 		b.NumBytes = info.NumBytes
-		keep[b.ID] = true
+		if keep != nil {
+			keep[b.ID] = true
+		}
 		out = append(out, b)
 		bm.Note(b.ID, b.GenStamp)
 	}
-	for _, old := range file.Blocks {
-		if !keep[old.ID] {
-			t.release(old)
+	for _, b := range old {
+		if !keep[b.ID] {
+			t.release(b)
 		}
 	}
 	for i, b := range out {
@@ -59,7 +65,7 @@ func (t *Tree) setBlocks(file *Inode, bs []BlockInfo, complete bool) {
 			b.Committed = true
 		}
 	}
-	file.Blocks = out
+	file.SetBlockList(out)
 }
 
 // dropFile removes every block of the files at or under n.
@@ -71,18 +77,18 @@ func (t *Tree) dropFile(n *Inode) {
 		return
 	}
 	t.endCopy(n)
-	for _, b := range n.Blocks {
+	for _, b := range n.Blocks() {
 		t.release(b)
 	}
 }
 
 // Length is the sum of the file's block lengths (0 for a directory).
 func (n *Inode) Length() int64 {
-	if n.frozen != nil {
-		return n.frozenLen
+	if n.frozen() != nil {
+		return n.frozenLen()
 	}
 	var l int64
-	for _, b := range n.Blocks {
+	for _, b := range n.Blocks() {
 		l += b.NumBytes
 	}
 	return l
@@ -94,17 +100,17 @@ func (n *Inode) Length() int64 {
 func (n *Inode) InodeID() uint64 { return n.ID }
 
 // ReplicationFactor is the file's target replication.
-func (n *Inode) ReplicationFactor() int { return int(n.Replication) }
+func (n *Inode) ReplicationFactor() int { return int(n.Replication()) }
 
 // IsUnderConstruction reports whether a writer holds the file open.
-func (n *Inode) IsUnderConstruction() bool { return n.UC != nil }
+func (n *Inode) IsUnderConstruction() bool { return n.UC() != nil }
 
 // LastBlock is the file's last block, or nil.
 func (n *Inode) LastBlock() *blockmgmt.Block {
-	if len(n.Blocks) == 0 {
+	if len(n.Blocks()) == 0 {
 		return nil
 	}
-	return n.Blocks[len(n.Blocks)-1]
+	return n.Blocks()[len(n.Blocks())-1]
 }
 
 // EffectivePolicy is the storage policy of n: its own, else the nearest

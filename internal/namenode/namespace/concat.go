@@ -18,14 +18,14 @@ func Concat(trg string, srcs []string, mtime int64) Edit {
 
 func (t *Tree) applyConcat(o *namenodepb.OpConcat) error {
 	trg := t.Lookup(o.GetTrg())
-	if trg == nil || trg.IsDir || trg.UC != nil || trg.Parent == nil {
+	if trg == nil || trg.IsDir || trg.UC() != nil || trg.Parent == nil {
 		return replayErr("concat to %s, which is not a closed file", o.GetTrg())
 	}
 	srcs := make([]*Inode, 0, len(o.GetSrcs()))
 	seen := map[*Inode]bool{trg: true}
 	for _, p := range o.GetSrcs() {
 		n := t.Lookup(p)
-		if n == nil || n.IsDir || n.UC != nil || n.Parent != trg.Parent || seen[n] {
+		if n == nil || n.IsDir || n.UC() != nil || n.Parent != trg.Parent || seen[n] {
 			return replayErr("concat of %s into %s: not a distinct closed file beside the target", p, o.GetTrg())
 		}
 		seen[n] = true
@@ -34,12 +34,13 @@ func (t *Tree) applyConcat(o *namenodepb.OpConcat) error {
 	// The blocks change files, keeping their replicas: they are not
 	// dropped from the block map with their old inodes.
 	for _, n := range srcs {
-		for _, b := range n.Blocks {
+		for _, b := range n.Blocks() {
 			b.File = trg
 			b.Committed = true
-			trg.Blocks = append(trg.Blocks, b)
+			t.Blocks.Changed(b.ID)
+			trg.SetBlockList(append(trg.Blocks(), b))
 		}
-		n.Blocks = nil
+		n.SetBlockList(nil)
 		t.removeSubtree(n)
 	}
 	trg.Mtime = o.GetMtime()

@@ -31,16 +31,16 @@ func TestSnapshotKeepsAttributesAndConcatTarget(t *testing.T) {
 	check := func(tr *Tree, what string) {
 		t.Helper()
 		snap := tr.Lookup("/d/.snapshot/s1/t")
-		if snap == nil || len(snap.XAttrs) != 1 || string(snap.XAttrs[0].Value) != "old" {
+		if snap == nil || len(snap.XAttrs()) != 1 || string(snap.XAttrs()[0].Value) != "old" {
 			t.Fatalf("%s: the snapshot's xattrs are %+v, want a=old", what, snap)
 		}
-		if live := tr.Lookup("/d/t"); len(live.XAttrs) != 1 || string(live.XAttrs[0].Value) != "new" || len(live.Blocks) != 2 {
+		if live := tr.Lookup("/d/t"); len(live.XAttrs()) != 1 || string(live.XAttrs()[0].Value) != "new" || len(live.Blocks()) != 2 {
 			t.Fatalf("%s: live /d/t = %+v", what, live)
 		}
-		if len(snap.Blocks) != 1 || snap.Length() != 100 || !tr.SnapshotHolds(snap.Blocks[0]) {
-			t.Fatalf("%s: the snapshot's blocks changed with the concat: %+v", what, snap.Blocks)
+		if len(snap.Blocks()) != 1 || snap.Length() != 100 || !tr.SnapshotHolds(snap.Blocks()[0]) {
+			t.Fatalf("%s: the snapshot's blocks changed with the concat: %+v", what, snap.Blocks())
 		}
-		if tr.Lookup("/d/.snapshot/s1").Quota != nil {
+		if tr.Lookup("/d/.snapshot/s1").Quota() != nil {
 			t.Fatalf("%s: the snapshot's root has the live directory's quota", what)
 		}
 	}

@@ -42,7 +42,7 @@ func (ns *Tree) WriteImage(w io.Writer) error {
 		LastInodeId:   proto.Uint64(ns.lastID),
 		LastBlockId:   proto.Uint64(ns.Blocks.LastID()),
 		GenStamp:      proto.Uint64(ns.Blocks.LastGenStamp()),
-		InodeCount:    proto.Uint64(uint64(len(ns.byID))),
+		InodeCount:    proto.Uint64(uint64(ns.byID.len())),
 	}
 	ns.snapshotHeader(hdr)
 	ns.delegationHeader(hdr)
@@ -86,18 +86,18 @@ func inodeRecord(n *Inode) *namenodepb.Inode {
 		rec.Parent = proto.Uint64(n.Parent.ID)
 	}
 	if !n.IsDir {
-		rec.Replication = proto.Uint32(uint32(n.Replication))
-		rec.BlockSize = proto.Uint64(n.BlockSize)
-		rec.Blocks = blocksProto(BlockInfos(n.Blocks))
-		if n.UC != nil {
-			rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.UC.ClientName), ClientMachine: proto.String(n.UC.ClientMachine)}
+		rec.Replication = proto.Uint32(uint32(n.Replication()))
+		rec.BlockSize = proto.Uint64(n.BlockSize())
+		rec.Blocks = blocksProto(BlockInfos(n.Blocks()))
+		if n.UC() != nil {
+			rec.Uc = &namenodepb.FileUnderConstruction{ClientName: proto.String(n.UC().ClientName), ClientMachine: proto.String(n.UC().ClientMachine)}
 		}
 	}
 	quotaToImage(n, rec)
-	for _, x := range n.XAttrs {
+	for _, x := range n.XAttrs() {
 		rec.Xattrs = append(rec.Xattrs, xattrProto(x))
 	}
-	rec.Acl = aclProto(n.ACL)
+	rec.Acl = aclProto(n.ACL())
 	snapshotImageFields(n, rec)
 	return rec
 }
@@ -106,16 +106,16 @@ func inodeRecord(n *Inode) *namenodepb.Inode {
 // record (a live inode's or a snapshot copy's).
 func attributesFrom(n *Inode, rec *namenodepb.Inode) error {
 	if xs := rec.GetXattrs(); len(xs) > 0 {
-		n.XAttrs = make([]XAttr, len(xs))
+		n.setXAttrs(make([]XAttr, len(xs)))
 		for j, x := range xs {
-			n.XAttrs[j] = xattrFrom(x)
+			n.XAttrs()[j] = xattrFrom(x)
 		}
 	}
 	acl, err := aclFrom(rec.GetAcl())
 	if err != nil {
 		return fmt.Errorf("namenode: image inode %d: %w", n.ID, err)
 	}
-	n.ACL = acl
+	n.setACL(acl)
 	return nil
 }
 
@@ -124,22 +124,29 @@ func attributesFrom(n *Inode, rec *namenodepb.Inode) error {
 func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var buf []byte
-	next := func(m proto.Message) error {
+	read := func() ([]byte, error) {
 		n, err := readUvarint(br)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if n > maxImageRecord {
-			return fmt.Errorf("image record of %d bytes exceeds the %d limit", n, maxImageRecord)
+			return nil, fmt.Errorf("image record of %d bytes exceeds the %d limit", n, maxImageRecord)
 		}
 		if uint64(cap(buf)) < n {
 			buf = make([]byte, n)
 		}
 		buf = buf[:n]
 		if _, err := io.ReadFull(br, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	next := func(m proto.Message) error {
+		b, err := read()
+		if err != nil {
 			return err
 		}
-		return proto.Unmarshal(buf, m)
+		return proto.Unmarshal(b, m)
 	}
 	var hdr namenodepb.ImageHeader
 	if err := next(&hdr); err != nil {
@@ -148,40 +155,39 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 	if hdr.GetLayoutVersion() != imageLayoutVersion {
 		return nil, fmt.Errorf("namenode: image layout version %d not supported (want %d)", hdr.GetLayoutVersion(), imageLayoutVersion)
 	}
-	ns := &Tree{byID: map[uint64]*Inode{}, Blocks: blocks}
+	ns := &Tree{Blocks: blocks, names: interner{}}
+	var fast imageInode
 	for i := uint64(0); i < hdr.GetInodeCount(); i++ {
-		var rec namenodepb.Inode
-		if err := next(&rec); err != nil {
+		b, err := read()
+		if err != nil {
 			return nil, fmt.Errorf("namenode: image inode %d of %d: %w", i, hdr.GetInodeCount(), err)
 		}
-		n := ns.newInode(rec.GetId(), string(rec.GetName()), rec.GetIsDir(), rec.GetPerm(), rec.GetMtime())
-		n.Atime = rec.GetAtime()
-		n.StoragePolicy = uint8(rec.GetStoragePolicy())
-		if err := quotaFromImage(n, &rec); err != nil {
-			return nil, err
-		}
-		if err := attributesFrom(n, &rec); err != nil {
-			return nil, err
-		}
-		if !n.IsDir {
-			n.Replication = uint16(rec.GetReplication())
-			n.BlockSize = rec.GetBlockSize()
-			if uc := rec.GetUc(); uc != nil {
-				n.UC = &UnderConstruction{ClientName: uc.GetClientName(), ClientMachine: uc.GetClientMachine()}
+		var n *Inode
+		var parentID uint64
+		var hasParent bool
+		if fast.decode(b) {
+			n = ns.fastInode(&fast)
+			parentID, hasParent = fast.parent, fast.hasParent
+		} else {
+			var rec namenodepb.Inode
+			if err := proto.Unmarshal(b, &rec); err != nil {
+				return nil, fmt.Errorf("namenode: image inode %d of %d: %w", i, hdr.GetInodeCount(), err)
 			}
-			ns.setBlocks(n, blockInfos(rec.GetBlocks()), n.UC == nil)
+			if n, err = ns.imageInode(&rec); err != nil {
+				return nil, err
+			}
+			parentID, hasParent = rec.GetParent(), rec.Parent != nil
 		}
-		ns.loadSnapshotFields(n, &rec)
 		if i == 0 {
-			if rec.GetId() != rootInodeID || rec.Parent != nil {
+			if n.ID != rootInodeID || hasParent {
 				return nil, errors.New("namenode: image does not start with the root directory")
 			}
 			ns.Root = n
 			continue
 		}
-		parent := ns.byID[rec.GetParent()]
+		parent := ns.byID.get(parentID)
 		if parent == nil || !parent.IsDir {
-			return nil, fmt.Errorf("namenode: image inode %d (%q) has a bad parent %d", n.ID, n.Name, rec.GetParent())
+			return nil, fmt.Errorf("namenode: image inode %d (%q) has a bad parent %d", n.ID, n.Name, parentID)
 		}
 		// Siblings are written in name order; lookups rely on it.
 		if k := len(parent.Children); k > 0 && parent.Children[k-1].Name >= n.Name {
@@ -208,6 +214,41 @@ func ReadImage(r io.Reader, blocks *blockmgmt.BlockMap) (*Tree, error) {
 	ns.Blocks.Note(hdr.GetLastBlockId(), hdr.GetGenStamp())
 	ns.RecountQuotas()
 	return ns, nil
+}
+
+// fastInode adds the inode of a record imageInode decoded.
+func (ns *Tree) fastInode(r *imageInode) *Inode {
+	n := &Inode{ID: r.id, Name: string(r.name), IsDir: r.isDir, Owner: ns.names.ofBytes(r.owner), Group: ns.names.ofBytes(r.group),
+		Mode: uint16(r.mode & 0o7777), Mtime: r.mtime, Atime: r.atime, StoragePolicy: uint8(r.storagePolicy)}
+	ns.addInode(n)
+	if !n.IsDir {
+		n.file = &fileFields{replication: uint16(r.replication), blockSize: r.blockSize}
+		ns.setBlocks(n, r.blocks, true)
+	}
+	return n
+}
+
+// imageInode adds the inode of a record proto.Unmarshal decoded.
+func (ns *Tree) imageInode(rec *namenodepb.Inode) (*Inode, error) {
+	n := ns.newInode(rec.GetId(), string(rec.GetName()), rec.GetIsDir(), rec.GetPerm(), rec.GetMtime())
+	n.Atime = rec.GetAtime()
+	n.StoragePolicy = uint8(rec.GetStoragePolicy())
+	if err := quotaFromImage(n, rec); err != nil {
+		return nil, err
+	}
+	if err := attributesFrom(n, rec); err != nil {
+		return nil, err
+	}
+	if !n.IsDir {
+		n.SetReplication(uint16(rec.GetReplication()))
+		n.SetBlockSize(rec.GetBlockSize())
+		if uc := rec.GetUc(); uc != nil {
+			n.SetUC(&UnderConstruction{ClientName: uc.GetClientName(), ClientMachine: uc.GetClientMachine()})
+		}
+		ns.setBlocks(n, blockInfos(rec.GetBlocks()), n.UC() == nil)
+	}
+	ns.loadSnapshotFields(n, rec)
+	return n, nil
 }
 
 func readUvarint(br *bufio.Reader) (uint64, error) {

@@ -54,11 +54,11 @@ func dump(t *Tree) string {
 	walk = func(n *Inode) {
 		fmt.Fprintf(&b, "%s %d %s %s:%s mtime=%d atime=%d", n.Path(), n.ID, ModeString(n.IsDir, n.Mode), n.Owner, n.Group, n.Mtime, n.Atime)
 		if !n.IsDir {
-			fmt.Fprintf(&b, " repl=%d bs=%d policy=%d", n.Replication, n.BlockSize, n.StoragePolicy)
-			if n.UC != nil {
-				fmt.Fprintf(&b, " uc=%s@%s", n.UC.ClientName, n.UC.ClientMachine)
+			fmt.Fprintf(&b, " repl=%d bs=%d policy=%d", n.Replication(), n.BlockSize(), n.StoragePolicy)
+			if n.UC() != nil {
+				fmt.Fprintf(&b, " uc=%s@%s", n.UC().ClientName, n.UC().ClientMachine)
 			}
-			for _, blk := range n.Blocks {
+			for _, blk := range n.Blocks() {
 				fmt.Fprintf(&b, " %s/%d/committed=%v", blk, blk.NumBytes, blk.Committed)
 			}
 		} else if n.StoragePolicy != 0 {
@@ -146,8 +146,8 @@ func TestRemovedBlocks(t *testing.T) {
 		t.Fatalf("%d removed blocks before any removal", n)
 	}
 	f := tr.Lookup("/a/f")
-	first := f.Blocks[0]
-	apply(t, tr, []Edit{UpdateBlocks("/a/f", BlockInfos(f.Blocks[1:]), false)})
+	first := f.Blocks()[0]
+	apply(t, tr, []Edit{UpdateBlocks("/a/f", BlockInfos(f.Blocks()[1:]), false)})
 	if r := tr.Blocks.TakeRemoved(); len(r) != 1 || r[0] != first || tr.Blocks.Get(first.ID) != nil {
 		t.Fatalf("after truncating the first block: removed %v", r)
 	}

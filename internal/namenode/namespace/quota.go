@@ -111,18 +111,18 @@ func (q *Quota) TypeQuota(t storage.Type) int64 {
 // chargedSize is what block i of file n counts for: its length, or the
 // preferred block size for the last block of a file being written.
 func chargedSize(n *Inode, i int) int64 {
-	if n.UC != nil && i == len(n.Blocks)-1 {
-		return int64(n.BlockSize)
+	if n.UC() != nil && i == len(n.Blocks())-1 {
+		return int64(n.BlockSize())
 	}
-	return n.Blocks[i].NumBytes
+	return n.Blocks()[i].NumBytes
 }
 
 // FileSpace is the space file n consumes (bytes × replication), as
 // FileUsage counts it; getContentSummary reports the same figure.
 func FileSpace(n *Inode) int64 {
 	var space int64
-	for i := range n.Blocks {
-		space += chargedSize(n, i) * int64(n.Replication)
+	for i := range n.Blocks() {
+		space += chargedSize(n, i) * int64(n.Replication())
 	}
 	return space
 }
@@ -132,8 +132,8 @@ func FileUsage(n *Inode, pol storage.Policy) Usage {
 	var u Usage
 	u.NS = 1
 	u.Space = FileSpace(n)
-	types := pol.ChooseTypes(int(n.Replication))
-	for i := range n.Blocks {
+	types := pol.ChooseTypes(int(n.Replication()))
+	for i := range n.Blocks() {
 		size := chargedSize(n, i)
 		for _, t := range types {
 			if SupportsTypeQuota(t) {
@@ -147,9 +147,9 @@ func FileUsage(n *Inode, pol storage.Policy) Usage {
 // BlockCharge is what allocating one more full block to file n adds.
 func BlockCharge(n *Inode) Usage {
 	var u Usage
-	size := int64(n.BlockSize)
-	u.Space = size * int64(n.Replication)
-	for _, t := range n.EffectivePolicy().ChooseTypes(int(n.Replication)) {
+	size := int64(n.BlockSize())
+	u.Space = size * int64(n.Replication())
+	for _, t := range n.EffectivePolicy().ChooseTypes(int(n.Replication())) {
 		if SupportsTypeQuota(t) {
 			u.Types[t] += size
 		}
@@ -188,7 +188,7 @@ func subtreeUsage(n *Inode, inherited uint8, set func(*Inode, Usage)) Usage {
 	for _, c := range n.Children {
 		u.add(subtreeUsage(c, pid, set), 1)
 	}
-	if set != nil && n.Quota != nil {
+	if set != nil && n.Quota() != nil {
 		set(n, u)
 	}
 	return u
@@ -198,7 +198,7 @@ func subtreeUsage(n *Inode, inherited uint8, set func(*Inode, Usage)) Usage {
 // its subtree (the image loader's step, and an fsck check).
 func (t *Tree) RecountQuotas() {
 	subtreeUsage(t.Root, storage.DefaultID, func(n *Inode, u Usage) {
-		n.Quota.Used = u
+		n.Quota().Used = u
 		t.quotaSeen = true
 	})
 }
@@ -208,8 +208,8 @@ func (t *Tree) RecountQuotas() {
 func (t *Tree) VerifyQuotas() error {
 	var bad error
 	subtreeUsage(t.Root, storage.DefaultID, func(n *Inode, u Usage) {
-		if bad == nil && n.Quota.Used != u {
-			bad = fmt.Errorf("namespace: quota usage of %s is %+v, recount says %+v", n.Path(), n.Quota.Used, u)
+		if bad == nil && n.Quota().Used != u {
+			bad = fmt.Errorf("namespace: quota usage of %s is %+v, recount says %+v", n.Path(), n.Quota().Used, u)
 		}
 	})
 	return bad
@@ -259,7 +259,7 @@ func (t *Tree) CheckQuota(dir *Inode, d Usage) error {
 // not change).
 func (t *Tree) CheckQuotaBelow(dir, stop *Inode, d Usage) error {
 	for x := dir; x != nil && x != stop; x = x.Parent {
-		q := x.Quota
+		q := x.Quota()
 		if q == nil {
 			continue
 		}
@@ -340,8 +340,8 @@ func (t *Tree) measureQuota(p string) quotaCharge {
 	}
 	var c quotaCharge
 	for _, x := range r.Inodes {
-		if x.Quota != nil {
-			c.dirs = append(c.dirs, x.Quota)
+		if x.Quota() != nil {
+			c.dirs = append(c.dirs, x.Quota())
 		}
 	}
 	if len(c.dirs) > 0 {
@@ -441,7 +441,7 @@ func (t *Tree) recountInside(n *Inode) {
 	}
 	subtreeUsage(n, inherited, func(x *Inode, u Usage) {
 		if x != n {
-			x.Quota.Used = u
+			x.Quota().Used = u
 		}
 	})
 }
@@ -463,7 +463,7 @@ func (t *Tree) applySetQuota(o *namenodepb.OpSetQuota) error {
 	if n == nil || !n.IsDir {
 		return replayErr("setQuota of missing directory %s", o.GetPath())
 	}
-	q := n.Quota
+	q := n.Quota()
 	if q == nil {
 		q = newQuota()
 	}
@@ -478,12 +478,12 @@ func (t *Tree) applySetQuota(o *namenodepb.OpSetQuota) error {
 		q.Space = max(o.GetDsQuota(), NoQuota)
 	}
 	if q.empty() {
-		n.Quota = nil
+		n.setQuota(nil)
 		return nil
 	}
-	if n.Quota == nil {
+	if n.Quota() == nil {
 		q.Used = SubtreeUsage(n)
-		n.Quota = q
+		n.setQuota(q)
 	}
 	t.quotaSeen = true
 	return nil
@@ -491,7 +491,7 @@ func (t *Tree) applySetQuota(o *namenodepb.OpSetQuota) error {
 
 // quotaToImage adds n's quotas to its image record.
 func quotaToImage(n *Inode, rec *namenodepb.Inode) {
-	q := n.Quota
+	q := n.Quota()
 	if q == nil || !n.IsDir {
 		return
 	}
@@ -524,7 +524,7 @@ func quotaFromImage(n *Inode, rec *namenodepb.Inode) error {
 		q.Types[st] = max(tq.GetQuota(), NoQuota)
 	}
 	if !q.empty() {
-		n.Quota = q
+		n.setQuota(q)
 	}
 	return nil
 }

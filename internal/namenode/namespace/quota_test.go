@@ -56,7 +56,7 @@ func TestQuotaUsageIncrementalEqualsRecount(t *testing.T) {
 			t.Fatalf("after edit %d: %v", i, err)
 		}
 	}
-	q := tr.Lookup("/q").Quota
+	q := tr.Lookup("/q").Quota()
 	// /q, /q/sub, /q/sub/f: three inodes; f is one 1 MiB block at
 	// replication 2 under ONE_SSD (one SSD replica, one DISK).
 	if q.Used.NS != 3 || q.Used.Space != 2*mb || q.Used.Types[storage.SSD] != mb || q.Used.Types[storage.Disk] != mb {
@@ -75,7 +75,7 @@ func TestQuotaUsageIncrementalEqualsRecount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := loaded.Lookup("/q").Quota; *got != *q {
+	if got := loaded.Lookup("/q").Quota(); *got != *q {
 		t.Errorf("loaded quota %+v, want %+v", got, q)
 	}
 	// A replay of the records from an empty tree keeps the same usage.
@@ -86,8 +86,8 @@ func TestQuotaUsageIncrementalEqualsRecount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := replayed.Lookup("/q/sub").Quota; *got != *tr.Lookup("/q/sub").Quota {
-		t.Errorf("replayed /q/sub quota %+v, want %+v", got, tr.Lookup("/q/sub").Quota)
+	if got := replayed.Lookup("/q/sub").Quota(); *got != *tr.Lookup("/q/sub").Quota() {
+		t.Errorf("replayed /q/sub quota %+v, want %+v", got, tr.Lookup("/q/sub").Quota())
 	}
 }
 
@@ -99,7 +99,7 @@ func TestQuotaChargesOpenBlocksInFull(t *testing.T) {
 		AddFile(NewFile{ID: 16387, Path: "/q/f", Perm: perm, Mtime: 2, Replication: 3, BlockSize: 4 * mb, ClientName: "c"}),
 		AddBlock("/q/f", BlockInfo{ID: blockmgmt.FirstBlockID, GenStamp: 1}, 0),
 	})
-	q := tr.Lookup("/q").Quota
+	q := tr.Lookup("/q").Quota()
 	if q.Used.Space != 12*mb {
 		t.Fatalf("an open block is charged %d, want the full 12 MiB", q.Used.Space)
 	}
@@ -109,11 +109,11 @@ func TestQuotaChargesOpenBlocksInFull(t *testing.T) {
 	}
 	// Clearing every quota drops the feature; setting one again recounts.
 	apply(t, tr, []Edit{SetQuota("/q", NoQuota, NoQuota, 0)})
-	if tr.Lookup("/q").Quota != nil {
+	if tr.Lookup("/q").Quota() != nil {
 		t.Fatal("quota kept after clearing both")
 	}
 	apply(t, tr, []Edit{SetQuota("/q", 5, NoQuota, 0)})
-	if u := tr.Lookup("/q").Quota.Used; u.NS != 2 || u.Space != 3*mb {
+	if u := tr.Lookup("/q").Quota().Used; u.NS != 2 || u.Space != 3*mb {
 		t.Fatalf("recounted usage %+v", u)
 	}
 }
@@ -183,7 +183,7 @@ func TestQuotaInheritedPolicyChange(t *testing.T) {
 		AddBlock("/p/d/f", BlockInfo{ID: blockmgmt.FirstBlockID, GenStamp: 1}, 0),
 		CloseFile("/p/d/f", 3, 3, []BlockInfo{{blockmgmt.FirstBlockID, 1, 1000}}),
 	})
-	q := tr.Lookup("/p/d").Quota
+	q := tr.Lookup("/p/d").Quota()
 	if q.Used.Types[storage.SSD] != 0 || q.Used.Types[storage.Disk] != 2000 {
 		t.Fatalf("HOT usage %+v", q.Used)
 	}

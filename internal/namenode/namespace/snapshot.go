@@ -149,18 +149,18 @@ func (e Edit) CreatedSnapshot() (path string, ok bool) {
 
 // ReadOnly reports whether n is part of a snapshot (or a ".snapshot"
 // directory).
-func (n *Inode) ReadOnly() bool { return n.frozen != nil }
+func (n *Inode) ReadOnly() bool { return n.frozen() != nil }
 
 // dotSnapshot returns n's ".snapshot" directory as the resolver sees it:
 // a fresh copy carrying n's current owner, group, mode and times, whose
 // children are the snapshot roots. nil unless n is snapshottable.
 func (n *Inode) dotSnapshot() *Inode {
-	if n.Snap == nil || n.frozen != nil {
+	if n.Snap() == nil || n.frozen() != nil {
 		return nil
 	}
-	d := *n.Snap.dot
+	d := *n.Snap().dot
 	d.Owner, d.Group, d.Mode, d.Mtime, d.Atime = n.Owner, n.Group, n.Mode, n.Mtime, n.Atime
-	d.Children = n.Snap.dot.Children
+	d.Children = n.Snap().dot.Children
 	return &d
 }
 
@@ -169,7 +169,7 @@ func (n *Inode) dotSnapshot() *Inode {
 // itself).
 func (r *Resolved) InSnapshot() bool {
 	for _, n := range r.Inodes {
-		if n.frozen != nil {
+		if n.frozen() != nil {
 			return true
 		}
 	}
@@ -191,11 +191,11 @@ func (ns *Tree) SnapshotCount() int { return ns.snaps.count }
 
 // Snapshot returns dir's snapshot called name, or nil.
 func (n *Inode) Snapshot(name string) *Snapshot {
-	if n.Snap == nil {
+	if n.Snap() == nil {
 		return nil
 	}
-	if i, ok := n.Snap.index(name); ok {
-		return n.Snap.Snapshots[i]
+	if i, ok := n.Snap().index(name); ok {
+		return n.Snap().Snapshots[i]
 	}
 	return nil
 }
@@ -209,7 +209,7 @@ func (s *Snapshottable) index(name string) (int, bool) {
 // with snapshots; it returns the first such directory.
 func (ns *Tree) HasSnapshots(n *Inode) *Inode {
 	for _, d := range ns.snaps.dirs {
-		if len(d.Snap.Snapshots) > 0 && n.isAncestorOf(d) {
+		if len(d.Snap().Snapshots) > 0 && n.isAncestorOf(d) {
 			return d
 		}
 	}
@@ -395,13 +395,13 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 		if err != nil {
 			return err
 		}
-		if n.Snap == nil {
+		if n.Snap() == nil {
 			return nil
 		}
-		if len(n.Snap.Snapshots) > 0 {
+		if len(n.Snap().Snapshots) > 0 {
 			return replayErr("disallowSnapshot of %s, which has snapshots", o.DisallowSnapshot.GetPath())
 		}
-		n.Snap = nil
+		n.setSnap(nil)
 		delete(ns.snaps.dirs, n.ID)
 		return nil
 	case *namenodepb.EditOp_CreateSnapshot:
@@ -410,14 +410,14 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 		if err != nil {
 			return err
 		}
-		if n.Snap == nil || n.Snapshot(c.GetName()) != nil || c.GetName() == "" {
+		if n.Snap() == nil || n.Snapshot(c.GetName()) != nil || c.GetName() == "" {
 			return replayErr("createSnapshot %s of %s: not snapshottable or the name exists", c.GetName(), c.GetPath())
 		}
 		s := &Snapshot{ID: c.GetId(), Name: c.GetName(), Ctime: c.GetCtime()}
 		n.Mtime = c.GetCtime()
-		s.Root = ns.freeze(n, n.Snap.dot, s)
+		s.Root = ns.freeze(n, n.Snap().dot, s)
 		s.Root.Name = s.Name
-		n.Snap.add(s)
+		n.Snap().add(s)
 		ns.snaps.count++
 		if s.ID > ns.snaps.lastID {
 			ns.snaps.lastID = s.ID
@@ -433,7 +433,7 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 		if s == nil {
 			return replayErr("deleteSnapshot of missing %s in %s", d.GetName(), d.GetPath())
 		}
-		n.Snap.remove(s.Name)
+		n.Snap().remove(s.Name)
 		ns.snaps.count--
 		ns.unfreeze(s.Root)
 		if d.Mtime != nil {
@@ -443,11 +443,11 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 	case *namenodepb.EditOp_CopyOnTruncate:
 		c := o.CopyOnTruncate
 		n := ns.Lookup(c.GetPath())
-		if n == nil || n.IsDir || n.UC == nil || n.ReadOnly() || c.GetSource() == nil {
+		if n == nil || n.IsDir || n.UC() == nil || n.ReadOnly() || c.GetSource() == nil {
 			return replayErr("copyOnTruncate of %s, which is not open", c.GetPath())
 		}
-		n.UC.CopySource = &blockInfos([]*namenodepb.Block{c.GetSource()})[0]
-		ns.snaps.copies[n.UC.CopySource.ID] = n
+		n.UC().CopySource = &blockInfos([]*namenodepb.Block{c.GetSource()})[0]
+		ns.snaps.copies[n.UC().CopySource.ID] = n
 		return nil
 	case *namenodepb.EditOp_RenameSnapshot:
 		r := o.RenameSnapshot
@@ -459,10 +459,10 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 		if s == nil || n.Snapshot(r.GetNewName()) != nil || r.GetNewName() == "" {
 			return replayErr("renameSnapshot %s to %s in %s: missing or taken", r.GetOldName(), r.GetNewName(), r.GetPath())
 		}
-		n.Snap.remove(s.Name)
+		n.Snap().remove(s.Name)
 		s.Name = r.GetNewName()
 		s.Root.Name = s.Name
-		n.Snap.add(s)
+		n.Snap().add(s)
 		if r.Mtime != nil {
 			n.Mtime = r.GetMtime()
 			s.Root.Mtime = r.GetMtime()
@@ -473,11 +473,11 @@ func (ns *Tree) applySnapshotOp(op *namenodepb.EditOp) error {
 }
 
 func (ns *Tree) allow(n *Inode) {
-	if n.Snap != nil {
+	if n.Snap() != nil {
 		return
 	}
-	dot := &Inode{ID: n.ID, Name: DotSnapshot, Parent: n, IsDir: true, frozen: dotMarker}
-	n.Snap = &Snapshottable{dot: dot}
+	dot := &Inode{ID: n.ID, Name: DotSnapshot, Parent: n, IsDir: true, extra: &inodeExtra{frozen: dotMarker}}
+	n.setSnap(&Snapshottable{dot: dot})
 	ns.snaps.dirs[n.ID] = n
 }
 
@@ -511,7 +511,7 @@ func (s *Snapshottable) syncDot() {
 // is removed from the tree (it has no snapshots: the NameNode refuses to
 // delete or replace a directory that has).
 func (ns *Tree) forgetSnapshottable(n *Inode) {
-	if n.Snap != nil {
+	if n.Snap() != nil {
 		delete(ns.snaps.dirs, n.ID)
 	}
 }
@@ -519,28 +519,27 @@ func (ns *Tree) forgetSnapshottable(n *Inode) {
 // freeze copies n and everything below it for snapshot s, parented to
 // parent. The copies share n's blocks, each noted in snaps.refs.
 func (ns *Tree) freeze(n, parent *Inode, s *Snapshot) *Inode {
-	c := *n // every attribute, whoever added it
+	c := n.Copy() // every attribute, whoever added it; its own block list
 	c.Parent = parent
 	c.Children = nil
-	c.UC = nil
-	c.Snap = nil
-	c.Quota = nil // quotas are the live directory's; its XAttrs and ACL slices are shared, and never changed in place
-	c.frozen = s
+	c.SetUC(nil)
+	c.setSnap(nil)
+	c.setQuota(nil) // quotas are the live directory's; its XAttrs and ACL slices are shared, and never changed in place
+	c.setFrozen(s)
 	ns.snaps.inodes++
 	if !n.IsDir {
-		c.Blocks = append([]*blockmgmt.Block(nil), n.Blocks...)
-		c.frozenLen = n.Length()
-		for _, b := range c.Blocks {
-			ns.snaps.refs[b.ID] = append(ns.snaps.refs[b.ID], &c)
+		c.setFrozenLen(n.Length())
+		for _, b := range c.Blocks() {
+			ns.snaps.refs[b.ID] = append(ns.snaps.refs[b.ID], c)
 			ns.syncHeld(b)
 		}
-		return &c
+		return c
 	}
 	c.Children = make([]*Inode, 0, len(n.Children))
 	for _, ch := range n.Children {
-		c.Children = append(c.Children, ns.freeze(ch, &c, s))
+		c.Children = append(c.Children, ns.freeze(ch, c, s))
 	}
-	return &c
+	return c
 }
 
 // unfreeze releases the blocks held by the copies at and below n, a
@@ -550,7 +549,7 @@ func (ns *Tree) unfreeze(n *Inode) {
 	for _, ch := range n.Children {
 		ns.unfreeze(ch)
 	}
-	for _, b := range n.Blocks {
+	for _, b := range n.Blocks() {
 		hs := ns.snaps.refs[b.ID]
 		for i, h := range hs {
 			if h == n {
@@ -564,7 +563,7 @@ func (ns *Tree) unfreeze(n *Inode) {
 			ns.snaps.refs[b.ID] = hs
 		}
 		ns.syncHeld(b)
-		if f := FileOf(b); f != nil && f.frozen != nil {
+		if f := FileOf(b); f != nil && f.frozen() != nil {
 			// No live file holds b: hand it to another copy, or drop it.
 			ns.orphaned(b)
 		}
@@ -580,6 +579,7 @@ func (ns *Tree) orphaned(b *blockmgmt.Block) {
 	// writes it any more, and block management (the replication monitor,
 	// safe mode) only looks after committed blocks. An image marks it so.
 	b.Committed = true
+	ns.Blocks.Changed(b.ID)
 	if hs := ns.snaps.refs[b.ID]; len(hs) > 0 {
 		b.File = hs[0]
 		return
@@ -596,19 +596,20 @@ func (ns *Tree) orphaned(b *blockmgmt.Block) {
 // f's replication) until f closes.
 func copyHolder(f *Inode, b *blockmgmt.Block) *Inode {
 	return &Inode{ID: f.ID, Name: f.Name, Parent: f.Parent, Owner: f.Owner, Group: f.Group, Mode: f.Mode,
-		Replication: f.Replication, BlockSize: f.BlockSize, StoragePolicy: f.StoragePolicy,
-		Blocks: []*blockmgmt.Block{b}, frozen: copyMarker, frozenLen: b.NumBytes}
+		StoragePolicy: f.StoragePolicy,
+		file:          &fileFields{replication: f.Replication(), blockSize: f.BlockSize(), blocks: []*blockmgmt.Block{b}},
+		extra:         &inodeExtra{frozen: copyMarker, frozenLen: b.NumBytes}}
 }
 
 // endCopy is called when open file n closes or goes: the source of its
 // copy-on-truncate, if nothing but the copy held it, is dropped.
 func (ns *Tree) endCopy(n *Inode) {
-	if n.UC == nil || n.UC.CopySource == nil || ns.snaps.copies[n.UC.CopySource.ID] != n {
+	if n.UC() == nil || n.UC().CopySource == nil || ns.snaps.copies[n.UC().CopySource.ID] != n {
 		return
 	}
-	delete(ns.snaps.copies, n.UC.CopySource.ID)
-	if b := ns.Blocks.Get(n.UC.CopySource.ID); b != nil {
-		if f := FileOf(b); f != nil && f.frozen == copyMarker {
+	delete(ns.snaps.copies, n.UC().CopySource.ID)
+	if b := ns.Blocks.Get(n.UC().CopySource.ID); b != nil {
+		if f := FileOf(b); f != nil && f.frozen() == copyMarker {
 			ns.Blocks.Drop(b)
 		}
 	}
@@ -622,15 +623,18 @@ func (ns *Tree) endCopy(n *Inode) {
 func (ns *Tree) syncHeld(b *blockmgmt.Block) {
 	held := 0
 	for _, h := range ns.snaps.refs[b.ID] {
-		held = max(held, int(h.Replication))
+		held = max(held, int(h.Replication()))
 	}
-	b.HeldReplication = held
+	if b.HeldReplication != held {
+		b.HeldReplication = held
+		ns.Blocks.Changed(b.ID)
+	}
 }
 
 // release is called when a live file lets go of b: b stays, held by a
 // snapshot copy, while any copy holds it; otherwise it is dropped.
 func (ns *Tree) release(b *blockmgmt.Block) {
-	if f := FileOf(b); f != nil && f.frozen != nil {
+	if f := FileOf(b); f != nil && f.frozen() != nil {
 		return // already not the live file's (an image's replay)
 	}
 	ns.orphaned(b)
@@ -640,28 +644,28 @@ func (ns *Tree) release(b *blockmgmt.Block) {
 
 // snapshotImageFields sets the snapshot fields of n's image record.
 func snapshotImageFields(n *Inode, rec *namenodepb.Inode) {
-	if n.UC != nil && n.UC.CopySource != nil && rec.Uc != nil {
-		rec.Uc.CopySource = blocksProto([]BlockInfo{*n.UC.CopySource})[0]
+	if n.UC() != nil && n.UC().CopySource != nil && rec.Uc != nil {
+		rec.Uc.CopySource = blocksProto([]BlockInfo{*n.UC().CopySource})[0]
 	}
-	if n.UC != nil && rec.Uc != nil && len(n.Blocks) > 0 && n.Blocks[len(n.Blocks)-1].Committed {
+	if n.UC() != nil && rec.Uc != nil && len(n.Blocks()) > 0 && n.Blocks()[len(n.Blocks())-1].Committed {
 		rec.Uc.LastCommitted = proto.Bool(true)
 	}
-	if n.Snap != nil {
+	if n.Snap() != nil {
 		rec.Snapshottable = proto.Bool(true)
 	}
-	if n.frozen != nil && !n.IsDir {
-		rec.SnapshotLength = proto.Uint64(uint64(n.frozenLen))
+	if n.frozen() != nil && !n.IsDir {
+		rec.SnapshotLength = proto.Uint64(uint64(n.frozenLen()))
 	}
 }
 
 // loadSnapshotFields applies the snapshot fields of a live inode's image
 // record.
 func (ns *Tree) loadSnapshotFields(n *Inode, rec *namenodepb.Inode) {
-	if k := len(n.Blocks); k > 0 && n.UC != nil && rec.GetUc().GetLastCommitted() {
-		n.Blocks[k-1].Committed = true
+	if k := len(n.Blocks()); k > 0 && n.UC() != nil && rec.GetUc().GetLastCommitted() {
+		n.Blocks()[k-1].Committed = true
 	}
-	if src := rec.GetUc().GetCopySource(); src != nil && n.UC != nil {
-		n.UC.CopySource = &blockInfos([]*namenodepb.Block{src})[0]
+	if src := rec.GetUc().GetCopySource(); src != nil && n.UC() != nil {
+		n.UC().CopySource = &blockInfos([]*namenodepb.Block{src})[0]
 		ns.snaps.init()
 		ns.snaps.copies[src.GetId()] = n
 	}
@@ -685,7 +689,7 @@ func (ns *Tree) snapshotHeader(h *namenodepb.ImageHeader) {
 // inodes, parents before children.
 func (ns *Tree) writeSnapshots(put func(proto.Message) error) error {
 	for _, d := range ns.SnapshotDirs() {
-		for _, s := range d.Snap.Snapshots {
+		for _, s := range d.Snap().Snapshots {
 			var inodes []*Inode
 			var walk func(*Inode)
 			walk = func(x *Inode) {
@@ -724,8 +728,8 @@ func (ns *Tree) readSnapshots(hdr *namenodepb.ImageHeader, next func(proto.Messa
 		if err := next(&si); err != nil {
 			return fmt.Errorf("namenode: image snapshot %d of %d: %w", i, hdr.GetSnapshotCount(), err)
 		}
-		d := ns.byID[si.GetDir()]
-		if d == nil || d.Snap == nil || len(si.GetName()) == 0 || d.Snapshot(string(si.GetName())) != nil || si.GetInodeCount() == 0 {
+		d := ns.byID.get(si.GetDir())
+		if d == nil || d.Snap() == nil || len(si.GetName()) == 0 || d.Snapshot(string(si.GetName())) != nil || si.GetInodeCount() == 0 {
 			return fmt.Errorf("namenode: image snapshot %q of directory %d does not fit the tree", si.GetName(), si.GetDir())
 		}
 		s := &Snapshot{ID: si.GetId(), Name: string(si.GetName()), Ctime: si.GetCtime()}
@@ -736,8 +740,8 @@ func (ns *Tree) readSnapshots(hdr *namenodepb.ImageHeader, next func(proto.Messa
 				return fmt.Errorf("namenode: image snapshot %q inode %d: %w", s.Name, j, err)
 			}
 			perm := rec.GetPerm()
-			c := &Inode{ID: rec.GetId(), Name: string(rec.GetName()), IsDir: rec.GetIsDir(), Owner: perm.GetOwner(), Group: perm.GetGroup(),
-				Mode: uint16(perm.GetMode() & 0o7777), Mtime: rec.GetMtime(), Atime: rec.GetAtime(), StoragePolicy: uint8(rec.GetStoragePolicy()), frozen: s}
+			c := &Inode{ID: rec.GetId(), Name: string(rec.GetName()), IsDir: rec.GetIsDir(), Owner: ns.names.of(perm.GetOwner()), Group: ns.names.of(perm.GetGroup()),
+				Mode: uint16(perm.GetMode() & 0o7777), Mtime: rec.GetMtime(), Atime: rec.GetAtime(), StoragePolicy: uint8(rec.GetStoragePolicy()), extra: &inodeExtra{frozen: s}}
 			if err := attributesFrom(c, &rec); err != nil {
 				return err
 			}
@@ -746,7 +750,7 @@ func (ns *Tree) readSnapshots(hdr *namenodepb.ImageHeader, next func(proto.Messa
 					return fmt.Errorf("namenode: image snapshot %q does not start with its directory", s.Name)
 				}
 				c.Name = s.Name
-				c.Parent = d.Snap.dot
+				c.Parent = d.Snap().dot
 				s.Root = c
 			} else {
 				p := copies[rec.GetParent()]
@@ -765,20 +769,20 @@ func (ns *Tree) readSnapshots(hdr *namenodepb.ImageHeader, next func(proto.Messa
 			copies[c.ID] = c
 			ns.snaps.inodes++
 			if !c.IsDir {
-				c.Replication = uint16(rec.GetReplication())
-				c.BlockSize = rec.GetBlockSize()
-				c.frozenLen = int64(rec.GetSnapshotLength())
+				c.SetReplication(uint16(rec.GetReplication()))
+				c.SetBlockSize(rec.GetBlockSize())
+				c.setFrozenLen(int64(rec.GetSnapshotLength()))
 				ns.thawBlocks(c, blockInfos(rec.GetBlocks()))
 			}
 		}
-		d.Snap.add(s)
+		d.Snap().add(s)
 		ns.snaps.count++
 	}
 	// The image lists snapshots by directory and name; refs and owners
 	// are as the edits made them: by snapshot id, the oldest owning.
 	for id, hs := range ns.snaps.refs {
-		sort.SliceStable(hs, func(i, j int) bool { return hs[i].frozen.ID < hs[j].frozen.ID })
-		if b := ns.Blocks.Get(id); b != nil && FileOf(b) != nil && FileOf(b).frozen != nil {
+		sort.SliceStable(hs, func(i, j int) bool { return hs[i].frozen().ID < hs[j].frozen().ID })
+		if b := ns.Blocks.Get(id); b != nil && FileOf(b) != nil && FileOf(b).frozen() != nil {
 			b.File = hs[0]
 		}
 	}
@@ -786,7 +790,7 @@ func (ns *Tree) readSnapshots(hdr *namenodepb.ImageHeader, next func(proto.Messa
 	// inode's block list: it comes back with its copy's holder.
 	for id, f := range ns.snaps.copies {
 		if ns.Blocks.Get(id) == nil {
-			src := f.UC.CopySource
+			src := f.UC().CopySource
 			b := blockmgmt.NewBlock(id, nil)
 			b.GenStamp, b.NumBytes, b.Committed = src.GenStamp, src.NumBytes, true
 			b.File = copyHolder(f, b)
@@ -808,7 +812,7 @@ func (ns *Tree) thawBlocks(c *Inode, bs []BlockInfo) {
 			ns.Blocks.Put(b)
 			ns.Blocks.Note(b.ID, b.GenStamp)
 		}
-		c.Blocks = append(c.Blocks, b)
+		c.SetBlockList(append(c.Blocks(), b))
 		ns.snaps.refs[b.ID] = append(ns.snaps.refs[b.ID], c)
 		ns.syncHeld(b)
 	}
@@ -828,13 +832,13 @@ func (ns *Tree) WriteBlockState(w io.Writer) error {
 		if f := FileOf(b); f != nil {
 			kind := "live"
 			switch {
-			case f.frozen == copyMarker:
+			case f.frozen() == copyMarker:
 				kind = "copy-source"
-			case f.frozen != nil:
+			case f.frozen() != nil:
 				kind = "snapshot"
 			}
 			fmt.Fprintf(bw, " owner=%s:%s", kind, f.Path())
-			if f.frozen != nil || f.UC == nil || f.LastBlock() != b {
+			if f.frozen() != nil || f.UC() == nil || f.LastBlock() != b {
 				fmt.Fprintf(bw, " committed=%v", b.Committed)
 			}
 		}
@@ -1009,11 +1013,11 @@ func modified(x, y *Inode) bool {
 		}
 		return false
 	}
-	if x.Replication != y.Replication || x.Length() != y.Length() || x.Mtime != y.Mtime || len(x.Blocks) != len(y.Blocks) {
+	if x.Replication() != y.Replication() || x.Length() != y.Length() || x.Mtime != y.Mtime || len(x.Blocks()) != len(y.Blocks()) {
 		return true
 	}
-	for i := range x.Blocks {
-		if x.Blocks[i] != y.Blocks[i] {
+	for i := range x.Blocks() {
+		if x.Blocks()[i] != y.Blocks()[i] {
 			return true
 		}
 	}

@@ -16,11 +16,11 @@ func snapDump(t *Tree) string {
 	var b strings.Builder
 	for _, d := range t.SnapshotDirs() {
 		fmt.Fprintf(&b, "snapshottable %s\n", d.Path())
-		for _, s := range d.Snap.Snapshots {
+		for _, s := range d.Snap().Snapshots {
 			var walk func(n *Inode)
 			walk = func(n *Inode) {
 				fmt.Fprintf(&b, "  %s %d len=%d", n.Path(), n.ID, n.Length())
-				for _, blk := range n.Blocks {
+				for _, blk := range n.Blocks() {
 					fmt.Fprintf(&b, " %s", blk)
 				}
 				b.WriteByte('\n')
@@ -68,7 +68,7 @@ func TestSnapshotTreeSemantics(t *testing.T) {
 
 	// The snapshots read the old state through .snapshot paths.
 	s1f := tr.Lookup("/d/.snapshot/s1/f")
-	if s1f == nil || s1f.Length() != 150 || len(s1f.Blocks) != 2 || !s1f.ReadOnly() {
+	if s1f == nil || s1f.Length() != 150 || len(s1f.Blocks()) != 2 || !s1f.ReadOnly() {
 		t.Fatalf("s1/f = %+v", s1f)
 	}
 	if g := tr.Lookup("/d/.snapshot/s1/g"); g == nil || g.Length() != 10 {
@@ -80,8 +80,8 @@ func TestSnapshotTreeSemantics(t *testing.T) {
 	// Append after s2: s2 keeps the old length though the block grew
 	// (the shared block has the new stamp).
 	s2f := tr.Lookup("/d/.snapshot/s2/f")
-	if s2f.Length() != 100 || s2f.Blocks[0].GenStamp != 1005 || len(s2f.Blocks) != 1 {
-		t.Fatalf("s2/f len=%d blocks=%v", s2f.Length(), s2f.Blocks)
+	if s2f.Length() != 100 || s2f.Blocks()[0].GenStamp != 1005 || len(s2f.Blocks()) != 1 {
+		t.Fatalf("s2/f len=%d blocks=%v", s2f.Length(), s2f.Blocks())
 	}
 	if live := tr.Lookup("/d/f"); live.Length() != 130 || live.ReadOnly() {
 		t.Fatalf("live f len=%d", live.Length())
@@ -126,7 +126,7 @@ func TestSnapshotTreeSemantics(t *testing.T) {
 	if dump(loaded) != dump(tr) || snapDump(loaded) != snapDump(tr) {
 		t.Fatalf("image lost snapshots:\n%s\n%s\nvs\n%s\n%s", dump(loaded), snapDump(loaded), dump(tr), snapDump(tr))
 	}
-	if a, b := loaded.Lookup("/d/f").Blocks[0], loaded.Lookup("/d/.snapshot/s1/f").Blocks[0]; a != b {
+	if a, b := loaded.Lookup("/d/f").Blocks()[0], loaded.Lookup("/d/.snapshot/s1/f").Blocks()[0]; a != b {
 		t.Fatal("image load does not share the live file's block with the snapshot")
 	}
 
@@ -302,14 +302,14 @@ func TestCopyOnTruncateRecord(t *testing.T) {
 	}
 	for _, x := range []*Tree{tr, loaded} {
 		f := x.Lookup("/d/f")
-		if f.UC == nil || f.UC.CopySource == nil || *f.UC.CopySource != held || f.Blocks[0].Committed {
-			t.Fatalf("copy source %+v", f.UC)
+		if f.UC() == nil || f.UC().CopySource == nil || *f.UC().CopySource != held || f.Blocks()[0].Committed {
+			t.Fatalf("copy source %+v", f.UC())
 		}
-		if s := x.Lookup("/d/.snapshot/s1/f"); s.Length() != 100 || s.Blocks[0].ID != held.ID || x.Blocks.Get(held.ID) == nil {
+		if s := x.Lookup("/d/.snapshot/s1/f"); s.Length() != 100 || s.Blocks()[0].ID != held.ID || x.Blocks.Get(held.ID) == nil {
 			t.Fatal("the held block went")
 		}
 		apply(t, x, []Edit{CloseFile("/d/f", 5, 5, []BlockInfo{blk(1, 1002, 40)})})
-		if x.Lookup("/d/f").UC != nil || len(x.Blocks.TakeRemoved()) != 0 {
+		if x.Lookup("/d/f").UC() != nil || len(x.Blocks.TakeRemoved()) != 0 {
 			t.Fatal("close after the copy")
 		}
 	}
@@ -455,8 +455,8 @@ func TestImageKeepsLastCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, x := range []*Tree{tr, loaded} {
-		if !x.Lookup("/f").Blocks[0].Committed || x.Lookup("/g").Blocks[0].Committed {
-			t.Errorf("tree %d: last blocks committed %v (truncating) and %v (being written)", i, x.Lookup("/f").Blocks[0].Committed, x.Lookup("/g").Blocks[0].Committed)
+		if !x.Lookup("/f").Blocks()[0].Committed || x.Lookup("/g").Blocks()[0].Committed {
+			t.Errorf("tree %d: last blocks committed %v (truncating) and %v (being written)", i, x.Lookup("/f").Blocks()[0].Committed, x.Lookup("/g").Blocks()[0].Committed)
 		}
 	}
 }

@@ -16,37 +16,228 @@ const rootInodeID = 16385
 
 // Inode is a file or directory. Directories keep their children sorted by
 // name (byte order), which is the order of listings.
+//
+// An inode is kept small, since a namespace holds millions: what only
+// files have is in file (nil for a directory), what few inodes have
+// (quotas, extended attributes, ACLs, snapshots) in extra (nil when none
+// is set); their accessors below read a nil side struct as the zero
+// values. Owner and group strings are interned by the Tree.
 type Inode struct {
 	ID       uint64
 	Name     string
 	Parent   *Inode
-	IsDir    bool
 	Children []*Inode // directories only, sorted by name
 
 	Owner, Group string
-	Mode         uint16 // 0o7777
-	Mtime, Atime int64  // ms since the epoch
+	Mtime, Atime int64 // ms since the epoch
 
-	// Files only.
-	Replication uint16
-	BlockSize   uint64
-	Blocks      []*blockmgmt.Block
-	UC          *UnderConstruction
+	file  *fileFields
+	extra *inodeExtra
 
+	Mode          uint16 // 0o7777
+	IsDir         bool
 	StoragePolicy uint8
+}
 
-	Quota *Quota // directories with a quota set (quota.go); nil otherwise
-	// XAttrs are the extended attributes (xattr.go), nil when none; ACL
+// fileFields are the attributes only files have.
+type fileFields struct {
+	replication uint16
+	blockSize   uint64
+	blocks      []*blockmgmt.Block
+	uc          *UnderConstruction
+}
+
+// inodeExtra are the attributes few inodes have.
+type inodeExtra struct {
+	quota *Quota // directories with a quota set (quota.go); nil otherwise
+	// xattrs are the extended attributes (xattr.go), nil when none; acl
 	// the entries beside the mode bits (acl.go), nil without an ACL.
-	XAttrs []XAttr
-	ACL    []ACLEntry
-	// Snapshots (snapshot.go). Snap is set on a snapshottable directory;
+	xattrs []XAttr
+	acl    []ACLEntry
+	// Snapshots (snapshot.go). snap is set on a snapshottable directory;
 	// frozen on every inode of a snapshot copy and on ".snapshot"
 	// directories, which are read-only; frozenLen is a copied file's
 	// length when its snapshot was taken.
-	Snap      *Snapshottable
+	snap      *Snapshottable
 	frozen    *Snapshot
 	frozenLen int64
+}
+
+// fileOf returns n's file attributes, allocating them on first use.
+func (n *Inode) fileOf() *fileFields {
+	if n.file == nil {
+		n.file = &fileFields{}
+	}
+	return n.file
+}
+
+// extraOf returns n's rare attributes, allocating them on first use.
+func (n *Inode) extraOf() *inodeExtra {
+	if n.extra == nil {
+		n.extra = &inodeExtra{}
+	}
+	return n.extra
+}
+
+// Replication is the file's target replication (0 for a directory).
+func (n *Inode) Replication() uint16 {
+	if n.file == nil {
+		return 0
+	}
+	return n.file.replication
+}
+
+// SetReplication sets the file's target replication.
+func (n *Inode) SetReplication(r uint16) { n.fileOf().replication = r }
+
+// BlockSize is the file's block size (0 for a directory).
+func (n *Inode) BlockSize() uint64 {
+	if n.file == nil {
+		return 0
+	}
+	return n.file.blockSize
+}
+
+// SetBlockSize sets the file's block size.
+func (n *Inode) SetBlockSize(s uint64) { n.fileOf().blockSize = s }
+
+// Blocks are the file's blocks in order (nil for a directory).
+func (n *Inode) Blocks() []*blockmgmt.Block {
+	if n.file == nil {
+		return nil
+	}
+	return n.file.blocks
+}
+
+// SetBlockList replaces the file's block list (the block map is the
+// caller's business).
+func (n *Inode) SetBlockList(bs []*blockmgmt.Block) {
+	if bs == nil && n.file == nil {
+		return
+	}
+	n.fileOf().blocks = bs
+}
+
+// UC is the file's writer while it is open, else nil.
+func (n *Inode) UC() *UnderConstruction {
+	if n.file == nil {
+		return nil
+	}
+	return n.file.uc
+}
+
+// SetUC sets (or, with nil, clears) the file's writer.
+func (n *Inode) SetUC(uc *UnderConstruction) {
+	if uc == nil && n.file == nil {
+		return
+	}
+	n.fileOf().uc = uc
+}
+
+// Quota is the directory's quota, nil when none is set (quota.go).
+func (n *Inode) Quota() *Quota {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.quota
+}
+
+func (n *Inode) setQuota(q *Quota) {
+	if q == nil && n.extra == nil {
+		return
+	}
+	n.extraOf().quota = q
+}
+
+// XAttrs are the extended attributes (xattr.go), nil when none.
+func (n *Inode) XAttrs() []XAttr {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.xattrs
+}
+
+func (n *Inode) setXAttrs(xs []XAttr) {
+	if xs == nil && n.extra == nil {
+		return
+	}
+	n.extraOf().xattrs = xs
+}
+
+// ACL are the ACL entries beside the mode bits (acl.go), nil without.
+func (n *Inode) ACL() []ACLEntry {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.acl
+}
+
+func (n *Inode) setACL(acl []ACLEntry) {
+	if acl == nil && n.extra == nil {
+		return
+	}
+	n.extraOf().acl = acl
+}
+
+// Snap is the directory's snapshot state when it is snapshottable, else
+// nil (snapshot.go).
+func (n *Inode) Snap() *Snapshottable {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.snap
+}
+
+func (n *Inode) setSnap(s *Snapshottable) {
+	if s == nil && n.extra == nil {
+		return
+	}
+	n.extraOf().snap = s
+}
+
+func (n *Inode) frozen() *Snapshot {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.frozen
+}
+
+func (n *Inode) setFrozen(s *Snapshot) {
+	if s == nil && n.extra == nil {
+		return
+	}
+	n.extraOf().frozen = s
+}
+
+func (n *Inode) frozenLen() int64 {
+	if n.extra == nil {
+		return 0
+	}
+	return n.extra.frozenLen
+}
+
+func (n *Inode) setFrozenLen(l int64) {
+	if l == 0 && n.extra == nil {
+		return
+	}
+	n.extraOf().frozenLen = l
+}
+
+// Copy returns a copy of n whose attributes can be changed without
+// changing n's: its side structs and block list are its own (the
+// blocks, children, XAttrs and ACL slices' elements are shared).
+func (n *Inode) Copy() *Inode {
+	c := *n
+	if n.file != nil {
+		f := *n.file
+		f.blocks = append([]*blockmgmt.Block(nil), n.file.blocks...)
+		c.file = &f
+	}
+	if n.extra != nil {
+		e := *n.extra
+		c.extra = &e
+	}
+	return &c
 }
 
 // UnderConstruction is the writer of a file being written.
@@ -123,11 +314,12 @@ type Tree struct {
 	// each block's state (replicas).
 	Blocks    *blockmgmt.BlockMap
 	Root      *Inode
-	byID      map[uint64]*Inode
+	byID      inodeIndex
 	lastID    uint64
 	fileCount int64
 	dirCount  int64
 
+	names     interner  // owners and groups
 	quotaSeen bool      // a quota was set: edits keep usage (quota.go)
 	snaps     snapshots // snapshot.go
 
@@ -137,12 +329,15 @@ type Tree struct {
 // New returns a tree holding only the root directory, owned by superuser
 // and supergroup, whose files keep their blocks in blocks.
 func New(superuser, supergroup string, blocks *blockmgmt.BlockMap) *Tree {
-	root := &Inode{ID: rootInodeID, IsDir: true, Owner: superuser, Group: supergroup, Mode: 0o755}
-	return &Tree{Blocks: blocks, Root: root, byID: map[uint64]*Inode{rootInodeID: root}, lastID: rootInodeID, dirCount: 1, tokens: delegation.NewState()}
+	names := interner{}
+	root := &Inode{ID: rootInodeID, IsDir: true, Owner: names.of(superuser), Group: names.of(supergroup), Mode: 0o755}
+	t := &Tree{Blocks: blocks, Root: root, lastID: rootInodeID, dirCount: 1, names: names, tokens: delegation.NewState()}
+	t.byID.put(rootInodeID, root)
+	return t
 }
 
 // Inode returns the inode with id, or nil.
-func (ns *Tree) Inode(id uint64) *Inode { return ns.byID[id] }
+func (ns *Tree) Inode(id uint64) *Inode { return ns.byID.get(id) }
 
 // AllocInodeID hands out the next inode id for an edit being built.
 func (ns *Tree) AllocInodeID() uint64 {
@@ -158,11 +353,11 @@ func (ns *Tree) Counts() (files, dirs int64) { return ns.fileCount, ns.dirCount 
 
 // OpenFiles calls f for every file under construction, in no order.
 func (ns *Tree) OpenFiles(f func(*Inode)) {
-	for _, n := range ns.byID {
-		if n.UC != nil {
+	ns.byID.each(func(n *Inode) {
+		if n.UC() != nil {
 			f(n)
 		}
-	}
+	})
 }
 
 // SplitPath splits an absolute, validated path into components; "/" has none.
@@ -230,6 +425,10 @@ func (ns *Tree) Resolve(p string) *Resolved {
 	return r
 }
 
+// leafName is a copy of the path's last component: a substring would
+// keep the whole path (the edit's, the request's) alive with the inode.
+func (r *Resolved) leafName() string { return strings.Clone(r.Names[len(r.Names)-1]) }
+
 // Lookup returns the inode at p, or nil.
 func (ns *Tree) Lookup(p string) *Inode { return ns.Resolve(p).Target() }
 
@@ -242,17 +441,23 @@ func replayErr(format string, args ...any) error {
 }
 
 func (ns *Tree) newInode(id uint64, name string, dir bool, perm *namenodepb.PermStatus, mtime int64) *Inode {
-	n := &Inode{ID: id, Name: name, IsDir: dir, Owner: perm.GetOwner(), Group: perm.GetGroup(), Mode: uint16(perm.GetMode() & 0o7777), Mtime: mtime}
+	n := &Inode{ID: id, Name: name, IsDir: dir, Owner: ns.names.of(perm.GetOwner()), Group: ns.names.of(perm.GetGroup()), Mode: uint16(perm.GetMode() & 0o7777), Mtime: mtime}
+	ns.addInode(n)
+	return n
+}
+
+// addInode indexes new inode n by its id and counts it.
+func (ns *Tree) addInode(n *Inode) {
+	id, dir := n.ID, n.IsDir
 	if id > ns.lastID {
 		ns.lastID = id
 	}
-	ns.byID[id] = n
+	ns.byID.put(id, n)
 	if dir {
 		ns.dirCount++
 	} else {
 		ns.fileCount++
 	}
-	return n
 }
 
 // apply applies one edit-log operation. Live mutations build the op after
@@ -278,17 +483,17 @@ func (ns *Tree) Apply(e Edit) error {
 			return replayErr("close of missing file %s", o.CloseFile.GetPath())
 		}
 		ns.endCopy(n)
-		n.UC = nil
+		n.SetUC(nil)
 		n.Mtime = o.CloseFile.GetMtime()
 		n.Atime = o.CloseFile.GetAtime()
 		ns.setBlocks(n, blockInfos(o.CloseFile.GetBlocks()), true)
 		return nil
 	case *namenodepb.EditOp_AddBlock:
 		n := ns.Lookup(o.AddBlock.GetPath())
-		if n == nil || n.IsDir || n.UC == nil {
+		if n == nil || n.IsDir || n.UC() == nil {
 			return replayErr("addBlock to %s, which is not being written", o.AddBlock.GetPath())
 		}
-		bs := BlockInfos(n.Blocks)
+		bs := BlockInfos(n.Blocks())
 		if len(bs) > 0 {
 			bs[len(bs)-1].NumBytes = int64(o.AddBlock.GetPreviousNumBytes())
 		}
@@ -299,9 +504,9 @@ func (ns *Tree) Apply(e Edit) error {
 		if n == nil || n.IsDir {
 			return replayErr("updateBlocks of missing file %s", o.UpdateBlocks.GetPath())
 		}
-		ns.setBlocks(n, blockInfos(o.UpdateBlocks.GetBlocks()), n.UC == nil)
-		if k := len(n.Blocks); k > 0 && o.UpdateBlocks.GetLastCommitted() {
-			n.Blocks[k-1].Committed = true
+		ns.setBlocks(n, blockInfos(o.UpdateBlocks.GetBlocks()), n.UC() == nil)
+		if k := len(n.Blocks()); k > 0 && o.UpdateBlocks.GetLastCommitted() {
+			n.Blocks()[k-1].Committed = true
 		}
 		return nil
 	case *namenodepb.EditOp_SetGenStamp:
@@ -309,14 +514,14 @@ func (ns *Tree) Apply(e Edit) error {
 		return nil
 	case *namenodepb.EditOp_ReopenFile:
 		n := ns.Lookup(o.ReopenFile.GetPath())
-		if n == nil || n.IsDir || n.UC != nil {
+		if n == nil || n.IsDir || n.UC() != nil {
 			return replayErr("reopen of %s, which is missing or open", o.ReopenFile.GetPath())
 		}
-		n.UC = &UnderConstruction{ClientName: o.ReopenFile.GetClientName(), ClientMachine: o.ReopenFile.GetClientMachine()}
+		n.SetUC(&UnderConstruction{ClientName: o.ReopenFile.GetClientName(), ClientMachine: o.ReopenFile.GetClientMachine()})
 		n.Mtime = o.ReopenFile.GetMtime()
-		if k := len(n.Blocks); k > 0 {
-			n.Blocks[k-1].Committed = false
-			n.Blocks[k-1].Complete = false
+		if k := len(n.Blocks()); k > 0 {
+			n.Blocks()[k-1].Committed = false
+			n.Blocks()[k-1].Complete = false
 		}
 		return nil
 	case *namenodepb.EditOp_Delete:
@@ -336,10 +541,10 @@ func (ns *Tree) Apply(e Edit) error {
 			return replayErr("setOwner of missing %s", o.SetOwner.GetPath())
 		}
 		if o.SetOwner.Owner != nil {
-			n.Owner = o.SetOwner.GetOwner()
+			n.Owner = ns.names.of(o.SetOwner.GetOwner())
 		}
 		if o.SetOwner.Group != nil {
-			n.Group = o.SetOwner.GetGroup()
+			n.Group = ns.names.of(o.SetOwner.GetGroup())
 		}
 		return nil
 	case *namenodepb.EditOp_SetTimes:
@@ -359,7 +564,8 @@ func (ns *Tree) Apply(e Edit) error {
 		if n == nil || n.IsDir {
 			return replayErr("setReplication of missing file %s", o.SetReplication.GetPath())
 		}
-		n.Replication = uint16(o.SetReplication.GetReplication())
+		n.SetReplication(uint16(o.SetReplication.GetReplication()))
+		ns.blocksChanged(n)
 		return nil
 	case *namenodepb.EditOp_SetXattr:
 		return ns.applySetXAttr(o.SetXattr)
@@ -379,6 +585,7 @@ func (ns *Tree) Apply(e Edit) error {
 			return replayErr("setStoragePolicy of missing %s", o.SetStoragePolicy.GetPath())
 		}
 		n.StoragePolicy = uint8(o.SetStoragePolicy.GetPolicy())
+		ns.blocksChanged(n)
 		return nil
 	}
 	return replayErr("unknown edit op %T", e.op.Op)
@@ -390,7 +597,7 @@ func (ns *Tree) applyMkdir(o *namenodepb.OpMkdir) error {
 		return replayErr("mkdir %s: parent missing or target exists", o.GetPath())
 	}
 	parent := r.LastExisting()
-	n := ns.newInode(o.GetId(), r.Names[len(r.Names)-1], true, o.GetPerm(), o.GetMtime())
+	n := ns.newInode(o.GetId(), r.leafName(), true, o.GetPerm(), o.GetMtime())
 	parent.addChild(n)
 	parent.Mtime = o.GetMtime()
 	inheritDefaultACL(n)
@@ -410,16 +617,28 @@ func (ns *Tree) applyAddFile(o *namenodepb.OpAddFile) error {
 		return replayErr("add %s: parent missing", o.GetPath())
 	}
 	parent := r.LastExisting()
-	n := ns.newInode(o.GetId(), r.Names[len(r.Names)-1], false, o.GetPerm(), o.GetMtime())
+	n := ns.newInode(o.GetId(), r.leafName(), false, o.GetPerm(), o.GetMtime())
 	n.Atime = o.GetMtime()
-	n.Replication = uint16(o.GetReplication())
-	n.BlockSize = o.GetBlockSize()
+	n.SetReplication(uint16(o.GetReplication()))
+	n.SetBlockSize(o.GetBlockSize())
 	n.StoragePolicy = uint8(o.GetStoragePolicy())
-	n.UC = &UnderConstruction{ClientName: o.GetClientName(), ClientMachine: o.GetClientMachine()}
+	n.SetUC(&UnderConstruction{ClientName: o.GetClientName(), ClientMachine: o.GetClientMachine()})
 	parent.addChild(n)
 	parent.Mtime = o.GetMtime()
 	inheritDefaultACL(n)
 	return nil
+}
+
+// blocksChanged tells block management that what the blocks of the files
+// at and under n need may have changed (their replication or storage
+// policy).
+func (ns *Tree) blocksChanged(n *Inode) {
+	for _, b := range n.Blocks() {
+		ns.Blocks.Changed(b.ID)
+	}
+	for _, c := range n.Children {
+		ns.blocksChanged(c)
+	}
 }
 
 // removeSubtree unlinks n and forgets every inode below it.
@@ -430,7 +649,7 @@ func (ns *Tree) removeSubtree(n *Inode) {
 	ns.dropFile(n)
 	var walk func(*Inode)
 	walk = func(x *Inode) {
-		delete(ns.byID, x.ID)
+		ns.byID.del(x.ID)
 		ns.forgetSnapshottable(x)
 		if x.IsDir {
 			ns.dirCount--
@@ -475,9 +694,13 @@ func (ns *Tree) applyRename(o *namenodepb.OpRename) error {
 		return replayErr("rename %s under itself", o.GetSrc())
 	}
 	srcParent := src.Parent
+	oldPolicy := src.EffectivePolicyID()
 	srcParent.removeChild(src)
-	src.Name = r.Names[len(r.Names)-1]
+	src.Name = r.leafName()
 	dstParent.addChild(src)
+	if src.EffectivePolicyID() != oldPolicy {
+		ns.blocksChanged(src) // under another storage policy
+	}
 	srcParent.Mtime = o.GetMtime()
 	dstParent.Mtime = o.GetMtime()
 	return nil

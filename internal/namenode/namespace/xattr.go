@@ -91,7 +91,7 @@ type XAttrLimits struct {
 
 // XAttr returns n's attribute with x's namespace and name.
 func (n *Inode) XAttr(ns XAttrNS, name string) (XAttr, bool) {
-	for _, a := range n.XAttrs {
+	for _, a := range n.XAttrs() {
 		if a.NS == ns && a.Name == name {
 			return a, true
 		}
@@ -190,7 +190,7 @@ func CheckSetXAttr(n *Inode, x XAttr, flag XAttrFlag, limit int) error {
 	if userVisible(x) {
 		visible++
 	}
-	for _, a := range n.XAttrs {
+	for _, a := range n.XAttrs() {
 		if !a.sameKey(x) && userVisible(a) {
 			visible++
 		}
@@ -255,18 +255,18 @@ func (ns *Tree) applySetXAttr(o *namenodepb.OpSetXAttr) error {
 	}
 	x := xattrFrom(o.GetXattr())
 	// A new slice every time: a snapshot's copy of n shares the old one.
-	for i := range n.XAttrs {
-		if n.XAttrs[i].sameKey(x) {
-			xs := append([]XAttr(nil), n.XAttrs...)
+	for i := range n.XAttrs() {
+		if n.XAttrs()[i].sameKey(x) {
+			xs := append([]XAttr(nil), n.XAttrs()...)
 			xs[i] = x
-			n.XAttrs = xs
+			n.setXAttrs(xs)
 			return nil
 		}
 	}
 	// Exactly sized: most inodes have none or a few.
-	xs := make([]XAttr, len(n.XAttrs), len(n.XAttrs)+1)
-	copy(xs, n.XAttrs)
-	n.XAttrs = append(xs, x)
+	xs := make([]XAttr, len(n.XAttrs()), len(n.XAttrs())+1)
+	copy(xs, n.XAttrs())
+	n.setXAttrs(append(xs, x))
 	return nil
 }
 
@@ -276,12 +276,12 @@ func (ns *Tree) applyRemoveXAttr(o *namenodepb.OpRemoveXAttr) error {
 		return replayErr("removeXAttr on missing %s", o.GetPath())
 	}
 	key := XAttr{NS: XAttrNS(o.GetNamespace()), Name: o.GetName()}
-	for i := range n.XAttrs {
-		if n.XAttrs[i].sameKey(key) {
-			if len(n.XAttrs) == 1 {
-				n.XAttrs = nil
+	for i := range n.XAttrs() {
+		if n.XAttrs()[i].sameKey(key) {
+			if len(n.XAttrs()) == 1 {
+				n.setXAttrs(nil)
 			} else {
-				n.XAttrs = append(n.XAttrs[:i:i], n.XAttrs[i+1:]...)
+				n.setXAttrs(append(n.XAttrs()[:i:i], n.XAttrs()[i+1:]...))
 			}
 			return nil
 		}

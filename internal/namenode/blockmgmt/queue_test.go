@@ -1,0 +1,85 @@
+package blockmgmt
+
+import "testing"
+
+// The replication monitor's passes check the blocks with work to do: all
+// of them once, then only what events queue, and a block stays queued
+// while it is under-replicated.
+func TestReplicationQueue(t *testing.T) {
+	h := newHarness(t, testConfig())
+	for _, n := range []string{"dn1", "dn2", "dn3"} {
+		h.addNode(n, disk(1<<40))
+	}
+	var blocks []*Block
+	for i := 0; i < 50; i++ {
+		_, bs := h.addFile(2, "HOT", mb)
+		blocks = append(blocks, bs...)
+	}
+	for _, b := range blocks {
+		h.place(b, "dn1", "dn2")
+	}
+	if got := h.m.Queued(); got != len(blocks) {
+		t.Fatalf("first pass would check %d blocks, want all %d", got, len(blocks))
+	}
+	st := h.m.Replicate(h.now)
+	if st.Blocks != 50 || st.UnderReplicated != 0 || h.m.Queued() != 0 {
+		t.Fatalf("after a pass over healthy blocks: %+v, %d queued", st, h.m.Queued())
+	}
+	// A replica lost: its block, and only it, is checked, and stays
+	// queued (under-replicated) until the copy arrives.
+	lost := blocks[7]
+	if err := h.m.ReceivedDeleted("dn2", []StorageReceivedDeleted{{StorageID: sid("dn2", 0), Deleted: []uint64{lost.ID}}}); err != nil {
+		t.Fatal(err)
+	}
+	if h.m.Queued() != 1 {
+		t.Fatalf("%d blocks queued after one replica went, want 1", h.m.Queued())
+	}
+	st = h.m.Replicate(h.now)
+	if st.UnderReplicated != 1 || h.m.Pending() != 1 || h.m.Queued() != 1 {
+		t.Fatalf("after the loss: %+v, %d pending, %d queued", st, h.m.Pending(), h.m.Queued())
+	}
+	cmds := h.heartbeat("dn1")
+	if len(cmds) != 1 || cmds[0].Kind != Transfer || len(cmds[0].Targets) != 1 {
+		t.Fatalf("dn1 told %s, want one transfer", describe(cmds))
+	}
+	h.place(lost, cmds[0].Targets[0].Node.UUID)
+	st = h.m.Replicate(h.now)
+	if st.UnderReplicated != 0 || h.m.Pending() != 0 || h.m.Queued() != 0 {
+		t.Fatalf("after the copy arrived: %+v, %d pending, %d queued", st, h.m.Pending(), h.m.Queued())
+	}
+	// A node dies: every block it held is queued, and they are counted
+	// under-replicated until copied.
+	held := 0
+	for _, b := range blocks {
+		if b.Replicas[sid("dn2", 0)] != nil {
+			held++
+		}
+	}
+	h.m.markDead(h.m.dns.byUUID["dn2"])
+	if h.m.Queued() != held {
+		t.Fatalf("%d blocks queued after dn2 died, want its %d", h.m.Queued(), held)
+	}
+	if st = h.m.Replicate(h.now); st.UnderReplicated != held {
+		t.Fatalf("after dn2 died: %+v, want %d under-replicated", st, held)
+	}
+	// A dropped block leaves the counts.
+	h.blocks.Drop(blocks[0])
+	if st = h.m.Replicate(h.now); st.UnderReplicated != held-1 || st.Blocks != 49 {
+		t.Fatalf("after a drop: %+v", st)
+	}
+	// A file's replication raised outside block management
+	// (BlockMap.Changed): its block is checked again.
+	h.advance(10 * 60e9) // the transfers time out
+	h.m.Replicate(h.now)
+	f := blocks[7].File.(*fakeFile)
+	f.repl = 3
+	h.blocks.Changed(blocks[7].ID)
+	before := h.m.Queued()
+	if !queued(h.m, blocks[7].ID) || before == 0 {
+		t.Fatal("a changed block is not queued")
+	}
+}
+
+func queued(m *Manager, id uint64) bool {
+	return m.blocks.Get(id).queued || m.needed.all
+}
