@@ -424,6 +424,9 @@ func (w *ReplicaWriter) writeOut() error {
 	if err := w.settle(true); err != nil {
 		return err
 	}
+	if w.wb != nil {
+		w.nbufs -= w.wb.release()
+	}
 	n := len(w.buf)
 	if w.direct != nil {
 		a := n &^ (dioAlign - 1)
