@@ -342,7 +342,11 @@ func (d *DataNode) dropUnfinished(w *fsdataset.ReplicaWriter, stage hdfspb.OpWri
 			d.log.Warn("datanode: removing the replica of a failed write", "block", w.Info().Block.String(), "err", err)
 		}
 	default:
-		w.Close()
+		// What was received stays for recovery; a failure to write it
+		// out leaves a shorter replica, which recovery measures.
+		if err := w.Close(); err != nil {
+			d.log.Warn("datanode: writing out the replica of a failed write", "block", w.Info().Block.String(), "err", err)
+		}
 	}
 }
 
@@ -554,7 +558,13 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 			send() // earlier acks do not wait for the fsync
 		}
 		if item.last && item.status == hdfspb.Status_SUCCESS && !finalize {
-			w.Close() // a copy of a replica still being written stays so
+			// A copy of a replica still being written stays so. Close
+			// writes out the last buffers (write-behind's included): its
+			// error fails the copy.
+			if err := w.Close(); err != nil {
+				replies[0] = hdfspb.Status_ERROR
+				firstErr = err
+			}
 		} else if item.last && item.status == hdfspb.Status_SUCCESS {
 			info, err := w.Finalize()
 			if err != nil {
@@ -573,7 +583,9 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 			}
 		}
 		datatransfer.WriteAck(&out, &datatransfer.Ack{Seqno: item.seqno, Replies: replies})
-		if mirrorOK || len(acks) == 0 || item.last || item.status != hdfspb.Status_SUCCESS || out.Len() >= 4096 {
+		// An ack reporting a failure (this node's or a mirror's) goes up
+		// at once, not behind queued items.
+		if mirrorOK || len(acks) == 0 || item.last || !allSuccess(replies) || out.Len() >= 4096 {
 			send()
 		}
 		if item.err != nil && firstErr == nil {
@@ -582,6 +594,15 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 	}
 	send()
 	return firstErr
+}
+
+func allSuccess(replies []hdfspb.Status) bool {
+	for _, st := range replies {
+		if st != hdfspb.Status_SUCCESS {
+			return false
+		}
+	}
+	return true
 }
 
 // blockChecksum answers BLOCK_CHECKSUM: MD5 of the replica's CRCs over

@@ -172,6 +172,7 @@ type BlockWriter struct {
 	// Owned by the writing goroutine.
 	cur      *outPacket  // packet being filled, nil if none
 	unsent   net.Buffers // encoded packets queued but not yet written, in order
+	unsentN  int         // bytes in unsent
 	offset   int64       // block offset after the last byte accepted by Write
 	seqno    int64       // next seqno
 	closed   bool
@@ -634,11 +635,17 @@ func (w *BlockWriter) Write(b []byte) (int, error) {
 	return written, nil
 }
 
-// maxBatch is the most packets Write gathers before writing them to the
-// connection together (one writev on a TCP connection): 1 MiB of 64 KiB
-// packets. The bytes on the wire are the same; the syscalls, and the
-// receiver's wake-ups, fewer.
-const maxBatch = 16
+// maxBatch and maxBatchBytes bound the packets Write gathers before
+// writing them to the connection together (one writev on a TCP
+// connection): 16 packets, or fewer once 256 KiB are gathered (4 of
+// 64 KiB). The bytes on the wire are the same; the syscalls, and the
+// receiver's wake-ups, fewer. One write deadline (SocketWriteTimeout)
+// covers one writev, so the byte bound keeps what must move within it to
+// a few packets' worth, close to a write per packet.
+const (
+	maxBatch      = 16
+	maxBatchBytes = 256 << 10
+)
 
 // send queues p and writes it, with the packets queued before it, to the
 // connection.
@@ -684,8 +691,10 @@ func (w *BlockWriter) queuePacket(p *outPacket) error {
 	w.queue = append(w.queue, p)
 	w.mu.Unlock()
 
-	w.unsent = append(w.unsent, w.encode(p))
-	if len(w.unsent) >= maxBatch {
+	enc := w.encode(p)
+	w.unsent = append(w.unsent, enc)
+	w.unsentN += len(enc)
+	if len(w.unsent) >= maxBatch || w.unsentN >= maxBatchBytes {
 		return w.writeQueued()
 	}
 	return nil
@@ -705,6 +714,7 @@ func (w *BlockWriter) writeQueued() error {
 	w.wmu.Unlock()
 	clear(w.unsent)
 	w.unsent = w.unsent[:0]
+	w.unsentN = 0
 	if err != nil {
 		return w.writeFailed(w.dl.explain(err, false))
 	}

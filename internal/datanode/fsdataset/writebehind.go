@@ -10,7 +10,10 @@ import (
 const (
 	// writeBehindBufs is how many buffers a streaming writer has: one
 	// being filled by Write while the others are written out by its
-	// write-behind goroutine. Write blocks when all are in flight.
+	// write-behind goroutine. Write blocks when all are in flight. A
+	// drain (hflush, hsync) returns all but the one being filled to the
+	// pool, so an idle open writer holds one buffer (and an idle
+	// goroutine).
 	writeBehindBufs = 3
 	// writebackWindow is the stride of early writeback on buffered
 	// replicas: every writebackWindow bytes written, the kernel is asked
@@ -179,16 +182,26 @@ func (wb *writeBehind) drain() error {
 	return wb.err
 }
 
-// stop drains, ends the goroutine and returns its buffers.
-func (wb *writeBehind) stop() {
-	wb.drain()
-	close(wb.jobs)
+// release returns the written buffers to the pool and says how many: once
+// drained, a writer idle between hflushes keeps only the buffer it fills
+// (a writer of a WAL holds its file open for hours). The next full buffer
+// takes one from the pool again.
+func (wb *writeBehind) release() int {
+	n := 0
 	for {
 		select {
 		case b := <-wb.free:
 			putBuf(b)
+			n++
 		default:
-			return
+			return n
 		}
 	}
+}
+
+// stop drains, ends the goroutine and returns its buffers.
+func (wb *writeBehind) stop() {
+	wb.drain()
+	close(wb.jobs)
+	wb.release()
 }

@@ -286,7 +286,9 @@ func (w *ReplicaWriter) WriteVerified(p, sums []byte, bpc int) (int, error) {
 // CommitVerified: the block receiver saves a copy per packet. It is empty
 // when the writer is closed or failed. Until the next call on the writer
 // the space is the caller's; a writer closed meanwhile (by a recovery,
-// say) drops the buffer instead of reusing it.
+// say) drops the buffer instead of reusing it, while the caller's own
+// Close or Abort (a receive that failed after Room) returns it to the
+// pool.
 func (w *ReplicaWriter) Room() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -423,6 +425,9 @@ func (w *ReplicaWriter) settle(drain bool) error {
 func (w *ReplicaWriter) writeOut() error {
 	if err := w.settle(true); err != nil {
 		return err
+	}
+	if w.wb != nil {
+		w.nbufs -= w.wb.release()
 	}
 	n := len(w.buf)
 	if w.direct != nil {
@@ -661,6 +666,7 @@ func (w *ReplicaWriter) shutdown(flush bool) {
 // writer does nothing.
 func (w *ReplicaWriter) Close() error {
 	w.mu.Lock()
+	w.lent = false // the owner's call ends a loan: its buffer goes back to the pool
 	if w.doneWhy != "" {
 		w.mu.Unlock()
 		return nil
@@ -686,6 +692,9 @@ func (w *ReplicaWriter) Close() error {
 // meanwhile recovered by another writer, finalized, or deleted, Abort
 // leaves it alone.
 func (w *ReplicaWriter) Abort() error {
+	w.mu.Lock()
+	w.lent = false // as in Close
+	w.mu.Unlock()
 	w.shutdown(false)
 	d, r := w.d, w.r
 	r.fileMu.Lock()
