@@ -320,16 +320,20 @@ func (cc *clientConn) shutdown(err error) {
 
 func (cc *clientConn) readLoop() {
 	for {
-		bp := getBuffer()
-		frame, err := readFrameInto(cc.br, cc.cfg.MaxDataLength, nil, *bp)
+		// A pooled buffer is taken once a frame's length has arrived (an
+		// idle connection holds none). Not under wrapping: the frames
+		// inside a WRAP message may alias its buffer, not to be reused.
+		var frame []byte
+		var bp *[]byte
+		var err error
+		if cc.sasl.wrapping() {
+			frame, err = readFrame(cc.br, cc.cfg.MaxDataLength, nil)
+		} else {
+			frame, bp, err = readPooledFrame(cc.br, cc.cfg.MaxDataLength, nil)
+		}
 		if err != nil {
 			cc.shutdown(connErr(fmt.Errorf("ipc: connection to %s: %w", cc.cfg.Addr, err)))
 			return
-		}
-		if cc.sasl.wrapping() {
-			// The frames inside a WRAP message may alias this one's
-			// buffer, which then is not reused.
-			bp = nil
 		}
 		if !cc.deliver(frame, false, bp) {
 			return

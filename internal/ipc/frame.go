@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -44,30 +45,60 @@ const frameChunk = 64 << 10
 // beforeChunk is not nil it runs before each read of the frame's body (the
 // server sets a stall deadline there).
 func readFrame(r io.Reader, max int, beforeChunk func()) ([]byte, error) {
-	return readFrameInto(r, max, beforeChunk, nil)
+	n, err := readLength(r, max)
+	if err != nil {
+		return nil, err
+	}
+	return readBody(r, n, beforeChunk, make([]byte, 0, min(n, frameChunk)))
 }
 
-// readFrameInto is readFrame reading into spare when the frame fits in
-// its capacity (a pooled buffer), into a new buffer otherwise.
-func readFrameInto(r io.Reader, max int, beforeChunk func(), spare []byte) ([]byte, error) {
+// readPooledFrame is readFrame reading a frame that fits in a pooled
+// buffer (maxPooledFrame) into one taken from the pool, which bp then is
+// (nil for a larger frame): the caller returns it with putBuffer once done
+// with the frame. The buffer is taken only once the length has arrived,
+// so a connection waiting for its next frame holds none.
+func readPooledFrame(r io.Reader, max int, beforeChunk func()) (frame []byte, bp *[]byte, err error) {
+	n, err := readLength(r, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n > maxPooledFrame {
+		frame, err := readBody(r, n, beforeChunk, make([]byte, 0, frameChunk))
+		return frame, nil, err
+	}
+	bp = getBuffer()
+	// At most maxPooledFrame (frameChunk) ahead of the bytes, as readFrame.
+	frame, err = readBody(r, n, beforeChunk, slices.Grow((*bp)[:0], n))
+	if err != nil {
+		putBuffer(bp)
+		return nil, nil, err
+	}
+	*bp = frame // a buffer grown to hold the frame goes back grown
+	return frame, bp, nil
+}
+
+// readLength reads a frame's length prefix and checks it against max.
+func readLength(r io.Reader, max int) (int, error) {
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
-		return nil, err
+		return 0, err
 	}
 	n := int64(binary.BigEndian.Uint32(lenBuf[:]))
 	if n > int64(max) {
-		return nil, fmt.Errorf("%w: RPC data length of %d exceeds maximum data length of %d", ErrFrameTooLarge, n, max)
+		return 0, fmt.Errorf("%w: RPC data length of %d exceeds maximum data length of %d", ErrFrameTooLarge, n, max)
 	}
-	buf := spare[:0]
-	if n > int64(cap(spare)) {
-		buf = make([]byte, 0, min(n, frameChunk))
-	}
-	for int64(len(buf)) < n {
+	return int(n), nil
+}
+
+// readBody reads a frame's n bytes into buf (empty, with some capacity
+// unless n is 0), doubling it, never past n, as they arrive.
+func readBody(r io.Reader, n int, beforeChunk func(), buf []byte) ([]byte, error) {
+	for len(buf) < n {
 		if len(buf) == cap(buf) {
 			// Double, but never past the claimed length.
-			buf = slices.Grow(buf, int(min(int64(cap(buf)), n-int64(len(buf)))))
+			buf = slices.Grow(buf, min(cap(buf), n-len(buf)))
 		}
-		end := int(min(int64(cap(buf)), n))
+		end := min(cap(buf), n)
 		if beforeChunk != nil && !buffered(r, end-len(buf)) {
 			beforeChunk()
 		}
@@ -83,12 +114,25 @@ func readFrameInto(r io.Reader, max int, beforeChunk func(), spare []byte) ([]by
 	return buf, nil
 }
 
+// bufferedReader is an input that holds bytes a read returns without
+// waiting on the network: a bufio.Reader, or the saslReader over one.
+type bufferedReader interface{ Buffered() int }
+
 // buffered reports whether r holds n bytes that a read returns without
-// waiting on the network: a chunk already in a bufio.Reader needs no stall
-// deadline (and setting one is a runtime timer update per call).
+// waiting on the network: a chunk already buffered needs no stall deadline
+// (and setting one is a runtime timer update per call).
 func buffered(r io.Reader, n int) bool {
-	b, ok := r.(*bufio.Reader)
+	b, ok := r.(bufferedReader)
 	return ok && b.Buffered() >= n
+}
+
+// arriving reports whether any byte of a next frame has reached r: in its
+// buffer or, under SASL wrapping, in the connection's buffer beneath.
+func arriving(r io.Reader) bool {
+	if s, ok := r.(*saslReader); ok {
+		return s.Buffered() > 0 || buffered(s.under, 1)
+	}
+	return buffered(r, 1)
 }
 
 // appendFrame appends a frame holding the given messages, each
@@ -131,9 +175,28 @@ var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b
 
 const maxPooledFrame = 64 << 10
 
-func getBuffer() *[]byte { return framePool.Get().(*[]byte) }
+// countBuffers turns on buffersOut, the count of pooled buffers taken and
+// not yet returned (or dropped by putBuffer), for tests.
+var (
+	countBuffers atomic.Bool
+	buffersOut   atomic.Int64
+)
 
+func getBuffer() *[]byte {
+	if countBuffers.Load() {
+		buffersOut.Add(1)
+	}
+	return framePool.Get().(*[]byte)
+}
+
+// putBuffer returns b to the pool; nil is no buffer.
 func putBuffer(b *[]byte) {
+	if b == nil {
+		return
+	}
+	if countBuffers.Load() {
+		buffersOut.Add(-1)
+	}
 	if cap(*b) <= maxPooledFrame {
 		*b = (*b)[:0]
 		framePool.Put(b)

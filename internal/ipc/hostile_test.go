@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -18,10 +19,13 @@ import (
 
 // callFrame is one "echo" request frame with the given call id and a
 // 64 KiB argument, so that its replies fill socket buffers quickly.
-func callFrame(t *testing.T, callID int32) []byte {
+func callFrame(t *testing.T, callID int32) []byte { return methodFrame(t, "echo", callID) }
+
+// methodFrame is callFrame calling method.
+func methodFrame(t *testing.T, method string, callID int32) []byte {
 	t.Helper()
 	rpcHdr := &ipcpb.RpcRequestHeaderProto{RpcKind: ipcpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(callID), ClientId: []byte("0123456789abcdef")}
-	reqHdr := &ipcpb.RequestHeaderProto{MethodName: proto.String("echo"), DeclaringClassProtocolName: proto.String(testProtocol), ClientProtocolVersion: proto.Uint64(1)}
+	reqHdr := &ipcpb.RequestHeaderProto{MethodName: proto.String(method), DeclaringClassProtocolName: proto.String(testProtocol), ClientProtocolVersion: proto.Uint64(1)}
 	b, err := appendFrame(nil, rpcHdr, reqHdr, &ipcpb.UserInformationProto{EffectiveUser: proto.String(string(make([]byte, 64<<10)))})
 	if err != nil {
 		t.Fatal(err)
@@ -31,8 +35,15 @@ func callFrame(t *testing.T, callID int32) []byte {
 
 // A connection that pipelines more calls than the server serves at once
 // and never reads a reply must not stall anybody else's calls, and the
-// server must drop it once a reply cannot be written in time.
+// server must drop it once a reply cannot be written in time: calls run
+// on workers ("echo") and on the connection's reader ("iecho", Inline).
 func TestClientThatNeverReadsDoesNotStallOthers(t *testing.T) {
+	for _, method := range []string{"echo", "iecho"} {
+		t.Run(method, func(t *testing.T) { testClientThatNeverReads(t, method) })
+	}
+}
+
+func testClientThatNeverReads(t *testing.T, method string) {
 	s, addr := startServer(t, ServerConfig{MaxInFlight: 16, MaxConnInFlight: 8, WriteTimeout: 300 * time.Millisecond})
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -48,8 +59,16 @@ func TestClientThatNeverReadsDoesNotStallOthers(t *testing.T) {
 	go func() {
 		bw := bufio.NewWriter(nc)
 		for i := range 1100 {
-			if _, err := bw.Write(callFrame(t, int32(i))); err != nil {
+			if _, err := bw.Write(methodFrame(t, method, int32(i))); err != nil {
 				return
+			}
+			if method == "iecho" {
+				// One at a time, so that the reader finds nothing
+				// else buffered and runs each call itself.
+				if bw.Flush() != nil {
+					return
+				}
+				time.Sleep(time.Millisecond)
 			}
 		}
 		bw.Flush()
@@ -60,7 +79,7 @@ func TestClientThatNeverReadsDoesNotStallOthers(t *testing.T) {
 	for i := range 50 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		var resp ipcpb.UserInformationProto
-		err := good.Call(ctx, "echo", &ipcpb.UserInformationProto{EffectiveUser: proto.String("ok")}, &resp)
+		err := good.Call(ctx, method, &ipcpb.UserInformationProto{EffectiveUser: proto.String("ok")}, &resp)
 		cancel()
 		if err != nil {
 			t.Fatalf("call %d of a well-behaved client while another never reads: %v", i, err)
@@ -133,6 +152,67 @@ func TestStalledFrameIsDropped(t *testing.T) {
 		t.Fatalf("idle closes = %d, want 1", s.Stats().Idle.Load())
 	}
 	echo(t, newTestClient(t, addr, "alice"), "still serving")
+}
+
+// An Inline call's connection that stops in the middle of its next
+// request, after the call, is closed after the idle timeout; the call was
+// answered and other clients' Inline calls are served meanwhile.
+func TestStalledAfterInlineCallIsDropped(t *testing.T) {
+	s, addr := startServer(t, ServerConfig{IdleTimeout: 200 * time.Millisecond})
+	var claim [4]byte
+	binary.BigEndian.PutUint32(claim[:], 1000)
+	// The call alone, so that it runs on the reader; then the stall.
+	nc := rawConn(t, addr, append(append(goodHeader, contextFrame(t)...), methodFrame(t, "iecho", 1)...))
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	frame, err := readFrame(nc, 1<<20, nil)
+	if err != nil {
+		t.Fatalf("the Inline call before the stall: %v", err)
+	}
+	var hdr ipcpb.RpcResponseHeaderProto
+	if _, err := unmarshalDelimited(frame, &hdr); err != nil || hdr.GetStatus() != ipcpb.RpcResponseHeaderProto_SUCCESS || hdr.GetCallId() != 1 {
+		t.Fatalf("the Inline call before the stall: %v, %v", err, &hdr)
+	}
+	if _, err := nc.Write(append(claim[:], "ten bytes!"...)); err != nil {
+		t.Fatal(err)
+	}
+	good := newTestClient(t, addr, "alice")
+	var resp ipcpb.UserInformationProto
+	if err := good.Call(context.Background(), "iecho", &ipcpb.UserInformationProto{EffectiveUser: proto.String("meanwhile")}, &resp); err != nil || resp.GetEffectiveUser() != "meanwhile" {
+		t.Fatalf("another client's Inline call during the stall: %v %q", err, resp.GetEffectiveUser())
+	}
+	if _, err := nc.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("stalled connection: read got %v, want EOF (closed by the server)", err)
+	}
+	if s.Stats().Idle.Load() != 1 {
+		t.Fatalf("idle closes = %d, want 1", s.Stats().Idle.Load())
+	}
+	echo(t, good, "still serving")
+}
+
+// Idle connections hold no pooled frame buffer, on either side: a
+// server's reader and a client's take one only once a frame's length has
+// arrived (thousands of idle connections would otherwise pin a buffer,
+// up to maxPooledFrame, each).
+func TestIdleConnectionsHoldNoPooledBuffers(t *testing.T) {
+	_, addr := startServer(t, ServerConfig{})
+	countBuffers.Store(true)
+	defer countBuffers.Store(false)
+	base := buffersOut.Load()
+	const n = 40
+	for i := range n {
+		c := newTestClient(t, addr, "alice")
+		echo(t, c, fmt.Sprint("call ", i))
+		var resp ipcpb.UserInformationProto
+		if err := c.Call(context.Background(), "iecho", &ipcpb.UserInformationProto{EffectiveUser: proto.String("x")}, &resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Let every reader, both sides, come back to wait for its next frame.
+	time.Sleep(200 * time.Millisecond)
+	// Up to a few of other tests' goroutines' buffers may be counted.
+	if out := buffersOut.Load() - base; out > n/4 {
+		t.Fatalf("%d pooled buffers out with %d idle connections (server and client ends)", out, n)
+	}
 }
 
 // Idle connections are kept while few are open (clients such as

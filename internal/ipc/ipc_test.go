@@ -23,7 +23,7 @@ const testProtocol = "org.example.EchoProtocol"
 // startServer runs a server with an echo protocol: "echo" returns the
 // request's effectiveUser with the caller's user as realUser, "boom" panics,
 // "fail" returns a FileNotFound error, "slow" waits for its realUser
-// duration.
+// duration, "iecho" (Inline) returns its request.
 func startServer(t testing.TB, cfg ServerConfig) (*Server, string) {
 	t.Helper()
 	s := NewServer(cfg)
@@ -43,6 +43,9 @@ func startServer(t testing.TB, cfg ServerConfig) (*Server, string) {
 		"fail": Unary(func(ctx context.Context, req *ipcpb.UserInformationProto) (*ipcpb.UserInformationProto, error) {
 			return nil, Errorf(ClassFileNotFound, "File does not exist: %s", req.GetEffectiveUser())
 		}),
+		"iecho": Unary(func(ctx context.Context, req *ipcpb.UserInformationProto) (*ipcpb.UserInformationProto, error) {
+			return req, nil
+		}).Inline(),
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

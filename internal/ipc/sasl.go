@@ -445,6 +445,12 @@ func (r *saslReader) contextArrived() error {
 	return nil
 }
 
+// Buffered is how many bytes of unwrapped frames a read returns without
+// reading the connection (bufferedReader). Bytes in the connection's
+// buffer beneath are not counted: they may be part of a WRAP message
+// whose rest is still on the network.
+func (r *saslReader) Buffered() int { return r.buf.Len() }
+
 func (r *saslReader) Read(p []byte) (int, error) {
 	for r.buf.Len() == 0 {
 		frame, err := readFrame(r.under, r.c.srv.cfg.MaxDataLength, r.c.stallDeadline)

@@ -31,9 +31,11 @@ type Method struct {
 // for in-memory work is fine). The connection's reader then runs the call
 // itself, saving the hand-off to another goroutine, whenever no further
 // request of the connection is already buffered; pipelined requests still
-// run concurrently. Only that connection's own next requests wait for it,
-// never another client's. Guard and Around return unmarked methods: a
-// wrapper may wait.
+// run concurrently. An inline call may still wait now and then (the
+// NameNode's: for the namesystem lock while a writer holds it across a
+// journal append, or for a user's group lookup before the read lock);
+// only that connection's own next requests wait for it, never another
+// client's. Guard and Around return unmarked methods: a wrapper may wait.
 func (m Method) Inline() Method {
 	m.inline = true
 	return m
@@ -387,10 +389,11 @@ func (c *serverConn) serve() {
 	for {
 		c.armIdle(0)
 		pending := c.saslPending()
-		// The frame is read into a pooled buffer, which a call returns
-		// once its request is decoded (dispatch); other frames drop it.
-		bp := getBuffer()
-		frame, err := readFrameInto(c.br, c.maxFrame(), c.stallDeadline, *bp)
+		// A frame that fits is read into a pooled buffer, taken once its
+		// length has arrived (an idle connection holds none); a call
+		// returns it once its request is decoded (dispatch), the
+		// connection's own frames once handled, fatal paths drop it.
+		frame, bp, err := readPooledFrame(c.br, c.maxFrame(), c.stallDeadline)
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -438,8 +441,10 @@ func (c *serverConn) serve() {
 			// starts (which orders these writes before its reads).
 			c.user, c.realUser, c.protocol = cc.user, cc.realUser, cc.protocol
 			c.haveContext = true
+			putBuffer(bp)
 			continue
 		case callIDPing:
+			putBuffer(bp)
 			continue
 		case callIDSASL:
 			if c.srv.cfg.SASL != nil {
@@ -448,12 +453,14 @@ func (c *serverConn) serve() {
 					c.fatalErr(callIDSASL, err)
 					return
 				}
+				putBuffer(bp) // the exchange keeps copies (proto.Unmarshal)
 				continue
 			}
 			if err := c.answerSASL(req.body); err != nil {
 				c.fatal(callIDSASL, "javax.security.sasl.SaslException", ipcpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, err.Error())
 				return
 			}
+			putBuffer(bp)
 			continue
 		}
 		if req.callID < 0 {
@@ -488,27 +495,32 @@ func (c *serverConn) serve() {
 			<-c.slots
 			return
 		}
-		c.armIdle(+1)
 		calls.Add(1)
-		call := func() {
+		if (req.routeErr != nil || req.method.inline) && !arriving(c.br) {
+			// On the reader, which sets the idle deadline once, at the
+			// top of the loop: the call is not counted in flight.
+			func() {
+				defer calls.Done()
+				defer func() { <-c.slots }()
+				c.handle(ctx, req, func() { <-c.srv.sem })
+			}()
+			continue
+		}
+		c.armIdle(+1)
+		c.srv.workers.run(func() {
 			defer calls.Done()
 			defer func() { <-c.slots }()
 			defer c.armIdle(-1)
 			c.handle(ctx, req, func() { <-c.srv.sem })
-		}
-		if (req.routeErr != nil || req.method.inline) && !buffered(c.br, 1) {
-			call()
-		} else {
-			c.srv.workers.run(call)
-		}
+		})
 	}
 }
 
-// armIdle adds delta to the calls in flight and sets the read deadline
-// that closes an idle connection: IdleTimeout from now when no call is in
-// flight and the server has more than IdleThreshold connections, none
-// otherwise (a client waiting for a slow reply sends nothing, and is not
-// idle).
+// armIdle adds delta to the calls in flight on workers and sets the read
+// deadline that closes an idle connection: IdleTimeout from now when no
+// call is in flight and the server has more than IdleThreshold
+// connections, none otherwise (a client waiting for a slow reply sends
+// nothing, and is not idle).
 func (c *serverConn) armIdle(delta int) {
 	c.imu.Lock()
 	defer c.imu.Unlock()
@@ -651,8 +663,6 @@ func (c *serverConn) handle(ctx context.Context, req *request, done func()) {
 	}
 }
 
-// dispatch finds and runs the handler. A panic in a handler becomes an
-// error response; it never takes the daemon down.
 // route decodes a call's RequestHeaderProto and finds its method, or the
 // error the call is answered with.
 func (c *serverConn) route(req *request) {
@@ -678,11 +688,24 @@ func (c *serverConn) route(req *request) {
 	req.protocol, req.method, req.body = p, m, rest
 }
 
+// dispatch runs the call's method. A panic in it becomes an error
+// response; it never takes the daemon down.
 func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Message, err error) {
 	if req.routeErr != nil {
+		putBuffer(req.buf)
+		req.buf, req.body = nil, nil
 		return nil, req.routeErr
 	}
 	p, m, rest := req.protocol, req.method, req.body
+	// First, so that a panic anywhere in the call (authorization, the
+	// request's decoding, the handler) is the call's error: handle then
+	// releases its slots, and a worker goroutine never dies of it.
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.log.Error("ipc: handler panicked", "method", m.name, "panic", r, "stack", string(debug.Stack()))
+			resp, err = nil, &RemoteError{Class: ClassIOException, Message: fmt.Sprintf("internal error in %s: %v", m.name, r)}
+		}
+	}()
 	// Service authorization is per call, by the protocol the call is
 	// routed by: the connection context's protocol says nothing of it.
 	authorized, err := c.authorizeCall(p.name)
@@ -697,16 +720,8 @@ func (c *serverConn) dispatch(ctx context.Context, req *request) (resp proto.Mes
 	}
 	// The request message holds copies of what it needs (proto.Unmarshal
 	// never aliases its input): the frame's buffer can serve another.
-	if req.buf != nil {
-		putBuffer(req.buf)
-		req.buf, req.body = nil, nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			c.srv.log.Error("ipc: handler panicked", "method", m.name, "panic", r, "stack", string(debug.Stack()))
-			resp, err = nil, &RemoteError{Class: ClassIOException, Message: fmt.Sprintf("internal error in %s: %v", m.name, r)}
-		}
-	}()
+	putBuffer(req.buf)
+	req.buf, req.body = nil, nil
 	caller := &Caller{
 		User: c.user, RealUser: c.realUser, Remote: c.nc.RemoteAddr(),
 		ClientID: req.clientID, CallID: req.callID, Retry: req.retry,

@@ -1,7 +1,9 @@
 package ipc
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -160,4 +162,69 @@ func TestInlineMethodStallsOnlyItsConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	echo(t, a, "after") // and a's connection goes on
+}
+
+// A panic before the handler runs (here in the request's construction,
+// as in its decoding or authorization) is the call's error: the call's
+// server-wide slot is released, on a worker and on the reader alike, and
+// the daemon goes on.
+func TestPanicBeforeHandlerReleasesSlot(t *testing.T) {
+	s := NewServer(ServerConfig{MaxInFlight: 2})
+	bad := Method{
+		newRequest: func() proto.Message { panic("no request type") },
+		handle:     func(context.Context, proto.Message) (proto.Message, error) { return nil, nil },
+	}
+	s.Register(testProtocol, map[string]Method{
+		"bad":  bad,
+		"ibad": bad.Inline(),
+		"echo": Unary(func(ctx context.Context, req *ipcpb.UserInformationProto) (*ipcpb.UserInformationProto, error) {
+			return req, nil
+		}),
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.Close()
+	c := newTestClient(t, ln.Addr().String(), "a")
+	for i := 0; i < 5; i++ {
+		for _, m := range []string{"bad", "ibad"} {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := c.Call(ctx, m, &ipcpb.UserInformationProto{}, &ipcpb.UserInformationProto{})
+			cancel()
+			var re *RemoteError
+			if !errors.As(err, &re) || re.Fatal || !strings.Contains(re.Message, "internal error in "+m) {
+				t.Fatalf("%s call %d: got %v, want the panic as the call's error", m, i, err)
+			}
+		}
+	}
+	// Ten panicking calls on a server of two slots: none leaked.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var resp ipcpb.UserInformationProto
+	if err := c.Call(ctx, "echo", &ipcpb.UserInformationProto{EffectiveUser: proto.String("after")}, &resp); err != nil {
+		t.Fatalf("a call after the panics: %v", err)
+	}
+}
+
+// Under SASL wrapping the reader knows what is buffered: unwrapped bytes
+// count for a chunk's read (no stall deadline needed), and bytes of a
+// next WRAP message in the connection's buffer mean a next request is
+// arriving (an Inline call then goes to a worker, as without wrapping).
+func TestSASLReaderBuffered(t *testing.T) {
+	under := bufio.NewReader(strings.NewReader("next wrapped message"))
+	r := &saslReader{under: under}
+	if buffered(r, 1) || arriving(r) {
+		t.Fatal("empty saslReader reports buffered input")
+	}
+	r.buf.Reset([]byte("0123456789"))
+	if !buffered(r, 10) || buffered(r, 11) || !arriving(r) {
+		t.Fatalf("saslReader holding 10 unwrapped bytes: buffered(10)=%v buffered(11)=%v arriving=%v", buffered(r, 10), buffered(r, 11), arriving(r))
+	}
+	r.buf.Reset(nil)
+	under.Peek(1) // the connection's buffer fills
+	if buffered(r, 1) || !arriving(r) {
+		t.Fatalf("bytes only beneath: buffered(1)=%v (want false: they may be an incomplete WRAP message), arriving=%v (want true)", buffered(r, 1), arriving(r))
+	}
 }
