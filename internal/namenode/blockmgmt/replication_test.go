@@ -334,3 +334,29 @@ func TestSatisfyStoragePolicyMoves(t *testing.T) {
 		t.Errorf("commands %q", got)
 	}
 }
+
+// TestClientReportedCorruptQueued: a copy a client reports bad, of a block
+// the monitor had settled, is replaced and deleted on the next pass and
+// counted as corrupt.
+func TestClientReportedCorruptQueued(t *testing.T) {
+	h := newHarness(t, testConfig())
+	for _, n := range []string{"dn1", "dn2", "dn3"} {
+		h.addNode(n, disk(10*mb))
+	}
+	_, bs := h.addFile(2, "HOT", 100)
+	h.place(bs[0], "dn1", "dn2")
+	if st := h.m.Replicate(h.now); st.Corrupt != 0 || st.UnderReplicated != 0 {
+		t.Fatalf("settled block: stats %+v", st)
+	}
+	if got := h.allCommands("dn1", "dn2", "dn3"); got != "" {
+		t.Fatalf("commands for a settled block: %s", got)
+	}
+	h.m.ReportBadReplicas([]BadReplica{{BlockID: bs[0].ID, DatanodeUUID: "dn2"}})
+	st := h.m.Replicate(h.now)
+	if want := "dn1: transfer b1 -> dn3/DISK\ndn2: invalidate b1@1001"; h.allCommands("dn1", "dn2", "dn3") != want {
+		t.Errorf("commands after the client's report, want:\n%s", want)
+	}
+	if st.Corrupt != 1 || st.UnderReplicated != 1 {
+		t.Errorf("stats %+v, want corrupt 1 under-replicated 1", st)
+	}
+}
