@@ -2,6 +2,8 @@ package blockmgmt
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"sort"
 	"time"
 
@@ -145,6 +147,11 @@ func (bm *BlockMap) IDs() []uint64 {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
 }
+
+// ids yields every block id, in the map's order. The map may change
+// between ids (Go's map iteration allows it): a block dropped is not
+// yielded, one added may or may not be.
+func (bm *BlockMap) ids() iter.Seq[uint64] { return maps.Keys(bm.m) }
 
 // LastID is the highest block id seen; a new block gets one more.
 func (bm *BlockMap) LastID() uint64 { return bm.lastID }

@@ -120,6 +120,9 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		m.needed.racks = m.passRacks
 		m.recheckAll()
 	}
+	if !m.needed.all {
+		m.sweepStep()
+	}
 	for _, id := range m.needed.take(m.blocks) {
 		b := m.blocks.Get(id)
 		if b == nil {
