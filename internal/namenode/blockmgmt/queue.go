@@ -12,13 +12,13 @@ import (
 // removed or found corrupt, its DataNode dead, decommissioning or in
 // maintenance, a storage failed, a transfer done or timed out, an edit
 // that adds, closes or drops it or changes its file's replication or
-// policy (BlockMap.Changed) — and stays queued, checked on every pass,
+// policy (BlockMap.Changed), the mover's SatisfyStoragePolicy — and stays queued, checked on every pass,
 // while it needs anything: copies, deletions, a move, a transfer to
 // finish, or while it is missing or corrupt. A pass therefore costs the
 // blocks with work to do, not every block. Events whose effect is not
 // confined to known blocks — the number of racks changing, the Manager
-// becoming active, the mover's SatisfyStoragePolicy — ask for one pass
-// over every block.
+// becoming active, a storage policy set on a directory with very many
+// blocks below it — ask for one pass over every block.
 //
 // A missed event would leave a block unchecked until the next full pass,
 // which may never come; so each pass also sweeps a slice of the block

@@ -326,7 +326,13 @@ func TestSatisfyStoragePolicyMoves(t *testing.T) {
 	if got := h.allCommands("dn1"); got != "" {
 		t.Fatalf("moved without a request: %q", got)
 	}
-	h.m.SatisfyStoragePolicy(f.id)
+	_, other := h.addFile(1, "HOT", 100)
+	h.place(other[0], "dn1")
+	h.m.Replicate(h.now)
+	h.m.SatisfyStoragePolicy(f.id, bs)
+	if q := h.m.Queued(); q != 1 {
+		t.Errorf("%d blocks queued by the request, want 1 (the file's)", q)
+	}
 	if st := h.m.Replicate(h.now); st.Misplaced != 1 {
 		t.Errorf("misplaced %d, want 1", st.Misplaced)
 	}
