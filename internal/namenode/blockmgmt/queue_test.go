@@ -114,3 +114,29 @@ func TestSweepFindsMissedBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestWatched: the block map's Changed is worth calling only while the
+// Manager is active and has no pass over every block ahead.
+func TestWatched(t *testing.T) {
+	if NewBlockMap().Watched() {
+		t.Error("a block map without a Manager is watched")
+	}
+	h := newHarness(t, testConfig())
+	if h.blocks.Watched() {
+		t.Error("watched with a full pass ahead")
+	}
+	h.m.Replicate(h.now)
+	if !h.blocks.Watched() {
+		t.Error("not watched after the full pass")
+	}
+	h.m.SetStandby(true)
+	if h.blocks.Watched() {
+		t.Error("watched on a standby")
+	}
+	h.m.SetStandby(false)
+	h.m.Replicate(h.now)
+	h.blocks.ChangedAll()
+	if h.blocks.Watched() {
+		t.Error("watched after ChangedAll")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/proto/namenodepb"
+	"github.com/stratafs/strata/internal/storage"
 )
 
 // Inode ids: the root is 16385 as in HDFS; later inodes count up from it.
@@ -631,15 +632,40 @@ func (ns *Tree) applyAddFile(o *namenodepb.OpAddFile) error {
 
 // blocksChanged tells block management that what the blocks of the files
 // at and under n need may have changed (their replication or storage
-// policy).
+// policy): it lists them, skipping directories and files below n that set
+// their own storage policy (what n's change cannot reach), unless block
+// management would ignore the list, or the list would pass
+// blocksChangedMax inodes and blocks: then it asks for one pass over every
+// block instead.
 func (ns *Tree) blocksChanged(n *Inode) {
-	for _, b := range n.Blocks() {
-		ns.Blocks.Changed(b.ID)
+	if !ns.Blocks.Watched() {
+		return
 	}
-	for _, c := range n.Children {
-		ns.blocksChanged(c)
+	budget := blocksChangedMax
+	var walk func(x *Inode) bool
+	walk = func(x *Inode) bool {
+		bs := x.Blocks()
+		if budget -= 1 + len(bs); budget < 0 {
+			return false
+		}
+		for _, b := range bs {
+			ns.Blocks.Changed(b.ID)
+		}
+		for _, c := range x.Children {
+			if c.StoragePolicy == storage.Unspecified && !walk(c) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(n) {
+		ns.Blocks.ChangedAll()
 	}
 }
+
+// blocksChangedMax bounds the inodes and blocks blocksChanged lists (a
+// variable for tests).
+var blocksChangedMax = 1 << 20
 
 // removeSubtree unlinks n and forgets every inode below it.
 func (ns *Tree) removeSubtree(n *Inode) {
