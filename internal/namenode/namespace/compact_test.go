@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -161,6 +162,29 @@ func TestInterner(t *testing.T) {
 	}
 	if in.ofBytes([]byte("bob")) != "bob" || len(in) != 2 {
 		t.Fatal("second string")
+	}
+}
+
+// The interner stops growing at internMax strings: new ones are returned
+// as themselves, known ones still shared.
+func TestInternerCap(t *testing.T) {
+	in := interner{}
+	alice := in.of(string([]byte("alice")))
+	for i := 0; len(in) < internMax; i++ {
+		in.of(fmt.Sprintf("user%d", i))
+	}
+	s := string([]byte("mallory"))
+	if got := in.of(s); got != s || len(in) != internMax {
+		t.Fatalf("of past the cap: %q, %d strings kept", got, len(in))
+	}
+	if got := in.ofBytes([]byte("eve")); got != "eve" || len(in) != internMax {
+		t.Fatalf("ofBytes past the cap: %q, %d strings kept", got, len(in))
+	}
+	if _, ok := in["mallory"]; ok {
+		t.Fatal("a string past the cap was kept")
+	}
+	if got := in.ofBytes([]byte("alice")); unsafe.StringData(got) != unsafe.StringData(alice) {
+		t.Fatal("a known string is no longer shared past the cap")
 	}
 }
 

@@ -224,9 +224,13 @@ func (n *Inode) setFrozenLen(l int64) {
 	n.extraOf().frozenLen = l
 }
 
-// Copy returns a copy of n whose attributes can be changed without
-// changing n's: its side structs and block list are its own (the
-// blocks, children, XAttrs and ACL slices' elements are shared).
+// Copy returns a copy of n (a shallow one, as `c := *n` was before the
+// side structs) whose fields can be set without changing n's: its own
+// are the file and rare-attribute side structs and the block list slice.
+// Shared with n are everything those hold by pointer or slice — the
+// blocks, the UnderConstruction, the Quota, the Snapshottable and frozen
+// Snapshot, the XAttrs and ACL entries — and Parent and the Children
+// slice: change those through the copy only by replacing them.
 func (n *Inode) Copy() *Inode {
 	c := *n
 	if n.file != nil {
