@@ -122,7 +122,7 @@ func (s *Namesystem) SatisfyStoragePolicy(p string) error {
 			}
 			return
 		}
-		s.bm.SatisfyStoragePolicy(x.ID)
+		s.bm.SatisfyStoragePolicy(x.ID, x.Blocks())
 	}
 	walk(n)
 	return nil

@@ -2,6 +2,8 @@ package blockmgmt
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"sort"
 	"time"
 
@@ -104,6 +106,11 @@ type BlockMap struct {
 	// passed to Changed: its Manager's replication monitor checks it on
 	// its next pass.
 	changed func(id uint64)
+	// changedAll, when set, hears that what any block needs may have
+	// changed (ChangedAll); watching reports whether changed and
+	// changedAll do anything at the moment (Watched).
+	changedAll func()
+	watching   func() bool
 }
 
 // NewBlockMap returns an empty map whose first block id and generation
@@ -133,6 +140,20 @@ func (bm *BlockMap) Changed(id uint64) {
 	}
 }
 
+// ChangedAll is Changed for every block: for a change that affects more
+// blocks than are worth listing one by one.
+func (bm *BlockMap) ChangedAll() {
+	if bm.changedAll != nil {
+		bm.changedAll()
+	}
+}
+
+// Watched reports whether Changed and ChangedAll do anything now: they do
+// not without a Manager, nor while it is standby (it keeps no queue) or
+// has a pass over every block ahead. Callers that walk a subtree to list
+// its blocks for Changed can skip the walk when they do not.
+func (bm *BlockMap) Watched() bool { return bm.watching != nil && bm.watching() }
+
 // Len is the number of blocks.
 func (bm *BlockMap) Len() int { return len(bm.m) }
 
@@ -145,6 +166,11 @@ func (bm *BlockMap) IDs() []uint64 {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
 }
+
+// ids yields every block id, in the map's order. The map may change
+// between ids (Go's map iteration allows it): a block dropped is not
+// yielded, one added may or may not be.
+func (bm *BlockMap) ids() iter.Seq[uint64] { return maps.Keys(bm.m) }
 
 // LastID is the highest block id seen; a new block gets one more.
 func (bm *BlockMap) LastID() uint64 { return bm.lastID }

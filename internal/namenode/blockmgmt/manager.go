@@ -105,6 +105,8 @@ func New(cfg Config, blocks *BlockMap, o Options) *Manager {
 	m.needed.init()
 	blocks.touched = m.touched
 	blocks.changed = m.recheck
+	blocks.changedAll = m.recheckAll
+	blocks.watching = func() bool { return !m.standby && !m.needed.all }
 	return m
 }
 

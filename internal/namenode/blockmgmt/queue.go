@@ -1,6 +1,9 @@
 package blockmgmt
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // replicationQueue is the replication monitor's work (Hadoop's
 // neededReplications, UnderReplicatedBlocks): the blocks to check on the
@@ -9,13 +12,19 @@ import "slices"
 // removed or found corrupt, its DataNode dead, decommissioning or in
 // maintenance, a storage failed, a transfer done or timed out, an edit
 // that adds, closes or drops it or changes its file's replication or
-// policy (BlockMap.Changed) — and stays queued, checked on every pass,
+// policy (BlockMap.Changed), the mover's SatisfyStoragePolicy — and stays queued, checked on every pass,
 // while it needs anything: copies, deletions, a move, a transfer to
 // finish, or while it is missing or corrupt. A pass therefore costs the
 // blocks with work to do, not every block. Events whose effect is not
 // confined to known blocks — the number of racks changing, the Manager
-// becoming active, the mover's SatisfyStoragePolicy — ask for one pass
-// over every block.
+// becoming active, a storage policy set on a directory with very many
+// blocks below it — ask for one pass over every block.
+//
+// A missed event would leave a block unchecked until the next full pass,
+// which may never come; so each pass also sweeps a slice of the block
+// map (sweepSize), round-robin, queueing the blocks it meets: every block
+// is checked at least every ten minutes or so at the default one-second
+// interval, up to a bound on what one pass may add.
 type replicationQueue struct {
 	// ids are the blocks to check on the next pass. A block in the map
 	// is listed once (its queued flag); ids of blocks since dropped or
@@ -25,6 +34,46 @@ type replicationQueue struct {
 	found  map[uint64]blockTrouble
 	counts [troubleKinds]int // blocks in found with each trouble
 	racks  int               // racks in service at the last pass
+	// sweep yields the block map's ids in the map's order, a slice per
+	// pass; stop ends it. Both are nil between rounds.
+	sweep     func() (uint64, bool)
+	stopSweep func()
+}
+
+// The sweep's slice of the block map per pass: one six-hundredth of the
+// blocks (ten minutes of one-second passes), at least sweepMin and at most
+// sweepMax, so a pass adds at most sweepMax checks (at 20M blocks and
+// more a round takes longer than ten minutes: 100M blocks, some 83).
+const (
+	sweepPasses = 600
+	sweepMin    = 1000
+	sweepMax    = 20000
+)
+
+func sweepSize(blocks int) int {
+	return min(max(blocks/sweepPasses, sweepMin), sweepMax)
+}
+
+// sweepStep queues the next sweepSize blocks of the round-robin sweep,
+// starting a new round when the last one ended. Blocks added during a
+// round may be missed by it (their adding queued them); the next round
+// meets them.
+func (m *Manager) sweepStep() {
+	q := &m.needed
+	for n := sweepSize(m.blocks.Len()); n > 0; n-- {
+		if q.sweep == nil {
+			q.sweep, q.stopSweep = iter.Pull(m.blocks.ids())
+		}
+		id, ok := q.sweep()
+		if !ok {
+			q.stopSweep()
+			q.sweep, q.stopSweep = nil, nil
+			return // the next pass starts the next round
+		}
+		if b := m.blocks.Get(id); b != nil {
+			m.recheckBlock(b)
+		}
+	}
 }
 
 // blockTrouble is what a check found wrong with a block, a bit per kind.

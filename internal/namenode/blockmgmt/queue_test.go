@@ -83,3 +83,60 @@ func TestReplicationQueue(t *testing.T) {
 func queued(m *Manager, id uint64) bool {
 	return m.blocks.Get(id).queued || m.needed.all
 }
+
+// TestSweepFindsMissedBlocks: blocks whose need changed behind the
+// Manager's back (no event queued them) are checked by the round-robin
+// sweep, sweepSize of them a pass, until every one is.
+func TestSweepFindsMissedBlocks(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.addNode("dn1", disk(100*mb))
+	h.addNode("dn2", disk(100*mb))
+	const n = 2500
+	lengths := make([]int64, n)
+	for i := range lengths {
+		lengths[i] = 10
+	}
+	f, bs := h.addFile(1, "HOT", lengths...)
+	reps := make([]ReportedReplica, n)
+	for i, b := range bs {
+		reps[i] = finalized(b)
+	}
+	h.report("dn1", 0, reps...)
+	if st := h.m.Replicate(h.now); st.UnderReplicated != 0 || h.m.Queued() != 0 {
+		t.Fatalf("after the first pass: stats %+v, %d queued", st, h.m.Queued())
+	}
+	f.repl = 2 // no BlockMap.Changed: the queue does not hear of it
+	per := sweepSize(n)
+	for pass := 1; pass <= (n+per-1)/per; pass++ {
+		st := h.m.Replicate(h.now)
+		if want := min(n, pass*per); st.UnderReplicated != want {
+			t.Fatalf("pass %d: %d under-replicated, want %d", pass, st.UnderReplicated, want)
+		}
+	}
+}
+
+// TestWatched: the block map's Changed is worth calling only while the
+// Manager is active and has no pass over every block ahead.
+func TestWatched(t *testing.T) {
+	if NewBlockMap().Watched() {
+		t.Error("a block map without a Manager is watched")
+	}
+	h := newHarness(t, testConfig())
+	if h.blocks.Watched() {
+		t.Error("watched with a full pass ahead")
+	}
+	h.m.Replicate(h.now)
+	if !h.blocks.Watched() {
+		t.Error("not watched after the full pass")
+	}
+	h.m.SetStandby(true)
+	if h.blocks.Watched() {
+		t.Error("watched on a standby")
+	}
+	h.m.SetStandby(false)
+	h.m.Replicate(h.now)
+	h.blocks.ChangedAll()
+	if h.blocks.Watched() {
+		t.Error("watched after ChangedAll")
+	}
+}

@@ -145,6 +145,7 @@ func (m *Manager) ReportBadReplicas(bad []BadReplica) {
 		}
 		if r != nil && !r.Corrupt {
 			r.Corrupt = true
+			m.recheckBlock(b)
 			m.log.Warn("namenode: replica reported corrupt", "block", b.String(), "datanode", r.Storage.DN.String(), "file", pathOf(b))
 		}
 	}

@@ -120,6 +120,9 @@ func (m *Manager) Replicate(now time.Time) ReplicationStats {
 		m.needed.racks = m.passRacks
 		m.recheckAll()
 	}
+	if !m.needed.all {
+		m.sweepStep()
+	}
 	for _, id := range m.needed.take(m.blocks) {
 		b := m.blocks.Get(id)
 		if b == nil {
@@ -347,13 +350,13 @@ func (m *Manager) deleteReplica(r *Replica, b *Block, now time.Time) {
 
 // SatisfyStoragePolicy marks file fileID so that the replication monitor
 // moves replicas whose storage type its policy does not want (the mover's
-// request).
-//
-// The Manager does not know a file's blocks: the next pass checks every
-// block.
-func (m *Manager) SatisfyStoragePolicy(fileID uint64) {
+// request). blocks are the file's blocks, which the Manager does not
+// know: the next pass checks them.
+func (m *Manager) SatisfyStoragePolicy(fileID uint64, blocks []*Block) {
 	m.satisfy[fileID] = true
-	m.recheckAll()
+	for _, b := range blocks {
+		m.recheckBlock(b)
+	}
 }
 
 // scheduleLocalMove asks a DataNode holding a misplaced replica to move it

@@ -326,11 +326,43 @@ func TestSatisfyStoragePolicyMoves(t *testing.T) {
 	if got := h.allCommands("dn1"); got != "" {
 		t.Fatalf("moved without a request: %q", got)
 	}
-	h.m.SatisfyStoragePolicy(f.id)
+	_, other := h.addFile(1, "HOT", 100)
+	h.place(other[0], "dn1")
+	h.m.Replicate(h.now)
+	h.m.SatisfyStoragePolicy(f.id, bs)
+	if q := h.m.Queued(); q != 1 {
+		t.Errorf("%d blocks queued by the request, want 1 (the file's)", q)
+	}
 	if st := h.m.Replicate(h.now); st.Misplaced != 1 {
 		t.Errorf("misplaced %d, want 1", st.Misplaced)
 	}
 	if got := h.allCommands("dn1"); got != "dn1: move b1 -> SSD" {
 		t.Errorf("commands %q", got)
+	}
+}
+
+// TestClientReportedCorruptQueued: a copy a client reports bad, of a block
+// the monitor had settled, is replaced and deleted on the next pass and
+// counted as corrupt.
+func TestClientReportedCorruptQueued(t *testing.T) {
+	h := newHarness(t, testConfig())
+	for _, n := range []string{"dn1", "dn2", "dn3"} {
+		h.addNode(n, disk(10*mb))
+	}
+	_, bs := h.addFile(2, "HOT", 100)
+	h.place(bs[0], "dn1", "dn2")
+	if st := h.m.Replicate(h.now); st.Corrupt != 0 || st.UnderReplicated != 0 {
+		t.Fatalf("settled block: stats %+v", st)
+	}
+	if got := h.allCommands("dn1", "dn2", "dn3"); got != "" {
+		t.Fatalf("commands for a settled block: %s", got)
+	}
+	h.m.ReportBadReplicas([]BadReplica{{BlockID: bs[0].ID, DatanodeUUID: "dn2"}})
+	st := h.m.Replicate(h.now)
+	if want := "dn1: transfer b1 -> dn3/DISK\ndn2: invalidate b1@1001"; h.allCommands("dn1", "dn2", "dn3") != want {
+		t.Errorf("commands after the client's report, want:\n%s", want)
+	}
+	if st.Corrupt != 1 || st.UnderReplicated != 1 {
+		t.Errorf("stats %+v, want corrupt 1 under-replicated 1", st)
 	}
 }

@@ -30,7 +30,10 @@ func FileOf(b *blockmgmt.Block) *Inode {
 
 // setBlocks makes file's block list match bs (from an edit or image):
 // known blocks are updated in place (keeping their replica locations), new
-// ones added, dropped ones removed from the map.
+// ones added, dropped ones removed from the map. Only the blocks added or
+// changed (generation stamp, length, committed) are noted to block
+// management: a file being written does not queue all its blocks again on
+// every added block.
 func (t *Tree) setBlocks(file *Inode, bs []BlockInfo, complete bool) {
 	bm := t.Blocks
 	old := file.Blocks()
@@ -39,30 +42,30 @@ func (t *Tree) setBlocks(file *Inode, bs []BlockInfo, complete bool) {
 		keep = make(map[uint64]bool, len(bs))
 	}
 	out := make([]*blockmgmt.Block, 0, len(bs))
-	for _, info := range bs {
+	for i, info := range bs {
 		b := bm.Get(info.ID)
-		if b == nil || FileOf(b) != file {
+		added := b == nil || FileOf(b) != file
+		if added {
 			b = blockmgmt.NewBlock(info.ID, file)
 			bm.Put(b)
 		}
-		b.GenStamp = info.GenStamp
-		b.NumBytes = info.NumBytes
+		// Every block but the last of a file being written is committed;
+		// a closed file's blocks are all committed.
+		committed := b.Committed || complete || i < len(bs)-1
+		if added || b.GenStamp != info.GenStamp || b.NumBytes != info.NumBytes || b.Committed != committed {
+			b.GenStamp = info.GenStamp
+			b.NumBytes = info.NumBytes
+			b.Committed = committed
+			bm.Note(b.ID, b.GenStamp)
+		}
 		if keep != nil {
 			keep[b.ID] = true
 		}
 		out = append(out, b)
-		bm.Note(b.ID, b.GenStamp)
 	}
 	for _, b := range old {
 		if !keep[b.ID] {
 			t.release(b)
-		}
-	}
-	for i, b := range out {
-		// Every block but the last of a file being written is committed;
-		// a closed file's blocks are all committed.
-		if complete || i < len(out)-1 {
-			b.Committed = true
 		}
 	}
 	file.SetBlockList(out)

@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -52,14 +53,101 @@ func TestInodeIndex(t *testing.T) {
 	if seen != len(want) {
 		t.Fatalf("each gave %d inodes, want %d", seen, len(want))
 	}
+	checkPages(t, &x)
 	for id := range want {
 		x.del(id)
+		checkPages(t, &x)
 	}
+	if len(x.sparse) != 0 || len(x.demoted) != 0 || x.len() != 0 {
+		t.Fatalf("empty index keeps %d in the map, %d demoted pages, len %d", len(x.sparse), len(x.demoted), x.len())
+	}
+}
+
+// checkPages: every page but the last holds more than indexPageLow
+// inodes, and demoted counts the map's ids of each page that has none.
+func checkPages(t *testing.T, x *inodeIndex) {
+	t.Helper()
 	for i, pg := range x.pages {
-		if pg != nil {
-			t.Fatalf("page %d kept after its last inode went", i)
+		if pg != nil && i < len(x.pages)-1 && pg.used <= indexPageLow {
+			t.Fatalf("page %d of %d kept with %d inodes", i, len(x.pages), pg.used)
 		}
 	}
+	counts := map[uint64]int{}
+	for id := range x.sparse {
+		if p, _, dense := indexSlot(id); dense {
+			if x.page(p) != nil {
+				t.Fatalf("id %d in the map and its page", id)
+			}
+			counts[p]++
+		}
+	}
+	if len(counts) != len(x.demoted) {
+		t.Fatalf("demoted %v, map holds %v", x.demoted, counts)
+	}
+	for p, c := range counts {
+		if x.demoted[p] != c {
+			t.Fatalf("demoted %v, map holds %v", x.demoted, counts)
+		}
+	}
+}
+
+// TestInodeIndexChurn: creating inodes in id order and deleting most of
+// them leaves no page pinned by a few survivors, and the survivors are
+// still found; ids put back into a thinned page's range (a replay) bring
+// its inodes back into a page.
+func TestInodeIndexChurn(t *testing.T) {
+	var x inodeIndex
+	live := map[uint64]*Inode{}
+	id := uint64(rootInodeID)
+	for i := 0; i < 100*indexPageSize; i++ {
+		id++
+		n := &Inode{ID: id}
+		x.put(id, n)
+		if i%64 == 0 {
+			live[id] = n // one in 64 survives
+		} else {
+			x.del(id)
+		}
+	}
+	checkPages(t, &x)
+	pages := 0
+	for _, pg := range x.pages {
+		if pg != nil {
+			pages++
+		}
+	}
+	if pages > 1 || x.len() != len(live) {
+		t.Fatalf("%d pages for %d survivors (len %d)", pages, len(live), x.len())
+	}
+	for id, n := range live {
+		if x.get(id) != n {
+			t.Fatalf("survivor %d lost", id)
+		}
+	}
+	// Puts into the first page's range (a replay) stay in the map until
+	// it holds 2*indexPageLow of the page's ids, then come back into a
+	// page.
+	back := uint64(rootInodeID + 2)
+	for x.page(0) == nil {
+		if back >= rootInodeID+indexPageSize {
+			t.Fatalf("page 0 not made again after puts up to %d (%v demoted)", back, x.demoted)
+		}
+		n := &Inode{ID: back}
+		x.put(back, n)
+		live[back] = n
+		back++
+	}
+	// Its two survivors and the puts: the page comes back with the put
+	// after the map held 2*indexPageLow.
+	if got, puts := x.pages[0].used, int(back-rootInodeID-2); got != 2+puts || got != 2*indexPageLow+1 {
+		t.Fatalf("page 0 made again with %d inodes after %d puts, want %d", got, puts, 2*indexPageLow+1)
+	}
+	for id, n := range live {
+		if x.get(id) != n {
+			t.Fatalf("inode %d lost after the puts", id)
+		}
+	}
+	checkPages(t, &x)
 }
 
 func TestInterner(t *testing.T) {
@@ -74,6 +162,29 @@ func TestInterner(t *testing.T) {
 	}
 	if in.ofBytes([]byte("bob")) != "bob" || len(in) != 2 {
 		t.Fatal("second string")
+	}
+}
+
+// The interner stops growing at internMax strings: new ones are returned
+// as themselves, known ones still shared.
+func TestInternerCap(t *testing.T) {
+	in := interner{}
+	alice := in.of(string([]byte("alice")))
+	for i := 0; len(in) < internMax; i++ {
+		in.of(fmt.Sprintf("user%d", i))
+	}
+	s := string([]byte("mallory"))
+	if got := in.of(s); got != s || len(in) != internMax {
+		t.Fatalf("of past the cap: %q, %d strings kept", got, len(in))
+	}
+	if got := in.ofBytes([]byte("eve")); got != "eve" || len(in) != internMax {
+		t.Fatalf("ofBytes past the cap: %q, %d strings kept", got, len(in))
+	}
+	if _, ok := in["mallory"]; ok {
+		t.Fatal("a string past the cap was kept")
+	}
+	if got := in.ofBytes([]byte("alice")); unsafe.StringData(got) != unsafe.StringData(alice) {
+		t.Fatal("a known string is no longer shared past the cap")
 	}
 }
 

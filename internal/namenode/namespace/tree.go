@@ -9,6 +9,7 @@ import (
 	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/proto/namenodepb"
+	"github.com/stratafs/strata/internal/storage"
 )
 
 // Inode ids: the root is 16385 as in HDFS; later inodes count up from it.
@@ -223,9 +224,13 @@ func (n *Inode) setFrozenLen(l int64) {
 	n.extraOf().frozenLen = l
 }
 
-// Copy returns a copy of n whose attributes can be changed without
-// changing n's: its side structs and block list are its own (the
-// blocks, children, XAttrs and ACL slices' elements are shared).
+// Copy returns a copy of n (a shallow one, as `c := *n` was before the
+// side structs) whose fields can be set without changing n's: its own
+// are the file and rare-attribute side structs and the block list slice.
+// Shared with n are everything those hold by pointer or slice — the
+// blocks, the UnderConstruction, the Quota, the Snapshottable and frozen
+// Snapshot, the XAttrs and ACL entries — and Parent and the Children
+// slice: change those through the copy only by replacing them.
 func (n *Inode) Copy() *Inode {
 	c := *n
 	if n.file != nil {
@@ -631,15 +636,40 @@ func (ns *Tree) applyAddFile(o *namenodepb.OpAddFile) error {
 
 // blocksChanged tells block management that what the blocks of the files
 // at and under n need may have changed (their replication or storage
-// policy).
+// policy): it lists them, skipping directories and files below n that set
+// their own storage policy (what n's change cannot reach), unless block
+// management would ignore the list, or the list would pass
+// blocksChangedMax inodes and blocks: then it asks for one pass over every
+// block instead.
 func (ns *Tree) blocksChanged(n *Inode) {
-	for _, b := range n.Blocks() {
-		ns.Blocks.Changed(b.ID)
+	if !ns.Blocks.Watched() {
+		return
 	}
-	for _, c := range n.Children {
-		ns.blocksChanged(c)
+	budget := blocksChangedMax
+	var walk func(x *Inode) bool
+	walk = func(x *Inode) bool {
+		bs := x.Blocks()
+		if budget -= 1 + len(bs); budget < 0 {
+			return false
+		}
+		for _, b := range bs {
+			ns.Blocks.Changed(b.ID)
+		}
+		for _, c := range x.Children {
+			if c.StoragePolicy == storage.Unspecified && !walk(c) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(n) {
+		ns.Blocks.ChangedAll()
 	}
 }
+
+// blocksChangedMax bounds the inodes and blocks blocksChanged lists (a
+// variable for tests).
+var blocksChangedMax = 1 << 20
 
 // removeSubtree unlinks n and forgets every inode below it.
 func (ns *Tree) removeSubtree(n *Inode) {
