@@ -765,13 +765,19 @@ func TestHAMapReduceAcrossFailover(t *testing.T) {
 		}
 		return out + errOut
 	}
-	run("-D", "mapreduce.job.maps=2", "examples", "teragen", "500000", "/tera/in")
+	run("-D", "mapreduce.job.maps=2", "examples", "teragen", "2000000", "/tera/in")
 	done := make(chan string, 1)
 	go func() {
 		out, errOut, code := c.Run(c.Superuser(), "-D", "mapreduce.job.reduces=2", "examples", "terasort", "/tera/in", "/tera/out")
 		done <- fmt.Sprintf("exit %d\n%s\n%s", code, out, errOut)
 	}()
-	time.Sleep(time.Second)
+	// Kill the active as soon as the job runs (a TeraSort of 200 MB takes
+	// a few seconds here).
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if out, _, _ := c.Run(c.Superuser(), "job", "-list"); strings.Contains(out, "RUNNING") {
+			break
+		}
+	}
 	old := c.ActiveNameNode()
 	c.KillNameNodeAt(old)
 	select {

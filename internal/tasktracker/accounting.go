@@ -56,7 +56,8 @@ const intermediateEvery = 100 * time.Millisecond
 // intermediate is the space of the attempts' directories under the local
 // dirs' taskTracker/ trees (spills, map outputs, shuffled segments and merges of every attempt)
 // now and at its peak since the last reset, measured every
-// intermediateEvery — a peak between two measurements is missed.
+// intermediateEvery and as each attempt ends — a peak between two
+// measurements is missed.
 type intermediate struct {
 	now, peak atomic.Int64
 }
@@ -79,18 +80,25 @@ func (tt *TaskTracker) measureIntermediate() {
 	t := time.NewTicker(intermediateEvery)
 	defer t.Stop()
 	for {
-		n := diskUsage(tt.cfg.LocalDirs)
-		tt.inter.now.Store(n)
-		for {
-			p := tt.inter.peak.Load()
-			if n <= p || tt.inter.peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
+		tt.sampleIntermediate()
 		select {
 		case <-tt.ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// sampleIntermediate measures the intermediate data's space now. Besides
+// the ticker, it runs as each attempt ends: a map's output is then
+// complete, and a short job's could be gone before the next tick.
+func (tt *TaskTracker) sampleIntermediate() {
+	n := diskUsage(tt.cfg.LocalDirs)
+	tt.inter.now.Store(n)
+	for {
+		p := tt.inter.peak.Load()
+		if n <= p || tt.inter.peak.CompareAndSwap(p, n) {
+			break
 		}
 	}
 }

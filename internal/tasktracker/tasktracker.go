@@ -502,6 +502,7 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	// sample.
 	usage.MaxRSS = max(usage.MaxRSS, mem.peak.Load())
 	account(rep, spec.GetType(), start, end, usage)
+	tt.sampleIntermediate()
 	return rep
 }
 
