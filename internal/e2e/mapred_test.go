@@ -137,8 +137,15 @@ func TestClusterWordCount(t *testing.T) {
 	if err == nil || !strings.Contains(out.String(), "failed to report status for 1 seconds") {
 		t.Errorf("hanging mapper: %v\n%s", err, out.String())
 	}
-	time.Sleep(500 * time.Millisecond)
-	if pids := processesRunning("sleep\x0061.5"); len(pids) > 0 {
+	// The other maps' attempts are killed as their trackers hear the job
+	// has ended, at their next heartbeat (later on a loaded machine).
+	var pids []string
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if pids = processesRunning("sleep\x0061.5"); len(pids) == 0 || time.Now().After(end) {
+			break
+		}
+	}
+	if len(pids) > 0 {
 		t.Errorf("the hanging mapper's command survives its attempt: pids %v", pids)
 	}
 	out = &syncBuffer{}
