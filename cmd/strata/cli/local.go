@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -64,6 +65,13 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	// on its blocks count as data-local) and with its intermediate data on
 	// that node's SSD directory.
 	lc := localcluster.Config{Conf: env.Conf, Dir: abs, DataNodes: n, DefaultJobTracker: "127.0.0.1:8021", Logger: log}
+	scKeys := localShortCircuit(env.Conf, abs)
+	if scKeys != nil {
+		lc.Conf = env.Conf.Clone()
+		for k, v := range scKeys {
+			lc.Conf.Set(k, v)
+		}
+	}
 	if *ha {
 		lc.Conf, lc.NameNodes = haLocalConf(env.Conf), localHANameNodes
 	}
@@ -127,7 +135,15 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	if realm != nil {
 		clientKeys = realm.ClientConf()
 	}
-	if err := writeClientConf(confDir, defaultFS, cl.HAKeys(), jtAddr, clientKeys); err != nil {
+	hdfsKeys := cl.HAKeys()
+	if scKeys != nil {
+		hdfsKeys = maps.Clone(hdfsKeys)
+		if hdfsKeys == nil {
+			hdfsKeys = map[string]string{}
+		}
+		maps.Copy(hdfsKeys, scKeys)
+	}
+	if err := writeClientConf(confDir, defaultFS, hdfsKeys, jtAddr, clientKeys); err != nil {
 		fmt.Fprintf(env.Stderr, "local: %v\n", err)
 		return 1
 	}
@@ -184,6 +200,30 @@ func printRealm(env *Env, r *localcluster.Realm, cl *localcluster.Cluster, home 
 	}
 }
 
+// localShortCircuit returns the keys that turn on short-circuit local
+// reads for a local cluster in dir, as a Hadoop cluster whose clients run
+// on the DataNodes' hosts is set up: the DataNodes listen on Unix sockets
+// <dir>/run/dn<port>.sock, and clients (the tasks here among them) read
+// the block files of those DataNodes' finalized replicas directly,
+// checking the same block tokens and CRCs, with no copy through a TCP
+// connection and the DataNode. Nil — reads over TCP, Hadoop's default —
+// when c sets either key itself, when emulated media are configured
+// (their device models charge the DataNode's reads), or when dir is too
+// long for a socket path.
+func localShortCircuit(c *conf.Configuration, dir string) map[string]string {
+	const socketKey, readKey = "dfs.domain.socket.path", "dfs.client.read.shortcircuit"
+	if c.IsSet(socketKey) || c.IsSet(readKey) || media.Enabled() {
+		return nil
+	}
+	run := filepath.Join(dir, "run")
+	pattern := filepath.Join(run, "dn_PORT.sock")
+	// A Unix socket's path has at most 107 bytes; ports have up to 5 digits.
+	if len(pattern)-len("_PORT")+5 > 107 || os.MkdirAll(run, 0o755) != nil {
+		return nil
+	}
+	return map[string]string{socketKey: pattern, readKey: "true"}
+}
+
 // localHANameNodes is the size of `strata local -ha`'s nameservice: the
 // smallest Raft group that survives a member's loss.
 const localHANameNodes = 3
@@ -216,12 +256,12 @@ func printNameservice(env *Env, cl *localcluster.Cluster) {
 }
 
 // writeClientConf writes core-site.xml with fs.defaultFS (and extra, a
-// secure cluster's client keys) in dir; with a
-// nameservice (ha, its keys), hdfs-site.xml with them, as Hadoop's
-// clients read an HA nameservice; and, if jobTracker is set,
+// secure cluster's client keys) in dir; hdfs-site.xml with hdfs (an HA
+// nameservice's keys, as Hadoop's clients read one, and short-circuit
+// reads'), if any; and, if jobTracker is set,
 // mapred-site.xml sending jobs to it. A file this cluster does not need
 // is removed, so the directory never points at another cluster.
-func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker string, extra map[string]string) error {
+func writeClientConf(dir, defaultFS string, hdfs map[string]string, jobTracker string, extra map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -234,13 +274,13 @@ func writeClientConf(dir, defaultFS string, ha map[string]string, jobTracker str
 		return err
 	}
 	hdfsSite := filepath.Join(dir, "hdfs-site.xml")
-	if len(ha) == 0 {
+	if len(hdfs) == 0 {
 		if err := os.Remove(hdfsSite); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 	} else {
 		hc := conf.New()
-		for k, v := range ha {
+		for k, v := range hdfs {
 			hc.Set(k, v)
 		}
 		if err := hc.WriteXMLFile(hdfsSite); err != nil {

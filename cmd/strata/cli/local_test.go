@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -219,5 +221,116 @@ func TestLocalSecure(t *testing.T) {
 	e.Reset()
 	if code := Main(fsckArgs, nil, &o, &e); code == 0 || !strings.Contains(e.String(), "kinit") {
 		t.Fatalf("fsck without a ticket: exit %d: %s%s", code, o.String(), e.String())
+	}
+}
+
+// `strata local` turns on short-circuit local reads: its DataNodes listen
+// on Unix sockets under <data>/run, its config directory sends clients
+// there, and a read through it is served that way, with the file's bytes.
+func TestLocalShortCircuitReads(t *testing.T) {
+	data := t.TempDir()
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		c := conf.New()
+		c.Set("dfs.namenode.rpc-address", "127.0.0.1:0")
+		c.Set("dfs.namenode.http-address", "127.0.0.1:0")
+		env := &Env{Conf: c, Stdout: &out, Stderr: &errb}
+		done <- runLocal(ctx, env, []string{"-data", data, "-datanodes", "1", "-nomapreduce"})
+	}()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "Use it with"); time.Sleep(50 * time.Millisecond) {
+		select {
+		case code := <-done:
+			t.Fatalf("local exited %d: %s%s", code, out.String(), errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("local did not start: %s", out.String())
+		}
+	}
+	confDir := filepath.Join(data, "conf")
+	cc, err := conf.Load(confDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := cc.Get("dfs.domain.socket.path")
+	if cc.Get("dfs.client.read.shortcircuit") != "true" || pattern != filepath.Join(data, "run", "dn_PORT.sock") {
+		t.Fatalf("config dir: shortcircuit %q, socket %q", cc.Get("dfs.client.read.shortcircuit"), pattern)
+	}
+	if socks, _ := filepath.Glob(filepath.Join(data, "run", "dn*.sock")); len(socks) != 1 {
+		t.Fatalf("DataNode sockets: %v", socks)
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	want := bytes.Repeat([]byte("short-circuit "), 100000)
+	if err := os.WriteFile(src, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		var o, e bytes.Buffer
+		if code := Main(append([]string{"--config", confDir}, args...), nil, &o, &e); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e.String())
+		}
+		return o.String()
+	}
+	run("dfs", "-put", src, "/sc")
+	if got := run("dfs", "-cat", "/sc"); got != string(want) {
+		t.Fatalf("dfs -cat read %d bytes, want %d", len(got), len(want))
+	}
+	if n := shortCircuitReads(t, out.String()); n == 0 {
+		t.Fatal("the DataNode served no short-circuit read")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("local did not stop")
+	}
+}
+
+// shortCircuitReads is the short-circuit reads of the first live DataNode
+// of the NameNode whose web address `strata local` printed.
+func shortCircuitReads(t *testing.T, listing string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(`NameNode web +(http://[0-9.:]+)/`).FindStringSubmatch(listing)
+	if m == nil {
+		t.Fatalf("no NameNode web address in:\n%s", listing)
+	}
+	var jmx struct {
+		Beans []map[string]any `json:"beans"`
+	}
+	getJSON(t, m[1]+"/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo", &jmx)
+	var live map[string]struct {
+		InfoAddr string `json:"infoAddr"`
+	}
+	for _, b := range jmx.Beans {
+		if s, ok := b["LiveNodes"].(string); ok {
+			if err := json.Unmarshal([]byte(s), &live); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, d := range live {
+		var st struct {
+			ShortCircuit int64 `json:"shortCircuitReads"`
+		}
+		getJSON(t, "http://"+d.InfoAddr+"/status", &st)
+		return st.ShortCircuit
+	}
+	t.Fatalf("no live DataNode in %v", jmx.Beans)
+	return 0
+}
+
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", u, err)
 	}
 }
