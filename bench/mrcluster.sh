@@ -4,17 +4,22 @@
 # process), on the same TeraGen data in the same run: what the cluster path
 # (child processes, HTTP shuffle between the trackers) costs.
 #
-#   bench/mrcluster.sh [rows] [reduces]     (default 5000000 = 500 MB, 2)
+#   bench/mrcluster.sh [rows] [reduces] [rounds]   (default 5000000 = 500 MB, 2, 1)
 #
 # Both runs use 64 MiB splits, the default sort buffer and local dirs under
 # $TMPDIR; each TaskTracker has 1 map and 1 reduce slot, so at most two maps
 # (or reduces) run at once, as in local mode on 2 cores. Both outputs are
-# validated with TeraValidate and must have TeraGen's checksum.
+# validated with TeraValidate and must have TeraGen's checksum. With
+# several rounds the two modes alternate (which goes first alternates too)
+# and the table has the medians, with every round's times below it.
 # Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rows=${1:-5000000}
 reduces=${2:-2}
+rounds=${3:-1}
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
@@ -53,13 +58,24 @@ run() { # mode out → prints "seconds shuffle-bytes"
   [ "$got" = "$want" ] || { echo "$mode: checksum $got, want $want" >&2; exit 1; }
   echo "$(echo "$t1 - $t0" | bc) $(grep -m1 'Reduce shuffle bytes=' "$tmp/$mode.log" | cut -d= -f2)"
 }
-read -r t_local sh_local <<< "$(run local "$tmp/out-local")"
-read -r t_cl sh_cl <<< "$(run classic "$tmp/out-classic")"
+declare -A t
+for r in $(seq "$rounds"); do
+  modes=(local classic)
+  [ $((r % 2)) -eq 1 ] || modes=(classic local)
+  for m in "${modes[@]}"; do
+    rm -rf "$tmp/out-$m" "$tmp/out-$m.report"
+    read -r t[$m,$r] sh <<< "$(run "$m" "$tmp/out-$m")"
+    [ "$m" = local ] && sh_local=$sh || sh_cl=$sh
+  done
+done
+t_local=$(rounds_median local) t_cl=$(rounds_median classic)
 
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}')"
-echo "TeraSort of $rows rows ($bytes bytes), $reduces reduces, checksum $want in both runs"
+echo "Machine: $(machine "$tmp" "$load0")"
+echo "TeraSort of $rows rows ($bytes bytes), $reduces reduces, checksum $want in every run; median of $rounds rounds"
 echo
 echo "| run | seconds | MB/s | shuffled bytes |"
 echo "|---|---:|---:|---:|"
 printf "| local mode (one process) | %.1f | %.1f | %s |\n" "$t_local" "$(echo "$bytes / $t_local / 1000000" | bc -l)" "$sh_local"
 printf "| JobTracker + 2 TaskTrackers (child processes, HTTP shuffle) | %.1f | %.1f | %s |\n" "$t_cl" "$(echo "$bytes / $t_cl / 1000000" | bc -l)" "$sh_cl"
+printf "\nThe cluster path costs %+.0f%% over local mode (medians).\n" "$(echo "100 * ($t_cl - $t_local) / $t_local" | bc -l)"
+for r in $(seq "$rounds"); do echo "round $r: local ${t[local,$r]} s, JobTracker ${t[classic,$r]} s"; done
