@@ -89,8 +89,15 @@ func removeStaging(env fs.Env, exe string) {
 	fsys.Delete(ctx, path.Dir(p), true)
 }
 
-// jobPollInterval is how often a cluster job's client asks for progress.
-const jobPollInterval = 500 * time.Millisecond
+// A cluster job's client asks for its job's status with a held call
+// (getJobStatus' wait_ms, at most jobStatusWait) that the JobTracker
+// answers as soon as a task finishes or the job ends; it asks again at
+// once, or after jobPollInterval when an answer came back early with
+// nothing new (a JobTracker that does not hold calls).
+const (
+	jobStatusWait   = time.Second
+	jobPollInterval = 500 * time.Millisecond
+)
 
 // runClassic submits job to the JobTracker at mapreduce.jobtracker.address
 // and follows it to its end, reporting progress to report. The job's
@@ -146,13 +153,21 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 		return nil, fmt.Errorf("mapreduce: submitting to the jobtracker at %s: %w", addr, err)
 	}
 	id := sub.GetJobId()
+	req := &mrpb.JobIDRequest{JobId: proto.String(id)}
 	for {
 		st := &mrpb.JobStatusResponse{}
-		err := cl.Call(context.WithoutCancel(ctx), "getJobStatus", &mrpb.JobIDRequest{JobId: proto.String(id)}, st)
+		asked := time.Now()
+		err := cl.Call(context.WithoutCancel(ctx), "getJobStatus", req, st)
 		if err != nil {
 			return nil, fmt.Errorf("mapreduce: job %s: asking the jobtracker: %w", id, err)
 		}
 		s := st.GetStatus()
+		done := s.GetMapsDone() + s.GetReducesDone()
+		pause := time.Duration(0)
+		if req.WaitMs != nil && done == req.GetSeenDone() {
+			pause = jobPollInterval - time.Since(asked)
+		}
+		req.WaitMs, req.SeenDone = proto.Int32(int32(jobStatusWait/time.Millisecond)), proto.Int32(done)
 		p := Progress{JobID: id, Maps: int(s.GetMaps()), MapsDone: int(s.GetMapsDone()),
 			Reduces: int(s.GetReduces()), ReducesDone: int(s.GetReducesDone())}
 		if p.Maps > 0 {
@@ -185,7 +200,7 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 			cl.Call(kctx, "killJob", &mrpb.JobIDRequest{JobId: proto.String(id)}, &mrpb.KillJobResponse{})
 			cancel()
 			return nil, fmt.Errorf("mapreduce: job %s killed: %w", id, ctx.Err())
-		case <-time.After(jobPollInterval):
+		case <-time.After(max(pause, 0)):
 		}
 	}
 }

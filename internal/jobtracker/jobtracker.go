@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -32,6 +33,8 @@ type JobTracker struct {
 	log *slog.Logger
 	srv *ipc.Server
 	ln  net.Listener
+	// held counts the calls held waiting for a job's change (holder).
+	held atomic.Int32
 
 	mu       sync.Mutex
 	jobs     map[string]*job
@@ -148,11 +151,12 @@ type job struct {
 	// (mapreduce.job.reduce.slowstart.completedmaps of the maps).
 	slowstart int
 	// events are the job's map completions in order, for reduces started
-	// before every map was done. eventsChanged is closed (and replaced)
-	// when an event is added or the job ends, waking the reduces that
-	// wait for one (getMapCompletionEvents' wait_ms).
-	events        []*mrpb.MapCompletionEvent
-	eventsChanged chan struct{}
+	// before every map was done. changed is closed (and replaced) when a
+	// task finishes (a map's event is added) or the job ends, waking the
+	// calls held for that (getMapCompletionEvents' and getJobStatus'
+	// wait_ms; hold).
+	events  []*mrpb.MapCompletionEvent
+	changed chan struct{}
 	// attempts are every attempt launched, by id, and attemptOrder their
 	// ids in launch order (accounting.go).
 	attempts     map[string]*mrpb.AttemptReport
@@ -462,14 +466,24 @@ func (jt *JobTracker) status(j *job) *mrpb.JobStatus {
 	return st
 }
 
+// getJobStatus answers with the job's status; with wait_ms, once the job
+// has ended or its count of finished tasks is no longer seen_done.
 func (jt *JobTracker) getJobStatus(ctx context.Context, req *mrpb.JobIDRequest) (*mrpb.JobStatusResponse, error) {
+	var h holder
+	defer h.release(jt)
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
-	j := jt.jobs[req.GetJobId()]
-	if j == nil {
-		return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s (a job that finished long ago may only be in the job history: strata job -history %[1]s)", req.GetJobId())
+	for {
+		j := jt.jobs[req.GetJobId()]
+		if j == nil {
+			return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s (a job that finished long ago may only be in the job history: strata job -history %[1]s)", req.GetJobId())
+		}
+		st := jt.status(j)
+		if st.GetState() != mrpb.JobState_RUNNING || st.GetMapsDone()+st.GetReducesDone() != req.GetSeenDone() ||
+			!h.wait(ctx, jt, j, time.Duration(req.GetWaitMs())*time.Millisecond) {
+			return &mrpb.JobStatusResponse{Status: st}, nil
+		}
 	}
-	return &mrpb.JobStatusResponse{Status: jt.status(j)}, nil
 }
 
 func (jt *JobTracker) listJobs(ctx context.Context, _ *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
@@ -562,7 +576,7 @@ func callerName(ctx context.Context) string {
 // queued. Lock held.
 func (jt *JobTracker) endJob(j *job, state mrpb.JobState, msg string) {
 	j.state, j.err, j.finish = state, msg, jt.now()
-	j.wakeEventWaiters()
+	j.wakeWaiters()
 	j.committing, j.secret = false, nil // no attempt of it runs again
 	jt.endAttempts(j)
 	jt.ui.attempts.jobEnded(j.id, jt.now())
@@ -671,7 +685,7 @@ func (jt *JobTracker) cleanupEnded(j *job, rep *mrpb.TaskReport) {
 		}
 		j.committing, j.secret = false, nil
 		j.state, j.finish = mrpb.JobState_SUCCEEDED, jt.now()
-		j.wakeEventWaiters()
+		j.wakeWaiters()
 		h := jt.history(j)
 		jt.goBackground(func() { jt.writeHistory(h) })
 		for _, tr := range jt.trackers {
@@ -798,8 +812,8 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 			t.tracker, t.url, t.attemptID = tr.name, tr.url, rep.GetAttemptId()
 			j.events = append(j.events, &mrpb.MapCompletionEvent{MapIndex: proto.Int32(int32(t.index)),
 				AttemptId: proto.String(t.attemptID), Url: proto.String(t.url)})
-			j.wakeEventWaiters()
 		}
+		j.wakeWaiters()
 		for _, cv := range res.GetCounters() {
 			j.counters.Aggregate(cv.GetGroup(), cv.GetName(), cv.GetValue())
 		}
@@ -869,56 +883,92 @@ func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapC
 		// A job token is good for its own job only.
 		return nil, ipc.Errorf(ipc.ClassAccessControl, "%s (auth:TOKEN) may not read the events of %s", c.User, req.GetJobId())
 	}
-	wait := min(time.Duration(req.GetWaitMs())*time.Millisecond, maxEventWait)
-	var deadline <-chan time.Time
+	var h holder
+	defer h.release(jt)
+	wait := time.Duration(req.GetWaitMs()) * time.Millisecond
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
 	for {
-		jt.mu.Lock()
 		j := jt.jobs[req.GetJobId()]
 		if j == nil {
-			jt.mu.Unlock()
 			// Retired, or this JobTracker restarted: the reduce cannot go on.
 			return &mrpb.MapCompletionEventsResponse{JobState: mrpb.JobState_UNKNOWN.Enum()}, nil
 		}
 		from := int(req.GetFromIndex())
 		if from < 0 || from > len(j.events) {
-			n := len(j.events)
-			jt.mu.Unlock()
-			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %s: event index %d out of [0, %d]", j.id, from, n)
+			return nil, ipc.Errorf(ipc.ClassIllegalArgument, "job %s: event index %d out of [0, %d]", j.id, from, len(j.events))
 		}
-		if from < len(j.events) || j.state != mrpb.JobState_RUNNING || wait <= 0 {
-			resp := &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: j.state.Enum()}
-			jt.mu.Unlock()
-			return resp, nil
-		}
-		if j.eventsChanged == nil {
-			j.eventsChanged = make(chan struct{})
-		}
-		changed := j.eventsChanged
-		jt.mu.Unlock()
-		if deadline == nil {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			deadline = t.C
-		}
-		select {
-		case <-changed:
-		case <-deadline:
-			wait = 0 // answer with what there is
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if from < len(j.events) || j.state != mrpb.JobState_RUNNING || !h.wait(ctx, jt, j, wait) {
+			return &mrpb.MapCompletionEventsResponse{Events: j.events[from:], JobState: j.state.Enum()}, nil
 		}
 	}
 }
 
-// maxEventWait caps how long getMapCompletionEvents holds a call.
-const maxEventWait = 10 * time.Second
+// maxHold caps how long a call is held (hold); maxHeld bounds the calls
+// held at once, so that waiting calls never take more than a quarter of
+// the IPC server's handlers (strata.ipc.server.handlers.max, 1024): past
+// it a call is answered at once, as with wait_ms 0.
+const (
+	maxHold = 10 * time.Second
+	maxHeld = 256
+)
 
-// wakeEventWaiters wakes the calls waiting for j's next map completion
-// event. Lock held.
-func (j *job) wakeEventWaiters() {
-	if j.eventsChanged != nil {
-		close(j.eventsChanged)
-		j.eventsChanged = nil
+// A holder holds one call (getMapCompletionEvents', getJobStatus') until
+// its job changes, a deadline passes or the caller goes away.
+type holder struct {
+	deadline <-chan time.Time
+	timer    *time.Timer
+	held     bool // counted in jt.held
+	expired  bool
+}
+
+// wait is called with jt.mu held when the call has nothing new to answer
+// yet. It unlocks, waits for j's next change (at most wait from the first
+// call, capped at maxHold), takes the lock again and reports whether the
+// call should look again (true) or answer with what there is (false: no
+// wait asked, the deadline passed, the caller went away, or maxHeld calls
+// are held already). The lock is held when it returns.
+func (h *holder) wait(ctx context.Context, jt *JobTracker, j *job, wait time.Duration) bool {
+	if wait <= 0 || h.expired {
+		return false
+	}
+	if !h.held {
+		if jt.held.Add(1) > maxHeld {
+			jt.held.Add(-1)
+			return false
+		}
+		h.held = true
+		h.timer = time.NewTimer(min(wait, maxHold))
+		h.deadline = h.timer.C
+	}
+	if j.changed == nil {
+		j.changed = make(chan struct{})
+	}
+	changed := j.changed
+	jt.mu.Unlock()
+	select {
+	case <-changed:
+	case <-h.deadline:
+		h.expired = true
+	case <-ctx.Done():
+		h.expired = true
+	}
+	jt.mu.Lock()
+	return !h.expired
+}
+
+func (h *holder) release(jt *JobTracker) {
+	if h.held {
+		h.timer.Stop()
+		jt.held.Add(-1)
+	}
+}
+
+// wakeWaiters wakes the calls held for j's next change. Lock held.
+func (j *job) wakeWaiters() {
+	if j.changed != nil {
+		close(j.changed)
+		j.changed = nil
 	}
 }
 

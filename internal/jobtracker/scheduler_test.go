@@ -580,3 +580,62 @@ func TestMapCompletionEventsWait(t *testing.T) {
 		t.Fatal("a waiting call was not woken by the job's end")
 	}
 }
+
+// getJobStatus with wait_ms holds the call until a task finishes (the
+// count differs from seen_done) or the job ends; past maxHeld held calls
+// it answers at once, and no held call is left counted.
+func TestJobStatusWait(t *testing.T) {
+	h := newHarness(t)
+	j := h.submit([][]string{nil, nil}, 1)
+	_, ids := launched(h.heartbeat(beat{tracker: "tt-a", maps: 2}))
+	ask := func(seen, waitMs int32) (*mrpb.JobStatus, time.Duration) {
+		start := time.Now()
+		resp, err := h.jt.getJobStatus(context.Background(), &mrpb.JobIDRequest{JobId: proto.String(j.id), SeenDone: proto.Int32(seen), WaitMs: proto.Int32(waitMs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetStatus(), time.Since(start)
+	}
+	if st, took := ask(0, 0); st.GetMapsDone() != 0 || took > 10*time.Second {
+		t.Fatalf("no wait: %d maps done after %v", st.GetMapsDone(), took)
+	}
+	if st, took := ask(0, 200); st.GetMapsDone() != 0 || took < 150*time.Millisecond {
+		t.Fatalf("a wait that sees nothing: %d maps done after %v", st.GetMapsDone(), took)
+	}
+	done := make(chan *mrpb.JobStatus)
+	go func() { st, _ := ask(0, 20000); done <- st }()
+	time.Sleep(100 * time.Millisecond)
+	h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(ids[0])}})
+	select {
+	case st := <-done:
+		if st.GetMapsDone() != 1 {
+			t.Fatalf("woken with %d maps done", st.GetMapsDone())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a waiting call was not woken by the map's completion")
+	}
+	if st, took := ask(0, 20000); st.GetMapsDone() != 1 || took > 10*time.Second { // not the 20 s
+		t.Fatalf("a count past seen_done: %d after %v", st.GetMapsDone(), took)
+	}
+	h.jt.held.Store(maxHeld)
+	if _, took := ask(1, 20000); took > 10*time.Second {
+		t.Fatalf("a call past maxHeld was held %v", took)
+	}
+	h.jt.held.Store(0)
+	go func() { st, _ := ask(1, 20000); done <- st }()
+	time.Sleep(100 * time.Millisecond)
+	h.jt.mu.Lock()
+	h.jt.endJob(j, mrpb.JobState_KILLED, "test")
+	h.jt.mu.Unlock()
+	select {
+	case st := <-done:
+		if st.GetState() != mrpb.JobState_KILLED {
+			t.Fatalf("woken with state %v", st.GetState())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a waiting call was not woken by the job's end")
+	}
+	if n := h.jt.held.Load(); n != 0 {
+		t.Fatalf("%d calls still counted as held", n)
+	}
+}

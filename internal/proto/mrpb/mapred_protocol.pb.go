@@ -770,8 +770,15 @@ func (x *JobStatus) GetState() JobState {
 }
 
 type JobIDRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         *string                `protobuf:"bytes,1,opt,name=job_id,json=jobId" json:"job_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId *string                `protobuf:"bytes,1,opt,name=job_id,json=jobId" json:"job_id,omitempty"`
+	// For getJobStatus: wait_ms, when positive, asks the JobTracker to hold
+	// the call until the job has ended or its count of finished tasks
+	// (maps_done + reduces_done) differs from seen_done, at most this long
+	// (capped at 10 s), so a client hears of its job's end at once without
+	// polling often. A JobTracker that does not know them answers at once.
+	WaitMs        *int32 `protobuf:"varint,2,opt,name=wait_ms,json=waitMs" json:"wait_ms,omitempty"`
+	SeenDone      *int32 `protobuf:"varint,3,opt,name=seen_done,json=seenDone" json:"seen_done,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -811,6 +818,20 @@ func (x *JobIDRequest) GetJobId() string {
 		return *x.JobId
 	}
 	return ""
+}
+
+func (x *JobIDRequest) GetWaitMs() int32 {
+	if x != nil && x.WaitMs != nil {
+		return *x.WaitMs
+	}
+	return 0
+}
+
+func (x *JobIDRequest) GetSeenDone() int32 {
+	if x != nil && x.SeenDone != nil {
+		return *x.SeenDone
+	}
+	return 0
 }
 
 type JobStatusResponse struct {
@@ -2395,9 +2416,11 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	" \x01(\x03R\astartMs\x12\x1b\n" +
 	"\tfinish_ms\x18\v \x01(\x03R\bfinishMs\x12\x12\n" +
 	"\x04user\x18\f \x01(\tR\x04user\x12-\n" +
-	"\x05state\x18\r \x01(\x0e2\x17.strata.mapred.JobStateR\x05stateJ\x04\b\x03\x10\x04\"%\n" +
+	"\x05state\x18\r \x01(\x0e2\x17.strata.mapred.JobStateR\x05stateJ\x04\b\x03\x10\x04\"[\n" +
 	"\fJobIDRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"E\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x17\n" +
+	"\await_ms\x18\x02 \x01(\x05R\x06waitMs\x12\x1b\n" +
+	"\tseen_done\x18\x03 \x01(\x05R\bseenDone\"E\n" +
 	"\x11JobStatusResponse\x120\n" +
 	"\x06status\x18\x01 \x01(\v2\x18.strata.mapred.JobStatusR\x06status\"\x11\n" +
 	"\x0fKillJobResponse\"\xf3\x03\n" +
