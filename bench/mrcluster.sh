@@ -64,7 +64,8 @@ for r in $(seq "$rounds"); do
   [ $((r % 2)) -eq 1 ] || modes=(classic local)
   for m in "${modes[@]}"; do
     rm -rf "$tmp/out-$m" "$tmp/out-$m.report"
-    read -r t[$m,$r] sh <<< "$(run "$m" "$tmp/out-$m")"
+    res=$(run "$m" "$tmp/out-$m") # an assignment, so that a failed run stops the script
+    read -r t[$m,$r] sh <<< "$res"
     [ "$m" = local ] && sh_local=$sh || sh_cl=$sh
   done
 done

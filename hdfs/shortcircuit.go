@@ -124,6 +124,15 @@ func (c *Client) openLocal(loc *hdfspb.DatanodeInfoProto, lb *hdfspb.LocatedBloc
 		closeRights(oob[:oobn])
 		return nil, &datatransfer.ResponseError{Op: datatransfer.OpRequestShortCircuitFds, Status: resp.GetStatus(), Message: resp.GetMessage()}
 	}
+	if oobn == 0 {
+		// Hadoop's DataNode (and this one) send the descriptors in a
+		// one-byte message of their own after the response; an older
+		// DataNode of this project attached them to the response.
+		var b [1]byte
+		if _, oobn, _, _, err = uc.ReadMsgUnix(b[:], oob); err != nil {
+			return nil, err
+		}
+	}
 	files, err := parseRights(oob[:oobn])
 	if err != nil {
 		return nil, err

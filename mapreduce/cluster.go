@@ -91,12 +91,18 @@ func removeStaging(env fs.Env, exe string) {
 
 // A cluster job's client asks for its job's status with a held call
 // (getJobStatus' wait_ms, at most jobStatusWait) that the JobTracker
-// answers as soon as a task finishes or the job ends; it asks again at
-// once, or after jobPollInterval when an answer came back early with
-// nothing new (a JobTracker that does not hold calls).
+// answers as soon as a task finishes or the job ends. It asks again at
+// once when the job has ended meanwhile, after jobStatusGap when a task
+// finished (so that jobs of many short tasks do not make it ask at the
+// rate they finish), and after jobPollInterval when an answer came back
+// early with nothing new (a JobTracker that does not hold calls). A call
+// gets jobStatusWait plus jobStatusSlack before the client gives up on
+// the JobTracker.
 const (
 	jobStatusWait   = time.Second
+	jobStatusGap    = 100 * time.Millisecond
 	jobPollInterval = 500 * time.Millisecond
+	jobStatusSlack  = 30 * time.Second
 )
 
 // runClassic submits job to the JobTracker at mapreduce.jobtracker.address
@@ -154,16 +160,31 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 	}
 	id := sub.GetJobId()
 	req := &mrpb.JobIDRequest{JobId: proto.String(id)}
+	kill := func() error {
+		kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cl.Call(kctx, "killJob", &mrpb.JobIDRequest{JobId: proto.String(id)}, &mrpb.KillJobResponse{})
+		cancel()
+		return fmt.Errorf("mapreduce: job %s killed: %w", id, ctx.Err())
+	}
 	for {
 		st := &mrpb.JobStatusResponse{}
 		asked := time.Now()
-		err := cl.Call(context.WithoutCancel(ctx), "getJobStatus", req, st)
+		// Ctrl-C ends the held call at once (then the job is killed); a
+		// JobTracker that stops answering is given up on after the slack.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobStatusWait+jobStatusSlack)
+		stop := context.AfterFunc(ctx, cancel)
+		err := cl.Call(cctx, "getJobStatus", req, st)
+		stop()
+		cancel()
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, kill()
+			}
 			return nil, fmt.Errorf("mapreduce: job %s: asking the jobtracker: %w", id, err)
 		}
 		s := st.GetStatus()
 		done := s.GetMapsDone() + s.GetReducesDone()
-		pause := time.Duration(0)
+		pause := jobStatusGap - time.Since(asked)
 		if req.WaitMs != nil && done == req.GetSeenDone() {
 			pause = jobPollInterval - time.Since(asked)
 		}
@@ -196,10 +217,7 @@ func runClassic(ctx context.Context, job *Job, env fs.Env, report func(Progress)
 		}
 		select {
 		case <-ctx.Done():
-			kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			cl.Call(kctx, "killJob", &mrpb.JobIDRequest{JobId: proto.String(id)}, &mrpb.KillJobResponse{})
-			cancel()
-			return nil, fmt.Errorf("mapreduce: job %s killed: %w", id, ctx.Err())
+			return nil, kill()
 		case <-time.After(max(pause, 0)):
 		}
 	}

@@ -80,11 +80,29 @@ func (d *DataNode) requestShortCircuitFds(c *peerConn, m *hdfspb.OpRequestShortC
 	if err := datatransfer.WriteResponse(&buf, resp); err != nil {
 		return err
 	}
-	rights := syscall.UnixRights(int(df.Fd()), int(mf.Fd()))
+	// As Hadoop's DataXceiver: the response, then the descriptors with a
+	// message of their own, one byte saying whether the client is to
+	// confirm their receipt (only if it said it would).
 	uc.SetWriteDeadline(time.Now().Add(d.cfg.SocketWriteTimeout))
-	n, oobn, err := uc.WriteMsgUnix(buf.b, rights, nil)
-	if err == nil && (n != len(buf.b) || oobn != len(rights)) {
+	if _, err := uc.Write(buf.b); err != nil {
+		return err
+	}
+	verify := m.GetSupportsReceiptVerification()
+	flag := []byte{byte(hdfspb.ShortCircuitFdResponse_DO_NOT_USE_RECEIPT_VERIFICATION)}
+	if verify {
+		flag[0] = byte(hdfspb.ShortCircuitFdResponse_USE_RECEIPT_VERIFICATION)
+	}
+	rights := syscall.UnixRights(int(df.Fd()), int(mf.Fd()))
+	n, oobn, err := uc.WriteMsgUnix(flag, rights, nil)
+	if err == nil && (n != len(flag) || oobn != len(rights)) {
 		err = errors.New("short write of the file descriptors")
+	}
+	if err == nil && verify {
+		uc.SetReadDeadline(time.Now().Add(d.cfg.SocketTimeout))
+		var ack [1]byte
+		if _, err = io.ReadFull(uc, ack[:]); err != nil {
+			err = fmt.Errorf("short-circuit: no receipt of the file descriptors: %w", err)
+		}
 	}
 	if err == nil {
 		d.stats.ShortCircuitReads.Add(1)

@@ -3,16 +3,23 @@ package dfstest
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/hdfs"
 	"github.com/stratafs/strata/internal/datanode"
+	"github.com/stratafs/strata/internal/datatransfer"
+	"github.com/stratafs/strata/internal/proto/hdfspb"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -160,4 +167,103 @@ func TestAbandonedReaderIsClosed(t *testing.T) {
 	if n := prefetching(); n > base {
 		t.Fatalf("%d read-ahead goroutines of dropped readers still run", n-base)
 	}
+}
+
+// TestShortCircuitFdsAsHadoopFramesThem: the DataNode answers
+// REQUEST_SHORT_CIRCUIT_FDS as Hadoop's does — the response, then the two
+// descriptors in a one-byte message of their own (0, or 1 when the client
+// offered receipt verification, after which the DataNode waits for the
+// client's byte before it counts the read) — so a reader that reads the
+// response as a stream, as Hadoop's client does, gets the descriptors
+// from the next message.
+func TestShortCircuitFdsAsHadoopFramesThem(t *testing.T) {
+	sockDir := t.TempDir()
+	pattern := filepath.Join(sockDir, "dn_PORT.sock")
+	c := testcluster.New(t, testcluster.Config{DataNodes: 1, DataNode: func(i int, dc *datanode.Config) {
+		dc.DomainSocketPath = pattern
+	}})
+	cl := c.Client(c.Superuser())
+	data := randBytes(1000, 7)
+	writeFile(t, cl, "/h", data, 1)
+	ctx := context.Background()
+	resp := &hdfspb.GetBlockLocationsResponseProto{}
+	if err := cl.Call(ctx, "getBlockLocations", &hdfspb.GetBlockLocationsRequestProto{Src: proto.String("/h"), Offset: proto.Uint64(0), Length: proto.Uint64(1000)}, resp); err != nil {
+		t.Fatal(err)
+	}
+	lb := resp.GetLocations().GetBlocks()[0]
+	sock := datanode.DomainSocketPath(pattern, c.DataNode(0).XferAddr())
+	for i, verify := range []bool{false, true} {
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uc := conn.(*net.UnixConn)
+		uc.SetDeadline(time.Now().Add(10 * time.Second))
+		op := &hdfspb.OpRequestShortCircuitAccessProto{Header: &hdfspb.BaseHeaderProto{Block: lb.GetB(), Token: lb.GetBlockToken()},
+			MaxVersion: proto.Uint32(1), SupportsReceiptVerification: proto.Bool(verify)}
+		if err := datatransfer.WriteRequest(uc, datatransfer.OpRequestShortCircuitFds, op); err != nil {
+			t.Fatal(err)
+		}
+		// The response as a stream, as Hadoop's client reads it: its
+		// length a byte at a time, then exactly its bytes; no descriptors
+		// come with them.
+		n, err := binary.ReadUvarint(byteReader{uc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := make([]byte, n)
+		if _, err := io.ReadFull(uc, msg); err != nil {
+			t.Fatal(err)
+		}
+		var r hdfspb.BlockOpResponseProto
+		if err := proto.Unmarshal(msg, &r); err != nil || r.GetStatus() != hdfspb.Status_SUCCESS {
+			t.Fatalf("response %v, %v", &r, err)
+		}
+		flag := make([]byte, 1)
+		oob := make([]byte, syscall.CmsgSpace(2*4))
+		fn, oobn, _, _, err := uc.ReadMsgUnix(flag, oob)
+		if err != nil || fn != 1 {
+			t.Fatalf("the descriptors' message: %d bytes, %v", fn, err)
+		}
+		if want := map[bool]byte{false: 0, true: 1}[verify]; flag[0] != want {
+			t.Fatalf("flag byte %d, want %d", flag[0], want)
+		}
+		msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("control messages %v, %v", msgs, err)
+		}
+		fds, err := syscall.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 2 {
+			t.Fatalf("descriptors %v, %v", fds, err)
+		}
+		f := os.NewFile(uintptr(fds[0]), "data")
+		got, err := io.ReadAll(f)
+		f.Close()
+		syscall.Close(fds[1])
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("the data file: %d bytes, %v", len(got), err)
+		}
+		if verify {
+			time.Sleep(50 * time.Millisecond)
+			if n := c.DataNode(0).Status().ShortCircuit; n != int64(i) {
+				t.Fatalf("counted %d reads before the receipt, want %d", n, i)
+			}
+			uc.Write([]byte{0})
+		}
+		for deadline := time.Now().Add(5 * time.Second); c.DataNode(0).Status().ShortCircuit != int64(i+1); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d short-circuit reads counted, want %d", c.DataNode(0).Status().ShortCircuit, i+1)
+			}
+		}
+		conn.Close()
+	}
+}
+
+// byteReader reads one byte per read from r, never further.
+type byteReader struct{ r io.Reader }
+
+func (b byteReader) ReadByte() (byte, error) {
+	var p [1]byte
+	_, err := io.ReadFull(b.r, p[:])
+	return p[0], err
 }

@@ -334,6 +334,7 @@ func (jt *JobTracker) trackerLost(name string) {
 			if t.isMap && t.state == done && t.tracker == name && reducesLeft {
 				jt.log.Info("jobtracker: re-running map lost with its tracker", "job", j.id, "map", t.index)
 				t.state, t.tracker, t.url, t.attemptID = pending, "", "", ""
+				j.wakeWaiters()
 			}
 		}
 		jt.checkDone(j) // its last losers may have gone with the tracker
@@ -473,11 +474,16 @@ func (jt *JobTracker) getJobStatus(ctx context.Context, req *mrpb.JobIDRequest) 
 	defer h.release(jt)
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
+	var held *job
 	for {
 		j := jt.jobs[req.GetJobId()]
+		if j == nil && held != nil {
+			j = held // it ended and was retired while the call waited
+		}
 		if j == nil {
 			return nil, ipc.Errorf(ipc.ClassIOException, "unknown job %s (a job that finished long ago may only be in the job history: strata job -history %[1]s)", req.GetJobId())
 		}
+		held = j
 		st := jt.status(j)
 		if st.GetState() != mrpb.JobState_RUNNING || st.GetMapsDone()+st.GetReducesDone() != req.GetSeenDone() ||
 			!h.wait(ctx, jt, j, time.Duration(req.GetWaitMs())*time.Millisecond) {
@@ -848,6 +854,7 @@ func (jt *JobTracker) report(tr *tracker, rep *mrpb.TaskReport) {
 				if m.attemptID == att && m.state == done {
 					jt.log.Info("jobtracker: re-running map after fetch failures", "job", j.id, "map", m.index)
 					m.state, m.tracker, m.url, m.attemptID = pending, "", "", ""
+					j.wakeWaiters()
 				}
 			}
 		}
@@ -904,14 +911,21 @@ func (jt *JobTracker) getMapCompletionEvents(ctx context.Context, req *mrpb.MapC
 	}
 }
 
-// maxHold caps how long a call is held (hold); maxHeld bounds the calls
-// held at once, so that waiting calls never take more than a quarter of
-// the IPC server's handlers (strata.ipc.server.handlers.max, 1024): past
-// it a call is answered at once, as with wait_ms 0.
-const (
-	maxHold = 10 * time.Second
-	maxHeld = 256
-)
+// maxHold caps how long a call is held (holder). The calls held at once
+// are bounded by a quarter of the IPC server's handlers
+// (strata.ipc.server.handlers.max), so that waiting calls never keep
+// heartbeats and submissions from a handler: past it a call is answered
+// at once, as with wait_ms 0.
+const maxHold = 10 * time.Second
+
+// maxHeld is the bound on the calls held at once.
+func (jt *JobTracker) maxHeld() int32 {
+	n := jt.cfg.IPC.MaxInFlight
+	if n <= 0 {
+		n = ipc.DefaultMaxInFlight
+	}
+	return int32(max(1, n/4))
+}
 
 // A holder holds one call (getMapCompletionEvents', getJobStatus') until
 // its job changes, a deadline passes or the caller goes away.
@@ -923,17 +937,18 @@ type holder struct {
 }
 
 // wait is called with jt.mu held when the call has nothing new to answer
-// yet. It unlocks, waits for j's next change (at most wait from the first
-// call, capped at maxHold), takes the lock again and reports whether the
-// call should look again (true) or answer with what there is (false: no
-// wait asked, the deadline passed, the caller went away, or maxHeld calls
-// are held already). The lock is held when it returns.
+// yet. It reports false at once when the call is not to wait (no wait
+// asked, its time is up, or maxHeld calls are held already: answer with
+// what there is); else it unlocks, waits for j's next change, the call's
+// deadline (wait from the first wait, at most maxHold) or the caller's
+// going away, takes the lock again and reports true: look again, since
+// anything may have changed meanwhile. The lock is held when it returns.
 func (h *holder) wait(ctx context.Context, jt *JobTracker, j *job, wait time.Duration) bool {
 	if wait <= 0 || h.expired {
 		return false
 	}
 	if !h.held {
-		if jt.held.Add(1) > maxHeld {
+		if jt.held.Add(1) > jt.maxHeld() {
 			jt.held.Add(-1)
 			return false
 		}
@@ -954,7 +969,7 @@ func (h *holder) wait(ctx context.Context, jt *JobTracker, j *job, wait time.Dur
 		h.expired = true
 	}
 	jt.mu.Lock()
-	return !h.expired
+	return true
 }
 
 func (h *holder) release(jt *JobTracker) {

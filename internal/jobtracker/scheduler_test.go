@@ -583,20 +583,32 @@ func TestMapCompletionEventsWait(t *testing.T) {
 
 // getJobStatus with wait_ms holds the call until a task finishes (the
 // count differs from seen_done) or the job ends; past maxHeld held calls
-// it answers at once, and no held call is left counted.
+// it answers at once; a caller that goes away is let go; no held call is
+// left counted.
 func TestJobStatusWait(t *testing.T) {
 	h := newHarness(t)
 	j := h.submit([][]string{nil, nil}, 1)
 	_, ids := launched(h.heartbeat(beat{tracker: "tt-a", maps: 2}))
-	ask := func(seen, waitMs int32) (*mrpb.JobStatus, time.Duration) {
+	askCtx := func(ctx context.Context, seen, waitMs int32) (*mrpb.JobStatus, time.Duration) {
 		start := time.Now()
-		resp, err := h.jt.getJobStatus(context.Background(), &mrpb.JobIDRequest{JobId: proto.String(j.id), SeenDone: proto.Int32(seen), WaitMs: proto.Int32(waitMs)})
+		resp, err := h.jt.getJobStatus(ctx, &mrpb.JobIDRequest{JobId: proto.String(j.id), SeenDone: proto.Int32(seen), WaitMs: proto.Int32(waitMs)})
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
 		return resp.GetStatus(), time.Since(start)
 	}
-	if st, took := ask(0, 0); st.GetMapsDone() != 0 || took > 10*time.Second {
+	ask := func(seen, waitMs int32) (*mrpb.JobStatus, time.Duration) {
+		return askCtx(context.Background(), seen, waitMs)
+	}
+	// untilHeld waits until n calls are held.
+	untilHeld := func(n int32) {
+		for deadline := time.Now().Add(10 * time.Second); h.jt.held.Load() != n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d calls held, want %d", h.jt.held.Load(), n)
+			}
+		}
+	}
+	if st, took := ask(0, 0); st.GetMapsDone() != 0 || took > 5*time.Second {
 		t.Fatalf("no wait: %d maps done after %v", st.GetMapsDone(), took)
 	}
 	if st, took := ask(0, 200); st.GetMapsDone() != 0 || took < 150*time.Millisecond {
@@ -604,7 +616,7 @@ func TestJobStatusWait(t *testing.T) {
 	}
 	done := make(chan *mrpb.JobStatus)
 	go func() { st, _ := ask(0, 20000); done <- st }()
-	time.Sleep(100 * time.Millisecond)
+	untilHeld(1)
 	h.heartbeat(beat{tracker: "tt-a", reports: []*mrpb.TaskReport{succeeded(ids[0])}})
 	select {
 	case st := <-done:
@@ -614,16 +626,30 @@ func TestJobStatusWait(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("a waiting call was not woken by the map's completion")
 	}
-	if st, took := ask(0, 20000); st.GetMapsDone() != 1 || took > 10*time.Second { // not the 20 s
+	if st, took := ask(0, 20000); st.GetMapsDone() != 1 || took > 5*time.Second {
 		t.Fatalf("a count past seen_done: %d after %v", st.GetMapsDone(), took)
 	}
-	h.jt.held.Store(maxHeld)
-	if _, took := ask(1, 20000); took > 10*time.Second {
+	if n := h.jt.held.Load(); n != 0 {
+		t.Fatalf("%d calls still counted as held", n)
+	}
+	// A caller that goes away is answered and no longer counted.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { st, _ := askCtx(ctx, 1, 20000); done <- st }()
+	untilHeld(1)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call whose caller went away is still held")
+	}
+	untilHeld(0)
+	h.jt.held.Store(h.jt.maxHeld())
+	if _, took := ask(1, 20000); took > 5*time.Second {
 		t.Fatalf("a call past maxHeld was held %v", took)
 	}
 	h.jt.held.Store(0)
 	go func() { st, _ := ask(1, 20000); done <- st }()
-	time.Sleep(100 * time.Millisecond)
+	untilHeld(1)
 	h.jt.mu.Lock()
 	h.jt.endJob(j, mrpb.JobState_KILLED, "test")
 	h.jt.mu.Unlock()
@@ -635,7 +661,5 @@ func TestJobStatusWait(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("a waiting call was not woken by the job's end")
 	}
-	if n := h.jt.held.Load(); n != 0 {
-		t.Fatalf("%d calls still counted as held", n)
-	}
+	untilHeld(0)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/stratafs/strata/conf"
@@ -65,15 +66,15 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 	// on its blocks count as data-local) and with its intermediate data on
 	// that node's SSD directory.
 	lc := localcluster.Config{Conf: env.Conf, Dir: abs, DataNodes: n, DefaultJobTracker: "127.0.0.1:8021", Logger: log}
-	scKeys := localShortCircuit(env.Conf, abs)
+	if *ha {
+		lc.Conf, lc.NameNodes = haLocalConf(env.Conf), localHANameNodes
+	}
+	scKeys := localShortCircuit(lc.Conf, abs)
 	if scKeys != nil {
-		lc.Conf = env.Conf.Clone()
+		lc.Conf = lc.Conf.Clone()
 		for k, v := range scKeys {
 			lc.Conf.Set(k, v)
 		}
-	}
-	if *ha {
-		lc.Conf, lc.NameNodes = haLocalConf(env.Conf), localHANameNodes
 	}
 	if !*noMR {
 		lc.MapReduce = trackers.Start
@@ -207,21 +208,60 @@ func printRealm(env *Env, r *localcluster.Realm, cl *localcluster.Cluster, home 
 // the block files of those DataNodes' finalized replicas directly,
 // checking the same block tokens and CRCs, with no copy through a TCP
 // connection and the DataNode. Nil — reads over TCP, Hadoop's default —
-// when c sets either key itself, when emulated media are configured
-// (their device models charge the DataNode's reads), or when dir is too
-// long for a socket path.
+// when c sets either key to something else (the values this function
+// sets, read back from the cluster's own config directory, do not count),
+// when emulated media are configured (their device models charge the
+// DataNode's reads), when the socket path would be too long, or when a
+// directory on it is not safe for a socket clients trust (safeSocketDir).
 func localShortCircuit(c *conf.Configuration, dir string) map[string]string {
 	const socketKey, readKey = "dfs.domain.socket.path", "dfs.client.read.shortcircuit"
-	if c.IsSet(socketKey) || c.IsSet(readKey) || media.Enabled() {
-		return nil
-	}
 	run := filepath.Join(dir, "run")
 	pattern := filepath.Join(run, "dn_PORT.sock")
-	// A Unix socket's path has at most 107 bytes; ports have up to 5 digits.
-	if len(pattern)-len("_PORT")+5 > 107 || os.MkdirAll(run, 0o755) != nil {
+	if c.IsSet(socketKey) && c.Get(socketKey) != pattern || c.IsSet(readKey) && c.Get(readKey) != "true" || media.Enabled() {
 		return nil
 	}
+	// sun_path holds the path and its NUL; ports have up to 5 digits.
+	if len(pattern)-len("_PORT")+5 > len(syscall.RawSockaddrUnix{}.Path)-1 || os.MkdirAll(run, 0o755) != nil || safeSocketDir(run) != nil {
+		return nil
+	}
+	// Sockets of earlier runs (their ports were free ones) are stale.
+	if old, _ := filepath.Glob(filepath.Join(run, "dn*.sock")); len(old) > 0 {
+		for _, f := range old {
+			os.Remove(f)
+		}
+	}
 	return map[string]string{socketKey: pattern, readKey: "true"}
+}
+
+// safeSocketDir checks, as Hadoop's DomainSocket does before it binds,
+// that no other user can replace a socket in dir: dir and every directory
+// above it is owned by this user or root and writable by no one else,
+// unless it has the sticky bit (as /tmp).
+func safeSocketDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	uid := uint32(os.Geteuid())
+	for p := abs; ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !fi.IsDir() || !ok {
+			return fmt.Errorf("%s is not a directory", p)
+		}
+		if st.Uid != uid && st.Uid != 0 {
+			return fmt.Errorf("%s is owned by uid %d", p, st.Uid)
+		}
+		if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+			return fmt.Errorf("%s is writable by others", p)
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
 }
 
 // localHANameNodes is the size of `strata local -ha`'s nameservice: the

@@ -83,6 +83,9 @@ func TestLocalHA(t *testing.T) {
 		}
 		return o.String()
 	}
+	if socks, _ := filepath.Glob(filepath.Join(data, "run", "dn*.sock")); len(socks) != 1 || cc.Get("dfs.client.read.shortcircuit") != "true" {
+		t.Fatalf("short-circuit reads: DataNode sockets %v, dfs.client.read.shortcircuit %q", socks, cc.Get("dfs.client.read.shortcircuit"))
+	}
 	run("dfs", "-mkdir", "-p", "/local/ha")
 	if ls := run("dfs", "-ls", "/local"); !strings.Contains(ls, "/local/ha") {
 		t.Fatalf("ls /local: %q", ls)
@@ -332,5 +335,50 @@ func getJSON(t *testing.T, u string, v any) {
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatalf("%s: %v", u, err)
+	}
+}
+
+// localShortCircuit turns short-circuit reads on unless the configuration
+// chose otherwise (its own values, read back from the config directory
+// on a restart, are no choice), the path is too long, or a directory on
+// it could let another user replace the socket.
+func TestLocalShortCircuitKeys(t *testing.T) {
+	dir := t.TempDir()
+	want := filepath.Join(dir, "run", "dn_PORT.sock")
+	keys := localShortCircuit(conf.New(), dir)
+	if keys["dfs.domain.socket.path"] != want || keys["dfs.client.read.shortcircuit"] != "true" {
+		t.Fatalf("default: %v", keys)
+	}
+	os.WriteFile(filepath.Join(dir, "run", "dn1234.sock"), nil, 0o644)
+	own := conf.New()
+	for k, v := range keys {
+		own.Set(k, v)
+	}
+	if localShortCircuit(own, dir) == nil {
+		t.Error("the cluster's own keys read back turned it off")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run", "dn1234.sock")); err == nil {
+		t.Error("a stale socket file was left")
+	}
+	for k, v := range map[string]string{"dfs.domain.socket.path": "/var/run/dn_PORT", "dfs.client.read.shortcircuit": "false"} {
+		c := conf.New()
+		c.Set(k, v)
+		if got := localShortCircuit(c, dir); got != nil {
+			t.Errorf("%s=%s: %v", k, v, got)
+		}
+	}
+	long := filepath.Join(dir, strings.Repeat("d", 100))
+	if got := localShortCircuit(conf.New(), long); got != nil {
+		t.Errorf("a %d-byte socket path: %v", len(long), got)
+	}
+	open := filepath.Join(dir, "open")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
+	if got := localShortCircuit(conf.New(), open); got != nil {
+		t.Errorf("under a world-writable directory: %v", got)
+	}
+	os.Chmod(open, 0o777|os.ModeSticky)
+	if got := localShortCircuit(conf.New(), open); got == nil {
+		t.Error("under a sticky world-writable directory (as /tmp): off")
 	}
 }
