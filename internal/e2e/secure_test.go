@@ -43,6 +43,9 @@ type secureRealm struct {
 	nnKT, dnKT     string
 	httpKT         string // HTTP/localhost: SPNEGO on the NameNodes' web ports
 	alice, gw, nn_ string // credential caches
+	// dataProtection, when set, is the cluster's data transfer
+	// protection, which runAs gives the CLI.
+	dataProtection string
 }
 
 func startRealm(t *testing.T) *secureRealm {
@@ -146,7 +149,9 @@ func (r *secureRealm) login(t *testing.T, cc string) *security.Login {
 	return l
 }
 
-func (r *secureRealm) colinmarc(t *testing.T, addr, cc string) (*colinmarc.Client, error) {
+// colinmarc is a colinmarc/hdfs client with the ticket in cc and, if
+// dataProtection is set, that data transfer protection.
+func (r *secureRealm) colinmarc(t *testing.T, addr, cc string, dataProtection ...string) (*colinmarc.Client, error) {
 	t.Helper()
 	cache, err := credentials.LoadCCache(cc)
 	if err != nil {
@@ -156,9 +161,11 @@ func (r *secureRealm) colinmarc(t *testing.T, addr, cc string) (*colinmarc.Clien
 	if err != nil {
 		return nil, err
 	}
-	return colinmarc.NewClient(colinmarc.ClientOptions{
-		Addresses: strings.Split(addr, ","), KerberosClient: kc, KerberosServicePrincipleName: "nn/_HOST",
-	})
+	opts := colinmarc.ClientOptions{Addresses: strings.Split(addr, ","), KerberosClient: kc, KerberosServicePrincipleName: "nn/_HOST"}
+	if len(dataProtection) > 0 {
+		opts.DataTransferProtection = dataProtection[0]
+	}
+	return colinmarc.NewClient(opts)
 }
 
 // gssInitiateFailed is what the server tells a client whose ticket it
@@ -171,6 +178,11 @@ func (r *secureRealm) runAs(p *testcluster.Processes, prot, cc string, stdin io.
 	var opts []string
 	for _, k := range []string{"hadoop.security.authentication", "hadoop.rpc.protection", "dfs.namenode.kerberos.principal"} {
 		opts = append(opts, "-D", k+"="+r.settings(prot)[k])
+	}
+	// The cluster's data transfer protection, when the test gave it one:
+	// the client protects its block transfers at that level.
+	if r.dataProtection != "" {
+		opts = append(opts, "-D", "dfs.data.transfer.protection="+r.dataProtection)
 	}
 	cmd := p.Command(append(opts, args...)...)
 	cmd.Env = append(os.Environ(), "KRB5CCNAME=FILE:"+cc, "HADOOP_USER_NAME=root")
@@ -200,8 +212,15 @@ func TestSecureIPC(t *testing.T) {
 	r := startRealm(t)
 	for i, prot := range []string{"authentication", "integrity", "privacy"} {
 		t.Run(prot, func(t *testing.T) {
-			r.testLogin(t, r.settings(prot))
-			p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: r.settings(prot)})
+			// Data transfer protection at the same level as the RPCs:
+			// block tokens are the SASL credentials on the DataNode's port.
+			settings := r.settings(prot)
+			settings["dfs.block.access.token.enable"] = "true"
+			settings["dfs.data.transfer.protection"] = prot
+			r.dataProtection = prot
+			t.Cleanup(func() { r.dataProtection = "" })
+			r.testLogin(t, settings)
+			p := testcluster.NewProcess(t, testcluster.Config{DataNodes: 1, Conf: settings})
 			_, port, _ := net.SplitHostPort(p.Addr())
 			addr := "localhost:" + port
 			ctx := ctxT(t)
@@ -214,7 +233,7 @@ func TestSecureIPC(t *testing.T) {
 			}
 
 			// colinmarc/hdfs with alice's ticket: write, read, list.
-			cl, err := r.colinmarc(t, addr, r.alice)
+			cl, err := r.colinmarc(t, addr, r.alice, prot)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,6 +252,15 @@ func TestSecureIPC(t *testing.T) {
 			got, err := cl.ReadFile("/tmp/colinmarc")
 			if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("colinmarc read back %d bytes, %v", len(got), err)
+			}
+			// Without data transfer protection the DataNode refuses it.
+			plain, err := r.colinmarc(t, addr, r.alice)
+			if err == nil {
+				_, err = plain.ReadFile("/tmp/colinmarc")
+				plain.Close()
+			}
+			if err == nil {
+				t.Fatal("colinmarc without data transfer protection read the file")
 			}
 			infos, err := cl.ReadDir("/tmp")
 			if err != nil || len(infos) != 1 {
