@@ -9,6 +9,13 @@ stop() { # pid: SIGTERM, then wait for it to exit (SIGKILL after 10 s)
   kill -9 "$1" 2>/dev/null || true
 }
 
+with_tmp() { # a temporary directory in $tmp, removed — and the strata local in
+  # $local_pid stopped — when the script exits
+  tmp=$(mktemp -d)
+  local_pid=
+  trap 'stop "$local_pid"; rm -rf "$tmp"' EXIT
+}
+
 start_local() { # log strata-args...: runs `strata args...` (a strata local) in the background
   # and waits until it has listed its addresses (its "  data" line comes
   # after them); sets local_pid, rpc (hdfs://host:port) and web

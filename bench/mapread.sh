@@ -16,13 +16,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 records=${1:-10000000}
 rounds=${2:-3}
-tmp=$(mktemp -d)
-local_pid=
-cleanup() {
-  stop "$local_pid"
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+with_tmp
 [ -w /proc/sys/vm/drop_caches ] || { echo "bench/mapread.sh drops the page cache: run it as root" >&2; exit 1; }
 go build -o "$tmp/strata" ./cmd/strata
 s=$tmp/strata

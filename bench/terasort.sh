@@ -16,13 +16,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 rows=${1:-20m}
 rounds=${2:-3}
-tmp=$(mktemp -d)
-local_pid=
-cleanup() {
-  stop "$local_pid"
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+with_tmp
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 go build -o "$tmp/strata" ./cmd/strata
 go build -o "$tmp/tera2lines" ./bench/tera2lines

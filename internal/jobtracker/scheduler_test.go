@@ -568,16 +568,24 @@ func TestMapCompletionEventsWait(t *testing.T) {
 	// A job that ends wakes its waiters.
 	go func() { resp, _ := ask(1, 20000); done <- resp }()
 	time.Sleep(100 * time.Millisecond)
+	if resp := endAndAwait(t, h, j, done); resp.GetJobState() != mrpb.JobState_KILLED {
+		t.Fatalf("woken with state %v", resp.GetJobState())
+	}
+}
+
+// endAndAwait kills job j and returns what the call held for it sent on
+// done; the test fails if the call is not woken.
+func endAndAwait[T any](t *testing.T, h *harness, j *job, done <-chan T) T {
+	t.Helper()
 	h.jt.mu.Lock()
 	h.jt.endJob(j, mrpb.JobState_KILLED, "test")
 	h.jt.mu.Unlock()
 	select {
-	case resp := <-done:
-		if resp.GetJobState() != mrpb.JobState_KILLED {
-			t.Fatalf("woken with state %v", resp.GetJobState())
-		}
+	case v := <-done:
+		return v
 	case <-time.After(15 * time.Second):
 		t.Fatal("a waiting call was not woken by the job's end")
+		panic("unreachable")
 	}
 }
 
@@ -650,16 +658,8 @@ func TestJobStatusWait(t *testing.T) {
 	h.jt.held.Store(0)
 	go func() { st, _ := ask(1, 20000); done <- st }()
 	untilHeld(1)
-	h.jt.mu.Lock()
-	h.jt.endJob(j, mrpb.JobState_KILLED, "test")
-	h.jt.mu.Unlock()
-	select {
-	case st := <-done:
-		if st.GetState() != mrpb.JobState_KILLED {
-			t.Fatalf("woken with state %v", st.GetState())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("a waiting call was not woken by the job's end")
+	if st := endAndAwait(t, h, j, done); st.GetState() != mrpb.JobState_KILLED {
+		t.Fatalf("woken with state %v", st.GetState())
 	}
 	untilHeld(0)
 }

@@ -33,24 +33,34 @@ func mixedCounts(m, p int) int {
 	return 0
 }
 
-// run shuffles with New, Add and Wait, checks the result against the
-// reference and returns the Shuffle (closed) for its statistics.
-func run(t *testing.T, job *testJob, cfg Config, locs []MapLocation) *Shuffle {
+// shuffleAll starts a shuffle of locs with New, Adds them all and Waits
+// for the merged records; the caller closes the Shuffle.
+func shuffleAll(t *testing.T, cfg Config, locs []MapLocation) (*Shuffle, spill.Iterator) {
 	t.Helper()
 	s, err := New(cfg, len(locs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	for _, l := range locs {
 		if err := s.Add(l); err != nil {
+			s.Close()
 			t.Fatal(err)
 		}
 	}
 	it, err := s.Wait(context.Background())
 	if err != nil {
+		s.Close()
 		t.Fatal(err)
 	}
+	return s, it
+}
+
+// run shuffles with New, Add and Wait, checks the result against the
+// reference and returns the Shuffle (closed) for its statistics.
+func run(t *testing.T, job *testJob, cfg Config, locs []MapLocation) *Shuffle {
+	t.Helper()
+	s, it := shuffleAll(t, cfg, locs)
+	defer s.Close()
 	checkRecords(t, drain(t, it, cfg.Compare), job.expected(cfg.Reduce))
 	s.Close()
 	checkClean(t, cfg)
@@ -675,20 +685,8 @@ func TestFinalMergeOfMemorySegmentsWritesNothing(t *testing.T) {
 	locs := serve(t, job, newTracker(t, ServerConfig{}))
 	cfg := testConfig(t, job, 0, nil)
 	cfg.SortFactor = 3
-	s, err := New(cfg, len(locs))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, it := shuffleAll(t, cfg, locs)
 	defer s.Close()
-	for _, l := range locs {
-		if err := s.Add(l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	it, err := s.Wait(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var files []string
 	for _, d := range cfg.LocalDirs {
 		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {

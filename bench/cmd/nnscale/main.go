@@ -34,32 +34,16 @@ import (
 	"github.com/stratafs/strata/internal/namenode/blockmgmt"
 	"github.com/stratafs/strata/internal/namenode/namespace"
 	"github.com/stratafs/strata/internal/storage"
+	"github.com/stratafs/strata/internal/subcmd"
 )
 
 const fanout = 1000 // children per directory
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-	}
-	var err error
-	switch os.Args[1] {
-	case "gen":
-		err = gen(os.Args[2:])
-	case "load":
-		err = load(os.Args[2:])
-	default:
-		usage()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "nnscale:", err)
-		os.Exit(1)
-	}
-}
-
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: nnscale gen -dirs N -files M -edits K -out DIR | nnscale load -in DIR [-report] [-memprofile F]")
-	os.Exit(2)
+	subcmd.Main("nnscale", "nnscale gen -dirs N -files M -edits K -out DIR | nnscale load -in DIR [-report] [-memprofile F]", map[string]func([]string) error{
+		"gen":  gen,
+		"load": load,
+	})
 }
 
 var perm = namespace.Perm{Owner: "hdfs", Group: "supergroup", Mode: 0o755}

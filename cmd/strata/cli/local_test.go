@@ -37,31 +37,69 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// localRun is a `strata local` running in this test process.
+type localRun struct {
+	out, errb syncBuffer
+	cancel    context.CancelFunc
+	done      chan int
+}
+
+// startLocal runs `strata local args...` with configuration c and
+// returns once it has printed how to use it; it is stopped when the test
+// ends, if not before.
+func startLocal(t *testing.T, c *conf.Configuration, args ...string) *localRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &localRun{cancel: cancel, done: make(chan int, 1)}
+	go func() { l.done <- runLocal(ctx, &Env{Conf: c, Stdout: &l.out, Stderr: &l.errb}, args) }()
+	t.Cleanup(func() { l.stop() })
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(l.out.String(), "Use it with"); time.Sleep(50 * time.Millisecond) {
+		select {
+		case code := <-l.done:
+			l.done <- code
+			t.Fatalf("local exited %d: %s%s", code, l.out.String(), l.errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("local did not start: %s", l.out.String())
+		}
+	}
+	return l
+}
+
+// cliWith returns a runner of strata commands with --config dir that
+// fails the test when one fails, and returns its output.
+func cliWith(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		var o, e bytes.Buffer
+		if code := Main(append([]string{"--config", dir}, args...), nil, &o, &e); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e.String())
+		}
+		return o.String()
+	}
+}
+
+// stop ends the cluster and returns its exit code; -1 if it does not end
+// within 30 s.
+func (l *localRun) stop() int {
+	l.cancel()
+	select {
+	case code := <-l.done:
+		l.done <- code
+		return code
+	case <-time.After(30 * time.Second):
+		return -1
+	}
+}
+
 // `strata local -ha` runs nameservice ns1 of three NameNodes, lists them
 // with their roles, and writes a config directory through which the
 // other commands reach the active one as hdfs://ns1.
 func TestLocalHA(t *testing.T) {
 	data := t.TempDir()
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() {
-		env := &Env{Conf: conf.New(), Stdout: &out, Stderr: &errb}
-		done <- runLocal(ctx, env, []string{"-ha", "-data", data, "-datanodes", "1", "-nomapreduce"})
-	}()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(out.String(), "Use it with") {
-		select {
-		case code := <-done:
-			t.Fatalf("local exited %d: %s%s", code, out.String(), errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("local did not start: %s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	l := startLocal(t, conf.New(), "-ha", "-data", data, "-datanodes", "1", "-nomapreduce")
+	out := &l.out
 	text := out.String()
 	if !strings.Contains(text, "Nameservice    ns1") || strings.Count(text, "NameNode nn") != 3 ||
 		strings.Count(text, " active\n") != 1 || strings.Count(text, " standby\n") != 2 {
@@ -75,14 +113,7 @@ func TestLocalHA(t *testing.T) {
 	if cc.Get("fs.defaultFS") != "hdfs://ns1" || cc.Get("dfs.ha.namenodes.ns1") != "nn1,nn2,nn3" {
 		t.Fatalf("config dir: fs.defaultFS %q, members %q", cc.Get("fs.defaultFS"), cc.Get("dfs.ha.namenodes.ns1"))
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		var o, e bytes.Buffer
-		if code := Main(append([]string{"--config", confDir}, args...), nil, &o, &e); code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, e.String())
-		}
-		return o.String()
-	}
+	run := cliWith(t, confDir)
 	if socks, _ := filepath.Glob(filepath.Join(data, "run", "dn*.sock")); len(socks) != 1 || cc.Get("dfs.client.read.shortcircuit") != "true" {
 		t.Fatalf("short-circuit reads: DataNode sockets %v, dfs.client.read.shortcircuit %q", socks, cc.Get("dfs.client.read.shortcircuit"))
 	}
@@ -93,14 +124,8 @@ func TestLocalHA(t *testing.T) {
 	if st := run("haadmin", "-getAllServiceState"); strings.Count(st, "active") != 1 || strings.Count(st, "standby") != 2 {
 		t.Fatalf("haadmin -getAllServiceState:\n%s", st)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("local exited %d: %s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("local did not stop")
+	if code := l.stop(); code != 0 {
+		t.Fatalf("local exited %d: %s", code, l.errb.String())
 	}
 }
 
@@ -115,34 +140,12 @@ func TestLocalSecure(t *testing.T) {
 		t.Skip("curl not installed")
 	}
 	data := t.TempDir()
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	defer func() {
-		cancel()
-		<-done
-	}()
 	t.Setenv("KRB5_CONFIG", "") // runLocal sets it for its daemons
 	c := conf.New()
 	c.Set("dfs.namenode.rpc-address", "127.0.0.1:0")
 	c.Set("dfs.namenode.http-address", "127.0.0.1:0")
-	go func() {
-		env := &Env{Conf: c, Stdout: &out, Stderr: &errb}
-		done <- runLocal(ctx, env, []string{"-secure", "-data", data, "-datanodes", "1", "-nomapreduce"})
-	}()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(out.String(), "Use it with") {
-		select {
-		case code := <-done:
-			done <- code
-			t.Fatalf("local exited %d: %s%s", code, out.String(), errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("local did not start: %s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	l := startLocal(t, c, "-secure", "-data", data, "-datanodes", "1", "-nomapreduce")
+	out := &l.out
 	text := out.String()
 	pw := regexp.MustCompile(`password (\S+)`).FindStringSubmatch(text)
 	kinit := regexp.MustCompile(`(?m)^  (KRB5_CONFIG=(\S+) KRB5CCNAME=(\S+) kinit (\S+))$`).FindStringSubmatch(text)
@@ -232,27 +235,11 @@ func TestLocalSecure(t *testing.T) {
 // there, and a read through it is served that way, with the file's bytes.
 func TestLocalShortCircuitReads(t *testing.T) {
 	data := t.TempDir()
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() {
-		c := conf.New()
-		c.Set("dfs.namenode.rpc-address", "127.0.0.1:0")
-		c.Set("dfs.namenode.http-address", "127.0.0.1:0")
-		env := &Env{Conf: c, Stdout: &out, Stderr: &errb}
-		done <- runLocal(ctx, env, []string{"-data", data, "-datanodes", "1", "-nomapreduce"})
-	}()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "Use it with"); time.Sleep(50 * time.Millisecond) {
-		select {
-		case code := <-done:
-			t.Fatalf("local exited %d: %s%s", code, out.String(), errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("local did not start: %s", out.String())
-		}
-	}
+	c := conf.New()
+	c.Set("dfs.namenode.rpc-address", "127.0.0.1:0")
+	c.Set("dfs.namenode.http-address", "127.0.0.1:0")
+	l := startLocal(t, c, "-data", data, "-datanodes", "1", "-nomapreduce")
+	out := &l.out
 	confDir := filepath.Join(data, "conf")
 	cc, err := conf.Load(confDir)
 	if err != nil {
@@ -270,26 +257,13 @@ func TestLocalShortCircuitReads(t *testing.T) {
 	if err := os.WriteFile(src, want, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		var o, e bytes.Buffer
-		if code := Main(append([]string{"--config", confDir}, args...), nil, &o, &e); code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, e.String())
-		}
-		return o.String()
-	}
+	run := cliWith(t, confDir)
 	run("dfs", "-put", src, "/sc")
 	if got := run("dfs", "-cat", "/sc"); got != string(want) {
 		t.Fatalf("dfs -cat read %d bytes, want %d", len(got), len(want))
 	}
 	if n := shortCircuitReads(t, out.String()); n == 0 {
 		t.Fatal("the DataNode served no short-circuit read")
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("local did not stop")
 	}
 }
 

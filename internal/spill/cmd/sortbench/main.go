@@ -25,34 +25,17 @@ import (
 	"strconv"
 
 	"github.com/stratafs/strata/internal/spill"
+	"github.com/stratafs/strata/internal/subcmd"
 )
 
 const recLen = 100
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-	}
-	var err error
-	switch os.Args[1] {
-	case "gen":
-		err = gen(os.Args[2:])
-	case "sort":
-		err = sortCmd(os.Args[2:])
-	case "dump":
-		err = dump(os.Args[2:])
-	default:
-		usage()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sortbench:", err)
-		os.Exit(1)
-	}
-}
-
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: sortbench gen -n N -o FILE | sort -i FILE -dir DIR [-mb MiB] [-codec C] | dump -dir DIR -o FILE [-codec C]")
-	os.Exit(2)
+	subcmd.Main("sortbench", "sortbench gen -n N -o FILE | sort -i FILE -dir DIR [-mb MiB] [-codec C] | dump -dir DIR -o FILE [-codec C]", map[string]func([]string) error{
+		"gen":  gen,
+		"sort": sortCmd,
+		"dump": dump,
+	})
 }
 
 func gen(args []string) error {
