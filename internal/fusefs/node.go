@@ -307,7 +307,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	ch := n.setChild(ctx, st, out)
 	h := newHandle(n.f, ch.Operations().(*node), c, flags)
 	h.startWriter(w, 0)
-	return ch, h, n.f.openFlags(), 0
+	return ch, h, n.f.openFlags(flags), 0
 }
 
 // Open implements gofs.NodeOpener. A handle that may read opens the HDFS
@@ -336,12 +336,18 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 			return nil, 0, e
 		}
 	}
-	return h, n.f.openFlags(), 0
+	return h, n.f.openFlags(flags), 0
 }
 
-// openFlags are the FOPEN flags of every open file.
-func (f *fsys) openFlags() uint32 {
-	if f.opts.DirectIO {
+// openFlags are the FOPEN flags of a file opened with flags. A file
+// opened write-only bypasses the page cache (FOPEN_DIRECT_IO): the
+// kernel hands the writer's own buffer to the mount instead of copying
+// it into cached pages first, and nothing of what this handle writes is
+// left cached (a write-only descriptor cannot be mapped, and the mount
+// cannot write in place anyway). Each write(2) then reaches the mount as
+// it was issued, in requests of up to MaxWrite.
+func (f *fsys) openFlags(flags uint32) uint32 {
+	if f.opts.DirectIO || flags&syscall.O_ACCMODE == syscall.O_WRONLY {
 		return fuse.FOPEN_DIRECT_IO
 	}
 	return 0
