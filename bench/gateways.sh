@@ -12,6 +12,10 @@
 #
 #   bench/gateways.sh [size] [rounds]     (default 2g, 3)
 #
+# STRATA_BIN=path runs that strata binary (say, one built from another
+# commit, to compare two in alternating runs) instead of building
+# ./cmd/strata; nfscp is always built from the working tree.
+#
 # One `strata local -nomapreduce` (a NameNode and one DataNode, replication
 # 1, ports picked free) in a temporary directory, the real binary for
 # every gateway. Each round writes the file all four ways (each round
@@ -38,7 +42,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$tmp/strata" ./cmd/strata
+if [ -n "${STRATA_BIN:-}" ]; then
+  cp "$STRATA_BIN" "$tmp/strata"
+else
+  go build -o "$tmp/strata" ./cmd/strata
+fi
 go build -o "$tmp/nfscp" ./bench/cmd/nfscp
 s=$tmp/strata
 
