@@ -12,6 +12,12 @@
 #
 #   bench/gateways.sh [size] [rounds]     (default 2g, 3)
 #
+# STRATA_BIN=path runs that strata binary (say, one built from another
+# commit, to compare two in alternating runs) instead of building
+# ./cmd/strata; nfscp is always built from the working tree. ROTATE=k
+# makes round r start with way r-1+k (default 0), so short runs can cover
+# every order.
+#
 # One `strata local -nomapreduce` (a NameNode and one DataNode, replication
 # 1, ports picked free) in a temporary directory, the real binary for
 # every gateway. Each round writes the file all four ways (each round
@@ -38,7 +44,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$tmp/strata" ./cmd/strata
+if [ -n "${STRATA_BIN:-}" ]; then
+  cp "$STRATA_BIN" "$tmp/strata"
+else
+  go build -o "$tmp/strata" ./cmd/strata
+fi
 go build -o "$tmp/nfscp" ./bench/cmd/nfscp
 s=$tmp/strata
 
@@ -80,7 +90,8 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$rounds"); do
   # Each round starts with a different way, and dirty pages are flushed
   # before each write, so none pays for another's writeback.
-  order=$(echo $ways $ways | cut -d' ' -f"$(( (r - 1) % 4 + 1 ))-$(( (r - 1) % 4 + 4 ))")
+  k=$(( (r - 1 + ${ROTATE:-0}) % 4 ))
+  order=$(echo $ways $ways | cut -d' ' -f"$(( k + 1 ))-$(( k + 4 ))")
   for w in $order; do sync; timed "$w,w,$r" "write_$w"; done
   want=$("$s" dfs -checksum /gw/put | cut -f2-)
   for w in $ways; do

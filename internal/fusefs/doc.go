@@ -66,7 +66,13 @@
 // A handle queues up to eight writes ahead of HDFS and a goroutine
 // streams them into the hdfs.FileWriter, so the caller's next write
 // overlaps the DataNode pipeline. An error a queued write meets is
-// returned by the next write, by fsync and by close.
+// returned by the next write, by fsync and by close. A file opened
+// write-only (as cp opens its target) bypasses the kernel's page cache
+// (FOPEN_DIRECT_IO) unless another open handle of the file uses it: each
+// write(2) reaches the mount straight from the caller's buffer, sparing
+// the copy into cached pages; such a descriptor could not be mapped
+// anyway. Handles opened while one writes that way bypass the cache too,
+// so no cached page misses a write.
 //
 // close(2) sends FLUSH, which closes the HDFS file: its last block is
 // finished and the NameNode completes it, so once close returns the data

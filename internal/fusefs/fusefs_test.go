@@ -518,3 +518,59 @@ func TestDirectIO(t *testing.T) {
 		t.Fatalf("read back %d bytes, want %d identical", len(got), len(data))
 	}
 }
+
+// TestWriteOnlyAndCachedHandles writes through write-only descriptors
+// (which bypass the page cache unless a handle of the file uses it) and
+// other handles, open at the same time, and checks what is read back.
+func TestWriteOnlyAndCachedHandles(t *testing.T) {
+	m := mount(t, fusefs.Options{})
+	data := randomBytes(1000+500+300, 5)
+	if err := os.WriteFile(m.p("c"), data[:1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(flag int) *os.File {
+		t.Helper()
+		f, err := os.OpenFile(m.p("c"), flag, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	readAll := func(f *os.File, want []byte) {
+		t.Helper()
+		got := make([]byte, len(want)+10)
+		n, err := f.ReadAt(got, 0)
+		if err != nil && err != io.EOF {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got[:n], want) {
+			t.Fatalf("read %d bytes, want the %d written", n, len(want))
+		}
+	}
+	write := func(f *os.File, b []byte) {
+		t.Helper()
+		if _, err := f.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An appender while a reader (using the page cache) is open.
+	r := open(os.O_RDONLY)
+	readAll(r, data[:1000])
+	write(open(os.O_WRONLY|os.O_APPEND), data[1000:1500])
+	r.Close()
+	readAll(open(os.O_RDONLY), data[:1500])
+	// A reader opened while a write-only handle bypasses the cache.
+	w := open(os.O_WRONLY | os.O_APPEND)
+	r = open(os.O_RDONLY)
+	readAll(r, data[:1500])
+	write(w, data[1500:])
+	r.Close()
+	readAll(open(os.O_RDONLY), data)
+	if got := m.hdfsRead(t, "/c"); !bytes.Equal(got, data) {
+		t.Fatalf("HDFS has %d bytes, want %d", len(got), len(data))
+	}
+}

@@ -24,6 +24,7 @@ type handle struct {
 
 	mu       sync.Mutex
 	released bool
+	cache    int // how the kernel caches the handle's data (node.openFlags)
 
 	// Reading.
 	r         *hdfs.FileReader
@@ -454,6 +455,7 @@ func (h *handle) release() {
 		h.released = true
 		h.closeWriter()
 		h.closeReader()
+		h.n.handleClosed(h)
 	}
 	h.mu.Unlock()
 	h.f.dropHandle(h)

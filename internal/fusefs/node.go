@@ -23,6 +23,10 @@ type node struct {
 	mu      sync.Mutex
 	writing int   // handles with an open HDFS writer on this file
 	wsize   int64 // the length those writers have reached
+
+	// Open handles by how the kernel caches their data (openFlags).
+	cachedOpen    int // handles that use the page cache
+	directWriters int // write-only handles that bypass it
 }
 
 var (
@@ -307,7 +311,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	ch := n.setChild(ctx, st, out)
 	h := newHandle(n.f, ch.Operations().(*node), c, flags)
 	h.startWriter(w, 0)
-	return ch, h, n.f.openFlags(), 0
+	return ch, h, ch.Operations().(*node).openFlags(h, flags), 0
 }
 
 // Open implements gofs.NodeOpener. A handle that may read opens the HDFS
@@ -336,15 +340,58 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 			return nil, 0, e
 		}
 	}
-	return h, n.f.openFlags(), 0
+	return h, n.openFlags(h, flags), 0
 }
 
-// openFlags are the FOPEN flags of every open file.
-func (f *fsys) openFlags() uint32 {
-	if f.opts.DirectIO {
+// Cache modes of a handle (handle.cache).
+const (
+	cacheNone     = iota // not counted (the handle failed to open)
+	cacheDirect          // bypasses the page cache
+	cacheDirectWO        // write-only, bypasses the page cache
+	cachePages           // uses the page cache
+)
+
+// openFlags returns the FOPEN flags of h, just opened with flags, and
+// counts it. A file opened write-only (as cp opens its target) bypasses
+// the page cache (FOPEN_DIRECT_IO): the kernel hands the writer's own
+// buffer to the mount instead of copying it into cached pages first, and
+// each write(2) reaches the mount as issued, in requests of up to
+// MaxWrite. A write-only descriptor cannot be mapped. So that no cached
+// page goes stale under such writes, a write-only handle bypasses the
+// cache only while no handle of the file uses it, and every handle opened
+// while one writes that way bypasses it too. (Pages cached before are
+// dropped by the kernel at each open: the mount never keeps them.)
+func (n *node) openFlags(h *handle, flags uint32) uint32 {
+	if n.f.opts.DirectIO {
 		return fuse.FOPEN_DIRECT_IO
 	}
-	return 0
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case flags&syscall.O_ACCMODE == syscall.O_WRONLY && n.cachedOpen == 0:
+		n.directWriters++
+		h.cache = cacheDirectWO
+	case n.directWriters > 0:
+		h.cache = cacheDirect
+	default:
+		n.cachedOpen++
+		h.cache = cachePages
+		return 0
+	}
+	return fuse.FOPEN_DIRECT_IO
+}
+
+// handleClosed forgets h's cache mode.
+func (n *node) handleClosed(h *handle) {
+	n.mu.Lock()
+	switch h.cache {
+	case cacheDirectWO:
+		n.directWriters--
+	case cachePages:
+		n.cachedOpen--
+	}
+	h.cache = cacheNone
+	n.mu.Unlock()
 }
 
 // Unlink implements gofs.NodeUnlinker.

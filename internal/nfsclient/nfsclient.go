@@ -34,11 +34,13 @@ const (
 	FileSync = 2
 )
 
-// Conn is a mounted export reached over one connection.
+// Conn is a mounted export reached over one connection, and a second
+// one for WRITEs (writeconn.go).
 type Conn struct {
 	*nfsc.Target
 	rpc  *rpc.Client
 	auth rpc.Auth
+	wc   *writeConn
 }
 
 // Dial connects to the server at addr (NFS and MOUNT on the same port)
@@ -66,7 +68,12 @@ func Dial(addr, export string, uid, gid uint32) (*Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("nfs: mount %s:%s as uid %d: %w", addr, export, uid, err)
 	}
-	return &Conn{Target: t, rpc: c, auth: auth}, nil
+	wc, err := dialWrites(addr, auth.Body)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &Conn{Target: t, rpc: c, auth: auth, wc: wc}, nil
 }
 
 // probe makes sure the server answers this host before the library
@@ -100,7 +107,10 @@ func probe(addr string) error {
 }
 
 // Close closes the connection.
-func (c *Conn) Close() { c.rpc.Close() }
+func (c *Conn) Close() {
+	c.wc.close()
+	c.rpc.Close()
+}
 
 func (c *Conn) header(proc uint32) rpc.Header {
 	return rpc.Header{Rpcvers: 2, Prog: nfsc.Nfs3Prog, Vers: nfsc.Nfs3Vers, Proc: proc, Cred: c.auth, Verf: rpc.AuthNull}
@@ -135,44 +145,19 @@ func (e *StatusError) Unwrap() error { return nfsc.NFS3Error(e.Status) }
 // Write sends one WRITE of data at off with the given stability and
 // returns the stability the server committed it with.
 func (c *Conn) Write(fh []byte, off uint64, data []byte, how uint32) (committed uint32, err error) {
-	type writeArgs struct {
-		rpc.Header
-		FH       []byte
-		Offset   uint64
-		Count    uint32
-		How      uint32
-		Contents []byte
-	}
-	res, err := c.rpc.Call(&writeArgs{Header: c.header(nfsc.NFSProc3Write), FH: fh, Offset: off,
-		Count: uint32(len(data)), How: how, Contents: data})
+	what := fmt.Sprintf("WRITE of %d bytes at %d", len(data), off)
+	res, err := c.wc.write(fh, off, data, how)
 	if err != nil {
 		return 0, fmt.Errorf("nfs: WRITE: %w", err)
 	}
-	// A failed WRITE, too, answers with the file's wcc_data.
-	serr := status(fmt.Sprintf("WRITE of %d bytes at %d", len(data), off), res)
-	var se *StatusError
-	if serr != nil && !errors.As(serr, &se) {
-		return 0, serr
+	count, committed, err := parseWriteRes(what, res)
+	if err != nil {
+		return 0, err
 	}
-	var wcc nfsc.WccData
-	if err := xdr.Read(res, &wcc); err != nil {
-		return 0, fmt.Errorf("nfs: WRITE reply: %w", err)
+	if count != uint32(len(data)) {
+		return 0, fmt.Errorf("nfs: %s: server took %d", what, count)
 	}
-	if serr != nil {
-		return 0, serr
-	}
-	var ok struct {
-		Count     uint32
-		Committed uint32
-		Verf      uint64
-	}
-	if err := xdr.Read(res, &ok); err != nil {
-		return 0, fmt.Errorf("nfs: WRITE reply: %w", err)
-	}
-	if ok.Count != uint32(len(data)) {
-		return 0, fmt.Errorf("nfs: WRITE of %d bytes at %d: server took %d", len(data), off, ok.Count)
-	}
-	return ok.Committed, nil
+	return committed, nil
 }
 
 // Commit asks the server to make every WRITE to fh durable.

@@ -194,20 +194,27 @@ func (f *front) nextRecord() error {
 	case procCommit:
 		f.serveAsync(func() { f.reply(h.xid, f.g.commit(cred, args)); putBuf(rec) })
 	case procWrite:
+		serve := func() {
+			body := f.g.write(cred, args, &rec) // may keep rec
+			f.reply(h.xid, body)
+			if rec != nil {
+				putBuf(rec)
+			}
+		}
 		if isUnstableWrite(args) {
 			// Never waits: served in arrival order, which keeps a
 			// client's pipelined WRITEs contiguous.
-			f.reply(h.xid, f.g.write(cred, args))
-			putBuf(rec)
+			serve()
 		} else {
-			f.serveAsync(func() { f.reply(h.xid, f.g.write(cred, args)); putBuf(rec) })
+			f.serveAsync(serve)
 		}
 	}
 	return nil
 }
 
-// WRITE records are read into pooled buffers: the gateway copies what it
-// keeps, so a buffer is free again once the reply is sent.
+// WRITE records are read into pooled buffers. A buffer is free again once
+// the reply is sent, unless the gateway kept the record for its data
+// (tail.go); it gives the buffer back when it drops that data.
 var recordPool sync.Pool
 
 func getBuf(n int) []byte {

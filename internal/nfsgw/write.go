@@ -92,10 +92,10 @@ type openFile struct {
 	cond         *sync.Cond
 	w            *hdfs.FileWriter // nil until data must be appended
 	next         int64            // bytes in HDFS or in the stream
-	pending      map[int64][]byte // out-of-order data, offsets > next
-	pendingBytes int64
-	tail         []byte // the last bytes before next (up to tailKeep)
-	synced       bool   // nothing written since the last hsync
+	pending      map[int64]chunk  // out-of-order data, offsets > next
+	pendingBytes int64            // memory pending holds (chunk.size)
+	tail         tail             // the last bytes before next (tailKeep or more)
+	synced       bool             // nothing written since the last hsync
 	lastUse      time.Time
 	waiters      int
 	err          error
@@ -164,7 +164,7 @@ func (o *openFiles) remove(of *openFile) {
 
 func newOpenFile(u *userFS, st fs.FileStatus) *openFile {
 	of := &openFile{id: st.FileID, u: u, path: st.Path, st: st, next: st.Length,
-		pending: map[int64][]byte{}, lastUse: time.Now(), synced: true}
+		pending: map[int64]chunk{}, lastUse: time.Now(), synced: true}
 	of.cond = sync.NewCond(&of.mu)
 	of.size.Store(st.Length)
 	return of
@@ -364,6 +364,7 @@ func (of *openFile) closeLocked(why string) error {
 		}
 		of.w = nil
 	}
+	of.tail.reset()
 	of.u.forget() // statuses cached while the stream was open are stale now
 	return of.err
 }
@@ -378,6 +379,7 @@ func (of *openFile) fail(err error) {
 		of.w = nil
 	}
 	of.dropPending()
+	of.tail.reset()
 	of.u.g.writes.markLost(of.id)
 	of.done = true
 	of.u.g.writes.remove(of)
@@ -393,6 +395,9 @@ func (of *openFile) addPending(delta int64) {
 
 // dropPending forgets the file's out-of-order data. of.mu is held.
 func (of *openFile) dropPending() {
+	for _, c := range of.pending {
+		c.release()
+	}
 	of.addPending(-of.pendingBytes)
 	of.pending = nil
 }
@@ -407,9 +412,10 @@ const (
 // errRetry asks the caller to look the file up again: it was closed.
 var errRetry = errors.New("nfsgw: stream closed, retry")
 
-// write applies one WRITE. It returns the NFS status and the stability
-// the data reached.
-func (of *openFile) write(off int64, data []byte, stable uint32) (nfs.NFSStatus, uint32, error) {
+// write applies one WRITE of data, held in the record *rec (which write
+// may take, see tail.go). It returns the NFS status and the stability the
+// data reached.
+func (of *openFile) write(off int64, data []byte, rec *[]byte, stable uint32) (nfs.NFSStatus, uint32, error) {
 	of.mu.Lock()
 	defer of.mu.Unlock()
 	if of.done {
@@ -437,18 +443,25 @@ func (of *openFile) write(off int64, data []byte, stable uint32) (nfs.NFSStatus,
 		}
 	}
 	if off > of.next {
-		if prev, ok := of.pending[off]; ok && bytes.Equal(prev, data) {
+		if prev, ok := of.pending[off]; ok && bytes.Equal(prev.data, data) {
 			// a retransmission of buffered data
 		} else {
-			o, n := of.u.g.writes, int64(len(data))
+			o, n, whole := of.u.g.writes, int64(len(data)), tight(data, rec)
+			if whole {
+				n = int64(cap(*rec))
+			}
 			if of.pendingBytes+n > of.u.g.opts.MaxPendingPerFile || o.pending.Load()+n > of.u.g.opts.MaxPending {
 				of.u.g.log.Warn("nfs3: out-of-order buffer full, client must retry", "path", of.path, "offset", off, "end", of.next,
 					"buffered", of.pendingBytes, "buffered_all_files", o.pending.Load())
 				return nfs.NFSStatusJukebox, 0, nil
 			}
-			of.addPending(-int64(len(of.pending[off])))
-			of.pending[off] = bytes.Clone(data)
-			of.addPending(n)
+			if prev, ok := of.pending[off]; ok {
+				of.addPending(-prev.size())
+				prev.release()
+			}
+			c := keep(data, rec, whole)
+			of.pending[off] = c
+			of.addPending(c.size())
 			of.size.Store(max(of.size.Load(), end))
 		}
 		if stable == unstable {
@@ -465,7 +478,7 @@ func (of *openFile) write(off int64, data []byte, stable uint32) (nfs.NFSStatus,
 		}
 		return nfs.NFSStatusJukebox, 0, nil
 	}
-	if err := of.appendData(data); err != nil {
+	if err := of.appendData(data, rec); err != nil {
 		return nfs.NFSStatusIO, 0, err
 	}
 	if err := of.drain(); err != nil {
@@ -510,8 +523,9 @@ func (of *openFile) waitFor(end int64) bool {
 	return of.next >= end || of.done
 }
 
-// appendData writes data at of.next. of.mu is held.
-func (of *openFile) appendData(data []byte) error {
+// appendData writes data at of.next; the tail may take the record *rec
+// holding it. of.mu is held.
+func (of *openFile) appendData(data []byte, rec *[]byte) error {
 	if of.w == nil {
 		// By inode: of.path may name another file by now (a rename by
 		// another HDFS client).
@@ -529,14 +543,7 @@ func (of *openFile) appendData(data []byte) error {
 	of.synced = false
 	of.next += int64(len(data))
 	of.size.Store(max(of.size.Load(), of.next))
-	if len(data) >= tailKeep {
-		of.tail = append(of.tail[:0], data[len(data)-tailKeep:]...)
-	} else {
-		of.tail = append(of.tail, data...)
-		if len(of.tail) > 2*tailKeep {
-			of.tail = append(of.tail[:0], of.tail[len(of.tail)-tailKeep:]...)
-		}
-	}
+	of.tail.add(data, rec)
 	of.cond.Broadcast()
 	return nil
 }
@@ -550,21 +557,9 @@ func (of *openFile) drain() error {
 				continue
 			}
 			delete(of.pending, off)
-			of.addPending(-int64(len(d)))
+			of.addPending(-d.size())
 			progressed = true
-			end := off + int64(len(d))
-			if end <= of.next {
-				continue // covered already
-			}
-			same, err := of.sameAsWritten(off, d[:of.next-off])
-			if err != nil {
-				return err
-			}
-			if !same {
-				of.u.g.log.Warn("nfs3: dropping a buffered write that overlaps different data", "path", of.path, "offset", off, "count", len(d))
-				continue
-			}
-			if err := of.appendData(d[of.next-off:]); err != nil {
+			if err := of.drainOne(off, d); err != nil {
 				return err
 			}
 		}
@@ -575,6 +570,24 @@ func (of *openFile) drain() error {
 	return nil
 }
 
+// drainOne appends the part of buffered chunk d (at off, at or below
+// of.next) past of.next, then releases d.
+func (of *openFile) drainOne(off int64, d chunk) error {
+	defer d.release()
+	if off+int64(len(d.data)) <= of.next {
+		return nil // covered already
+	}
+	same, err := of.sameAsWritten(off, d.data[:of.next-off])
+	if err != nil {
+		return err
+	}
+	if !same {
+		of.u.g.log.Warn("nfs3: dropping a buffered write that overlaps different data", "path", of.path, "offset", off, "count", len(d.data))
+		return nil
+	}
+	return of.appendData(d.data[of.next-off:], &d.rec)
+}
+
 // sameAsWritten reports whether b equals the bytes at off, all below
 // of.next: from the kept tail, or from HDFS when they were there before
 // this stream opened (a retransmission after COMMIT or a restart).
@@ -582,9 +595,9 @@ func (of *openFile) sameAsWritten(off int64, b []byte) (bool, error) {
 	if len(b) == 0 {
 		return true, nil
 	}
-	tailStart := of.next - int64(len(of.tail))
+	tailStart := of.next - int64(of.tail.len())
 	if off >= tailStart {
-		return bytes.Equal(of.tail[off-tailStart:off-tailStart+int64(len(b))], b), nil
+		return of.tail.equal(int(off-tailStart), b), nil
 	}
 	if off+int64(len(b)) > of.st.Length {
 		// Written by this stream, earlier than what is kept: cannot tell.
@@ -616,7 +629,7 @@ func (of *openFile) commit() (nfs.NFSStatus, error) {
 	if of.pendingBytes > 0 {
 		var maxEnd int64
 		for off, d := range of.pending {
-			maxEnd = max(maxEnd, off+int64(len(d)))
+			maxEnd = max(maxEnd, off+int64(len(d.data)))
 		}
 		if !of.waitFor(maxEnd) {
 			return nfs.NFSStatusJukebox, nil
@@ -634,8 +647,10 @@ func (of *openFile) commit() (nfs.NFSStatus, error) {
 	return nfs.NFSStatusOk, nil
 }
 
-// write serves a WRITE call's arguments (RFC 1813 WRITE3args).
-func (g *Gateway) write(cred credential, args []byte) []byte {
+// write serves a WRITE call's arguments (RFC 1813 WRITE3args), which lie
+// in the pooled record *rec; write may take the record (setting *rec to
+// nil), else the caller gives it back to the pool.
+func (g *Gateway) write(cred credential, args []byte, rec *[]byte) []byte {
 	r := xdrReader{b: args}
 	fh := r.opaque(64)
 	off := r.u64()
@@ -667,7 +682,7 @@ func (g *Gateway) write(cred credential, args []byte) []byte {
 			g.log.Info("nfs3: write", "user", cred.user, "inode", id, "err", err)
 			return wccReply(statusOf(err, nfs.NFSStatusStale), nil)
 		}
-		status, committed, err := of.write(int64(off), data, stable)
+		status, committed, err := of.write(int64(off), data, rec, stable)
 		if err == errRetry {
 			continue
 		}
