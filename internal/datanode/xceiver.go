@@ -196,10 +196,12 @@ func (d *DataNode) writeBlock(up *peerConn, br *bufio.Reader, m *hdfspb.OpWriteB
 	var err error
 	switch stage {
 	case hdfspb.OpWriteBlockProto_PIPELINE_SETUP_CREATE, hdfspb.OpWriteBlockProto_TRANSFER_RBW, hdfspb.OpWriteBlockProto_TRANSFER_FINALIZED:
-		w, err = d.data.CreateRBW(fsdataset.Block{ID: b.ID, GenStamp: newGS}, storage.Type(m.GetStorageType()), m.GetStorageId())
-		if errors.Is(err, fsdataset.ErrNoVolume) && m.GetStorageId() != "" {
-			w, err = d.data.CreateRBW(fsdataset.Block{ID: b.ID, GenStamp: newGS}, storage.Type(m.GetStorageType()), "")
-		}
+		// The volume is the DataNode's choice among those of the storage
+		// type (dfs.datanode.fsdataset.volume.choosing.policy): the
+		// NameNode's storage ID is a hint Hadoop's policies ignore, and
+		// following it would spread a JBOD node's blocks by the NameNode's
+		// random pick rather than in turn over its disks.
+		w, err = d.data.CreateRBW(fsdataset.Block{ID: b.ID, GenStamp: newGS}, storage.Type(m.GetStorageType()), "")
 	case hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND:
 		w, err = d.data.Append(b, newGS)
 	case hdfspb.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY, hdfspb.OpWriteBlockProto_PIPELINE_SETUP_APPEND_RECOVERY:

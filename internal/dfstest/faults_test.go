@@ -3,6 +3,7 @@ package dfstest
 import (
 	"bytes"
 	"context"
+	"github.com/stratafs/strata/internal/storage"
 	"io"
 	"path/filepath"
 	"strings"
@@ -253,4 +254,29 @@ func TestFailedVolumeTakenOutOfService(t *testing.T) {
 	}
 	// The DataNode still takes writes on its remaining volume.
 	writeFile(t, cl, "/v2", data[:1000], 4)
+}
+
+// TestPipelineWritesTakeVolumesInTurn: a DataNode with two volumes puts
+// a file's blocks on them in turn, whatever storage the NameNode named
+// (Hadoop's round-robin volume choosing ignores the storage ID), so a
+// JBOD node's disks share its writes evenly.
+func TestPipelineWritesTakeVolumesInTurn(t *testing.T) {
+	c := testcluster.New(t, testcluster.Config{DataNodes: 1, Volumes: []storage.Type{storage.Disk, storage.Disk}})
+	cl := c.Client(c.Superuser())
+	writeFile(t, cl, "/rr", randBytes(8*smallBlock, 5), 1)
+	locs, err := cl.BlockLocations(context.Background(), "/rr")
+	if err != nil || len(locs) != 8 {
+		t.Fatalf("%d blocks, %v", len(locs), err)
+	}
+	var on [2]int
+	for _, l := range locs {
+		if strings.HasPrefix(c.ReplicaFile(0, l.BlockID), c.VolumeDir(0, 0)+string(filepath.Separator)) {
+			on[0]++
+		} else {
+			on[1]++
+		}
+	}
+	if on[0] != 4 || on[1] != 4 {
+		t.Errorf("blocks per volume %v, want 4 and 4", on)
+	}
 }
