@@ -1,0 +1,341 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/experiment"
+	"github.com/stratafs/strata/internal/model"
+)
+
+func init() {
+	register(command{name: "model", summary: "calibrate a workload, predict its job times, cost and energy on a described cluster, advise where flash pays", run: runModel})
+}
+
+const modelUsage = `Usage: strata model calibrate [-results DIR | experiment flags] [-profile NAME] [-o workload.json]
+       strata model predict -workload FILE -cluster FILE|NAME[,...] [-data SIZE] [-replication N]
+       strata model advise -workload FILE -clusters FILE|NAME,... [-data SIZE]
+       strata model validate [-out DIR] [-cases NAME,...]
+       strata model papers -workload FILE
+       strata model clusters
+calibrate derives a workload's demands per byte from an experiment run
+(run now with the given experiment flags, or read from DIR/results.json);
+predict and advise describe clusters in files (docs/format/model-cluster.md)
+or by built-in name (strata model clusters); validate calibrates on one
+emulated cluster and compares predictions with runs that differ from it.
+docs/MODEL.md has the equations.
+`
+
+func runModel(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, modelUsage)
+		return 2
+	}
+	switch args[0] {
+	case "calibrate":
+		return runModelCalibrate(ctx, env, args[1:])
+	case "predict", "advise":
+		return runModelPredict(env, args[0], args[1:])
+	case "validate":
+		return runModelValidate(ctx, env, args[1:])
+	case "papers":
+		fl := flag.NewFlagSet("model papers", flag.ContinueOnError)
+		fl.SetOutput(env.Stderr)
+		wpath := fl.String("workload", "workload.json", "a workload from strata model calibrate")
+		years := fl.Float64("years", experiment.DefaultYears, "lifetime for runs and cost per run")
+		kwh := fl.Float64("kwh-price", experiment.DefaultKWhPrice, "electricity price in $ per kWh")
+		if err := fl.Parse(args[1:]); err != nil {
+			return 2
+		}
+		w, err := readWorkload(*wpath)
+		if err == nil {
+			err = model.PrintPapers(env.Stdout, w, *years, *kwh)
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "model papers: %v\n", err)
+			return 1
+		}
+		return 0
+	case "clusters":
+		for _, n := range model.BuiltinClusters() {
+			c, _ := model.LoadCluster(n)
+			fmt.Fprintf(env.Stdout, "%-28s %s\n", n, c.Description)
+		}
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "model: unknown subcommand %q\n", args[0])
+	fmt.Fprint(env.Stderr, modelUsage)
+	return 2
+}
+
+// runModelCalibrate is `strata model calibrate`: -results reads an
+// experiment's results; otherwise the remaining flags run one
+// (`strata experiment` flags) into -out first.
+func runModelCalibrate(ctx context.Context, env *Env, args []string) int {
+	fl := flag.NewFlagSet("model calibrate", flag.ContinueOnError)
+	fl.SetOutput(env.Stderr)
+	results := fl.String("results", "", "an experiment's output directory or results.json (no run)")
+	profile := fl.String("profile", "", "the profile to calibrate on (default: the run's first)")
+	out := fl.String("o", "workload.json", "where to write the workload")
+	fl.Usage = func() {
+		fmt.Fprint(env.Stderr, modelUsage)
+		fl.PrintDefaults()
+		fmt.Fprintln(env.Stderr, "Any other flags after -- are strata experiment's, e.g. -- -rows 1m -profiles all-hdd -hosts")
+	}
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	path := *results
+	if path == "" {
+		expArgs := fl.Args()
+		dir := "model-calibration"
+		for i, a := range expArgs {
+			if (a == "-out" || a == "--out") && i+1 < len(expArgs) {
+				dir = expArgs[i+1]
+			}
+		}
+		if !hasFlag(expArgs, "out") {
+			expArgs = append(expArgs, "-out", dir)
+		}
+		if rc := runExperiment(ctx, env, expArgs); rc != 0 {
+			return rc
+		}
+		path = dir
+	} else if fl.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "model calibrate: -results replaces the experiment flags (%s)\n", strings.Join(fl.Args(), " "))
+		return 2
+	}
+	w, err := calibrateFrom(path, *profile)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "model calibrate: %v\n", err)
+		return 1
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "model calibrate: %v\n", err)
+		return 1
+	}
+	if err := w.WriteJSON(f); err != nil {
+		f.Close()
+		fmt.Fprintf(env.Stderr, "model calibrate: %v\n", err)
+		return 1
+	}
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(env.Stderr, "model calibrate: %v\n", err)
+		return 1
+	}
+	model.PrintWorkload(env.Stdout, w)
+	fmt.Fprintf(env.Stdout, "Workload in %s\n", *out)
+	return 0
+}
+
+func readWorkload(path string) (*model.Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return model.ReadWorkload(f)
+}
+
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+func calibrateFrom(path, profile string) (*model.Workload, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "results.json")
+	}
+	res, err := experiment.ReadResults(path)
+	if err != nil {
+		return nil, err
+	}
+	if profile == "" {
+		if len(res.Profiles) == 0 {
+			return nil, fmt.Errorf("%s: no profiles", path)
+		}
+		profile = res.Profiles[0].Name
+	}
+	return model.Calibrate(res, profile)
+}
+
+func runModelPredict(env *Env, sub string, args []string) int {
+	fl := flag.NewFlagSet("model "+sub, flag.ContinueOnError)
+	fl.SetOutput(env.Stderr)
+	fl.Usage = func() { fmt.Fprint(env.Stderr, modelUsage); fl.PrintDefaults() }
+	wpath := fl.String("workload", "workload.json", "a workload from strata model calibrate")
+	clusters := fl.String("cluster", "", "cluster files or built-in names, comma-separated (\"calibration\": the workload's own)")
+	fl.StringVar(clusters, "clusters", "", "the same as -cluster")
+	data := fl.String("data", "", "the dataset (TeraGen's output), e.g. 1t (default: each cluster's data, else the calibration's)")
+	repl := fl.Int("replication", 0, "dfs.replication (default: each cluster's)")
+	years := fl.Float64("years", experiment.DefaultYears, "lifetime for runs and cost per run")
+	kwh := fl.Float64("kwh-price", experiment.DefaultKWhPrice, "electricity price in $ per kWh")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int { fmt.Fprintf(env.Stderr, "model %s: %v\n", sub, err); return 1 }
+	if *clusters == "" || fl.NArg() > 0 {
+		fl.Usage()
+		return 2
+	}
+	w, err := readWorkload(*wpath)
+	if err != nil {
+		return fail(err)
+	}
+	var cls []*model.Cluster
+	for _, name := range strings.Split(*clusters, ",") {
+		c, err := model.LoadCluster(strings.TrimSpace(name))
+		if strings.TrimSpace(name) == "calibration" {
+			cc := *w.Calibration
+			c, err = &cc, nil
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if *data != "" {
+			b, err := conf.ParseBytes(*data)
+			if err != nil || b <= 0 {
+				return fail(fmt.Errorf("-data %q: want a size such as 1t", *data))
+			}
+			c.DataBytes = b
+		}
+		if *repl > 0 {
+			c.Replication = *repl
+		}
+		if err := c.Validate(); err != nil {
+			return fail(fmt.Errorf("%s: %w", name, err))
+		}
+		cls = append(cls, c)
+	}
+	a, err := model.Advise(w, cls, *years, *kwh)
+	if err != nil {
+		return fail(err)
+	}
+	for _, p := range a.Predictions {
+		model.PrintPrediction(env.Stdout, p)
+		fmt.Fprintln(env.Stdout)
+	}
+	if sub == "advise" {
+		a.Print(env.Stdout)
+	}
+	return 0
+}
+
+// runModelValidate is `strata model validate`: the calibration run and
+// the held-out runs of model.ValidationCases through `strata
+// experiment`, each compared with its prediction.
+func runModelValidate(ctx context.Context, env *Env, args []string) int {
+	fl := flag.NewFlagSet("model validate", flag.ContinueOnError)
+	fl.SetOutput(env.Stderr)
+	fl.Usage = func() { fmt.Fprint(env.Stderr, modelUsage); fl.PrintDefaults() }
+	out := fl.String("out", "model-validation", "directory for the runs, their logs and validation.json")
+	cases := fl.String("cases", "", "the cases to run besides the calibration, comma-separated (default: all; -list)")
+	list := fl.Bool("list", false, "list the cases and exit")
+	calib := fl.String("calibration", "calibration", "the case to calibrate on (the others are predicted from it)")
+	hosts := fl.Bool("hosts", true, "run on network-namespace hosts when possible (shaped links, CPU shares)")
+	from := fl.String("from", "", "no runs: read each case's results from a directory an earlier validate wrote")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	all := model.ValidationCases()
+	for i, c := range all {
+		if c.Name == *calib {
+			all = append(append([]model.Case{c}, all[:i]...), all[i+1:]...)
+			break
+		}
+	}
+	if all[0].Name != *calib {
+		fmt.Fprintf(env.Stderr, "model validate: no case %q\n", *calib)
+		return 2
+	}
+	if *list {
+		for _, c := range all {
+			fmt.Fprintf(env.Stdout, "%-16s %s\n", c.Name, c.Description)
+		}
+		return 0
+	}
+	useHosts := *hosts && *from == ""
+	if useHosts {
+		if err := experiment.HostsAvailable(); err != nil {
+			fmt.Fprintf(env.Stdout, "model validate: no hosts (%v): every run on loopback in one process; the link and CPU-share cases are skipped\n", err)
+			useHosts = false
+		}
+	}
+	var run []model.Case
+	want := map[string]bool{}
+	for _, n := range strings.Split(*cases, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = true
+		}
+	}
+	for i, c := range all {
+		if i > 0 && len(want) > 0 && !want[c.Name] {
+			continue
+		}
+		if c.NeedsHosts && !useHosts {
+			if _, err := os.Stat(filepath.Join(*from, c.Name, "results.json")); *from == "" || err != nil {
+				continue
+			}
+		}
+		run = append(run, c)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
+		return 1
+	}
+	runCase := func(c model.Case) (*experiment.Results, error) {
+		if *from != "" {
+			return experiment.ReadResults(filepath.Join(*from, c.Name, "results.json"))
+		}
+		dir := filepath.Join(*out, c.Name)
+		profile, err := c.WriteProfile(dir)
+		if err != nil {
+			return nil, err
+		}
+		eargs := append([]string{"-out", dir, "-profiles", profile}, c.Args...)
+		if useHosts {
+			eargs = append(eargs, "-hosts")
+		}
+		logf, err := os.Create(filepath.Join(*out, c.Name+".log"))
+		if err != nil {
+			return nil, err
+		}
+		defer logf.Close()
+		fmt.Fprintf(env.Stdout, "  %s: strata experiment %s\n", c.Name, strings.Join(eargs, " "))
+		if rc := runExperiment(ctx, &Env{Conf: env.Conf, Stdin: env.Stdin, Stdout: logf, Stderr: io.MultiWriter(logf, env.Stderr)}, eargs); rc != 0 {
+			return nil, fmt.Errorf("case %s: the experiment failed (exit %d; %s)", c.Name, rc, logf.Name())
+		}
+		return experiment.ReadResults(filepath.Join(dir, "results.json"))
+	}
+	v, err := model.Validate(run, runCase)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
+		return 1
+	}
+	v.Print(env.Stdout)
+	f, err := os.Create(filepath.Join(*out, "validation.json"))
+	if err == nil {
+		err = v.WriteJSON(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(env.Stdout, "Runs and validation.json in %s\n", *out)
+	return 0
+}

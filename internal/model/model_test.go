@@ -1,0 +1,221 @@
+package model
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stratafs/strata/internal/experiment"
+)
+
+// calibration is a real run: `strata model validate`'s calibration case
+// (TeraGen, TeraSort, TeraValidate of 100 MB on three emulated all-HDD
+// nodes in one process on a 2-core VM).
+func calibration(t *testing.T) (*experiment.Results, *Workload) {
+	t.Helper()
+	res, err := experiment.ReadResults("testdata/calibration-results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Calibrate(res, res.Profiles[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, w
+}
+
+func predictOn(t *testing.T, w *Workload, c *Cluster) *Prediction {
+	t.Helper()
+	p, err := Predict(w, c, 3, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func job(p *Prediction, name string) *JobPrediction {
+	for i := range p.Jobs {
+		if p.Jobs[i].Name == name {
+			return &p.Jobs[i]
+		}
+	}
+	return nil
+}
+
+// The fit is exact on the calibration cluster: every phase of every job
+// comes out as measured.
+func TestCalibrationReproducesItsRun(t *testing.T) {
+	res, w := calibration(t)
+	if len(w.Jobs) != 3 {
+		t.Fatalf("jobs %d, want 3", len(w.Jobs))
+	}
+	p := predictOn(t, w, w.Calibration)
+	for _, ja := range res.Profiles[0].Runs[0].Jobs {
+		m := Measured(&ja)
+		jp := job(p, ja.Step)
+		for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce, "overhead"} {
+			if d := math.Abs(jp.Phases.Get(ph) - m.Get(ph)); d > 1e-6 {
+				t.Errorf("%s %s: predicted %.4f, measured %.4f", ja.Step, ph, jp.Phases.Get(ph), m.Get(ph))
+			}
+		}
+		if d := math.Abs(m.Total() - ja.Seconds); d > 1e-6 && m.Overhead > 0 {
+			t.Errorf("%s: phases add to %.3f, the job took %.3f", ja.Step, m.Total(), ja.Seconds)
+		}
+	}
+}
+
+// What calibration derives from the counters: TeraSort reads its input
+// once, writes its output once at replication 1 (Hadoop's TeraSort
+// output), shuffles about its input, and its maps are the TeraGen files'
+// blocks.
+func TestCalibratedDemands(t *testing.T) {
+	_, w := calibration(t)
+	var ts *Job
+	for i := range w.Jobs {
+		if w.Jobs[i].Name == "terasort" {
+			ts = &w.Jobs[i]
+		}
+	}
+	if ts == nil {
+		t.Fatal("no terasort")
+	}
+	near := func(name string, got, want, tol float64) {
+		if math.Abs(got-want) > tol {
+			t.Errorf("%s = %.3f, want %.3f ± %.3f", name, got, want, tol)
+		}
+	}
+	near("HDFS read per byte", ts.MapHDFSRead, 1, 0.01)
+	near("HDFS written per byte", ts.ReduceHDFSWrite, 1, 0.01)
+	near("shuffled per byte", ts.ShuffleBytes, 1.02, 0.01)
+	if ts.WriteReplication != 1 {
+		t.Errorf("TeraSort's write replication %d, want 1", ts.WriteReplication)
+	}
+	if ts.MapsRule != "files:teragen" || ts.ReducesRule != "slots" {
+		t.Errorf("rules %s / %s", ts.MapsRule, ts.ReducesRule)
+	}
+	if ts.MapCPU <= 0 || ts.BytesPerRequest <= 0 || ts.SeekFraction <= 0 || ts.SeekFraction > 1 {
+		t.Errorf("CPU %g, bytes/request %g, seeks %g", ts.MapCPU, ts.BytesPerRequest, ts.SeekFraction)
+	}
+}
+
+// Faster devices never make a job slower, more data never makes it
+// faster, and the bound moves as it should: from the HDD to the CPU
+// when the devices get fast, to the network when the link gets slow.
+func TestPredictionsMoveWithCapacity(t *testing.T) {
+	_, w := calibration(t)
+	hdd := *w.Calibration
+	ssd := hdd
+	ssd.Devices = []Device{mustDevice(t, "hdd", "nvme")}
+	ph, ps := predictOn(t, w, &hdd), predictOn(t, w, &ssd)
+	if ps.Runtime >= ph.Runtime {
+		t.Errorf("NVMe %.2f s not faster than HDD %.2f s", ps.Runtime, ph.Runtime)
+	}
+	if b := job(ph, "terasort").Bounds[PhaseMap]; b != "device hdd" {
+		t.Errorf("HDD TeraSort map bound %q", b)
+	}
+	big := hdd
+	big.DataBytes *= 10
+	if pb := predictOn(t, w, &big); pb.Runtime < 5*ph.Runtime {
+		t.Errorf("10x data: %.2f s against %.2f s", pb.Runtime, ph.Runtime)
+	}
+	slow := hdd
+	slow.LinkMbps = 10
+	if b := job(predictOn(t, w, &slow), "teragen").Bounds[PhaseMap]; b != "network" {
+		t.Errorf("TeraGen at replication 3 over 10 Mbit/s bound by %q", b)
+	}
+	// Twice the nodes, each its own cores: TeraGen's maps double, its
+	// per-node work stays.
+	more := hdd
+	more.Nodes, more.SharedCores, more.Cores = 6, 0, 1
+	if j := job(predictOn(t, w, &more), "teragen"); j.Maps != 6 {
+		t.Errorf("TeraGen maps on 6 nodes: %d", j.Maps)
+	}
+}
+
+func mustDevice(t *testing.T, name, preset string) Device {
+	t.Helper()
+	d, err := ParseDevice(name, preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestParseCluster(t *testing.T) {
+	for _, name := range BuiltinClusters() {
+		if _, err := LoadCluster(name); err != nil {
+			t.Errorf("built-in %s: %v", name, err)
+		}
+	}
+	good := "name = a\nnodes = 2\nnode.cores = 4\ndevice.d = read=100,write=90,latency=100us,seek=8ms,qd=2\nhdfs.volumes = d\nmapred.local.dir = d\ndfs.replication = 2\ndata = 10g\n"
+	c, err := ParseCluster(strings.NewReader(good), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Device("d"); d == nil || d.Params.ReadMBps != 100 || d.Params.Seek.Milliseconds() != 8 || d.Params.QueueDepth != 2 || c.DataBytes != 10<<30 {
+		t.Errorf("parsed %+v", c)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"name = a\nname = b\n", "given twice"},
+		{"name = a\ncolour = red\n", "unknown key"},
+		{"name = a\nnodes = -1\n", "nodes"},
+		{"name = a\nnodes = 2\nnode.cores = 1\ndevice.d = floppy\nhdfs.volumes = d\nmapred.local.dir = d\n", "unknown media preset"},
+		{"name = a\nnodes = 2\nnode.cores = 1\ndevice.d = hdd-7200\nhdfs.volumes = e\nmapred.local.dir = d\n", "unknown device"},
+		{"name = a\nnodes = 2\nnode.cores = 1\ndevice.d = hdd-7200\nhdfs.volumes = d\nmapred.local.dir = d\ndfs.replication = 3\n", "replication"},
+		{"name = a\nnodes = 2\ndevice.d = read=1,qd=0\n", "qd"},
+		{"nodes\n", "key = value"},
+	} {
+		_, err := ParseCluster(strings.NewReader(bad.text), "t")
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: error %v, want %q", bad.text, err, bad.want)
+		}
+	}
+}
+
+func TestWorkloadRoundTrip(t *testing.T) {
+	_, w := calibration(t)
+	var b bytes.Buffer
+	if err := w.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := ReadWorkload(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, p2 := predictOn(t, w, w.Calibration), predictOn(t, w2, w2.Calibration)
+	if math.Abs(p1.Runtime-p2.Runtime) > 1e-9 {
+		t.Errorf("runtime %.6f after a round trip, %.6f before", p2.Runtime, p1.Runtime)
+	}
+	if _, err := ReadWorkload(strings.NewReader(`{"jobs": []}`)); err == nil {
+		t.Error("an empty workload was accepted")
+	}
+}
+
+// Advice ranks by cost per run with energy and explains each candidate
+// against the first.
+func TestAdvise(t *testing.T) {
+	_, w := calibration(t)
+	hdd := *w.Calibration
+	hdd.Name, hdd.Price, hdd.IdleW, hdd.CPUW = "hdd", 1000, 100, 50
+	ssd := hdd
+	ssd.Name, ssd.Price = "ssd-inter", 1200
+	ssd.Devices = append(append([]Device(nil), hdd.Devices...), mustDevice(t, "ssd", "sata-ssd"))
+	ssd.LocalDirs = []string{"ssd"}
+	a, err := Advise(w, []*Cluster{&hdd, &ssd}, 3, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	a.Print(&b)
+	out := b.String()
+	if !strings.Contains(out, "ssd-inter against hdd:") || !strings.Contains(out, "Cheapest per run:") {
+		t.Errorf("advice:\n%s", out)
+	}
+	if a.Predictions[1].Runtime >= a.Predictions[0].Runtime {
+		t.Errorf("an SSD for intermediate data predicted no faster: %.2f vs %.2f", a.Predictions[1].Runtime, a.Predictions[0].Runtime)
+	}
+	if a.Predictions[0].KWhPerJob <= 0 {
+		t.Error("no energy with power figures set")
+	}
+}

@@ -1,0 +1,458 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/stratafs/strata/internal/experiment"
+	"github.com/stratafs/strata/internal/media"
+)
+
+// shape is how a job's tasks fall on a cluster: counts, waves, how many
+// run at once on a node and the share of the job's task work the
+// busiest node does.
+type shape struct {
+	nodes                int
+	maps, reduces        int
+	mapWaves, redWaves   int
+	mapK, redK           int
+	mapShare, redShare   float64
+	mapsNode, reduceNode float64 // tasks on the busiest node
+	d                    float64
+}
+
+func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
+	n := cl.Nodes
+	s := shape{nodes: n, maps: maps, reduces: reduces, d: d}
+	per := func(tasks, slots int) (waves, k int, share, onNode float64) {
+		if tasks == 0 {
+			return 0, 0, 0, 0
+		}
+		onNode = math.Ceil(float64(tasks) / float64(n))
+		waves = int(math.Ceil(onNode / float64(slots)))
+		k = min(slots, int(onNode))
+		return waves, k, onNode / float64(tasks), onNode
+	}
+	s.mapWaves, s.mapK, s.mapShare, s.mapsNode = per(maps, cl.MapSlots)
+	s.redWaves, s.redK, s.redShare, s.reduceNode = per(reduces, cl.ReduceSlots)
+	return s
+}
+
+func (s shape) waves(phase string) int {
+	switch phase {
+	case PhaseMap:
+		return s.mapWaves
+	case PhaseReduce:
+		return s.redWaves
+	}
+	if s.reduces > 0 {
+		return 1
+	}
+	return 0
+}
+
+// load is one node's demand during a phase.
+type load struct {
+	cpu, taskCPU  float64 // node CPU seconds; one task's, for its lower bound
+	waves, k      int
+	read, write   map[string]float64 // bytes per device
+	parts         map[string][]part  // per device: what streams carry its bytes
+	netOut, netIn float64
+	split         float64 // bytes of one task's input (or output) file
+}
+
+func newLoad() *load {
+	return &load{read: map[string]float64{}, write: map[string]float64{}, parts: map[string][]part{}}
+}
+
+// part is some of a device's bytes and the streams carrying them.
+type part struct{ bytes, streams float64 }
+
+// streams is how many sequential streams use device dev at once,
+// counting only the parts that carry at least 5% of its bytes (a few
+// bytes of a job's bookkeeping do not make a lone reader interleaved).
+func (L *load) streams(dev string) float64 {
+	var total, n float64
+	for _, p := range L.parts[dev] {
+		total += p.bytes
+	}
+	for _, p := range L.parts[dev] {
+		if p.bytes >= 0.05*total {
+			n += p.streams
+		}
+	}
+	return n
+}
+
+// add puts bytes and the streams carrying them on devs: evenly, but the
+// busiest of them takes ceil(units/len(devs)) of units whole pieces (a
+// JBOD node's blocks go to its disks in turn; few blocks do not divide
+// evenly).
+func (L *load) add(m map[string]float64, devs []string, bytes, streams, units float64) {
+	if bytes <= 0 {
+		return
+	}
+	share := 1 / float64(len(devs))
+	if units >= 1 && len(devs) > 1 {
+		share = math.Ceil(units/float64(len(devs))) / units
+	}
+	for _, d := range devs {
+		m[d] += bytes * share
+		L.parts[d] = append(L.parts[d], part{bytes * share, math.Max(streams*share, 1)})
+	}
+}
+
+// busiestReplicas is the expected largest number of replicas one of n
+// nodes receives from the others' writes when b blocks, own of them this
+// node's, each send r-1 replicas to distinct other nodes chosen at
+// random (Hadoop's default placement on one rack): a node holds a
+// replica of each block it did not write with probability (r-1)/(n-1),
+// and the busiest of n such binomial counts sets the phase's time.
+func busiestReplicas(b, own, r float64, n int) float64 {
+	m := math.Round(b - own)
+	if r <= 1 || n < 2 || m <= 0 {
+		return 0
+	}
+	p := math.Min(1, (r-1)/float64(n-1))
+	if p >= 1 || m > 5000 {
+		// Exact, or a spread negligible against the mean.
+		return m*p + math.Sqrt(2*m*p*(1-p)*math.Log(float64(n)))
+	}
+	// E[max] = sum over k >= 0 of P(max > k) = 1 - F(k)^n.
+	var e, cdf float64
+	pk := math.Pow(1-p, m)
+	for k := 0; k < int(m); k++ {
+		cdf += pk
+		e += 1 - math.Pow(math.Min(cdf, 1), float64(n))
+		pk *= (m - float64(k)) / float64(k+1) * p / (1 - p)
+	}
+	return e
+}
+
+// load is the busiest node's demand in phase.
+func (s shape) load(cl *Cluster, phase string, j *Job) *load {
+	d, n := s.d, float64(s.nodes)
+	repl := float64(cl.Replication)
+	if j.WriteReplication > 0 {
+		repl = float64(min(j.WriteReplication, cl.Nodes))
+	}
+	block := float64(cl.BlockSize)
+	// hdfsWrite puts a phase's HDFS writes of w bytes in all, share of
+	// them by this node's tasks, on its volumes: its own first replicas
+	// and the busiest node's share of the others' (random placement), in
+	// blocks of at most a task's output.
+	hdfsWrite := func(L *load, w, share float64, tasks int, wf float64) {
+		if w <= 0 || tasks == 0 {
+			return
+		}
+		unit := math.Min(block, w/float64(tasks))
+		blocks := math.Ceil(w / unit)
+		own := math.Ceil(blocks * share)
+		other := busiestReplicas(blocks, own, repl, s.nodes)
+		k := float64(L.k)
+		L.add(L.write, cl.Volumes, (own+other)*unit*wf, k*repl, own+other)
+	}
+	rf, wf := j.ReadFactor, j.WriteFactor
+	if rf == 0 {
+		rf = 1
+	}
+	if wf == 0 {
+		wf = 1
+	}
+	L := newLoad()
+	// What part of the shuffle overlaps the maps: all but the last wave's.
+	tail := 0.0
+	if s.reduces > 0 && s.mapWaves > 0 {
+		tail = 1 / float64(s.mapWaves)
+	}
+	shuffle := j.ShuffleBytes * d
+	remote := (n - 1) / n
+	var moved float64
+	switch phase {
+	case PhaseMap:
+		L.waves, L.k = s.mapWaves, s.mapK
+		k := float64(L.k)
+		share := s.mapShare
+		if s.maps > 0 {
+			L.split = d / float64(s.maps)
+		}
+		hr, hw := j.MapHDFSRead*d, j.MapHDFSWrite*d
+		L.add(L.read, cl.Volumes, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
+		hdfsWrite(L, hw, share, s.maps, wf)
+		// Spills and their merge: a writer and the merge's readers.
+		L.add(L.read, cl.LocalDirs, (j.MapFileRead*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
+		L.add(L.write, cl.LocalDirs, (j.MapFileWrite*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
+		L.netOut = hw*share*(repl-1) + hr*share*(1-j.DataLocal) + shuffle*(1-tail)/n*remote
+		L.netIn = L.netOut
+		L.cpu = j.MapCPU * d * share
+		if s.maps > 0 {
+			L.taskCPU = j.MapCPU * d / float64(s.maps)
+		}
+		moved = hr*share + hw*repl/n + shuffle*(1-tail)/n
+	case PhaseShuffle:
+		if s.reduces == 0 {
+			return L
+		}
+		L.waves, L.k = 1, s.redK
+		// Every reduce fetches from every node: many readers at once.
+		L.add(L.read, cl.LocalDirs, shuffle*tail/n*rf, float64(s.reduces), 0)
+		L.add(L.write, cl.LocalDirs, j.ReduceFileWrite*d*tail*s.redShare*wf, float64(L.k), 0)
+		L.netIn = shuffle * tail * s.redShare * remote
+		L.netOut = shuffle * tail / n * remote
+		L.cpu = j.ReduceCPU * d * j.ShuffleCPUShare * s.redShare * tail
+		moved = shuffle * tail / n
+	case PhaseReduce:
+		if s.reduces == 0 {
+			return L
+		}
+		L.waves, L.k = s.redWaves, s.redK
+		k := float64(L.k)
+		share := s.redShare
+		L.split = d / float64(s.reduces)
+		hw := j.ReduceHDFSWrite * d
+		L.add(L.read, cl.Volumes, j.ReduceHDFSRead*d*share*rf, k, 0)
+		hdfsWrite(L, hw, share, s.reduces, wf)
+		L.add(L.read, cl.LocalDirs, j.ReduceFileRead*d*share*rf, 2*k, 0)
+		L.netOut = hw * share * (repl - 1)
+		L.netIn = hw * (repl - 1) / n
+		L.cpu = j.ReduceCPU * d * (1 - j.ShuffleCPUShare) * share
+		L.taskCPU = j.ReduceCPU * d * (1 - j.ShuffleCPUShare) / float64(s.reduces)
+		moved = hw * repl / n
+	}
+	L.cpu += j.DaemonCPU * moved
+	return L
+}
+
+// times are a load's resource times on cl: "cpu", "device <name>",
+// "network".
+func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
+	t := map[string]float64{}
+	if L.waves == 0 {
+		return t
+	}
+	// A task is one thread of work; the daemons' threads are the node's
+	// other user of CPUs: at most k+1 cores are busy.
+	cores := min(cl.nodeCores(), float64(L.k+1)) * cl.Speed
+	t["cpu"] = max(L.cpu/cores, float64(L.waves)*L.taskCPU/cl.Speed)
+	for _, dv := range cl.Devices {
+		r, w := L.read[dv.Name], L.write[dv.Name]
+		if r == 0 && w == 0 {
+			continue
+		}
+		t["device "+dv.Name] = deviceTime(dv.Params, r, w, L.streams(dv.Name), L.split, j)
+	}
+	if rate := cl.linkBytesPerSecond(); !math.IsInf(rate, 1) {
+		t["network"] = max(L.netIn, L.netOut) / rate
+	}
+	return t
+}
+
+// deviceTime is the media model's service time for r and w bytes in the
+// job's requests, streams of them at once: the transfer channel
+// serialises transfers, the queue's slots overlap latencies and seeks
+// (internal/media, Params). A request seeks when it does not continue
+// the device's previous one: with several streams interleaved that is
+// the job's calibrated share of its requests; a single stream seeks only
+// where it moves to another block, so its share falls as the blocks it
+// reads grow (split, against the calibration's).
+func deviceTime(p media.Params, r, w, streams, split float64, j *Job) float64 {
+	var t float64
+	if p.ReadMBps > 0 {
+		t += r / (p.ReadMBps * 1e6)
+	}
+	if p.WriteMBps > 0 {
+		t += w / (p.WriteMBps * 1e6)
+	}
+	seeks := j.SeekFraction
+	if streams < 1.5 && split > 0 && j.SplitBytes > 0 {
+		seeks = math.Min(1, j.SeekFraction*j.SplitBytes/split)
+	}
+	per := p.Latency.Seconds() + seeks*p.Seek.Seconds()
+	if per > 0 && j.BytesPerRequest > 0 {
+		qd := math.Max(1, math.Min(float64(p.QueueDepth), math.Ceil(streams)))
+		t += (r + w) / j.BytesPerRequest * per / qd
+	}
+	return t
+}
+
+// times are the job's resource times in phase on cl.
+func (s shape) times(cl *Cluster, phase string, j *Job) map[string]float64 {
+	return s.load(cl, phase, j).times(cl, j)
+}
+
+// JobPrediction is one job's predicted phases and what bounds them.
+type JobPrediction struct {
+	Name           string
+	Bytes          float64
+	Maps, Reduces  int
+	Phases         Phases
+	Bounds         map[string]string             // phase -> resource
+	Times          map[string]map[string]float64 // phase -> resource -> s
+	CPUSeconds     float64                       // all nodes
+	DeviceBusy     map[string]float64            // per device name, per node, s
+	NodeCPUSeconds float64                       // the busiest node's
+	inTotal        bool                          // counts in the runtime
+}
+
+// Prediction is a workload's prediction on a cluster.
+type Prediction struct {
+	Cluster *Cluster
+	Jobs    []JobPrediction
+	// Runtime is the Total jobs' time; JobsPerDay 86,400 s over it.
+	Runtime, JobsPerDay float64
+	// Over Years at KWhPrice: jobs, dollars per job (price), energy per
+	// job in kWh (0 if the cluster has no power figures) and its cost.
+	Years, KWhPrice                   float64
+	Jobs3y, CostPerJob, KWhPerJob     float64
+	EnergyCostPerJob, TotalCostPerJob float64
+}
+
+// Predict predicts w on cl over years of use at kwhPrice $/kWh.
+func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, error) {
+	if err := cl.Validate(); err != nil {
+		return nil, err
+	}
+	scale := 1.0
+	if cl.DataBytes > 0 && w.Calibration.DataBytes > 0 {
+		scale = float64(cl.DataBytes) / float64(w.Calibration.DataBytes)
+	}
+	p := &Prediction{Cluster: cl, Years: years, KWhPrice: kwhPrice}
+	done := map[string]*JobPrediction{}
+	power := experiment.DefaultPowerModel()
+	var energyJ float64
+	for k := range w.Jobs {
+		j := &w.Jobs[k]
+		d := j.Bytes * scale
+		maps, reduces := j.tasks(cl, d, done)
+		s := j.shape(cl, d, maps, reduces)
+		jp := JobPrediction{Name: j.Name, Bytes: d, Maps: maps, Reduces: reduces,
+			Bounds: map[string]string{}, Times: map[string]map[string]float64{}, DeviceBusy: map[string]float64{}}
+		for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
+			t := s.times(cl, ph, j)
+			jp.Times[ph] = t
+			f, ok := j.Fit[ph]
+			if !ok {
+				f = Fit{Scale: 1}
+			}
+			v := f.combine(t, s.waves(ph))
+			switch ph {
+			case PhaseMap:
+				jp.Phases.Map = v
+			case PhaseShuffle:
+				jp.Phases.Shuffle = v
+			case PhaseReduce:
+				jp.Phases.Reduce = v
+			}
+			jp.Bounds[ph] = bound(t, f, s.waves(ph))
+			L := s.load(cl, ph, j)
+			jp.NodeCPUSeconds += L.cpu
+			for name, v := range t {
+				if dev, ok := strings.CutPrefix(name, "device "); ok {
+					jp.DeviceBusy[dev] += v
+				}
+			}
+		}
+		jp.CPUSeconds = (j.MapCPU + j.ReduceCPU) * d
+		jp.Phases.Overhead = j.Overhead
+		jp.inTotal = slices.Contains(w.Total, j.Name)
+		p.Jobs = append(p.Jobs, jp)
+		done[j.Name] = &jp
+		if jp.inTotal {
+			total := jp.Phases.Total()
+			p.Runtime += total
+			energyJ += clusterWatts(cl, power, &jp, total) * total
+		}
+	}
+	if p.Runtime > 0 {
+		p.JobsPerDay = 86400 / p.Runtime
+		p.Jobs3y = p.JobsPerDay * 365 * years
+		if p.Jobs3y > 0 {
+			p.CostPerJob = cl.Price / p.Jobs3y
+		}
+	}
+	if cl.IdleW > 0 || cl.CPUW > 0 {
+		p.KWhPerJob = energyJ / 3.6e6
+		p.EnergyCostPerJob = p.KWhPerJob * kwhPrice
+	}
+	p.TotalCostPerJob = p.CostPerJob + p.EnergyCostPerJob
+	return p, nil
+}
+
+// clusterWatts is the cluster's mean power over a job of secs: each
+// node's idle power, its CPU power times its utilisation, and its
+// devices' idle power plus the active increment for their busy share.
+func clusterWatts(cl *Cluster, pm experiment.PowerModel, jp *JobPrediction, secs float64) float64 {
+	if secs <= 0 {
+		return 0
+	}
+	cores := cl.nodeCores() * cl.Speed
+	util := math.Min(1, jp.CPUSeconds/float64(cl.Nodes)/(cores*secs))
+	w := cl.IdleW + cl.CPUW*util
+	for _, dv := range cl.Devices {
+		dp, ok := pm.Device(dv.Preset)
+		if !ok {
+			continue
+		}
+		busy := math.Min(1, jp.DeviceBusy[dv.Name]/secs)
+		w += dp.IdleW + (dp.ActiveW-dp.IdleW)*busy
+	}
+	return w * float64(cl.Nodes)
+}
+
+// tasks are the job's maps and reduces on cl for d bytes.
+func (j *Job) tasks(cl *Cluster, d float64, done map[string]*JobPrediction) (maps, reduces int) {
+	switch {
+	case j.MapsRule == "slots":
+		maps = cl.Nodes * cl.MapSlots
+	case strings.HasPrefix(j.MapsRule, "files:"):
+		files := 0
+		if prev := done[strings.TrimPrefix(j.MapsRule, "files:")]; prev != nil {
+			files = prev.Reduces
+			if files == 0 {
+				files = prev.Maps
+			}
+		}
+		if files > 0 {
+			maps = splits(d, files, cl.BlockSize)
+		}
+	}
+	if maps == 0 {
+		maps = max(1, int(math.Ceil(float64(j.Maps)*d/j.Bytes)))
+	}
+	reduces = j.Reduces
+	if j.ReducesRule == "slots" {
+		reduces = cl.Nodes * cl.ReduceSlots
+	}
+	return maps, reduces
+}
+
+// bound names what sets a phase's time: its largest resource, or
+// "fixed" when the time no resource explains is larger.
+func bound(t map[string]float64, f Fit, waves int) string {
+	name, mx := "", 0.0
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if t[k] > mx {
+			name, mx = k, t[k]
+		}
+	}
+	if fixed := f.Fixed * float64(waves); fixed > f.Scale*mx || name == "" {
+		if fixed == 0 {
+			return "-"
+		}
+		return "fixed"
+	}
+	return name
+}
+
+// String is a one-line summary.
+func (p *Prediction) String() string {
+	return fmt.Sprintf("%s: %.2f s a run, %.0f runs a day", p.Cluster.Name, p.Runtime, p.JobsPerDay)
+}

@@ -1,0 +1,189 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/stratafs/strata/internal/experiment"
+)
+
+// Case is one emulated cluster run of the validation: a profile and the
+// experiment's flags. The first case is the calibration.
+type Case struct {
+	Name, Description string
+	// Profile is the profile file's text (docs/format/profile.md).
+	Profile string
+	// Args are more `strata experiment` flags (-rows, -datanodes).
+	Args []string
+	// NeedsHosts: the case differs in link rate or CPU share, which only
+	// hosts (network namespaces, cgroups) give.
+	NeedsHosts bool
+}
+
+// WriteProfile writes the case's profile into dir and returns its path.
+func (c Case) WriteProfile(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, c.Name+".profile")
+	return path, os.WriteFile(path, []byte(c.Profile), 0o644)
+}
+
+const (
+	hddProfile = "device.hdd = hdd-7200\nhdfs.volumes = [DISK]hdd\nmapred.local.dir = hdd\n"
+	ssdProfile = "device.ssd = sata-ssd\nhdfs.volumes = [DISK]ssd\nmapred.local.dir = ssd\n"
+)
+
+// ValidationCases are the calibration (TeraGen, TeraSort, TeraValidate
+// of 100 MB on three all-HDD nodes) and runs that each change one thing:
+// the data (10x), the nodes (6), the devices (an SSD for intermediate
+// data, all SSD, two HDDs per node), the link (100 Mbit/s) and the CPU
+// (a quarter CPU per node).
+func ValidationCases() []Case {
+	base := []string{"-rows", "1m", "-datanodes", "3"}
+	return []Case{
+		{Name: "calibration", Description: "all HDD, 3 nodes, 100 MB", Profile: "name = hdd\n" + hddProfile, Args: base},
+		{Name: "data-10x", Description: "all HDD, 3 nodes, 1 GB", Profile: "name = hdd\n" + hddProfile, Args: []string{"-rows", "10m", "-datanodes", "3"}},
+		{Name: "nodes-6", Description: "all HDD, 6 nodes, 100 MB", Profile: "name = hdd\n" + hddProfile, Args: []string{"-rows", "1m", "-datanodes", "6"}},
+		{Name: "ssd-inter", Description: "HDFS on HDD, intermediate data on a SATA SSD", Args: base,
+			Profile: "name = hdd-ssd\ndevice.hdd = hdd-7200\ndevice.ssd = sata-ssd\nhdfs.volumes = [DISK]hdd\nmapred.local.dir = ssd\n"},
+		{Name: "all-ssd", Description: "HDFS and intermediate data on a SATA SSD", Profile: "name = ssd\n" + ssdProfile, Args: base},
+		{Name: "jbod", Description: "two HDDs per node, each an HDFS volume and a local dir", Args: base,
+			Profile: "name = jbod\ndevice.hdd1 = hdd-7200\ndevice.hdd2 = hdd-7200\nhdfs.volumes = [DISK]hdd1,[DISK]hdd2\nmapred.local.dir = hdd1,hdd2\n"},
+		{Name: "link-100", Description: "all HDD, links shaped to 100 Mbit/s", Profile: "name = hdd-100m\n" + hddProfile + "link.mbps = 100\n", Args: base, NeedsHosts: true},
+		{Name: "cpu-quarter", Description: "all SSD, a quarter CPU per node", Profile: "name = ssd-cpu\n" + ssdProfile + "node.cpus = 0.25\n", Args: base, NeedsHosts: true},
+	}
+}
+
+// Validation is the comparison of every case's prediction with its run.
+type Validation struct {
+	Workload *Workload
+	Cases    []CaseResult
+}
+
+// CaseResult is one case: each job predicted and measured.
+type CaseResult struct {
+	Name, Description string
+	Cluster           *Cluster
+	Jobs              []JobCompare
+}
+
+// JobCompare is one job of a case.
+type JobCompare struct {
+	Job                 string
+	Predicted, Measured Phases
+	Bounds              map[string]string
+}
+
+// Validate runs cases[0], calibrates on it, then runs every case
+// (the calibration's own prediction included, as a check of the fit) and
+// predicts it from the calibration and the case's cluster as measured.
+func Validate(cases []Case, run func(Case) (*experiment.Results, error)) (*Validation, error) {
+	if len(cases) == 0 {
+		return nil, errors.New("model: no cases")
+	}
+	v := &Validation{}
+	for i, c := range cases {
+		res, err := run(c)
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Profiles) == 0 || len(res.Profiles[0].Runs) == 0 {
+			return nil, fmt.Errorf("model: case %s: no run in the results", c.Name)
+		}
+		pr := &res.Profiles[0]
+		if i == 0 {
+			if v.Workload, err = Calibrate(res, pr.Name); err != nil {
+				return nil, err
+			}
+		}
+		cl, err := ClusterOf(res, pr)
+		if err != nil {
+			return nil, err
+		}
+		p, err := Predict(v.Workload, cl, experiment.DefaultYears, experiment.DefaultKWhPrice)
+		if err != nil {
+			return nil, err
+		}
+		cr := CaseResult{Name: c.Name, Description: c.Description, Cluster: cl}
+		for _, ja := range pr.Runs[0].Jobs {
+			for _, jp := range p.Jobs {
+				if jp.Name == ja.Step {
+					cr.Jobs = append(cr.Jobs, JobCompare{Job: ja.Step, Predicted: jp.Phases, Measured: Measured(&ja), Bounds: jp.Bounds})
+				}
+			}
+		}
+		v.Cases = append(v.Cases, cr)
+	}
+	return v, nil
+}
+
+// relErr is |predicted − measured| / measured.
+func relErr(p, m float64) float64 {
+	if m <= 0 {
+		return math.NaN()
+	}
+	return math.Abs(p-m) / m
+}
+
+// Summary counts the held-out jobs (all cases but the calibration)
+// whose total came within 20% of the measurement and gives the median
+// error of their phases that took at least a tenth of the job's
+// measured time (smaller ones are dominated by timing noise).
+func (v *Validation) Summary() (within, jobs int, medianPhase float64, phases int) {
+	var errs []float64
+	for _, c := range v.Cases[1:] {
+		for _, j := range c.Jobs {
+			jobs++
+			if relErr(j.Predicted.Total(), j.Measured.Total()) <= 0.2 {
+				within++
+			}
+			for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
+				if m := j.Measured.Get(ph); m >= 0.1*j.Measured.Total() {
+					errs = append(errs, relErr(j.Predicted.Get(ph), m))
+				}
+			}
+		}
+	}
+	sort.Float64s(errs)
+	if n := len(errs); n > 0 {
+		medianPhase = errs[n/2]
+		if n%2 == 0 {
+			medianPhase = (errs[n/2-1] + errs[n/2]) / 2
+		}
+	}
+	return within, jobs, medianPhase, len(errs)
+}
+
+// Print prints one row per case and job: each phase predicted / measured,
+// the totals and their error, and the summary.
+func (v *Validation) Print(w io.Writer) {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "case\tjob\tmap (s)\tshuffle (s)\treduce (s)\toverhead (s)\ttotal predicted\ttotal measured\terror\tmap bound\t")
+	pm := func(p, m float64) string { return fmt.Sprintf("%.2f / %.2f", p, m) }
+	for _, c := range v.Cases {
+		for _, j := range c.Jobs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%+.0f%%\t%s\t\n", c.Name, j.Job,
+				pm(j.Predicted.Map, j.Measured.Map), pm(j.Predicted.Shuffle, j.Measured.Shuffle),
+				pm(j.Predicted.Reduce, j.Measured.Reduce), pm(j.Predicted.Overhead, j.Measured.Overhead),
+				j.Predicted.Total(), j.Measured.Total(), 100*(j.Predicted.Total()-j.Measured.Total())/j.Measured.Total(), j.Bounds[PhaseMap])
+		}
+	}
+	tw.Flush()
+	within, jobs, med, n := v.Summary()
+	fmt.Fprintf(w, "Held-out jobs within 20%% of the measured total: %d of %d; median error of their %d phases of at least 10%% of a job: %.0f%% (phases: predicted / measured)\n",
+		within, jobs, n, 100*med)
+}
+
+// WriteJSON writes v as indented JSON.
+func (v *Validation) WriteJSON(out io.Writer) error {
+	e := json.NewEncoder(out)
+	e.SetIndent("", "  ")
+	return e.Encode(v)
+}

@@ -1,0 +1,453 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stratafs/strata/conf"
+	"github.com/stratafs/strata/internal/experiment"
+	"github.com/stratafs/strata/internal/media"
+)
+
+// Workload is a calibrated workload: its jobs, in run order, with their
+// demands per byte. docs/format/model-workload.md is its JSON form.
+type Workload struct {
+	// Source says where the calibration came from (the results' command).
+	Source string `json:"source"`
+	// Calibration is the cluster the run was measured on.
+	Calibration *Cluster `json:"calibration"`
+	Jobs        []Job    `json:"jobs"`
+	// Total names the jobs whose times add up to the workload's runtime
+	// (jobs per day, cost per job): TeraGen + TeraSort, as Table 4.
+	Total []string `json:"total"`
+}
+
+// Job is one job's demands per byte of its data.
+type Job struct {
+	Name  string  `json:"name"`
+	Bytes float64 `json:"bytes"` // the job's data at calibration
+
+	// How many tasks: MapsRule is "slots" (one per map slot: a generator),
+	// "files:<job>" (each of that job's output files cut into blocks:
+	// its maps for TeraGen's output, its reduces otherwise), or "bytes"
+	// (in proportion to the data). ReducesRule is "slots" or "fixed".
+	MapsRule    string `json:"maps_rule"`
+	ReducesRule string `json:"reduces_rule"`
+	Maps        int    `json:"maps"`
+	Reduces     int    `json:"reduces"`
+
+	// Per byte of the job's data: CPU seconds of the tasks (user +
+	// system, at the calibration machine's speed) and of the daemons per
+	// byte they moved (DaemonCPU is per byte of HDFS and shuffle traffic).
+	MapCPU    float64 `json:"map_cpu_s_per_byte"`
+	ReduceCPU float64 `json:"reduce_cpu_s_per_byte"`
+	DaemonCPU float64 `json:"daemon_cpu_s_per_moved_byte"`
+	// Bytes per byte: HDFS read and written (before replication), FILE
+	// (intermediate) read and written, and shuffled.
+	MapHDFSRead     float64 `json:"map_hdfs_read"`
+	MapHDFSWrite    float64 `json:"map_hdfs_write"`
+	MapFileRead     float64 `json:"map_file_read"`
+	MapFileWrite    float64 `json:"map_file_write"`
+	ShuffleBytes    float64 `json:"shuffle"`
+	ReduceHDFSRead  float64 `json:"reduce_hdfs_read"`
+	ReduceHDFSWrite float64 `json:"reduce_hdfs_write"`
+	ReduceFileRead  float64 `json:"reduce_file_read"`
+	ReduceFileWrite float64 `json:"reduce_file_write"`
+	// Replication of the job's HDFS writes: 0 means the cluster's
+	// dfs.replication (TeraSort's output is written at 1).
+	WriteReplication int `json:"write_replication"`
+	// DataLocal is the fraction of its maps that read a local replica.
+	DataLocal float64 `json:"data_local"`
+	// The devices' accounting against the counters: measured bytes over
+	// the bytes the counters explain (reads, writes), the bytes per
+	// request and the fraction of requests that seek.
+	ReadFactor      float64 `json:"read_factor"`
+	WriteFactor     float64 `json:"write_factor"`
+	BytesPerRequest float64 `json:"bytes_per_request"`
+	// SplitBytes is a map's input at calibration (its blocks' size,
+	// which sets how often a lone reader seeks).
+	SplitBytes   float64 `json:"split_bytes"`
+	SeekFraction float64 `json:"seek_fraction"`
+	// ShuffleCPUShare is the share of the reduces' CPU spent in their
+	// shuffle (their shuffle time over their run time at calibration).
+	ShuffleCPUShare float64 `json:"shuffle_cpu_share"`
+
+	// Fits make the calibration run's phases come out as measured.
+	Fit      map[string]Fit `json:"fit"`
+	Overhead float64        `json:"overhead_s"` // job time outside the phases
+}
+
+// Fit combines a phase's resource times t: Scale × (max(t) + Alpha ×
+// (sum(t) − max(t))) + Fixed × waves. Alpha 0 is perfect overlap of the
+// resources, 1 none; Fixed is time no resource explains (task start,
+// heartbeats), per wave of tasks.
+type Fit struct {
+	Alpha float64 `json:"alpha"`
+	Scale float64 `json:"scale"`
+	Fixed float64 `json:"fixed_s_per_wave"`
+}
+
+// The phases of a job, as the user sees them.
+const (
+	PhaseMap     = "map"     // first map start to last map end
+	PhaseShuffle = "shuffle" // last map end to the last reduce's shuffle end
+	PhaseReduce  = "reduce"  // to the last reduce's end
+)
+
+// Phases are a job's measured or predicted times in seconds.
+type Phases struct {
+	Map, Shuffle, Reduce, Overhead float64
+}
+
+// Total is the job's time.
+func (p Phases) Total() float64 { return p.Map + p.Shuffle + p.Reduce + p.Overhead }
+
+// Get returns a phase by name.
+func (p Phases) Get(name string) float64 {
+	switch name {
+	case PhaseMap:
+		return p.Map
+	case PhaseShuffle:
+		return p.Shuffle
+	case PhaseReduce:
+		return p.Reduce
+	}
+	return p.Overhead
+}
+
+// Measured are a job's phases from its attempts: the map phase ends with
+// the last map, the shuffle with the last reduce's shuffle (Hadoop's
+// shuffleFinishTime), the reduce with the last reduce; the rest of the
+// job's time (submission, setup, cleanup, the client's polling) is
+// overhead.
+func Measured(ja *experiment.JobAccounting) Phases {
+	var mapEnd, shuffleEnd, reduceEnd float64
+	for _, a := range ja.Attempts {
+		if a.State != "SUCCEEDED" {
+			continue
+		}
+		switch a.Type {
+		case "map":
+			mapEnd = max(mapEnd, a.End)
+		case "reduce":
+			shuffleEnd = max(shuffleEnd, a.ShuffleFinish)
+			reduceEnd = max(reduceEnd, a.End)
+		}
+	}
+	p := Phases{Map: mapEnd}
+	if reduceEnd > 0 {
+		p.Shuffle = max(0, shuffleEnd-mapEnd)
+		p.Reduce = max(0, reduceEnd-max(mapEnd, shuffleEnd))
+	}
+	p.Overhead = max(0, ja.Seconds-p.Map-p.Shuffle-p.Reduce)
+	return p
+}
+
+// ClusterOf describes the cluster an experiment profile ran on: nodes
+// and slots from the results, devices from the profile's layout, the
+// machine's cores shared by every node unless the run was on hosts with
+// a CPU share per node.
+func ClusterOf(res *experiment.Results, pr *experiment.ProfileResult) (*Cluster, error) {
+	l := pr.Layout
+	if l == nil || len(l.Devices) == 0 {
+		return nil, fmt.Errorf("profile %s: results.json has no layout", pr.Name)
+	}
+	c := &Cluster{Name: pr.Name, Description: pr.Description, Nodes: res.DataNodes, Speed: 1,
+		MapSlots: res.MapSlots, ReduceSlots: res.ReduceSlots, Replication: min(3, res.DataNodes),
+		BlockSize: 128 << 20, DataBytes: int64(res.Rows) * 100, Price: pr.Price}
+	if res.Hosts && l.NodeCPUs > 0 {
+		c.Cores = l.NodeCPUs
+	} else {
+		c.SharedCores = float64(res.CPUs)
+	}
+	if res.Hosts {
+		c.LinkMbps = l.LinkMbps
+	}
+	for _, kv := range l.Conf {
+		switch kv[0] {
+		case "dfs.blocksize":
+			if b, err := conf.ParseBytes(kv[1]); err == nil && b > 0 {
+				c.BlockSize = b
+			}
+		case "dfs.replication":
+			if r, err := strconv.Atoi(kv[1]); err == nil && r > 0 {
+				c.Replication = r
+			}
+		}
+	}
+	for _, d := range l.Devices {
+		dev := Device{Name: d.Name, Preset: d.Preset}
+		if res.Media {
+			if p, ok := media.LookupPreset(d.Preset); ok {
+				dev.Params = p.Params
+			}
+		}
+		c.Devices = append(c.Devices, dev)
+		if d.Volume != "" {
+			c.Volumes = append(c.Volumes, d.Name)
+		}
+		if d.Intermediate {
+			c.LocalDirs = append(c.LocalDirs, d.Name)
+		}
+	}
+	return c, c.Validate()
+}
+
+// Calibrate derives a workload from the first run of profile in res.
+func Calibrate(res *experiment.Results, profile string) (*Workload, error) {
+	i := slices.IndexFunc(res.Profiles, func(p experiment.ProfileResult) bool { return p.Name == profile })
+	if i < 0 {
+		return nil, fmt.Errorf("model: no profile %q in the results", profile)
+	}
+	pr := &res.Profiles[i]
+	if len(pr.Runs) == 0 || len(pr.Runs[0].Jobs) == 0 {
+		return nil, fmt.Errorf("model: profile %s has no accounted run", profile)
+	}
+	cl, err := ClusterOf(res, pr)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workload{Source: res.Command, Calibration: cl}
+	run := &pr.Runs[0]
+	for k := range run.Jobs {
+		j, err := calibrateJob(cl, run.Jobs[:k+1])
+		if err != nil {
+			return nil, err
+		}
+		w.Jobs = append(w.Jobs, j)
+		if j.Name == "teragen" || j.Name == "terasort" {
+			w.Total = append(w.Total, j.Name)
+		}
+	}
+	if len(w.Total) == 0 {
+		for _, j := range w.Jobs {
+			w.Total = append(w.Total, j.Name)
+		}
+	}
+	return w, nil
+}
+
+// calibrateJob derives the last of jobs (the earlier ones are what ran
+// before it, for its input files).
+func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
+	ja := &jobs[len(jobs)-1]
+	c := ja.Counters
+	j := Job{Name: ja.Step, Fit: map[string]Fit{}}
+	var mapCPU, redCPU float64
+	sum := map[string]map[string]float64{"map": {}, "reduce": {}}
+	var redTime, redShuffle float64
+	for _, a := range ja.Attempts {
+		if a.State != "SUCCEEDED" || (a.Type != "map" && a.Type != "reduce") {
+			continue
+		}
+		for _, k := range []string{"HDFS_BYTES_READ", "HDFS_BYTES_WRITTEN", "FILE_BYTES_READ", "FILE_BYTES_WRITTEN", "REDUCE_SHUFFLE_BYTES"} {
+			sum[a.Type][k] += float64(a.Counters[k])
+		}
+		cpu := a.CPU.User + a.CPU.System
+		if a.Type == "map" {
+			j.Maps++
+			mapCPU += cpu
+		} else {
+			j.Reduces++
+			redCPU += cpu
+			redTime += a.End - a.Start
+			if a.ShuffleFinish > 0 {
+				redShuffle += a.ShuffleFinish - a.Start
+			}
+		}
+	}
+	if j.Maps == 0 {
+		return j, fmt.Errorf("model: job %s has no successful maps in its accounting", ja.Step)
+	}
+	d := float64(ja.InputBytes)
+	if d <= 0 {
+		d = float64(c["HDFS_BYTES_WRITTEN"])
+	}
+	if d <= 0 {
+		return j, fmt.Errorf("model: job %s has neither input nor output bytes", ja.Step)
+	}
+	j.Bytes = d
+	m, r := sum["map"], sum["reduce"]
+	j.MapCPU, j.ReduceCPU = mapCPU/d, redCPU/d
+	j.MapHDFSRead, j.MapHDFSWrite = m["HDFS_BYTES_READ"]/d, m["HDFS_BYTES_WRITTEN"]/d
+	j.MapFileRead, j.MapFileWrite = m["FILE_BYTES_READ"]/d, m["FILE_BYTES_WRITTEN"]/d
+	j.ReduceHDFSRead, j.ReduceHDFSWrite = r["HDFS_BYTES_READ"]/d, r["HDFS_BYTES_WRITTEN"]/d
+	j.ReduceFileRead, j.ReduceFileWrite = r["FILE_BYTES_READ"]/d, r["FILE_BYTES_WRITTEN"]/d
+	j.ShuffleBytes = r["REDUCE_SHUFFLE_BYTES"] / d
+	if redTime > 0 {
+		j.ShuffleCPUShare = redShuffle / redTime
+	}
+	if local := c["DATA_LOCAL_MAPS"]; j.MapHDFSRead > 0 {
+		j.DataLocal = min(1, float64(local)/float64(j.Maps))
+	} else {
+		j.DataLocal = 1
+	}
+
+	// Devices: which replication the writes had, and how the measured
+	// bytes compare with what the counters explain.
+	var devR, devW, reqs, seeks float64
+	for _, dv := range ja.Devices {
+		devR += float64(dv.ReadBytes)
+		devW += float64(dv.WriteBytes)
+		reqs += float64(dv.Requests)
+		seeks += float64(dv.Seeks)
+	}
+	hdfsW := (j.MapHDFSWrite + j.ReduceHDFSWrite) * d
+	fileW := (j.MapFileWrite + j.ReduceFileWrite) * d
+	repl := float64(cl.Replication)
+	if devW > 0 && hdfsW > 0 {
+		repl = math.Max(1, math.Round((devW-fileW)/hdfsW))
+		if int(repl) != cl.Replication {
+			j.WriteReplication = int(repl)
+		}
+	}
+	countedR := (j.MapHDFSRead+j.ReduceHDFSRead+j.MapFileRead+j.ReduceFileRead+j.ShuffleBytes)*d + 0
+	countedW := fileW + hdfsW*repl
+	j.ReadFactor, j.WriteFactor = 1, 1
+	if devR > 0 && countedR > 0 {
+		j.ReadFactor = devR / countedR
+	}
+	if devW > 0 && countedW > 0 {
+		j.WriteFactor = devW / countedW
+	}
+	j.BytesPerRequest = 1 << 20
+	if reqs > 0 {
+		j.BytesPerRequest = (devR + devW) / reqs
+		j.SeekFraction = seeks / reqs
+	}
+	var moved float64
+	moved = (j.MapHDFSRead+j.ReduceHDFSRead+j.ShuffleBytes)*d + hdfsW*repl
+	var daemon float64
+	for _, dc := range ja.Daemons {
+		daemon += dc.User + dc.System
+	}
+	if moved > 0 {
+		j.DaemonCPU = daemon / moved
+	}
+
+	// Task counts and how they scale.
+	j.MapsRule, j.ReducesRule = "bytes", "fixed"
+	if j.MapHDFSRead == 0 && j.Maps == cl.Nodes*cl.MapSlots {
+		j.MapsRule = "slots"
+	} else {
+		for _, prev := range jobs[:len(jobs)-1] {
+			files := 0
+			for _, a := range prev.Attempts {
+				if a.State == "SUCCEEDED" && a.Type == "reduce" {
+					files++
+				}
+			}
+			if files == 0 {
+				for _, a := range prev.Attempts {
+					if a.State == "SUCCEEDED" && a.Type == "map" {
+						files++
+					}
+				}
+			}
+			if files > 0 && splits(d, files, cl.BlockSize) == j.Maps {
+				j.MapsRule = "files:" + prev.Step
+			}
+		}
+	}
+	if j.Reduces == cl.Nodes*cl.ReduceSlots {
+		j.ReducesRule = "slots"
+	}
+
+	j.SplitBytes = d / float64(j.Maps)
+
+	// The fits: the model's resource times on the calibration cluster
+	// against the measured phases.
+	meas := Measured(ja)
+	shape := j.shape(cl, d, j.Maps, j.Reduces)
+	for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
+		j.Fit[ph] = fit(shape.times(cl, ph, &j), meas.Get(ph), shape.waves(ph))
+	}
+	j.Overhead = meas.Overhead
+	return j, nil
+}
+
+// splits is how many map inputs files of d bytes in all make: each file
+// cut into blocks.
+func splits(d float64, files int, block int64) int {
+	per := d / float64(files)
+	return files * max(1, int(math.Ceil(per/float64(block)-1e-9)))
+}
+
+// fit solves measured = Scale × (max + Alpha × (sum − max)) + Fixed ×
+// waves for one of its unknowns: Alpha when the measurement lies between
+// perfect overlap and none, Fixed when above no overlap, Scale when below
+// perfect overlap.
+func fit(t map[string]float64, measured float64, waves int) Fit {
+	mx, sum := maxSum(t)
+	f := Fit{Scale: 1}
+	switch {
+	case measured <= 0 || sum <= 0:
+		if waves > 0 {
+			f.Fixed = max(0, measured) / float64(waves)
+		}
+	case measured >= sum:
+		f.Alpha = 1
+		f.Fixed = (measured - sum) / float64(max(waves, 1))
+	case measured >= mx:
+		if sum > mx {
+			f.Alpha = (measured - mx) / (sum - mx)
+		}
+	default:
+		f.Scale = measured / mx
+	}
+	return f
+}
+
+// Combine applies the fit to resource times.
+func (f Fit) combine(t map[string]float64, waves int) float64 {
+	mx, sum := maxSum(t)
+	return f.Scale*(mx+f.Alpha*(sum-mx)) + f.Fixed*float64(waves)
+}
+
+// maxSum are the largest and the sum of a phase's resource kinds: the
+// CPU, the network and the devices, whose time is the busiest device's
+// (a node's devices work in parallel, so they overlap one another
+// fully).
+func maxSum(t map[string]float64) (mx, sum float64) {
+	var dev float64
+	for k, v := range t {
+		if strings.HasPrefix(k, "device ") {
+			dev = max(dev, v)
+			continue
+		}
+		mx = max(mx, v)
+		sum += v
+	}
+	return max(mx, dev), sum + dev
+}
+
+// WriteJSON writes w as indented JSON.
+func (w *Workload) WriteJSON(out io.Writer) error {
+	e := json.NewEncoder(out)
+	e.SetIndent("", "  ")
+	return e.Encode(w)
+}
+
+// maxWorkloadFile bounds a workload file.
+const maxWorkloadFile = 16 << 20
+
+// ReadWorkload reads a workload written by WriteJSON.
+func ReadWorkload(r io.Reader) (*Workload, error) {
+	var w Workload
+	if err := json.NewDecoder(io.LimitReader(r, maxWorkloadFile)).Decode(&w); err != nil {
+		return nil, fmt.Errorf("model: workload: %w", err)
+	}
+	if w.Calibration == nil || len(w.Jobs) == 0 {
+		return nil, errors.New("model: workload: no calibration cluster or no jobs")
+	}
+	if err := w.Calibration.Validate(); err != nil {
+		return nil, fmt.Errorf("model: workload: calibration cluster: %w", err)
+	}
+	return &w, nil
+}
