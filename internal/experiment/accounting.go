@@ -155,7 +155,7 @@ func (a *accountant) trackers() *trackers.Trackers {
 	if a == nil {
 		return nil
 	}
-	lc, ok := a.cl.(*localcluster.Cluster) // hosts' TaskTrackers are processes: their peaks are at their /metrics
+	lc, ok := a.cl.(*localcluster.Cluster) // hosts' TaskTrackers are processes, polled at their /metrics (hosts_accounting.go)
 	if !ok {
 		return nil
 	}
