@@ -105,7 +105,7 @@ func TestReportLinks(t *testing.T) {
 		t.Errorf("note %q missing or not in the report", note)
 	}
 	r.Hosts = true
-	if note := r.accountingNote(); !strings.Contains(note, "none could be read") {
+	if note := r.accountingNote(); !strings.Contains(note, "none recorded in these results") {
 		t.Errorf("hosts without links: note %q", note)
 	}
 	for i := range r.Profiles {

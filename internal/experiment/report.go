@@ -589,7 +589,7 @@ func (r *Results) accountingNote() string {
 	if !r.Hosts {
 		return "Network bytes per link: none; without -hosts the daemons are one process talking over loopback, which has no link per host."
 	}
-	return "Network bytes per link: none could be read (see the jobs' notes in results.json)."
+	return "Network bytes per link: none recorded in these results (see the jobs' notes in results.json)."
 }
 
 // deviceRows are ja's devices, those of one name on all nodes together.
