@@ -419,8 +419,14 @@ func BenchmarkHostsCPUShare(b *testing.B) {
 // names carry the hosts' 10.x addresses), every link shaped to the
 // profile's link.mbps and every node capped at its node.cpus: a
 // replication-3 TestDFSIO write of one file runs at the links' payload
-// rate, not faster (10% allowed) and not below half. Everything the run
-// made on the machine (namespaces, cgroups) is gone after it.
+// rate, not faster (10% allowed) and not below half. The write's
+// accounting has every host's link, shaped to the profile's rate, and
+// the DataNodes' links carry the two replicas that leave the writer's
+// node at least (B bytes written: ≥ 2B in and out over the DataNodes'
+// links, and no more than 3B and their headers); every DataNode and
+// TaskTracker process has a CPU line, the DataNodes' non-zero, and
+// every node's intermediate space was polled. Everything the run made on
+// the machine (namespaces, cgroups) is gone after it.
 func TestExperimentHosts(t *testing.T) {
 	needNetns(t)
 	dir := t.TempDir()
@@ -461,7 +467,26 @@ node.cpus = 1
 	var res struct {
 		DFSIO []struct {
 			Op         string  `json:"op"`
+			Files      int     `json:"files"`
+			FileSizeMB float64 `json:"file_size_mb"`
 			Throughput float64 `json:"throughput_mb_s"`
+			Accounting *struct {
+				Daemons []struct {
+					Name   string  `json:"name"`
+					User   float64 `json:"user_s"`
+					System float64 `json:"system_s"`
+				} `json:"daemons"`
+				Links []struct {
+					Host     string  `json:"host"`
+					Role     string  `json:"role"`
+					InBytes  int64   `json:"in_bytes"`
+					OutBytes int64   `json:"out_bytes"`
+					Mbps     float64 `json:"shaped_mbps"`
+				} `json:"links"`
+				Nodes []struct {
+					Node int `json:"node"`
+				} `json:"nodes"`
+			} `json:"accounting"`
 		} `json:"dfsio"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
@@ -477,6 +502,49 @@ node.cpus = 1
 		t.Logf("link.mbps %d: expected payload %.2f MB/s, write %.2f MB/s", mbps, want, d.Throughput)
 		if d.Throughput > want*1.10 || d.Throughput < want/2 {
 			t.Errorf("write ran at %.2f MB/s over %d Mbit/s links (payload %.2f MB/s)", d.Throughput, mbps, want)
+		}
+		ja := d.Accounting
+		if ja == nil {
+			t.Fatalf("the write has no accounting:\n%s", b)
+		}
+		written := int64(float64(d.Files) * d.FileSizeMB * (1 << 20))
+		var in, out int64
+		hosts := map[string]bool{}
+		for _, l := range ja.Links {
+			t.Logf("link %s (%s): in %d, out %d bytes, shaped to %g Mbit/s", l.Host, l.Role, l.InBytes, l.OutBytes, l.Mbps)
+			hosts[l.Host] = true
+			if l.Mbps != mbps {
+				t.Errorf("link %s shaped to %g Mbit/s, the profile's is %d", l.Host, l.Mbps, mbps)
+			}
+			if strings.HasPrefix(l.Role, "node ") {
+				in, out = in+l.InBytes, out+l.OutBytes
+			}
+		}
+		if len(ja.Links) != 5 || !hosts["nn"] || !hosts["jt"] || !hosts["dn0"] || !hosts["dn1"] || !hosts["dn2"] {
+			t.Errorf("links %+v, want nn, jt, dn0, dn1, dn2", ja.Links)
+		}
+		t.Logf("%d bytes written; the DataNodes' links: %d in (%.2fx), %d out (%.2fx)", written, in, float64(in)/float64(written), out, float64(out)/float64(written))
+		if in < 2*written || out < 2*written || in > 3*written*11/10 || out > 3*written*11/10 {
+			t.Errorf("a replication-3 write of %d bytes moved %d bytes into and %d out of the DataNodes' links; want 2x to 3.3x", written, in, out)
+		}
+		cpu := map[string]float64{}
+		for _, dm := range ja.Daemons {
+			cpu[dm.Name] = dm.User + dm.System
+		}
+		for i := 0; i < 3; i++ {
+			dn, tt := fmt.Sprintf("datanode dn%d", i), fmt.Sprintf("tasktracker dn%d", i)
+			if c, ok := cpu[dn]; !ok || c <= 0 {
+				t.Errorf("%s: CPU %v s (listed: %v)", dn, c, ok)
+			}
+			if _, ok := cpu[tt]; !ok {
+				t.Errorf("no CPU line for %s: %v", tt, cpu)
+			}
+		}
+		if _, ok := cpu["namenode"]; !ok {
+			t.Errorf("no CPU line for the namenode: %v", cpu)
+		}
+		if len(ja.Nodes) != 3 {
+			t.Errorf("intermediate space of %d nodes, want 3", len(ja.Nodes))
 		}
 	}
 	if !wrote {

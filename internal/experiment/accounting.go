@@ -18,10 +18,11 @@ import (
 )
 
 // JobAccounting is what one step of a run (TeraGen, TeraSort,
-// TeraValidate) cost, besides its runtime: every attempt of its job, the
-// job's counters, the CPU time of the daemons and of the task children,
-// each emulated and real device's I/O and each node's intermediate-space
-// peak (docs/EXPERIMENTS.md, "Accounting").
+// TeraValidate, a TestDFSIO run) cost, besides its runtime: every
+// attempt of its job, the job's counters, the CPU time of the daemons and
+// of the task children, each emulated and real device's I/O, each node's
+// intermediate-space peak and, on hosts, each host's link's bytes
+// (docs/EXPERIMENTS.md, "Accounting").
 type JobAccounting struct {
 	Step    string  `json:"step"`
 	JobID   string  `json:"job_id,omitempty"`
@@ -38,7 +39,24 @@ type JobAccounting struct {
 	Devices  []DeviceAccount  `json:"devices,omitempty"`
 	Disks    []DiskAccount    `json:"disks,omitempty"`
 	Nodes    []NodeAccount    `json:"nodes,omitempty"`
+	Links    []LinkAccount    `json:"links,omitempty"`
 	Notes    []string         `json:"notes,omitempty"`
+}
+
+// LinkAccount is what crossed a host's link during the step (hostnet's
+// counters on the bridge end of its veth pair): bytes are frames from
+// the Ethernet header on, packets the kernel's (with segmentation
+// offload, up to 64 KiB each).
+type LinkAccount struct {
+	Host       string `json:"host"`
+	Role       string `json:"role"` // namenode, jobtracker, node <i>
+	InBytes    uint64 `json:"in_bytes"`
+	OutBytes   uint64 `json:"out_bytes"`
+	InPackets  uint64 `json:"in_packets"`
+	OutPackets uint64 `json:"out_packets"`
+	// Mbps is the rate the link was shaped to (tc tbf, each direction);
+	// 0 when unshaped.
+	Mbps float64 `json:"shaped_mbps,omitempty"`
 }
 
 // CPUSeconds is CPU time in seconds.
@@ -130,13 +148,14 @@ type stepStart struct {
 	children procstat.CPU
 	devices  map[[2]string]media.Stats
 	disks    map[string]procstat.DiskStat
+	hosts    *hostsStep // a hosts' cluster's processes and links
 }
 
 func (a *accountant) trackers() *trackers.Trackers {
 	if a == nil {
 		return nil
 	}
-	lc, ok := a.cl.(*localcluster.Cluster) // hosts' TaskTrackers are processes: their peaks are at their /metrics
+	lc, ok := a.cl.(*localcluster.Cluster) // hosts' TaskTrackers are processes, polled at their /metrics (hosts_accounting.go)
 	if !ok {
 		return nil
 	}
@@ -174,7 +193,17 @@ func (a *accountant) begin(ctx context.Context) *stepStart {
 			}
 		}
 	}
+	if h, ok := a.cl.(*hostsCluster); ok {
+		s.hosts = h.beginHosts()
+	}
 	return s
+}
+
+// abandon ends what begin started, for a step that failed.
+func (s *stepStart) abandon() {
+	if s.hosts != nil {
+		s.hosts.poll.stop()
+	}
 }
 
 func (a *accountant) listJobs(ctx context.Context) []*mrpb.JobStatus {
@@ -201,7 +230,10 @@ func (a *accountant) end(ctx context.Context, s *stepStart, step string, secs fl
 	}
 	self, err1 := procstat.Self()
 	kids, err2 := procstat.Children()
-	if err1 == nil && err2 == nil {
+	h, onHosts := a.cl.(*hostsCluster)
+	if onHosts && s.hosts != nil {
+		h.endHosts(s.hosts, &ja, self.Sub(s.self), input)
+	} else if err1 == nil && err2 == nil {
 		ja.Daemons = []DaemonCPU{{Name: "this process: NameNode, DataNodes, JobTracker, TaskTrackers and the job client", CPUSeconds: cpuSeconds(self.Sub(s.self))}}
 		c := cpuSeconds(kids.Sub(s.children))
 		ja.Children = &c
@@ -264,6 +296,9 @@ func (a *accountant) end(ctx context.Context, s *stepStart, step string, secs fl
 			ja.Notes = append(ja.Notes, "no attempt reports: "+err.Error())
 		}
 		ja.Attempts = attemptAccounts(reports)
+	}
+	if onHosts {
+		h.nodeTrackers(&ja)
 	}
 	return ja
 }

@@ -11,7 +11,8 @@ const accountedStep = "terasort"
 
 // printAccounting prints accountingTables as text: for each profile's
 // first run's TeraSort, the CPU and FILE counters, the mean phase lengths,
-// the intermediate-space peak and the devices' work.
+// the intermediate-space peak, the devices' work and the bytes over each
+// host's link (or a line saying why there are none).
 func (r *Results) printAccounting(w io.Writer) {
 	col := nameColumn(r.profileNames())
 	for _, t := range r.accountingTables() {
@@ -25,6 +26,9 @@ func (r *Results) printAccounting(w io.Writer) {
 			fmt.Fprintln(tw)
 		}
 		tw.Flush()
+	}
+	if n := r.accountingNote(); n != "" {
+		fmt.Fprintf(w, "\n%s\n", n)
 	}
 }
 

@@ -43,14 +43,18 @@
 // SVG); RegenerateReport writes it again from a results.json. Another
 // part of the package adds its tables to it with addReportSections.
 //
-// Each step is also accounted for (accounting.go, RunResult.Jobs): the
-// JobTracker's record of every attempt of the step's job (node, span,
-// phase ends, the child's rusage, counters by Hadoop's names), the
-// process's and the task children's CPU time over the step, each emulated
-// device's and real disk's I/O, and each TaskTracker's intermediate-space
-// peak. The tables print the first run's TeraSort; Timeline draws its
-// attempts as a Gantt chart by node and slot. The accounting reads
-// counters before and after a step, so steps must not overlap.
+// Each step is also accounted for (accounting.go, RunResult.Jobs and
+// each TestDFSIO run's): the JobTracker's record of every attempt of the
+// step's job (node, span, phase ends, the child's rusage, counters by
+// Hadoop's names), the daemons' and the task children's CPU time over the
+// step, each emulated device's and real disk's I/O, and each
+// TaskTracker's intermediate-space peak. With Options.Hosts the daemons
+// are processes (hosts.go): each one's CPU time is read from /proc, each
+// TaskTracker's intermediate space polled at its /metrics, and each
+// host's link's bytes read from the kernel (hosts_accounting.go). The
+// tables print the first run's TeraSort; Timeline draws its attempts as
+// a Gantt chart by node and slot. The accounting reads counters before
+// and after a step, so steps must not overlap.
 //
 // RunPaper2 (`strata experiment dfsio-paper`, paper2*.go) is the second
 // paper's whole run on its SATA and SSD clusters: the TestDFSIO sweep

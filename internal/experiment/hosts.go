@@ -61,10 +61,11 @@ type hostsCluster struct {
 }
 
 type hostsProc struct {
-	name string
-	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{}
+	name  string
+	label string // in the accounting: "namenode", "datanode dn0", ...
+	cmd   *exec.Cmd
+	log   *os.File
+	done  chan struct{}
 }
 
 // startHosts starts p's cluster of o.DataNodes nodes on hosts; c is the
@@ -196,7 +197,11 @@ func (h *hostsCluster) start(o *Options, p *Profile, name, host, exe string, arg
 		log.Close()
 		return fmt.Errorf("experiment: starting %s: %w", name, err)
 	}
-	pr := &hostsProc{name: name, cmd: cmd, log: log, done: make(chan struct{})}
+	label, _, _ := strings.Cut(name, "-")
+	if strings.HasPrefix(host, "dn") {
+		label += " " + host
+	}
+	pr := &hostsProc{name: name, label: label, cmd: cmd, log: log, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(pr.done) }()
 	h.procs = append(h.procs, pr)
 	return nil

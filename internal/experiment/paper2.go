@@ -282,6 +282,7 @@ func runPaper2Jobs(ctx context.Context, o *Options, po *Paper2Options, p *Profil
 		before := o.acct.begin(ctx)
 		secs, err := timed(o, fmt.Sprintf("  %s %s (replication %d)", p.Name, s.name, r), fmt.Sprintf("%s-paper2-r%d-%s.log", p.Name, r, s.name), run)
 		if err != nil {
+			before.abandon()
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 		ja := o.acct.end(ctx, before, s.name, secs, s.input)

@@ -411,6 +411,7 @@ func runPaper3Profile(ctx context.Context, po *Paper3Options, p *Profile) (steps
 		secs, err := timed(o, label, fmt.Sprintf("%s-%s-%g.log", p.Name, s.app, s.theta),
 			func(out io.Writer) error { return cmd.Run(ctx, s.env, s.args, io.MultiWriter(out, &console)) })
 		if err != nil {
+			before.abandon()
 			return nil, fmt.Errorf("%s: %w", s.app, err)
 		}
 		ja := o.acct.end(ctx, before, s.app, secs, 0)

@@ -407,8 +407,11 @@ func (r *Results) ReportSections() []ReportSection {
 			Figures: take(func(f string) bool { return strings.HasPrefix(f, "dfsio-") })})
 	}
 	if r.Rows > 0 {
-		add(ReportSection{ID: "accounting", Title: "Accounting of TeraSort, run 1", Tables: r.accountingTables(),
-			Intro: "Per-phase timelines of each profile's TeraSort are in the profiles' sections below."})
+		intro := "Per-phase timelines of each profile's TeraSort are in the profiles' sections below."
+		if n := r.accountingNote(); n != "" {
+			intro += " " + n
+		}
+		add(ReportSection{ID: "accounting", Title: "Accounting of TeraSort, run 1", Tables: r.accountingTables(), Intro: intro})
 	}
 	for _, fn := range reportSections {
 		for _, s := range fn(r) {
@@ -549,7 +552,44 @@ func (r *Results) accountingTables() []Table {
 	if len(devices.Rows) > 0 {
 		out = append(out, devices)
 	}
+	if links := linkTable(rows); len(links.Rows) > 0 {
+		out = append(out, links)
+	}
 	return out
+}
+
+// linkTable is the accounted steps' bytes per host link.
+func linkTable(rows []accounted) Table {
+	t := Table{Title: "Network bytes per link during TeraSort, run 1 (each host's veth, counted at the bridge: in = into the host; the job client is the bridge and has no link)", Text: 3,
+		Header: []string{configHeader, "host", "role", "in", "out", "packets in", "packets out", "shaped to"}}
+	for _, x := range rows {
+		for _, l := range x.ja.Links {
+			rate := "unshaped"
+			if l.Mbps > 0 {
+				rate = trimFloat(l.Mbps) + " Mbit/s"
+			}
+			t.Rows = append(t.Rows, []string{x.name, l.Host, l.Role, sizeString(int64(l.InBytes)), sizeString(int64(l.OutBytes)),
+				strconv.FormatUint(l.InPackets, 10), strconv.FormatUint(l.OutPackets, 10), rate})
+		}
+	}
+	return t
+}
+
+// accountingNote is a line saying why there is no link table, or "".
+func (r *Results) accountingNote() string {
+	rows := r.accounted()
+	if len(rows) == 0 {
+		return ""
+	}
+	for _, x := range rows {
+		if len(x.ja.Links) > 0 {
+			return ""
+		}
+	}
+	if !r.Hosts {
+		return "Network bytes per link: none; without -hosts the daemons are one process talking over loopback, which has no link per host."
+	}
+	return "Network bytes per link: none recorded in these results (see the jobs' notes in results.json)."
 }
 
 // deviceRows are ja's devices, those of one name on all nodes together.

@@ -27,13 +27,17 @@ func tinyResults(t *testing.T) *Results {
 
 // printedTables parses PrintTables' output: blocks separated by blank
 // lines, a title line, then rows whose cells tabwriter separates by at
-// least two spaces.
-func printedTables(t *testing.T, r *Results) []Table {
+// least two spaces; a block of one line is a note, not a table.
+func printedTables(t *testing.T, r *Results) (tables []Table, notes []string) {
 	var b bytes.Buffer
 	r.PrintTables(&b)
 	var out []Table
 	for _, block := range strings.Split(strings.TrimSpace(b.String()), "\n\n") {
 		lines := strings.Split(block, "\n")
+		if len(lines) == 1 {
+			notes = append(notes, lines[0])
+			continue
+		}
 		tb := Table{Title: lines[0]}
 		for i, l := range lines[1:] {
 			cells := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(l), -1)
@@ -48,7 +52,7 @@ func printedTables(t *testing.T, r *Results) []Table {
 	if len(out) == 0 {
 		t.Fatal("no tables printed")
 	}
-	return out
+	return out, notes
 }
 
 // checkReport checks that page has every table PrintTables prints, cell
@@ -59,7 +63,14 @@ func checkReport(t *testing.T, r *Results, page string) {
 	for _, s := range r.ReportSections() {
 		reported = append(reported, s.Tables...)
 	}
-	for _, want := range printedTables(t, r) {
+	printed, notes := printedTables(t, r)
+	text := html.UnescapeString(page)
+	for _, n := range notes {
+		if !strings.Contains(text, n) {
+			t.Errorf("the report lacks the printed note %q", n)
+		}
+	}
+	for _, want := range printed {
 		i := slices.IndexFunc(reported, func(tb Table) bool { return tb.Title == want.Title })
 		if i < 0 {
 			t.Errorf("the report lacks the printed table %q", want.Title)
@@ -80,7 +91,6 @@ func checkReport(t *testing.T, r *Results, page string) {
 		}
 	}
 	// Every table of every section is on the page, cell by cell.
-	text := html.UnescapeString(page)
 	for _, tb := range reported {
 		if !strings.Contains(text, "<figcaption>"+tb.Title) {
 			t.Errorf("page lacks table %q", tb.Title)

@@ -84,6 +84,9 @@ type DFSIOResult struct {
 	AvgIORate   float64 `json:"average_io_rate_mb_s"`
 	ExecTime    float64 `json:"exec_time_s"`
 	Aggregate   float64 `json:"aggregate_mb_s"`
+	// Accounting is the run's job's (accounting.go), step dfsio-write or
+	// dfsio-read.
+	Accounting *JobAccounting `json:"accounting,omitempty"`
 }
 
 // summarize sets the means of p's runs.

@@ -462,6 +462,7 @@ func runTera(ctx context.Context, o *Options, p *Profile, env fs.Env, rep int) (
 			fmt.Sprintf("%s-r%d-%s.log", p.Name, rep, s.name),
 			func(out io.Writer) error { return cmd.Run(ctx, env, s.args, out) })
 		if err != nil {
+			before.abandon()
 			return run, fmt.Errorf("%s: %w", s.name, err)
 		}
 		*s.to = secs
@@ -494,7 +495,8 @@ func runDFSIO(ctx context.Context, o *Options, p *Profile, env fs.Env, r, n int)
 		opts := dfsio.Options{Type: typ, NrFiles: n, FileSize: size, BufferSize: 1_000_000,
 			ResFile: filepath.Join(o.LogDir, "TestDFSIO_results.log")}
 		var rep *dfsio.Report
-		_, err := timed(o, fmt.Sprintf("  %s TestDFSIO -%s -nrFiles %d -fileSize %sMB (replication %d)", p.Name, typ, n, trimFloat(float64(size)/dfsio.Mega), r),
+		before := o.acct.begin(ctx)
+		secs, err := timed(o, fmt.Sprintf("  %s TestDFSIO -%s -nrFiles %d -fileSize %sMB (replication %d)", p.Name, typ, n, trimFloat(float64(size)/dfsio.Mega), r),
 			fmt.Sprintf("%s-dfsio-%s-r%d-n%d.log", p.Name, typ, r, n),
 			func(w io.Writer) error {
 				var err error
@@ -502,15 +504,21 @@ func runDFSIO(ctx context.Context, o *Options, p *Profile, env fs.Env, r, n int)
 				return err
 			})
 		if err != nil {
+			before.abandon()
 			return nil, fmt.Errorf("TestDFSIO %s: %w", typ, err)
 		}
+		input := int64(0)
+		if typ == dfsio.Read {
+			input = size * int64(n)
+		}
+		ja := o.acct.end(ctx, before, "dfsio-"+typ.String(), secs, input)
 		mb := float64(rep.Stats.Size) / float64(dfsio.Mega)
 		agg := 0.0
 		if s := rep.ExecTime.Seconds(); s > 0 {
 			agg = mb / s
 		}
 		out = append(out, DFSIOResult{Profile: p.Name, Op: typ.String(), Replication: r, Files: n, FileSizeMB: float64(size) / float64(dfsio.Mega),
-			Throughput: float64(rep.Throughput()), AvgIORate: rep.AverageRate(), ExecTime: rep.ExecTime.Seconds(), Aggregate: agg})
+			Throughput: float64(rep.Throughput()), AvgIORate: rep.AverageRate(), ExecTime: rep.ExecTime.Seconds(), Aggregate: agg, Accounting: &ja})
 	}
 	return out, nil
 }

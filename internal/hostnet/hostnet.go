@@ -3,7 +3,8 @@
 // host with its own address, joined by veth pairs to a bridge private to
 // the cluster, each link optionally shaped with tc tbf (Network); and a
 // CPU share per host, a cgroup whose CFS quota its processes and their
-// children share (CPUGroups).
+// children share (CPUGroups). Each link's counters (Link) are the
+// bytes and packets into and out of its host.
 //
 // Invariants: nothing on a Network reaches beyond the cluster's own
 // addresses (each namespace has its loopback, its eth0 on the bridge's
@@ -62,6 +63,7 @@ type Network struct {
 	prefix string // "10.a.b."
 	hosts  map[string]*Host
 	cuts   map[[2]string]bool // host pairs partitioned (both directions)
+	rates  map[string]int64   // bits per second each shaped host's link was given
 }
 
 var (
@@ -148,7 +150,7 @@ func New() (*Network, error) {
 	}
 	netSubnets[prefix] = true
 	netMu.Unlock()
-	n := &Network{id: id, bridge: "stb" + id, prefix: prefix, hosts: map[string]*Host{}, cuts: map[[2]string]bool{}}
+	n := &Network{id: id, bridge: "stb" + id, prefix: prefix, hosts: map[string]*Host{}, cuts: map[[2]string]bool{}, rates: map[string]int64{}}
 	// Probe: a namespace that cannot be made means none can.
 	probe := fmt.Sprintf("%s%d-%s-probe", Prefix, os.Getpid(), id)
 	if err := runIP("", "netns", "add", probe); err != nil {
@@ -326,6 +328,11 @@ func (n *Network) Shape(name string, bitsPerSecond int64) error {
 		if err != nil && bitsPerSecond > 0 {
 			return fmt.Errorf("hostnet: tc %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 		}
+	}
+	if bitsPerSecond > 0 {
+		n.rates[name] = bitsPerSecond
+	} else {
+		delete(n.rates, name)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package procstat reads what the operating system accounts to processes
-// and devices: CPU user and system time (getrusage, /proc/<pid>/stat),
-// peak resident set size and block I/O of reaped children, and the block
-// devices' counters in /proc/diskstats. strata's MapReduce accounting
+// and devices: CPU user and system time (getrusage, /proc/<pid>/stat: a
+// process's own and its reaped children's), peak resident set size and
+// block I/O of reaped children, and the block devices' counters in
+// /proc/diskstats. strata's MapReduce accounting
 // (task attempts' CPU counters, daemons' /metrics, the experiment's
 // results) is built on it.
 //
@@ -99,39 +100,53 @@ const clockTicks = 100
 // PID is process pid's CPU time from /proc/<pid>/stat (fields utime and
 // stime): a daemon in another process.
 func PID(pid int) (CPU, error) {
+	self, _, err := PIDAndChildren(pid)
+	return self, err
+}
+
+// PIDAndChildren is process pid's CPU time and that of its children it
+// has waited for (and theirs), from /proc/<pid>/stat's utime, stime,
+// cutime and cstime: a TaskTracker's own and its reaped task children's,
+// as its RUSAGE_CHILDREN.
+func PIDAndChildren(pid int) (self, children CPU, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			if _, serr := os.Stat("/proc/self/stat"); serr != nil {
-				return CPU{}, fmt.Errorf("procstat: no /proc: %w", errors.ErrUnsupported)
+				return CPU{}, CPU{}, fmt.Errorf("procstat: no /proc: %w", errors.ErrUnsupported)
 			}
 		}
-		return CPU{}, fmt.Errorf("procstat: %w", err)
+		return CPU{}, CPU{}, fmt.Errorf("procstat: %w", err)
 	}
 	return parseStat(string(b))
 }
 
-// parseStat reads utime and stime from a /proc/<pid>/stat line. The
-// command name (field 2) is in parentheses and may hold spaces and
-// parentheses itself, so the fields are counted from the last ')'.
-func parseStat(s string) (CPU, error) {
+// parseStat reads utime, stime, cutime and cstime from a /proc/<pid>/stat
+// line. The command name (field 2) is in parentheses and may hold spaces
+// and parentheses itself, so the fields are counted from the last ')'.
+func parseStat(s string) (self, children CPU, err error) {
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return CPU{}, errors.New("procstat: malformed /proc/<pid>/stat")
+		return CPU{}, CPU{}, errors.New("procstat: malformed /proc/<pid>/stat")
 	}
 	f := strings.Fields(s[i+1:])
 	// After the name: state(3) ppid pgrp session tty_nr tpgid flags minflt
-	// cminflt majflt cmajflt utime(14) stime(15).
-	if len(f) < 13 {
-		return CPU{}, errors.New("procstat: short /proc/<pid>/stat")
+	// cminflt majflt cmajflt utime(14) stime(15) cutime(16) cstime(17).
+	if len(f) < 15 {
+		return CPU{}, CPU{}, errors.New("procstat: short /proc/<pid>/stat")
 	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return CPU{}, fmt.Errorf("procstat: /proc/<pid>/stat: %w", err)
+	var v [4]int64
+	for j := range v {
+		// cutime and cstime are signed in proc(5); they are never negative.
+		n, err := strconv.ParseInt(f[11+j], 10, 64)
+		if err != nil || n < 0 {
+			return CPU{}, CPU{}, fmt.Errorf("procstat: /proc/<pid>/stat: field %d: %q", 14+j, f[11+j])
+		}
+		v[j] = n
 	}
 	tick := time.Second / clockTicks
-	return CPU{User: time.Duration(ut) * tick, System: time.Duration(st) * tick}, nil
+	return CPU{User: time.Duration(v[0]) * tick, System: time.Duration(v[1]) * tick},
+		CPU{User: time.Duration(v[2]) * tick, System: time.Duration(v[3]) * tick}, nil
 }
 
 // Collector exports this process's CPU time as

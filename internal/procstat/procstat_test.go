@@ -11,12 +11,20 @@ import (
 func TestParseStat(t *testing.T) {
 	// A command name with spaces and a parenthesis, as comm may have.
 	line := "4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 1234 0 5 0 250 37 0 0 20 0 3 0 12345 1000000 500 18446744073709551615"
-	c, err := parseStat(line)
+	c, kids, err := parseStat(line)
 	if err != nil || c.User != 2500*time.Millisecond || c.System != 370*time.Millisecond {
 		t.Fatalf("parseStat = %+v, %v", c, err)
 	}
-	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 x 12"} {
-		if _, err := parseStat(bad); err == nil {
+	if kids != (CPU{}) {
+		t.Errorf("children %+v, want none", kids)
+	}
+	line = "77 (tt) S 1 77 77 0 -1 4194560 1 0 5 0 12 3 4150 260 20 0"
+	if c, kids, err := parseStat(line); err != nil || c.Total() != 150*time.Millisecond || kids.User != 41500*time.Millisecond || kids.System != 2600*time.Millisecond {
+		t.Errorf("parseStat = %+v, %+v, %v", c, kids, err)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 x 12 0 0", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13",
+		"1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 -1 0"} {
+		if _, _, err := parseStat(bad); err == nil {
 			t.Errorf("parseStat(%q) accepted", bad)
 		}
 	}
@@ -75,13 +83,16 @@ func TestChildUsage(t *testing.T) {
 	if _, err := PID(-1); err == nil {
 		t.Error("PID(-1) read something")
 	}
-	proc, err := PID(selfPID())
+	proc, kids, err := PIDAndChildren(selfPID())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// /proc counts in 10 ms ticks, getrusage more finely.
 	if diff := proc.Total() - self.Total(); diff > 100*time.Millisecond || diff < -100*time.Millisecond {
 		t.Errorf("/proc says %v, getrusage %v", proc, self)
+	}
+	if diff := kids.Total() - after.Total(); diff > 100*time.Millisecond || diff < -100*time.Millisecond {
+		t.Errorf("/proc says the children used %v, getrusage %v", kids, after)
 	}
 }
 
