@@ -405,6 +405,8 @@ func clusterWatts(cl *Cluster, pm experiment.PowerModel, jp *JobPrediction, secs
 // tasks are the job's maps and reduces on cl for d bytes.
 func (j *Job) tasks(cl *Cluster, d float64, done map[string]*JobPrediction) (maps, reduces int) {
 	switch {
+	case j.MapsRule == "fixed":
+		maps = j.Maps
 	case j.MapsRule == "slots":
 		maps = cl.Nodes * cl.MapSlots
 	case strings.HasPrefix(j.MapsRule, "files:"):

@@ -34,6 +34,7 @@ type Job struct {
 	Bytes float64 `json:"bytes"` // the job's data at calibration
 
 	// How many tasks: MapsRule is "slots" (one per map slot: a generator),
+	// "fixed" (Maps of them: TestDFSIO's one per file),
 	// "files:<job>" (each of that job's output files cut into blocks:
 	// its maps for TeraGen's output, its reduces otherwise), or "bytes"
 	// (in proportion to the data). ReducesRule is "slots" or "fixed".
@@ -206,7 +207,7 @@ func Calibrate(res *experiment.Results, profile string) (*Workload, error) {
 		return nil, fmt.Errorf("model: no profile %q in the results", profile)
 	}
 	pr := &res.Profiles[i]
-	if len(pr.Runs) == 0 || len(pr.Runs[0].Jobs) == 0 {
+	if len(ProfileJobs(res, pr)) == 0 {
 		return nil, fmt.Errorf("model: profile %s has no accounted run", profile)
 	}
 	cl, err := ClusterOf(res, pr)
@@ -214,9 +215,9 @@ func Calibrate(res *experiment.Results, profile string) (*Workload, error) {
 		return nil, err
 	}
 	w := &Workload{Source: res.Command, Calibration: cl}
-	run := &pr.Runs[0]
-	for k := range run.Jobs {
-		j, err := calibrateJob(cl, run.Jobs[:k+1])
+	jobs := ProfileJobs(res, pr)
+	for k := range jobs {
+		j, err := calibrateJob(cl, jobs[:k+1])
 		if err != nil {
 			return nil, err
 		}
@@ -231,6 +232,25 @@ func Calibrate(res *experiment.Results, profile string) (*Workload, error) {
 		}
 	}
 	return w, nil
+}
+
+// ProfileJobs are a profile's accounted jobs in run order: its first
+// run's TeraGen, TeraSort and TeraValidate, then its TestDFSIO runs,
+// named dfsio-<write|read>-r<replication>-n<files>.
+func ProfileJobs(res *experiment.Results, pr *experiment.ProfileResult) []experiment.JobAccounting {
+	var out []experiment.JobAccounting
+	if len(pr.Runs) > 0 {
+		out = append(out, pr.Runs[0].Jobs...)
+	}
+	for _, d := range res.DFSIO {
+		if d.Profile != pr.Name || d.Accounting == nil {
+			continue
+		}
+		ja := *d.Accounting
+		ja.Step = fmt.Sprintf("dfsio-%s-r%d-n%d", d.Op, d.Replication, d.Files)
+		out = append(out, ja)
+	}
+	return out
 }
 
 // calibrateJob derives the last of jobs (the earlier ones are what ran
@@ -267,7 +287,7 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 	}
 	d := float64(ja.InputBytes)
 	if d <= 0 {
-		d = float64(c["HDFS_BYTES_WRITTEN"])
+		d = float64(max(c["HDFS_BYTES_READ"], c["HDFS_BYTES_WRITTEN"]))
 	}
 	if d <= 0 {
 		return j, fmt.Errorf("model: job %s has neither input nor output bytes", ja.Step)
@@ -333,7 +353,10 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 
 	// Task counts and how they scale.
 	j.MapsRule, j.ReducesRule = "bytes", "fixed"
-	if j.MapHDFSRead == 0 && j.Maps == cl.Nodes*cl.MapSlots {
+	if strings.HasPrefix(j.Name, "dfsio-") {
+		// TestDFSIO: a map per file, whatever the cluster.
+		j.MapsRule = "fixed"
+	} else if j.MapHDFSRead == 0 && j.Maps == cl.Nodes*cl.MapSlots {
 		j.MapsRule = "slots"
 	} else {
 		for _, prev := range jobs[:len(jobs)-1] {
@@ -355,7 +378,7 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 			}
 		}
 	}
-	if j.Reduces == cl.Nodes*cl.ReduceSlots {
+	if j.Reduces == cl.Nodes*cl.ReduceSlots && j.MapsRule != "fixed" {
 		j.ReducesRule = "slots"
 	}
 
