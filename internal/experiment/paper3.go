@@ -110,13 +110,19 @@ type Paper3Results struct {
 	Master      bool      `json:"master_counted"`
 	Hosts       bool      `json:"hosts"`
 	Profiles    []string  `json:"profiles"`
-	// Devices are each profile's per-node device presets.
-	Devices map[string][]string `json:"devices,omitempty"`
-	Power   PowerModel          `json:"power_model"`
-	Steps   []Paper3Step        `json:"steps,omitempty"`
-	Fig1    []Fig1Row           `json:"figure1,omitempty"`
-	Table2  []TCPRow            `json:"table2,omitempty"`
-	Fig2    []Fig2Row           `json:"figure2,omitempty"`
+	// Devices are each profile's per-node device presets; Layouts the
+	// profiles' whole layouts, and MapSlots, ReduceSlots and Media the
+	// clusters' settings (what strata model calibrate reads).
+	Devices     map[string][]string       `json:"devices,omitempty"`
+	Layouts     map[string]*ProfileLayout `json:"layouts,omitempty"`
+	MapSlots    int                       `json:"map_slots_per_node,omitempty"`
+	ReduceSlots int                       `json:"reduce_slots_per_node,omitempty"`
+	Media       bool                      `json:"media_emulation,omitempty"`
+	Power       PowerModel                `json:"power_model"`
+	Steps       []Paper3Step              `json:"steps,omitempty"`
+	Fig1        []Fig1Row                 `json:"figure1,omitempty"`
+	Table2      []TCPRow                  `json:"table2,omitempty"`
+	Fig2        []Fig2Row                 `json:"figure2,omitempty"`
 	// Skipped says why a part did not run (e.g. no network namespaces).
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -254,11 +260,14 @@ func RunPaper3(ctx context.Context, o Paper3Options) (*Paper3Results, error) {
 	if !o.part("table3") {
 		return res, nil
 	}
+	co := o.clusterOptions()
+	res.MapSlots, res.ReduceSlots, res.Media = co.MapSlots, co.ReduceSlots, o.Media
 	for i, p := range o.Profiles {
 		res.Profiles = append(res.Profiles, p.Name)
 		if res.Devices == nil {
-			res.Devices = map[string][]string{}
+			res.Devices, res.Layouts = map[string][]string{}, map[string]*ProfileLayout{}
 		}
+		res.Layouts[p.Name] = p.layout()
 		for _, d := range p.Devices {
 			res.Devices[p.Name] = append(res.Devices[p.Name], d.Preset)
 		}

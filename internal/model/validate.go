@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/stratafs/strata/internal/experiment"
 )
@@ -19,11 +20,23 @@ type Case struct {
 	Name, Description string
 	// Profile is the profile file's text (docs/format/profile.md).
 	Profile string
-	// Args are more `strata experiment` flags (-rows, -datanodes).
-	Args []string
+	// Runs are `strata experiment` subcommands with their flags, each a
+	// run on the case's cluster (the profile and the output directory
+	// come from the validation).
+	Runs [][]string
 	// NeedsHosts: the case differs in link rate or CPU share, which only
 	// hosts (network namespaces, cgroups) give.
 	NeedsHosts bool
+}
+
+// ProfileName is the name its profile gives.
+func (c Case) ProfileName() string {
+	for _, l := range strings.Split(c.Profile, "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // WriteProfile writes the case's profile into dir and returns its path.
@@ -41,29 +54,40 @@ const (
 )
 
 // ValidationCases are the calibration (TeraGen, TeraSort, TeraValidate
-// of 100 MB and a TestDFSIO write and read of 96 MB in 3 files on three
-// all-HDD nodes) and runs that each change one thing:
+// of 100 MB, wordcount and a shuffle-only job over 48 MB of text, a
+// TestDFSIO write and read of 96 MB in 3 files, on three all-HDD nodes)
+// and runs that each change one thing:
 // the data (10x), the nodes (6), the devices (an SSD for intermediate
 // data, all SSD, two HDDs per node), the link (100 Mbit/s) and the CPU
 // (a quarter CPU per node).
 func ValidationCases() []Case {
-	// TestDFSIO writes and reads 96 MB per 100 MB of TeraGen: the model
-	// scales every job with the data.
-	args := func(rows, nodes, dfsio string) []string {
-		return []string{"-rows", rows, "-datanodes", nodes, "-dfsio", "-dfsio-files", "3", "-dfsio-replication", "3", "-dfsio-total", dfsio}
+	// strata experiment dfsio-paper's jobs at replication 3: TeraGen,
+	// TeraSort, TeraValidate of rows, wordcount and the shuffle-only job
+	// over half as many bytes of text, TestDFSIO writing and reading as
+	// many bytes in 3 files; then the Zones applications (experiment
+	// amdahl's Table 3 part) on a catalogue of 200,000 objects. The model
+	// scales every job with the data, so the 10x case runs no Zones: its
+	// neighbour pairs do not grow in proportion to the catalogue.
+	jobs := func(rows, nodes string, mb int) []string {
+		return []string{"dfsio-paper", "-rows", rows, "-datanodes", nodes, "-replication", "3",
+			"-files", "3", "-dfsio-total", fmt.Sprintf("%dMB", 2*mb),
+			"-wordcount-size", fmt.Sprintf("%dMB", mb), "-shuffle-size", fmt.Sprintf("%dMB", mb), "-gateway-size", "0"}
 	}
-	base := args("1m", "3", "96MB")
+	zones := func(nodes string) []string {
+		return []string{"amdahl", "-parts", "table3", "-objects", "200k", "-theta", "15,30", "-stats-max", "30", "-datanodes", nodes}
+	}
+	base := [][]string{jobs("1m", "3", 48), zones("3")}
 	return []Case{
-		{Name: "calibration", Description: "all HDD, 3 nodes, 100 MB", Profile: "name = hdd\n" + hddProfile, Args: base},
-		{Name: "data-10x", Description: "all HDD, 3 nodes, 1 GB", Profile: "name = hdd\n" + hddProfile, Args: args("10m", "3", "960MB")},
-		{Name: "nodes-6", Description: "all HDD, 6 nodes, 100 MB", Profile: "name = hdd\n" + hddProfile, Args: args("1m", "6", "96MB")},
-		{Name: "ssd-inter", Description: "HDFS on HDD, intermediate data on a SATA SSD", Args: base,
+		{Name: "calibration", Description: "all HDD, 3 nodes, 100 MB", Profile: "name = hdd\n" + hddProfile, Runs: base},
+		{Name: "data-10x", Description: "all HDD, 3 nodes, 1 GB", Profile: "name = hdd\n" + hddProfile, Runs: [][]string{jobs("10m", "3", 480)}},
+		{Name: "nodes-6", Description: "all HDD, 6 nodes, 100 MB", Profile: "name = hdd\n" + hddProfile, Runs: [][]string{jobs("1m", "6", 48), zones("6")}},
+		{Name: "ssd-inter", Description: "HDFS on HDD, intermediate data on a SATA SSD", Runs: base,
 			Profile: "name = hdd-ssd\ndevice.hdd = hdd-7200\ndevice.ssd = sata-ssd\nhdfs.volumes = [DISK]hdd\nmapred.local.dir = ssd\n"},
-		{Name: "all-ssd", Description: "HDFS and intermediate data on a SATA SSD", Profile: "name = ssd\n" + ssdProfile, Args: base},
-		{Name: "jbod", Description: "two HDDs per node, each an HDFS volume and a local dir", Args: base,
+		{Name: "all-ssd", Description: "HDFS and intermediate data on a SATA SSD", Profile: "name = ssd\n" + ssdProfile, Runs: base},
+		{Name: "jbod", Description: "two HDDs per node, each an HDFS volume and a local dir", Runs: base,
 			Profile: "name = jbod\ndevice.hdd1 = hdd-7200\ndevice.hdd2 = hdd-7200\nhdfs.volumes = [DISK]hdd1,[DISK]hdd2\nmapred.local.dir = hdd1,hdd2\n"},
-		{Name: "link-100", Description: "all HDD, links shaped to 100 Mbit/s", Profile: "name = hdd-100m\n" + hddProfile + "link.mbps = 100\n", Args: base, NeedsHosts: true},
-		{Name: "cpu-quarter", Description: "all SSD, a quarter CPU per node", Profile: "name = ssd-cpu\n" + ssdProfile + "node.cpus = 0.25\n", Args: base, NeedsHosts: true},
+		{Name: "link-100", Description: "all HDD, links shaped to 100 Mbit/s", Profile: "name = hdd-100m\n" + hddProfile + "link.mbps = 100\n", Runs: base, NeedsHosts: true},
+		{Name: "cpu-quarter", Description: "all SSD, a quarter CPU per node", Profile: "name = ssd-cpu\n" + ssdProfile + "node.cpus = 0.25\n", Runs: base, NeedsHosts: true},
 	}
 }
 
@@ -92,13 +116,16 @@ type JobCompare struct {
 // Validate runs cases[0], calibrates on it, then runs every case
 // (the calibration's own prediction included, as a check of the fit) and
 // predicts it from the calibration and the case's cluster as measured.
-func Validate(cases []Case, run func(Case) (*experiment.Results, error)) (*Validation, error) {
+func Validate(cases []Case, run func(Case) ([]*experiment.Results, error)) (*Validation, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("model: no cases")
 	}
 	v := &Validation{}
 	for i, c := range cases {
-		res, err := run(c)
+		runs, err := run(c)
+		if err == nil && (len(runs) == 0 || len(runs[0].Profiles) == 0) {
+			err = fmt.Errorf("model: case %s: no profile in the results", c.Name)
+		}
 		if err != nil && i > 0 {
 			// A failed run is a result too: the table shows it.
 			v.Cases = append(v.Cases, CaseResult{Name: c.Name, Description: c.Description, Error: err.Error()})
@@ -107,17 +134,13 @@ func Validate(cases []Case, run func(Case) (*experiment.Results, error)) (*Valid
 		if err != nil {
 			return nil, err
 		}
-		if len(res.Profiles) == 0 || len(res.Profiles[0].Runs) == 0 {
-			return nil, fmt.Errorf("model: case %s: no run in the results", c.Name)
-		}
-		pr := &res.Profiles[0]
-		measured := ProfileJobs(res, pr)
+		pr := &runs[0].Profiles[0]
 		if i == 0 {
-			if v.Workload, err = Calibrate(res, pr.Name); err != nil {
+			if v.Workload, err = CalibrateRuns(runs, pr.Name); err != nil {
 				return nil, err
 			}
 		}
-		cl, err := ClusterOf(res, pr)
+		cl, err := ClusterOf(runs[0], pr)
 		if err != nil {
 			return nil, err
 		}
@@ -126,10 +149,15 @@ func Validate(cases []Case, run func(Case) (*experiment.Results, error)) (*Valid
 			return nil, err
 		}
 		cr := CaseResult{Name: c.Name, Description: c.Description, Cluster: cl}
-		for _, ja := range measured {
-			for _, jp := range p.Jobs {
-				if jp.Name == ja.Step {
-					cr.Jobs = append(cr.Jobs, JobCompare{Job: ja.Step, Predicted: jp.Phases, Measured: Measured(&ja), Bounds: jp.Bounds})
+		for _, r := range runs {
+			if len(r.Profiles) == 0 {
+				continue
+			}
+			for _, ja := range ProfileJobs(r, &r.Profiles[0]) {
+				for _, jp := range p.Jobs {
+					if jp.Name == ja.Step {
+						cr.Jobs = append(cr.Jobs, JobCompare{Job: ja.Step, Predicted: jp.Phases, Measured: Measured(&ja), Bounds: jp.Bounds})
+					}
 				}
 			}
 		}

@@ -162,6 +162,9 @@ func ClusterOf(res *experiment.Results, pr *experiment.ProfileResult) (*Cluster,
 	c := &Cluster{Name: pr.Name, Description: pr.Description, Nodes: res.DataNodes, Speed: 1,
 		MapSlots: res.MapSlots, ReduceSlots: res.ReduceSlots, Replication: min(3, res.DataNodes),
 		BlockSize: 128 << 20, DataBytes: int64(res.Rows) * 100, Price: pr.Price}
+	if res.Rows == 0 && res.Paper2 != nil {
+		c.DataBytes = int64(res.Paper2.Rows) * 100
+	}
 	if res.Hosts && l.NodeCPUs > 0 {
 		c.Cores = l.NodeCPUs
 	} else {
@@ -235,12 +238,33 @@ func Calibrate(res *experiment.Results, profile string) (*Workload, error) {
 }
 
 // ProfileJobs are a profile's accounted jobs in run order: its first
-// run's TeraGen, TeraSort and TeraValidate, then its TestDFSIO runs,
-// named dfsio-<write|read>-r<replication>-n<files>.
+// run's TeraGen, TeraSort and TeraValidate, the second paper's five jobs
+// (strata experiment dfsio-paper: TeraGen, TeraSort, TeraValidate,
+// wordcount, shuffle; named <job>-r<replication> when it ran several),
+// then its TestDFSIO runs, named dfsio-<write|read>-r<replication>-n<files>.
 func ProfileJobs(res *experiment.Results, pr *experiment.ProfileResult) []experiment.JobAccounting {
 	var out []experiment.JobAccounting
 	if len(pr.Runs) > 0 {
 		out = append(out, pr.Runs[0].Jobs...)
+	}
+	if res.Paper2 != nil {
+		reps := map[int]bool{}
+		for _, j := range res.Paper2.Jobs {
+			if j.Profile == pr.Name {
+				reps[j.Replication] = true
+			}
+		}
+		for _, j := range res.Paper2.Jobs {
+			if j.Profile != pr.Name || j.Accounting == nil {
+				continue
+			}
+			ja := *j.Accounting
+			ja.Step = j.Job
+			if len(reps) > 1 {
+				ja.Step = fmt.Sprintf("%s-r%d", j.Job, j.Replication)
+			}
+			out = append(out, ja)
+		}
 	}
 	for _, d := range res.DFSIO {
 		if d.Profile != pr.Name || d.Accounting == nil {
@@ -285,9 +309,14 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 	if j.Maps == 0 {
 		return j, fmt.Errorf("model: job %s has no successful maps in its accounting", ja.Step)
 	}
+	// The job's data: its input, else what it read or wrote, else what
+	// its maps produced (a job that generates and shuffles).
 	d := float64(ja.InputBytes)
 	if d <= 0 {
 		d = float64(max(c["HDFS_BYTES_READ"], c["HDFS_BYTES_WRITTEN"]))
+	}
+	if d < float64(c["MAP_OUTPUT_BYTES"])/100 {
+		d = float64(c["MAP_OUTPUT_BYTES"])
 	}
 	if d <= 0 {
 		return j, fmt.Errorf("model: job %s has neither input nor output bytes", ja.Step)
@@ -373,7 +402,9 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 					}
 				}
 			}
-			if files > 0 && splits(d, files, cl.BlockSize) == j.Maps {
+			// Its input is that job's output (within 5%), cut into blocks.
+			out := float64(prev.Counters["HDFS_BYTES_WRITTEN"])
+			if files > 0 && math.Abs(out-d) <= 0.05*d && splits(d, files, cl.BlockSize) == j.Maps {
 				j.MapsRule = "files:" + prev.Step
 			}
 		}

@@ -80,7 +80,7 @@ func runModel(ctx context.Context, env *Env, args []string) int {
 func runModelCalibrate(ctx context.Context, env *Env, args []string) int {
 	fl := flag.NewFlagSet("model calibrate", flag.ContinueOnError)
 	fl.SetOutput(env.Stderr)
-	results := fl.String("results", "", "an experiment's output directory or results.json (no run)")
+	results := fl.String("results", "", "experiments' output directories, results.json or paper3.json files of one cluster shape, comma-separated (no run)")
 	profile := fl.String("profile", "", "the profile to calibrate on (default: the run's first)")
 	out := fl.String("o", "workload.json", "where to write the workload")
 	fl.Usage = func() {
@@ -111,7 +111,16 @@ func runModelCalibrate(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "model calibrate: -results replaces the experiment flags (%s)\n", strings.Join(fl.Args(), " "))
 		return 2
 	}
-	w, err := calibrateFrom(path, *profile)
+	var runs []*experiment.Results
+	for _, p := range strings.Split(path, ",") {
+		r, err := model.ReadRun(strings.TrimSpace(p))
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "model calibrate: %v\n", err)
+			return 1
+		}
+		runs = append(runs, r)
+	}
+	w, err := model.CalibrateRuns(runs, *profile)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "model calibrate: %v\n", err)
 		return 1
@@ -152,23 +161,6 @@ func hasFlag(args []string, name string) bool {
 		}
 	}
 	return false
-}
-
-func calibrateFrom(path, profile string) (*model.Workload, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "results.json")
-	}
-	res, err := experiment.ReadResults(path)
-	if err != nil {
-		return nil, err
-	}
-	if profile == "" {
-		if len(res.Profiles) == 0 {
-			return nil, fmt.Errorf("%s: no profiles", path)
-		}
-		profile = res.Profiles[0].Name
-	}
-	return model.Calibrate(res, profile)
 }
 
 func runModelPredict(env *Env, sub string, args []string) int {
@@ -285,7 +277,7 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 			continue
 		}
 		if c.NeedsHosts && !useHosts {
-			if _, err := os.Stat(filepath.Join(*from, c.Name, "results.json")); *from == "" || err != nil {
+			if _, err := os.Stat(filepath.Join(*from, c.Name)); *from == "" || err != nil {
 				continue
 			}
 		}
@@ -295,29 +287,52 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
 		return 1
 	}
-	runCase := func(c model.Case) (*experiment.Results, error) {
-		if *from != "" {
-			return experiment.ReadResults(filepath.Join(*from, c.Name, "results.json"))
-		}
+	runCase := func(c model.Case) ([]*experiment.Results, error) {
 		dir := filepath.Join(*out, c.Name)
-		profile, err := c.WriteProfile(dir)
-		if err != nil {
-			return nil, err
+		if *from != "" {
+			dir = filepath.Join(*from, c.Name)
 		}
-		eargs := append([]string{"-out", dir, "-profiles", profile}, c.Args...)
-		if useHosts {
-			eargs = append(eargs, "-hosts")
+		var runs []*experiment.Results
+		for k, r := range c.Runs {
+			rdir := filepath.Join(dir, r[0])
+			if *from == "" {
+				profile, err := c.WriteProfile(dir)
+				if err != nil {
+					return nil, err
+				}
+				eargs := append([]string{r[0], "-out", rdir, "-profiles", profile}, r[1:]...)
+				if r[0] == "amdahl" {
+					// Its energy table wants a node power model; the
+					// validation compares times only.
+					eargs = append(eargs, "-node-power", c.ProfileName()+"=idle:100,cpu:100")
+				}
+				if useHosts {
+					eargs = append(eargs, "-hosts")
+				}
+				logf, err := os.Create(filepath.Join(*out, fmt.Sprintf("%s-%d.log", c.Name, k)))
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(env.Stdout, "  %s: strata experiment %s\n", c.Name, strings.Join(eargs, " "))
+				rc := runExperiment(ctx, &Env{Conf: env.Conf, Stdin: env.Stdin, Stdout: logf, Stderr: io.MultiWriter(logf, env.Stderr)}, eargs)
+				logf.Close()
+				if rc != 0 {
+					return nil, fmt.Errorf("case %s: strata experiment %s failed (exit %d; %s)", c.Name, r[0], rc, logf.Name())
+				}
+			}
+			if _, err := os.Stat(rdir); *from != "" && err != nil {
+				continue // -from reads the runs there are
+			}
+			res, err := model.ReadRun(rdir)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, res)
 		}
-		logf, err := os.Create(filepath.Join(*out, c.Name+".log"))
-		if err != nil {
-			return nil, err
+		if len(runs) == 0 {
+			return nil, fmt.Errorf("case %s: no runs in %s", c.Name, dir)
 		}
-		defer logf.Close()
-		fmt.Fprintf(env.Stdout, "  %s: strata experiment %s\n", c.Name, strings.Join(eargs, " "))
-		if rc := runExperiment(ctx, &Env{Conf: env.Conf, Stdin: env.Stdin, Stdout: logf, Stderr: io.MultiWriter(logf, env.Stderr)}, eargs); rc != 0 {
-			return nil, fmt.Errorf("case %s: the experiment failed (exit %d; %s)", c.Name, rc, logf.Name())
-		}
-		return experiment.ReadResults(filepath.Join(dir, "results.json"))
+		return runs, nil
 	}
 	v, err := model.Validate(run, runCase)
 	if err != nil {

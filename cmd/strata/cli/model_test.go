@@ -45,7 +45,7 @@ func TestModelCommands(t *testing.T) {
 			t.Errorf("papers output lacks %q:\n%s", want, out)
 		}
 	}
-	runs := filepath.Join(dir, "runs", "calibration")
+	runs := filepath.Join(dir, "runs", "calibration", "dfsio-paper")
 	if err := os.MkdirAll(runs, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,131 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/stratafs/strata/internal/experiment"
+)
+
+// ReadRun reads an experiment's output: results.json (strata experiment,
+// experiment dfsio-paper) or paper3.json (experiment amdahl, its Table 3
+// runs), given as the file or its directory.
+func ReadRun(path string) (*experiment.Results, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		for _, name := range []string{"results.json", "paper3.json"} {
+			if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+				return ReadRun(filepath.Join(path, name))
+			}
+		}
+		return nil, fmt.Errorf("model: %s has neither results.json nor paper3.json", path)
+	}
+	if filepath.Base(path) != "paper3.json" {
+		return experiment.ReadResults(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var p3 experiment.Paper3Results
+	if err := json.NewDecoder(io.LimitReader(f, 64<<20)).Decode(&p3); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	}
+	return FromPaper3(&p3)
+}
+
+// FromPaper3 is the Table 3 part of `strata experiment amdahl` as Results:
+// a profile per cluster with its layout, its Zones runs as jobs named
+// neighbors-<θ> and neighborstats.
+func FromPaper3(p3 *experiment.Paper3Results) (*experiment.Results, error) {
+	if len(p3.Layouts) == 0 {
+		return nil, errors.New("model: paper3.json has no profile layouts (a run of experiment amdahl -parts table3 from before they were recorded)")
+	}
+	res := &experiment.Results{Command: p3.Command, CPUs: p3.CPUs, DataNodes: p3.DataNodes, MapSlots: p3.MapSlots,
+		ReduceSlots: p3.ReduceSlots, Media: p3.Media, Hosts: p3.Hosts}
+	for _, name := range p3.Profiles {
+		pr := experiment.ProfileResult{Name: name, Layout: p3.Layouts[name]}
+		var run experiment.RunResult
+		for _, s := range p3.Steps {
+			if s.Profile != name {
+				continue
+			}
+			ja := s.Account
+			ja.Step = s.App
+			if s.App == "neighbors" {
+				ja.Step = "neighbors-" + strconv.FormatFloat(s.Theta, 'g', -1, 64)
+			}
+			run.Jobs = append(run.Jobs, ja)
+		}
+		pr.Runs = []experiment.RunResult{run}
+		res.Profiles = append(res.Profiles, pr)
+	}
+	return res, nil
+}
+
+// CalibrateRuns calibrates on several runs of one cluster shape (a
+// TeraSort run, a dfsio-paper run, a Zones run, ...): the first gives the
+// calibration cluster, every one its jobs. profile names the profile in
+// each ("" for the first's).
+func CalibrateRuns(runs []*experiment.Results, profile string) (*Workload, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("model: no runs")
+	}
+	if profile == "" {
+		if len(runs[0].Profiles) == 0 {
+			return nil, errors.New("model: the first run has no profiles")
+		}
+		profile = runs[0].Profiles[0].Name
+	}
+	w, err := Calibrate(runs[0], profile)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs[1:] {
+		i := slices.IndexFunc(r.Profiles, func(p experiment.ProfileResult) bool { return p.Name == profile })
+		if i < 0 {
+			return nil, fmt.Errorf("model: no profile %q in %s", profile, r.Command)
+		}
+		cl, err := ClusterOf(r, &r.Profiles[i])
+		if err != nil {
+			return nil, err
+		}
+		if err := sameShape(w.Calibration, cl); err != nil {
+			return nil, fmt.Errorf("model: %s: %w", r.Command, err)
+		}
+		jobs := ProfileJobs(r, &r.Profiles[i])
+		for k := range jobs {
+			if slices.ContainsFunc(w.Jobs, func(j Job) bool { return j.Name == jobs[k].Step }) {
+				continue
+			}
+			j, err := calibrateJob(cl, jobs[:k+1])
+			if err != nil {
+				return nil, err
+			}
+			w.Jobs = append(w.Jobs, j)
+		}
+		w.Source += "; " + r.Command
+	}
+	return w, nil
+}
+
+// sameShape reports how b differs from a in what sets a job's time.
+func sameShape(a, b *Cluster) error {
+	switch {
+	case a.Nodes != b.Nodes:
+		return fmt.Errorf("%d nodes, the calibration %d", b.Nodes, a.Nodes)
+	case a.MapSlots != b.MapSlots || a.ReduceSlots != b.ReduceSlots:
+		return fmt.Errorf("slots %d+%d, the calibration %d+%d", b.MapSlots, b.ReduceSlots, a.MapSlots, a.ReduceSlots)
+	case a.Cores != b.Cores || a.SharedCores != b.SharedCores || a.LinkMbps != b.LinkMbps:
+		return errors.New("other CPUs or links than the calibration's")
+	case !slices.EqualFunc(a.Devices, b.Devices, func(x, y Device) bool { return x.Name == y.Name && x.Params == y.Params }):
+		return errors.New("other devices than the calibration's")
+	}
+	return nil
+}
