@@ -570,6 +570,7 @@ func (d *DataNode) respond(up *peerConn, w *fsdataset.ReplicaWriter, acks <-chan
 		} else if item.last && item.status == hdfspb.Status_SUCCESS {
 			info, err := w.Finalize()
 			if err != nil {
+				d.log.Warn("datanode: finalize failed", "block", w.Info().Block.String(), "err", err)
 				replies[0] = hdfspb.Status_ERROR
 				firstErr = err
 			} else {

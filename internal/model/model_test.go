@@ -219,3 +219,36 @@ func TestAdvise(t *testing.T) {
 		t.Error("no energy with power figures set")
 	}
 }
+
+// Several runs of one cluster shape calibrate one workload: the Zones
+// runs of experiment amdahl (paper3.json) join the TeraSort run's jobs;
+// a run on another shape is refused.
+func TestCalibrateRuns(t *testing.T) {
+	res, _ := calibration(t)
+	z, err := ReadRun("testdata/zones-paper3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := CalibrateRuns([]*experiment.Results{res, z}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, j := range w.Jobs {
+		names = append(names, j.Name)
+	}
+	if got := strings.Join(names, ","); got != "teragen,terasort,teravalidate,neighbors-15,neighbors-30,neighborstats" {
+		t.Errorf("jobs %s", got)
+	}
+	p := predictOn(t, w, w.Calibration)
+	zr := z.Profiles[0].Runs[0].Jobs
+	for _, ja := range zr {
+		if d := math.Abs(job(p, ja.Step).Phases.Total() - Measured(&ja).Total()); d > 1e-6 {
+			t.Errorf("%s: predicted %.3f on its own cluster, measured %.3f", ja.Step, job(p, ja.Step).Phases.Total(), Measured(&ja).Total())
+		}
+	}
+	z.DataNodes = 6
+	if _, err := CalibrateRuns([]*experiment.Results{res, z}, ""); err == nil || !strings.Contains(err.Error(), "6 nodes") {
+		t.Errorf("a 6-node run joined a 3-node calibration: %v", err)
+	}
+}

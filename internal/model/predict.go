@@ -294,6 +294,7 @@ type JobPrediction struct {
 	CPUSeconds     float64                       // all nodes
 	DeviceBusy     map[string]float64            // per device name, per node, s
 	NodeCPUSeconds float64                       // the busiest node's
+	KWh            float64                       // energy of the job, 0 without power figures
 	inTotal        bool                          // counts in the runtime
 }
 
@@ -358,12 +359,15 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 		jp.CPUSeconds = (j.MapCPU + j.ReduceCPU) * d
 		jp.Phases.Overhead = j.Overhead
 		jp.inTotal = slices.Contains(w.Total, j.Name)
+		total := jp.Phases.Total()
+		if cl.IdleW > 0 || cl.CPUW > 0 {
+			jp.KWh = clusterWatts(cl, power, &jp, total) * total / 3.6e6
+		}
 		p.Jobs = append(p.Jobs, jp)
 		done[j.Name] = &jp
 		if jp.inTotal {
-			total := jp.Phases.Total()
 			p.Runtime += total
-			energyJ += clusterWatts(cl, power, &jp, total) * total
+			energyJ += jp.KWh * 3.6e6
 		}
 	}
 	if p.Runtime > 0 {
@@ -373,7 +377,7 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 			p.CostPerJob = cl.Price / p.Jobs3y
 		}
 	}
-	if cl.IdleW > 0 || cl.CPUW > 0 {
+	if energyJ > 0 {
 		p.KWhPerJob = energyJ / 3.6e6
 		p.EnergyCostPerJob = p.KWhPerJob * kwhPrice
 	}

@@ -25,16 +25,34 @@ func ReadRun(path string) (*experiment.Results, error) {
 		}
 		return nil, fmt.Errorf("model: %s has neither results.json nor paper3.json", path)
 	}
-	if filepath.Base(path) != "paper3.json" {
-		return experiment.ReadResults(path)
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	// experiment amdahl's output has its Zones runs as "steps".
+	var kind struct {
+		Steps json.RawMessage `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &kind); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	}
+	if kind.Steps == nil {
+		var r experiment.Results
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("model: %s: %w", path, err)
+		}
+		if len(r.Profiles) == 0 {
+			return nil, fmt.Errorf("model: %s: no profiles in the results", path)
+		}
+		return &r, nil
+	}
 	var p3 experiment.Paper3Results
-	if err := json.NewDecoder(io.LimitReader(f, 64<<20)).Decode(&p3); err != nil {
+	if err := json.Unmarshal(b, &p3); err != nil {
 		return nil, fmt.Errorf("model: %s: %w", path, err)
 	}
 	return FromPaper3(&p3)
@@ -89,6 +107,9 @@ func CalibrateRuns(runs []*experiment.Results, profile string) (*Workload, error
 	}
 	for _, r := range runs[1:] {
 		i := slices.IndexFunc(r.Profiles, func(p experiment.ProfileResult) bool { return p.Name == profile })
+		if i < 0 && len(r.Profiles) == 1 {
+			i = 0 // a run of one profile is that cluster, whatever its name
+		}
 		if i < 0 {
 			return nil, fmt.Errorf("model: no profile %q in %s", profile, r.Command)
 		}
