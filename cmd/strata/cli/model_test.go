@@ -24,9 +24,10 @@ func runMain(t *testing.T, args ...string) string {
 func TestModelCommands(t *testing.T) {
 	dir := t.TempDir()
 	res := filepath.Join("..", "..", "..", "internal", "model", "testdata", "calibration-results.json")
+	zones := filepath.Join("..", "..", "..", "internal", "model", "testdata", "zones-paper3.json")
 	w := filepath.Join(dir, "workload.json")
-	out := runMain(t, "model", "calibrate", "-results", res, "-o", w)
-	for _, want := range []string{"teragen", "terasort", "files:teragen", "Workload in"} {
+	out := runMain(t, "model", "calibrate", "-results", res+","+zones, "-o", w)
+	for _, want := range []string{"teragen", "terasort", "files:teragen", "neighbors-30", "Workload in"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("calibrate output lacks %q:\n%s", want, out)
 		}
@@ -40,7 +41,7 @@ func TestModelCommands(t *testing.T) {
 		t.Errorf("advise:\n%s", out)
 	}
 	out = runMain(t, "model", "papers", "-workload", w)
-	for _, want := range []string{"4202 /", "7386 /", "paper2-12hdd", "OCC over Amdahl"} {
+	for _, want := range []string{"4202 /", "7386 /", "paper2-12hdd", "neighbors-30", "7.7x", "3.4x"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("papers output lacks %q:\n%s", want, out)
 		}
