@@ -62,14 +62,25 @@ type load struct {
 	parts         map[string][]part  // per device: what streams carry its bytes
 	netOut, netIn float64
 	split         float64 // bytes of one task's input (or output) file
+	// fileThreads and hdfsThreads are how many independent threads do
+	// the node's intermediate and HDFS I/O at once: its tasks (each
+	// spills and merges in turn) or the shuffle's servers; the DataNode's
+	// readers for its tasks and receivers of replicas. A node's devices
+	// serve one role in parallel only as far as that many threads keep
+	// them busy.
+	fileThreads, hdfsThreads float64
 }
 
 func newLoad() *load {
 	return &load{read: map[string]float64{}, write: map[string]float64{}, parts: map[string][]part{}}
 }
 
-// part is some of a device's bytes and the streams carrying them.
-type part struct{ bytes, streams float64 }
+// part is some of a device's bytes, read or written, HDFS's or
+// intermediate data's, and the streams carrying them.
+type part struct {
+	bytes, streams float64
+	write, file    bool
+}
 
 // streams is how many sequential streams use device dev at once,
 // counting only the parts that carry at least 5% of its bytes (a few
@@ -87,21 +98,34 @@ func (L *load) streams(dev string) float64 {
 	return n
 }
 
-// add puts bytes and the streams carrying them on devs: evenly, but the
-// busiest of them takes ceil(units/len(devs)) of units whole pieces (a
-// JBOD node's blocks go to its disks in turn; few blocks do not divide
+// add puts bytes and the streams carrying them on devs (HDFS's or
+// intermediate data, reads or writes): evenly, but
+// the busiest of them takes ceil(units/len(devs)) of units whole pieces
+// (a JBOD node's blocks go to its disks in turn; few blocks do not divide
 // evenly).
-func (L *load) add(m map[string]float64, devs []string, bytes, streams, units float64) {
+func (L *load) add(devs []string, file, write bool, bytes, streams, units float64) {
 	if bytes <= 0 {
 		return
 	}
-	share := 1 / float64(len(devs))
-	if units >= 1 && len(devs) > 1 {
-		share = math.Ceil(units/float64(len(devs))) / units
+	m := L.read
+	if write {
+		m = L.write
 	}
-	for _, d := range devs {
+	n := float64(len(devs))
+	busiest := 1 / n
+	if units >= 1 && len(devs) > 1 {
+		busiest = math.Ceil(units/n) / units
+	}
+	for i, d := range devs {
+		share := busiest
+		if i > 0 {
+			share = (1 - busiest) / (n - 1)
+		}
+		if share <= 0 {
+			continue
+		}
 		m[d] += bytes * share
-		L.parts[d] = append(L.parts[d], part{bytes * share, math.Max(streams*share, 1)})
+		L.parts[d] = append(L.parts[d], part{bytes: bytes * share, streams: math.Max(streams*share, 1), write: write, file: file})
 	}
 }
 
@@ -153,7 +177,7 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		own := math.Ceil(blocks * share)
 		other := busiestReplicas(blocks, own, repl, s.nodes)
 		k := float64(L.k)
-		L.add(L.write, cl.Volumes, (own+other)*unit*wf, k*repl, own+other)
+		L.add(cl.Volumes, false, true, (own+other)*unit*wf, k*repl, own+other)
 	}
 	rf, wf := j.ReadFactor, j.WriteFactor
 	if rf == 0 {
@@ -174,17 +198,19 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 	switch phase {
 	case PhaseMap:
 		L.waves, L.k = s.mapWaves, s.mapK
+		L.fileThreads = float64(L.k)
+		L.hdfsThreads = float64(L.k) * (boolf(j.MapHDFSRead > 0) + repl*boolf(j.MapHDFSWrite > 0))
 		k := float64(L.k)
 		share := s.mapShare
 		if s.maps > 0 {
 			L.split = d / float64(s.maps)
 		}
 		hr, hw := j.MapHDFSRead*d, j.MapHDFSWrite*d
-		L.add(L.read, cl.Volumes, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
+		L.add(cl.Volumes, false, false, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
 		hdfsWrite(L, hw, share, s.maps, wf)
 		// Spills and their merge: a writer and the merge's readers.
-		L.add(L.read, cl.LocalDirs, (j.MapFileRead*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
-		L.add(L.write, cl.LocalDirs, (j.MapFileWrite*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
+		L.add(cl.LocalDirs, true, false, (j.MapFileRead*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
+		L.add(cl.LocalDirs, true, true, (j.MapFileWrite*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
 		L.netOut = hw*share*(repl-1) + hr*share*(1-j.DataLocal) + shuffle*(1-tail)/n*remote
 		L.netIn = L.netOut
 		L.cpu = j.MapCPU * d * share
@@ -197,9 +223,10 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 			return L
 		}
 		L.waves, L.k = 1, s.redK
+		L.fileThreads = float64(s.reduces)
 		// Every reduce fetches from every node: many readers at once.
-		L.add(L.read, cl.LocalDirs, shuffle*tail/n*rf, float64(s.reduces), 0)
-		L.add(L.write, cl.LocalDirs, j.ReduceFileWrite*d*tail*s.redShare*wf, float64(L.k), 0)
+		L.add(cl.LocalDirs, true, false, shuffle*tail/n*rf, float64(s.reduces), 0)
+		L.add(cl.LocalDirs, true, true, j.ReduceFileWrite*d*tail*s.redShare*wf, float64(L.k), 0)
 		L.netIn = shuffle * tail * s.redShare * remote
 		L.netOut = shuffle * tail / n * remote
 		L.cpu = j.ReduceCPU * d * j.ShuffleCPUShare * s.redShare * tail
@@ -209,13 +236,15 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 			return L
 		}
 		L.waves, L.k = s.redWaves, s.redK
+		L.fileThreads = float64(L.k)
+		L.hdfsThreads = float64(L.k) * (boolf(j.ReduceHDFSRead > 0) + repl*boolf(j.ReduceHDFSWrite > 0))
 		k := float64(L.k)
 		share := s.redShare
 		L.split = d / float64(s.reduces)
 		hw := j.ReduceHDFSWrite * d
-		L.add(L.read, cl.Volumes, j.ReduceHDFSRead*d*share*rf, k, 0)
+		L.add(cl.Volumes, false, false, j.ReduceHDFSRead*d*share*rf, k, 0)
 		hdfsWrite(L, hw, share, s.reduces, wf)
-		L.add(L.read, cl.LocalDirs, j.ReduceFileRead*d*share*rf, 2*k, 0)
+		L.add(cl.LocalDirs, true, false, j.ReduceFileRead*d*share*rf, 2*k, 0)
 		L.netOut = hw * share * (repl - 1)
 		L.netIn = hw * (repl - 1) / n
 		L.cpu = j.ReduceCPU * d * (1 - j.ShuffleCPUShare) * share
@@ -238,16 +267,56 @@ func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
 	cores := min(cl.nodeCores(), float64(L.k+1)) * cl.Speed
 	t["cpu"] = max(L.cpu/cores, float64(L.waves)*L.taskCPU/cl.Speed)
 	for _, dv := range cl.Devices {
-		r, w := L.read[dv.Name], L.write[dv.Name]
-		if r == 0 && w == 0 {
+		if len(L.parts[dv.Name]) == 0 {
 			continue
 		}
-		t["device "+dv.Name] = deviceTime(dv.Params, r, w, L.streams(dv.Name), L.split, j)
+		t["device "+dv.Name] = deviceTime(dv.Params, L.parts[dv.Name], L.streams(dv.Name), L.split, j)
+	}
+	// A role's devices overlap only as far as its threads reach: a task
+	// spilling to two disks uses them in turn. The busiest device's time
+	// is at least its role's time on all of them shared by its threads.
+	var busiest string
+	var role [2]float64 // HDFS, intermediate
+	var used [2]int
+	for _, dv := range cl.Devices {
+		k := "device " + dv.Name
+		if _, ok := t[k]; !ok {
+			continue
+		}
+		if busiest == "" || t[k] > t[busiest] {
+			busiest = k
+		}
+		for r, file := range []bool{false, true} {
+			var ps []part
+			for _, p := range L.parts[dv.Name] {
+				if p.file == file {
+					ps = append(ps, p)
+				}
+			}
+			if len(ps) > 0 {
+				role[r] += deviceTime(dv.Params, ps, L.streams(dv.Name), L.split, j)
+				used[r]++
+			}
+		}
+	}
+	for r, threads := range []float64{L.hdfsThreads, L.fileThreads} {
+		if used[r] > 1 {
+			if v := role[r] / math.Min(float64(used[r]), math.Max(1, threads)); v > t[busiest] {
+				t[busiest] = v
+			}
+		}
 	}
 	if rate := cl.linkBytesPerSecond(); !math.IsInf(rate, 1) {
 		t["network"] = max(L.netIn, L.netOut) / rate
 	}
 	return t
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // deviceTime is the media model's service time for r and w bytes in the
@@ -258,22 +327,30 @@ func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
 // the job's calibrated share of its requests; a single stream seeks only
 // where it moves to another block, so its share falls as the blocks it
 // reads grow (split, against the calibration's).
-func deviceTime(p media.Params, r, w, streams, split float64, j *Job) float64 {
+func deviceTime(p media.Params, parts []part, streams, split float64, j *Job) float64 {
 	var t float64
-	if p.ReadMBps > 0 {
-		t += r / (p.ReadMBps * 1e6)
-	}
-	if p.WriteMBps > 0 {
-		t += w / (p.WriteMBps * 1e6)
-	}
-	seeks := j.SeekFraction
-	if streams < 1.5 && split > 0 && j.SplitBytes > 0 {
-		seeks = math.Min(1, j.SeekFraction*j.SplitBytes/split)
-	}
-	per := p.Latency.Seconds() + seeks*p.Seek.Seconds()
-	if per > 0 && j.BytesPerRequest > 0 {
-		qd := math.Max(1, math.Min(float64(p.QueueDepth), math.Ceil(streams)))
-		t += (r + w) / j.BytesPerRequest * per / qd
+	lone := streams < 1.5 && split > 0 && j.SplitBytes > 0
+	qd := math.Max(1, math.Min(float64(p.QueueDepth), math.Ceil(streams)))
+	for _, pt := range parts {
+		if bw := p.ReadMBps; !pt.write && bw > 0 {
+			t += pt.bytes / (bw * 1e6)
+		}
+		if bw := p.WriteMBps; pt.write && bw > 0 {
+			t += pt.bytes / (bw * 1e6)
+		}
+		perReq, seeks := j.HDFSRequest, j.HDFSSeek
+		if pt.file {
+			perReq, seeks = j.FileRequest, j.FileSeek
+		}
+		if perReq <= 0 {
+			perReq, seeks = j.BytesPerRequest, j.SeekFraction
+		}
+		if lone {
+			seeks = math.Min(1, seeks*j.SplitBytes/split)
+		}
+		if per := p.Latency.Seconds() + seeks*p.Seek.Seconds(); per > 0 && perReq > 0 {
+			t += pt.bytes / perReq * per / qd
+		}
 	}
 	return t
 }

@@ -101,10 +101,16 @@ func CalibrateRuns(runs []*experiment.Results, profile string) (*Workload, error
 		}
 		profile = runs[0].Profiles[0].Name
 	}
-	w, err := Calibrate(runs[0], profile)
+	i := slices.IndexFunc(runs[0].Profiles, func(p experiment.ProfileResult) bool { return p.Name == profile })
+	if i < 0 {
+		return nil, fmt.Errorf("model: no profile %q in the results", profile)
+	}
+	cal, err := ClusterOf(runs[0], &runs[0].Profiles[i])
 	if err != nil {
 		return nil, err
 	}
+	command := runs[0].Command
+	srcs := sourcesOf(cal, ProfileJobs(runs[0], &runs[0].Profiles[i]), nil)
 	for _, r := range runs[1:] {
 		i := slices.IndexFunc(r.Profiles, func(p experiment.ProfileResult) bool { return p.Name == profile })
 		if i < 0 && len(r.Profiles) == 1 {
@@ -117,23 +123,20 @@ func CalibrateRuns(runs []*experiment.Results, profile string) (*Workload, error
 		if err != nil {
 			return nil, err
 		}
-		if err := sameShape(w.Calibration, cl); err != nil {
+		if err := sameShape(cal, cl); err != nil {
 			return nil, fmt.Errorf("model: %s: %w", r.Command, err)
 		}
-		jobs := ProfileJobs(r, &r.Profiles[i])
-		for k := range jobs {
-			if slices.ContainsFunc(w.Jobs, func(j Job) bool { return j.Name == jobs[k].Step }) {
-				continue
-			}
-			j, err := calibrateJob(cl, jobs[:k+1])
-			if err != nil {
-				return nil, err
-			}
-			w.Jobs = append(w.Jobs, j)
+		seen := map[string]bool{}
+		for _, s := range srcs {
+			seen[s.jobs[len(s.jobs)-1].Step] = true
 		}
-		w.Source += "; " + r.Command
+		srcs = append(srcs, sourcesOf(cl, ProfileJobs(r, &r.Profiles[i]), seen)...)
+		command += "; " + r.Command
 	}
-	return w, nil
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("model: profile %s has no accounted run", profile)
+	}
+	return calibrateSources(command, cal, srcs)
 }
 
 // sameShape reports how b differs from a in what sets a job's time.

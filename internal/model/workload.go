@@ -71,10 +71,22 @@ type Job struct {
 	ReadFactor      float64 `json:"read_factor"`
 	WriteFactor     float64 `json:"write_factor"`
 	BytesPerRequest float64 `json:"bytes_per_request"`
+	SeekFraction    float64 `json:"seek_fraction"`
+	// The same by role, HDFS blocks and intermediate (FILE) data: the
+	// requests of a device both used split by what the workload's jobs
+	// that wrote no intermediate data showed of HDFS's requests.
+	HDFSRequest float64 `json:"hdfs_bytes_per_request"`
+	HDFSSeek    float64 `json:"hdfs_seek_fraction"`
+	FileRequest float64 `json:"file_bytes_per_request"`
+	FileSeek    float64 `json:"file_seek_fraction"`
+	// The devices' totals at calibration, and the HDFS bytes among them.
+	DeviceBytes float64 `json:"device_bytes"`
+	HDFSDevice  float64 `json:"device_hdfs_bytes"`
+	Requests    float64 `json:"requests"`
+	Seeks       float64 `json:"seeks"`
 	// SplitBytes is a map's input at calibration (its blocks' size,
 	// which sets how often a lone reader seeks).
-	SplitBytes   float64 `json:"split_bytes"`
-	SeekFraction float64 `json:"seek_fraction"`
+	SplitBytes float64 `json:"split_bytes"`
 	// ShuffleCPUShare is the share of the reduces' CPU spent in their
 	// shuffle (their shuffle time over their run time at calibration).
 	ShuffleCPUShare float64 `json:"shuffle_cpu_share"`
@@ -217,14 +229,29 @@ func Calibrate(res *experiment.Results, profile string) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{Source: res.Command, Calibration: cl}
-	jobs := ProfileJobs(res, pr)
+	return calibrateSources(res.Command, cl, sourcesOf(cl, ProfileJobs(res, pr), nil))
+}
+
+// sourcesOf are jobs' sources on cl, leaving out those named in skip.
+func sourcesOf(cl *Cluster, jobs []experiment.JobAccounting, skip map[string]bool) []source {
+	var out []source
 	for k := range jobs {
-		j, err := calibrateJob(cl, jobs[:k+1])
-		if err != nil {
-			return nil, err
+		if !skip[jobs[k].Step] {
+			out = append(out, source{cl, jobs[:k+1]})
 		}
-		w.Jobs = append(w.Jobs, j)
+	}
+	return out
+}
+
+// calibrateSources is the workload of srcs calibrated on cl.
+func calibrateSources(command string, cl *Cluster, srcs []source) (*Workload, error) {
+	w := &Workload{Source: command, Calibration: cl}
+	jobs, err := calibrateAll(srcs)
+	if err != nil {
+		return nil, err
+	}
+	w.Jobs = jobs
+	for _, j := range jobs {
 		if j.Name == "teragen" || j.Name == "terasort" {
 			w.Total = append(w.Total, j.Name)
 		}
@@ -370,6 +397,10 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 		j.BytesPerRequest = (devR + devW) / reqs
 		j.SeekFraction = seeks / reqs
 	}
+	j.DeviceBytes, j.Requests, j.Seeks = devR+devW, reqs, seeks
+	j.HDFSDevice = ((j.MapHDFSRead+j.ReduceHDFSRead)*d*j.ReadFactor + hdfsW*repl*j.WriteFactor)
+	j.HDFSRequest, j.HDFSSeek = j.BytesPerRequest, j.SeekFraction
+	j.FileRequest, j.FileSeek = j.BytesPerRequest, j.SeekFraction
 	var moved float64
 	moved = (j.MapHDFSRead+j.ReduceHDFSRead+j.ShuffleBytes)*d + hdfsW*repl
 	var daemon float64
@@ -414,16 +445,83 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 	}
 
 	j.SplitBytes = d / float64(j.Maps)
+	return j, nil
+}
 
-	// The fits: the model's resource times on the calibration cluster
-	// against the measured phases.
+// fitTo sets j's fits: the model's resource times on the calibration
+// cluster against the phases measured in ja.
+func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting) {
 	meas := Measured(ja)
-	shape := j.shape(cl, d, j.Maps, j.Reduces)
+	shape := j.shape(cl, j.Bytes, j.Maps, j.Reduces)
 	for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
-		j.Fit[ph] = fit(shape.times(cl, ph, &j), meas.Get(ph), shape.waves(ph))
+		j.Fit[ph] = fit(shape.times(cl, ph, j), meas.Get(ph), shape.waves(ph))
 	}
 	j.Overhead = meas.Overhead
-	return j, nil
+}
+
+// source is one accounted job and what ran before it, on a cluster.
+type source struct {
+	cl   *Cluster
+	jobs []experiment.JobAccounting // the job last
+}
+
+// calibrateAll derives every source's job, splits the devices' requests
+// by role, then fits each job to its measured phases.
+func calibrateAll(srcs []source) ([]Job, error) {
+	jobs := make([]Job, len(srcs))
+	for i, s := range srcs {
+		j, err := calibrateJob(s.cl, s.jobs)
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = j
+	}
+	splitRoles(jobs)
+	for i, s := range srcs {
+		jobs[i].fitTo(s.cl, &s.jobs[len(s.jobs)-1])
+	}
+	return jobs, nil
+}
+
+// hdfsOnly reports whether a job moved (almost) no intermediate data.
+func (j *Job) hdfsOnly() bool {
+	return j.MapFileRead+j.MapFileWrite+j.ReduceFileRead+j.ReduceFileWrite+j.ShuffleBytes < 0.05
+}
+
+// splitRoles gives each job its HDFS and intermediate requests: HDFS's
+// bytes per request and seek share are those of the workload's jobs that
+// moved no intermediate data (their devices served HDFS alone); a job
+// with intermediate data on the same devices gets the rest of its
+// requests and seeks for its intermediate bytes. A workload without such
+// jobs, or a job whose remainder is implausible, keeps one figure for
+// both.
+func splitRoles(jobs []Job) {
+	var bytes, reqs, seeks float64
+	for _, j := range jobs {
+		if j.hdfsOnly() && j.Requests > 0 {
+			bytes += j.DeviceBytes
+			reqs += j.Requests
+			seeks += j.Seeks
+		}
+	}
+	if reqs == 0 || bytes == 0 {
+		return
+	}
+	perReq, seekShare := bytes/reqs, seeks/reqs
+	for i := range jobs {
+		j := &jobs[i]
+		if j.hdfsOnly() || j.Requests == 0 {
+			continue
+		}
+		hReqs := j.HDFSDevice / perReq
+		fBytes, fReqs := j.DeviceBytes-j.HDFSDevice, j.Requests-hReqs
+		if fBytes <= 0 || fReqs < 0.1*j.Requests {
+			continue
+		}
+		j.HDFSRequest, j.HDFSSeek = perReq, seekShare
+		j.FileRequest = fBytes / fReqs
+		j.FileSeek = math.Min(1, math.Max(0, (j.Seeks-hReqs*seekShare)/fReqs))
+	}
 }
 
 // splits is how many map inputs files of d bytes in all make: each file
