@@ -79,9 +79,14 @@ func (c *Configuration) GetDuration(key string, defaultUnit time.Duration) (time
 // GetStrings returns key's value split at commas, each part trimmed of
 // white space, empty parts dropped (Hadoop's getTrimmedStrings). It
 // returns nil for an empty value.
-func (c *Configuration) GetStrings(key string) []string {
+func (c *Configuration) GetStrings(key string) []string { return TrimmedStrings(c.Get(key)) }
+
+// TrimmedStrings is v split at commas, each part trimmed of white space,
+// empty parts dropped (Hadoop's StringUtils.getTrimmedStrings); nil for
+// an empty v.
+func TrimmedStrings(v string) []string {
 	var out []string
-	for _, s := range strings.Split(c.Get(key), ",") {
+	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}

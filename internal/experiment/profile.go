@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/stratafs/strata/conf"
 	"io"
 	"math"
 	"os"
@@ -127,7 +128,7 @@ func ParseProfile(r io.Reader, source string) (*Profile, error) {
 			}
 			p.Devices = append(p.Devices, Device{Name: d, Preset: v})
 		case k == "hdfs.volumes":
-			for _, e := range splitList(v) {
+			for _, e := range conf.TrimmedStrings(v) {
 				vol := Volume{Type: storage.Disk, Device: e}
 				if strings.HasPrefix(e, "[") {
 					end := strings.Index(e, "]")
@@ -143,7 +144,7 @@ func ParseProfile(r io.Reader, source string) (*Profile, error) {
 				p.Volumes = append(p.Volumes, vol)
 			}
 		case k == "mapred.local.dir":
-			p.LocalDirs = splitList(v)
+			p.LocalDirs = conf.TrimmedStrings(v)
 		case k == "storage.policy":
 			p.StoragePolicy = v
 		case strings.HasPrefix(k, "conf."):
@@ -183,16 +184,6 @@ func ParseProfile(r io.Reader, source string) (*Profile, error) {
 		return nil, fmt.Errorf("profile %s: %w", source, err)
 	}
 	return p, nil
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, e := range strings.Split(v, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 func knownPreset(s string) bool {
@@ -317,7 +308,7 @@ func LoadProfile(name string) (*Profile, error) {
 func LoadProfiles(list string) ([]*Profile, error) {
 	var out []*Profile
 	seen := map[string]bool{}
-	for _, n := range splitList(list) {
+	for _, n := range conf.TrimmedStrings(list) {
 		p, err := LoadProfile(n)
 		if err != nil {
 			return nil, err

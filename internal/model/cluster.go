@@ -157,9 +157,9 @@ func (c *Cluster) set(k, v string) error {
 	case k == "node.watts.cpu":
 		c.CPUW, err = num(0, 1e6)
 	case k == "hdfs.volumes":
-		c.Volumes = splitList(v)
+		c.Volumes = conf.TrimmedStrings(v)
 	case k == "mapred.local.dir":
-		c.LocalDirs = splitList(v)
+		c.LocalDirs = conf.TrimmedStrings(v)
 	case strings.HasPrefix(k, "device."):
 		name := strings.TrimPrefix(k, "device.")
 		if !clusterName.MatchString(name) {
@@ -176,16 +176,6 @@ func (c *Cluster) set(k, v string) error {
 	return err
 }
 
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // ParseDevice reads a device: a media preset name (hdd-7200,
 // raid0-2-vertex, ...) or its parameters,
 // "read=550,write=520,latency=92us,seek=0,qd=10" (MB/s, durations).
@@ -197,7 +187,7 @@ func ParseDevice(name, v string) (Device, error) {
 		return Device{}, fmt.Errorf("unknown media preset %q", v)
 	}
 	d := Device{Name: name, Preset: "custom", Params: media.Params{QueueDepth: 1}}
-	for _, kv := range splitList(v) {
+	for _, kv := range conf.TrimmedStrings(v) {
 		pk, pv, _ := strings.Cut(kv, "=")
 		var err error
 		switch pk {

@@ -490,6 +490,8 @@ func (j *Job) tasks(cl *Cluster, d float64, done map[string]*JobPrediction) (map
 		maps = j.Maps
 	case j.MapsRule == "slots":
 		maps = cl.Nodes * cl.MapSlots
+	case j.MapsRule == "files:slots":
+		maps = splits(d, cl.Nodes*cl.MapSlots, cl.BlockSize)
 	case strings.HasPrefix(j.MapsRule, "files:"):
 		files := 0
 		if prev := done[strings.TrimPrefix(j.MapsRule, "files:")]; prev != nil {

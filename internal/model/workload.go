@@ -34,7 +34,8 @@ type Job struct {
 	Bytes float64 `json:"bytes"` // the job's data at calibration
 
 	// How many tasks: MapsRule is "slots" (one per map slot: a generator),
-	// "fixed" (Maps of them: TestDFSIO's one per file),
+	// "fixed" (Maps of them: TestDFSIO's one per file), "files:slots"
+	// (one file per map slot written before the workload, in blocks),
 	// "files:<job>" (each of that job's output files cut into blocks:
 	// its maps for TeraGen's output, its reduces otherwise), or "bytes"
 	// (in proportion to the data). ReducesRule is "slots" or "fixed".
@@ -439,6 +440,11 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 				j.MapsRule = "files:" + prev.Step
 			}
 		}
+	}
+	if j.MapsRule == "bytes" && j.MapHDFSRead > 0 && splits(d, cl.Nodes*cl.MapSlots, cl.BlockSize) == j.Maps {
+		// Input from a generator outside the workload that wrote a file
+		// per map slot (randomtextwriter, skygen): its files, in blocks.
+		j.MapsRule = "files:slots"
 	}
 	if j.Reduces == cl.Nodes*cl.ReduceSlots && j.MapsRule != "fixed" {
 		j.ReducesRule = "slots"

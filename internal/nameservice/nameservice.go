@@ -76,7 +76,7 @@ func (n Nameservice) Member(id string) (NameNode, bool) {
 }
 
 // IDs lists the configured nameservices (dfs.nameservices).
-func IDs(c *conf.Configuration) []string { return splitList(c.Get(KeyNameservices)) }
+func IDs(c *conf.Configuration) []string { return conf.TrimmedStrings(c.Get(KeyNameservices)) }
 
 // Lookup returns nameservice id as configured. ok is false when id is not
 // listed in dfs.nameservices or has no dfs.ha.namenodes.<id>; err reports
@@ -85,7 +85,7 @@ func Lookup(c *conf.Configuration, id string) (ns Nameservice, ok bool, err erro
 	if c == nil || id == "" || !contains(IDs(c), id) {
 		return Nameservice{}, false, nil
 	}
-	ids := splitList(c.Get(PrefixNameNodes + id))
+	ids := conf.TrimmedStrings(c.Get(PrefixNameNodes + id))
 	if len(ids) == 0 {
 		return Nameservice{}, false, nil
 	}
@@ -196,16 +196,6 @@ func localHost(host string) bool {
 		}
 	}
 	return false
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func contains(list []string, s string) bool {

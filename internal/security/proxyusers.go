@@ -42,7 +42,7 @@ func ProxyUsersFromConf(c *conf.Configuration) *ProxyUsers {
 			continue
 		}
 		user, kind := rest[:i], rest[i+1:]
-		list := splitList(c.Get(k))
+		list := conf.TrimmedStrings(c.Get(k))
 		switch kind {
 		case "users":
 			p.users[user] = setOf(p.users[user], list)
@@ -53,16 +53,6 @@ func ProxyUsersFromConf(c *conf.Configuration) *ProxyUsers {
 		}
 	}
 	return p
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func setOf(m map[string]bool, list []string) map[string]bool {
