@@ -58,8 +58,7 @@ func (s shape) waves(phase string) int {
 type load struct {
 	cpu, taskCPU  float64 // node CPU seconds; one task's, for its lower bound
 	waves, k      int
-	read, write   map[string]float64 // bytes per device
-	parts         map[string][]part  // per device: what streams carry its bytes
+	parts         map[string][]part // per device: what streams carry its bytes
 	netOut, netIn float64
 	split         float64 // bytes of one task's input (or output) file
 	// fileThreads and hdfsThreads are how many independent threads do
@@ -72,7 +71,7 @@ type load struct {
 }
 
 func newLoad() *load {
-	return &load{read: map[string]float64{}, write: map[string]float64{}, parts: map[string][]part{}}
+	return &load{parts: map[string][]part{}}
 }
 
 // part is some of a device's bytes, read or written, HDFS's or
@@ -107,10 +106,6 @@ func (L *load) add(devs []string, file, write bool, bytes, streams, units float6
 	if bytes <= 0 {
 		return
 	}
-	m := L.read
-	if write {
-		m = L.write
-	}
 	n := float64(len(devs))
 	busiest := 1 / n
 	if units >= 1 && len(devs) > 1 {
@@ -124,7 +119,6 @@ func (L *load) add(devs []string, file, write bool, bytes, streams, units float6
 		if share <= 0 {
 			continue
 		}
-		m[d] += bytes * share
 		L.parts[d] = append(L.parts[d], part{bytes: bytes * share, streams: math.Max(streams*share, 1), write: write, file: file})
 	}
 }
