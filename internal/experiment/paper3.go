@@ -231,6 +231,11 @@ func RunPaper3(ctx context.Context, o Paper3Options) (*Paper3Results, error) {
 	if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
 		return nil, err
 	}
+	unlock, err := lockWorkDir(o.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	host, _ := os.Hostname()
 	res := &Paper3Results{Date: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU(), LoadAverage: LoadAverage(),
 		Objects: o.Objects, DataNodes: o.DataNodes, Master: o.Master, Hosts: o.Hosts, Power: o.Power}

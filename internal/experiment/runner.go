@@ -220,6 +220,11 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
 		return nil, err
 	}
+	unlock, err := lockWorkDir(o.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	host, _ := os.Hostname()
 	res := &Results{Date: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU(), LoadAverage: LoadAverage(),
 		Rows: o.Rows, Repetitions: o.Repetitions, DataNodes: o.DataNodes, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots, SortMB: o.SortMB,
