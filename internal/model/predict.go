@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -15,13 +14,13 @@ import (
 // run at once on a node and the share of the job's task work the
 // busiest node does.
 type shape struct {
-	nodes                int
-	maps, reduces        int
-	mapWaves, redWaves   int
-	mapK, redK           int
-	mapShare, redShare   float64
-	mapsNode, reduceNode float64 // tasks on the busiest node
-	d                    float64
+	nodes              int
+	maps, reduces      int
+	mapWaves, redWaves int
+	mapK, redK         int
+	mapShare, redShare float64
+	mapsNode           float64 // maps on the busiest node
+	d                  float64
 }
 
 func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
@@ -37,7 +36,7 @@ func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
 		return waves, k, onNode / float64(tasks), onNode
 	}
 	s.mapWaves, s.mapK, s.mapShare, s.mapsNode = per(maps, cl.MapSlots)
-	s.redWaves, s.redK, s.redShare, s.reduceNode = per(reduces, cl.ReduceSlots)
+	s.redWaves, s.redK, s.redShare, _ = per(reduces, cl.ReduceSlots)
 	return s
 }
 
@@ -356,17 +355,16 @@ func (s shape) times(cl *Cluster, phase string, j *Job) map[string]float64 {
 
 // JobPrediction is one job's predicted phases and what bounds them.
 type JobPrediction struct {
-	Name           string
-	Bytes          float64
-	Maps, Reduces  int
-	Phases         Phases
-	Bounds         map[string]string             // phase -> resource
-	Times          map[string]map[string]float64 // phase -> resource -> s
-	CPUSeconds     float64                       // all nodes
-	DeviceBusy     map[string]float64            // per device name, per node, s
-	NodeCPUSeconds float64                       // the busiest node's
-	KWh            float64                       // energy of the job, 0 without power figures
-	inTotal        bool                          // counts in the runtime
+	Name          string
+	Bytes         float64
+	Maps, Reduces int
+	Phases        Phases
+	Bounds        map[string]string             // phase -> resource
+	Times         map[string]map[string]float64 // phase -> resource -> s
+	CPUSeconds    float64                       // all nodes
+	DeviceBusy    map[string]float64            // per device name, per node, s
+	KWh           float64                       // energy of the job, 0 without power figures
+	inTotal       bool                          // counts in the runtime
 }
 
 // Prediction is a workload's prediction on a cluster.
@@ -419,8 +417,6 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 				jp.Phases.Reduce = v
 			}
 			jp.Bounds[ph] = bound(t, f, s.waves(ph))
-			L := s.load(cl, ph, j)
-			jp.NodeCPUSeconds += L.cpu
 			for name, v := range t {
 				if dev, ok := strings.CutPrefix(name, "device "); ok {
 					jp.DeviceBusy[dev] += v
@@ -529,9 +525,4 @@ func bound(t map[string]float64, f Fit, waves int) string {
 		return "fixed"
 	}
 	return name
-}
-
-// String is a one-line summary.
-func (p *Prediction) String() string {
-	return fmt.Sprintf("%s: %.2f s a run, %.0f runs a day", p.Cluster.Name, p.Runtime, p.JobsPerDay)
 }
