@@ -4,23 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 )
-
-// lockFile is the file whose lock marks a work directory in use.
-const lockFile = ".experiment.lock"
 
 // lockWorkDir takes dir for this process for as long as the experiment
 // runs: each profile's cluster is made afresh under it (its old contents
 // removed), so a second experiment with the same directory would delete
 // the first's clusters under their daemons. The lock is the kernel's
-// (flock), so a killed experiment leaves none behind.
+// (flock on the directory itself), so a killed experiment leaves none
+// behind, and no file is added to the directory.
 func lockWorkDir(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
