@@ -157,7 +157,7 @@ var knownKeys = []Key{
 	{"mapreduce.job.complete.cancel.delegation.tokens", "true", "Whether the JobTracker cancels the job's delegation tokens (obtained by the job client in kerberos mode) when the job ends."},
 	{"mapreduce.job.hdfs-servers", "", "Comma-separated URIs of file systems besides fs.defaultFS that a job's tasks use; in kerberos mode the job client obtains a delegation token for each."},
 	{"mapreduce.job.heap.memory-mb.ratio", "0.8", "Fraction of mapreduce.{map,reduce}.memory.mb counted as a task's heap, which sizes the reduce's shuffle memory (Hadoop derives -Xmx from it)."},
-	{"mapreduce.job.jvm.numtasks", "1", "Task attempts a task JVM may run in Hadoop (JVM reuse); strata runs every attempt in a new process and warns on the job console when a job asks for more than 1."},
+	{"mapreduce.job.jvm.numtasks", "1", "Task attempts of a job that one task child process runs in turn on a TaskTracker, maps and reduces in children of their own (Hadoop's JVM reuse); -1: any number. Local mode runs every task in the client's process."},
 	{"mapreduce.job.maps", "2", "Default number of map tasks per job; a hint, the input splits decide."},
 	{"mapreduce.job.reduce.slowstart.completedmaps", "0.05", "Fraction of a job's maps that must be done before its reduces are scheduled; they fetch the other maps' outputs as those finish."},
 	{"mapreduce.job.reduces", "1", "Default number of reduce tasks per job."},
@@ -284,8 +284,7 @@ var deprecations = map[string]string{
 	"mapred.task.timeout":                    "mapreduce.task.timeout",
 
 	// Hadoop 1 names from the papers' configuration tables (Hadoop's
-	// DeprecatedProperties); mapred.job.reuse.jvm.num.tasks is accepted,
-	// but strata does not reuse task processes (mapreduce.job.jvm.numtasks).
+	// DeprecatedProperties).
 	"dfs.datanode.max.xcievers":                 "dfs.datanode.max.transfer.threads",
 	"mapred.job.map.memory.mb":                  "mapreduce.map.memory.mb",
 	"mapred.job.reduce.memory.mb":               "mapreduce.reduce.memory.mb",

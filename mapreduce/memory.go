@@ -91,14 +91,3 @@ func ParseXmx(opts string) (bytes int64, ok bool, err error) {
 	return bytes, ok, nil
 }
 
-// jvmReuseWarning is the console's warning for a job that asks for task
-// JVM reuse (mapreduce.job.jvm.numtasks, the old
-// mapred.job.reuse.jvm.num.tasks), which strata does not do: every
-// attempt runs in a new process. "" when the setting asks for none.
-func jvmReuseWarning(c *conf.Configuration) string {
-	v := strings.TrimSpace(c.Get(KeyJVMNumTasks))
-	if v == "" || v == "1" {
-		return ""
-	}
-	return fmt.Sprintf("WARN mapreduce.Job: %s=%s asks for task process reuse; strata runs every task attempt in a new process, so the setting has no effect", KeyJVMNumTasks, v)
-}

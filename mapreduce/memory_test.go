@@ -72,14 +72,11 @@ func TestTaskMemoryFromJavaOpts(t *testing.T) {
 	}
 }
 
-func TestJVMReuseWarning(t *testing.T) {
+func TestOldNamesMap(t *testing.T) {
 	c := conf.New()
-	if w := jvmReuseWarning(c); w != "" {
-		t.Errorf("warning without reuse: %q", w)
-	}
 	c.Set("mapred.job.reuse.jvm.num.tasks", "-1")
-	if w := jvmReuseWarning(c); !strings.Contains(w, "mapreduce.job.jvm.numtasks=-1") || !strings.Contains(w, "new process") {
-		t.Errorf("warning %q", w)
+	if v := c.Get(KeyJVMNumTasks); v != "-1" {
+		t.Errorf("mapred.job.reuse.jvm.num.tasks=-1 gave %s=%q", KeyJVMNumTasks, v)
 	}
 	c.Set("mapred.output.compress", "true")
 	if v, _ := c.GetBool("mapreduce.output.fileoutputformat.compress"); !v {

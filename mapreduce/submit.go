@@ -32,9 +32,6 @@ func Submit(ctx context.Context, job *Job, env fs.Env, w io.Writer) (*Result, er
 		return nil, fmt.Errorf("mapreduce: mapreduce.framework.name=%q: use local or classic", fw)
 	}
 	pr := newProgressPrinter(w)
-	if msg := jvmReuseWarning(c); msg != "" {
-		fmt.Fprintln(w, msg)
-	}
 	fmt.Fprintf(w, "INFO mapreduce.Job: Running job %q\n", job.Name)
 	res, err := run(ctx, job, env, pr.update)
 	pr.done()

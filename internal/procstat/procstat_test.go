@@ -3,6 +3,8 @@ package procstat
 import (
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -97,3 +99,57 @@ func TestChildUsage(t *testing.T) {
 }
 
 func selfPID() int { return os.Getpid() }
+
+func TestParseHWM(t *testing.T) {
+	got, err := parseHWM([]byte("Name:\tstrata\nVmPeak:\t  900 kB\nVmHWM:\t   12345 kB\nVmRSS:\t 100 kB\n"))
+	if err != nil || got != 12345<<10 {
+		t.Fatalf("parseHWM = %d, %v; want %d", got, err, 12345<<10)
+	}
+	for _, bad := range []string{"", "VmHWM: x kB\n", "VmHWM: 12 MB\n", "VmHWM: -3 kB\n", "VmRSS: 3 kB\n"} {
+		if _, err := parseHWM([]byte(bad)); err == nil {
+			t.Errorf("parseHWM(%q) took it", bad)
+		}
+	}
+}
+
+// An attempt's usage is the difference of two readings around it, and
+// its peak is reset between attempts: memory touched in the first one is
+// not the second's peak.
+func TestRunningUsageBetweenReadings(t *testing.T) {
+	if err := ResetPeakRSS(); err != nil {
+		t.Skip(err)
+	}
+	before, err := Running()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 64<<20)
+	for i := 0; i < len(big); i += 4096 {
+		big[i] = 1
+	}
+	spin := time.Now()
+	for time.Since(spin) < 50*time.Millisecond {
+	}
+	after, err := Running()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := after.Sub(before)
+	if d.Total() < 30*time.Millisecond || d.MaxRSS < 64<<20 {
+		t.Fatalf("usage between readings %+v: want ≥ 30 ms CPU and ≥ 64 MiB peak", d)
+	}
+	runtime.KeepAlive(big)
+	big = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := ResetPeakRSS(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Running()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.MaxRSS >= after.MaxRSS {
+		t.Errorf("peak after a reset %d, before it %d: not reset", again.MaxRSS, after.MaxRSS)
+	}
+}

@@ -1,6 +1,7 @@
 package taskrun
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/delegation"
 	"github.com/stratafs/strata/internal/ipc"
+	"github.com/stratafs/strata/internal/procstat"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 )
 
@@ -42,10 +44,20 @@ const JobTrackerEnv = "STRATA_JOBTRACKER"
 // getMapCompletionEvents.
 const UmbilicalProtocol = mrpb.UmbilicalProtocol
 
-// Bytes a child writes on its progress pipe.
+// ReuseEnv names the environment variable that makes a child run
+// attempts in turn (serve): the TaskTracker sets it for jobs with
+// mapreduce.job.jvm.numtasks other than 1.
+const ReuseEnv = "STRATA_TASK_REUSE"
+
+// Bytes a child writes on its progress pipe. ReuseReady comes first from
+// a child started with ReuseEnv, before it reads its standard input: it
+// reads one TaskSpec line per attempt, so the TaskTracker keeps the pipe
+// open. (A program that predates reuse never writes it and reads its
+// spec to the end of its input.)
 const (
 	ProgressMade  byte = 1
 	CommitRequest byte = 2
+	ReuseReady    byte = 3
 )
 
 // MaxSpec bounds the TaskSpec a child reads from its standard input.
@@ -127,39 +139,138 @@ func registered() Runner {
 
 // Main runs the attempt whose TaskSpec is on in and writes its TaskResult
 // on out; it returns the exit status (0 done, 1 failed). A panic in the
-// job's code fails the attempt with its message.
-func Main(ctx context.Context, in io.Reader, out io.Writer) (code int) {
-	res := &mrpb.TaskResult{}
-	defer func() {
-		if r := recover(); r != nil {
-			res = &mrpb.TaskResult{Error: proto.String(fmt.Sprintf("panic: %v", r))}
-			code = 1
-		}
-		WriteResult(out, res)
-	}()
+// job's code fails the attempt with its message. Started by a TaskTracker
+// with ReuseEnv set, it runs attempts in turn instead (serve).
+func Main(ctx context.Context, in io.Reader, out io.Writer) int {
+	link := LinkFromEnv()
+	if link != nil && os.Getenv(ReuseEnv) != "" {
+		return serve(ctx, in, out, link)
+	}
 	spec, err := ReadSpec(in)
 	if err != nil {
-		res.Error = proto.String("bad task spec: " + err.Error())
+		WriteResult(out, &mrpb.TaskResult{Error: proto.String("bad task spec: " + err.Error())})
 		return 1
 	}
 	if err := loadTokens(spec); err != nil {
-		res.Error = proto.String(err.Error())
+		WriteResult(out, &mrpb.TaskResult{Error: proto.String(err.Error())})
 		return 1
 	}
-	run := registered()
-	if run == nil {
-		res.Error = proto.String("taskrun: this program runs no MapReduce tasks (it does not link the mapreduce package)")
-		return 1
-	}
-	r, err := run(ctx, spec, LinkFromEnv())
-	if r != nil {
-		res = r
-	}
-	if err != nil {
-		res.Error = proto.String(err.Error())
+	res := runAttempt(ctx, spec, link)
+	WriteResult(out, res)
+	if res.GetError() != "" {
 		return 1
 	}
 	return 0
+}
+
+// serve is a child that runs several attempts of one job in turn
+// (mapreduce.job.jvm.numtasks): it says ReuseReady on the progress pipe,
+// then reads one TaskSpec line at a time and answers each with one
+// TaskResult line carrying the attempt's usage, until its input ends
+// (exit 0) or an attempt fails (exit 1: the TaskTracker reuses no child
+// whose attempt failed, whose state may be broken).
+func serve(ctx context.Context, in io.Reader, out io.Writer, link *Link) int {
+	if _, err := link.Progress.Write([]byte{ReuseReady}); err != nil {
+		return 1
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	for n := 0; ; n++ {
+		line, err := ReadLine(r, MaxSpec)
+		if err == io.EOF {
+			return 0
+		}
+		spec := &mrpb.TaskSpec{}
+		if err == nil {
+			err = unmarshal.Unmarshal(line, spec)
+		}
+		if err == nil && n == 0 {
+			// The job's tokens, once: every attempt here is of one job.
+			err = loadTokens(spec)
+		}
+		if err == nil && spec.GetLogFile() != "" {
+			err = redirectStderr(spec.GetLogFile())
+		}
+		if err != nil {
+			WriteResult(out, &mrpb.TaskResult{Error: proto.String("bad task spec: " + err.Error())})
+			return 1
+		}
+		// The attempt's peak is its own where the system can reset it
+		// (else the process's since it started).
+		procstat.ResetPeakRSS()
+		before, uerr := procstat.Running()
+		actx, cancel := context.WithCancel(ctx)
+		res := runAttempt(actx, spec, link)
+		cancel() // what the attempt left running ends with it
+		if after, err := procstat.Running(); err == nil && uerr == nil {
+			u := after.Sub(before)
+			res.Usage = &mrpb.TaskUsage{UserUs: proto.Int64(u.User.Microseconds()), SystemUs: proto.Int64(u.System.Microseconds()),
+				MaxRssBytes: proto.Int64(u.MaxRSS), ReadBytes: proto.Int64(u.ReadBytes), WriteBytes: proto.Int64(u.WriteBytes)}
+		}
+		if err := WriteResult(out, res); err != nil || res.GetError() != "" {
+			return 1
+		}
+	}
+}
+
+// runAttempt runs one attempt with the registered Runner; a panic in the
+// job's code fails it with its message.
+func runAttempt(ctx context.Context, spec *mrpb.TaskSpec, link *Link) (res *mrpb.TaskResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = &mrpb.TaskResult{Error: proto.String(fmt.Sprintf("panic: %v", r))}
+		}
+	}()
+	run := registered()
+	if run == nil {
+		return &mrpb.TaskResult{Error: proto.String("taskrun: this program runs no MapReduce tasks (it does not link the mapreduce package)")}
+	}
+	r, err := run(ctx, spec, link)
+	if r == nil {
+		r = &mrpb.TaskResult{}
+	}
+	if err != nil {
+		r.Error = proto.String(err.Error())
+	}
+	return r
+}
+
+// ReadLine reads one newline-terminated line of at most limit bytes,
+// without the newline, as specs and results travel between a TaskTracker
+// and a child that runs attempts in turn. io.EOF: the input ended before
+// a line began.
+func ReadLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit+1 {
+			return nil, fmt.Errorf("a line of more than %d bytes", limit)
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line[:len(line)-1], nil
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(line) == 0:
+			return nil, io.EOF
+		case err == io.EOF:
+			return nil, io.ErrUnexpectedEOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// redirectStderr points file descriptor 2 (this process's stderr, and
+// that of the commands it starts) at the attempt's log file, which the
+// TaskTracker made.
+func redirectStderr(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return syscall.Dup3(int(f.Fd()), 2, 0)
 }
 
 // Link is what a task child running under a TaskTracker has besides its

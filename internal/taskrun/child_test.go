@@ -1,11 +1,16 @@
 package taskrun
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,4 +167,98 @@ func FuzzReadResult(f *testing.F) {
 			t.Fatalf("round trip: %v, %v vs %v", err, res, again)
 		}
 	})
+}
+
+// TestServeRunsAttemptsInTurn: a child started for task reuse says
+// ReuseReady, answers each spec line with one result line carrying that
+// attempt's usage and stderr in the attempt's own log file, and ends at
+// the end of its input (0) or after the first failed attempt (1).
+func TestServeRunsAttemptsInTurn(t *testing.T) {
+	// serve points fd 2 at each attempt's log: keep the test's own.
+	saved, err := syscall.Dup(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Dup3(saved, 2, 0); syscall.Close(saved) }()
+	dir := t.TempDir()
+	spec := func(job string, task int32) *mrpb.TaskSpec {
+		log := filepath.Join(dir, fmt.Sprintf("%s-%d.stderr", job, task))
+		os.WriteFile(log, nil, 0o644)
+		return &mrpb.TaskSpec{Job: proto.String(job), JobId: proto.String("job_1_0001"), Type: mrpb.TaskType_MAP.Enum(), Task: proto.Int32(task), LogFile: proto.String(log)}
+	}
+	withRunner(t, func(ctx context.Context, s *mrpb.TaskSpec, link *Link) (*mrpb.TaskResult, error) {
+		fmt.Fprintf(os.Stderr, "attempt %d\n", s.GetTask())
+		if s.GetJob() == "fail" {
+			return nil, errors.New("boom")
+		}
+		for t := time.Now(); time.Since(t) < 20*time.Millisecond; {
+		}
+		return &mrpb.TaskResult{Counters: []*mrpb.Counter{{Name: proto.String("task"), Value: proto.Int64(int64(s.GetTask()))}}}, nil
+	})
+	for _, tc := range []struct {
+		name  string
+		specs []*mrpb.TaskSpec
+		extra string // after the specs
+		code  int
+		errs  []string // each result's error ("": none)
+	}{
+		{name: "three", specs: []*mrpb.TaskSpec{spec("ok", 0), spec("ok", 1), spec("ok", 2)}, errs: []string{"", "", ""}},
+		{name: "failure ends it", specs: []*mrpb.TaskSpec{spec("ok", 3), spec("fail", 4), spec("ok", 5)}, code: 1, errs: []string{"", "boom"}},
+		{name: "bad line", specs: []*mrpb.TaskSpec{spec("ok", 6)}, extra: "{\"job\": 7}\n", code: 1, errs: []string{"", "bad task spec"}},
+		{name: "cut short", specs: []*mrpb.TaskSpec{spec("ok", 7)}, extra: `{"job":"ok"`, code: 1, errs: []string{"", "bad task spec"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var in, out, progress bytes.Buffer
+			for _, s := range tc.specs {
+				WriteSpec(&in, s)
+			}
+			in.WriteString(tc.extra)
+			code := serve(context.Background(), &in, &out, &Link{Progress: &progress})
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			if b := progress.Bytes(); len(b) == 0 || b[0] != ReuseReady {
+				t.Errorf("progress %v: ReuseReady not first", b)
+			}
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if len(lines) != len(tc.errs) {
+				t.Fatalf("%d results, want %d:\n%s", len(lines), len(tc.errs), out.String())
+			}
+			for i, l := range lines {
+				res, err := ReadResult([]byte(l))
+				if err != nil || !strings.Contains(res.GetError(), tc.errs[i]) || (tc.errs[i] == "") != (res.GetError() == "") {
+					t.Fatalf("result %d: %v, %v; want error %q", i, res, err, tc.errs[i])
+				}
+				if tc.errs[i] != "" {
+					continue
+				}
+				task := tc.specs[i].GetTask()
+				if u := res.GetUsage(); u.GetUserUs()+u.GetSystemUs() < 10_000 || u.GetUserUs()+u.GetSystemUs() > 1_000_000 || u.GetMaxRssBytes() <= 0 {
+					t.Errorf("attempt %d's usage %v", task, u)
+				}
+				if got, _ := os.ReadFile(tc.specs[i].GetLogFile()); string(got) != fmt.Sprintf("attempt %d\n", task) {
+					t.Errorf("attempt %d's log %q", task, got)
+				}
+			}
+		})
+	}
+}
+
+// TestReadLine: lines up to the limit, and what is not a line.
+func TestReadLine(t *testing.T) {
+	r := bufio.NewReaderSize(strings.NewReader("abc\n"+strings.Repeat("x", 40)+"\n"+strings.Repeat("y", 41)+"\nz"), 16)
+	for _, want := range []string{"abc", strings.Repeat("x", 40)} {
+		if got, err := ReadLine(r, 40); string(got) != want || err != nil {
+			t.Fatalf("ReadLine = %q, %v; want %q", got, err, want)
+		}
+	}
+	if _, err := ReadLine(r, 40); err == nil || errors.Is(err, io.EOF) {
+		t.Fatalf("a 41-byte line: %v", err)
+	}
+	if _, err := ReadLine(bufio.NewReader(strings.NewReader("z")), 40); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("an unterminated line: %v", err)
+	}
+	if _, err := ReadLine(bufio.NewReader(strings.NewReader("")), 40); err != io.EOF {
+		t.Fatalf("no line: %v", err)
+	}
 }

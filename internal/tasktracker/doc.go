@@ -9,11 +9,15 @@
 // job_token) and is forgotten when the job is done. It also runs jobs'
 // cleanup attempts, which commit or abort their output. With the Linux
 // task controller (mapreduce.tasktracker.taskcontroller) and root, each
-// child runs as its job's user (controller.go).
+// child runs as its job's user (controller.go). A job with
+// mapreduce.job.jvm.numtasks other than 1 has its attempts of a kind run
+// in turn in one child (child.go: Hadoop's JVM reuse), which waits idle
+// between them.
 //
 // Local layout, under each directory of mapreduce.cluster.local.dir:
 //
 //	taskTracker/<job id>/<attempt id>/   the attempt's spills and output
+//	taskTracker/<job id>/child_<attempt id>/ a reused child's token file
 //	userlogs/<job id>/<attempt id>.stderr the child's standard error
 //
 // A job's directories are removed when the JobTracker says it is done.
@@ -30,5 +34,7 @@
 // every heartbeat until one carrying it is answered, so none is lost to a
 // failed heartbeat (the JobTracker ignores repeats); an attempt is told at
 // most once that it may commit; a map's output is served only after its
-// child succeeded, until its job is done.
+// child succeeded, until its job is done; idle children of a kind never
+// outnumber its free slots, and only a child whose last attempt
+// succeeded is idle.
 package tasktracker

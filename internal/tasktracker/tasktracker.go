@@ -10,14 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -52,6 +50,7 @@ type TaskTracker struct {
 	freeMaps   int
 	freeReduce int
 	oob        chan struct{} // a heartbeat is wanted now (Config.OutOfBandHeartbeat)
+	idle       []*child      // children waiting for their job's next attempt (child.go)
 	// runAttempt runs one attempt to its end: run, or a fake in tests.
 	runAttempt func(ctx context.Context, a *attempt, spec *mrpb.TaskSpec) *mrpb.TaskReport
 
@@ -72,6 +71,8 @@ type attempt struct {
 	// JobTracker's answer, written on commitOK. tt.mu guards both.
 	commitPending bool
 	commitOK      *os.File
+	// progress gets a value whenever the child says the attempt moved.
+	progress chan struct{}
 }
 
 // New validates cfg, makes the local directories and returns a
@@ -172,6 +173,12 @@ func (tt *TaskTracker) Name() string { return tt.name }
 // Close kills running attempts and stops the daemon.
 func (tt *TaskTracker) Close() error {
 	tt.cancel()
+	tt.mu.Lock()
+	idle := tt.idleOf("")
+	tt.mu.Unlock()
+	for _, c := range idle {
+		c.retire()
+	}
 	if tt.http != nil {
 		tt.http.Close()
 	}
@@ -269,6 +276,9 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 				a.cancel()
 			}
 		}
+		for _, c := range tt.idleOf(job) {
+			c.retire()
+		}
 		tt.shuffle.RemoveJob(job)
 		tt.removeJobDirs(job)
 	}
@@ -284,7 +294,7 @@ func (tt *TaskTracker) apply(resp *mrpb.HeartbeatResponse) {
 		typ := l.GetSpec().GetType()
 		// A job cleanup takes a map slot if one is free, else a reduce
 		// slot, as the JobTracker assigned it.
-		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), cancel: cancel,
+		a := &attempt{id: l.GetAttemptId(), job: l.GetJobId(), cancel: cancel, progress: make(chan struct{}, 1),
 			isMap: typ == mrpb.TaskType_MAP || (typ == mrpb.TaskType_JOB_CLEANUP && tt.freeMaps > 0)}
 		if a.isMap {
 			tt.freeMaps--
@@ -356,19 +366,6 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 		}
 		spec.LocalDirs = append(spec.LocalDirs, ad)
 	}
-	tokenFile, err := writeTokenFile(spec.LocalDirs[0], spec, tt.cfg.JobTracker, cred, tt.cfg.Security.Kerberos)
-	if err != nil {
-		return fail(mrpb.TaskReport_FAILED, err)
-	}
-	if tokenFile != "" {
-		// The credentials outlive the child nowhere (run returns once
-		// it has exited).
-		defer os.Remove(tokenFile)
-	}
-	var in bytes.Buffer
-	if err := taskrun.WriteSpec(&in, spec); err != nil {
-		return fail(mrpb.TaskReport_FAILED, err)
-	}
 	logDir := filepath.Join(tt.cfg.LocalDirs[0], "userlogs", job)
 	os.MkdirAll(logDir, 0o755)
 	if err := writeJobACLs(logDir, spec); err != nil {
@@ -389,81 +386,74 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 		}
 	}
 	timeout := taskTimeout(spec.GetConf())
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return fail(mrpb.TaskReport_FAILED, err)
-	}
-	defer pr.Close()
-	cr, cw, err := os.Pipe()
-	if err != nil {
-		pw.Close()
-		return fail(mrpb.TaskReport_FAILED, err)
-	}
-	defer cw.Close()
-	tt.mu.Lock()
-	a.commitOK = cw
-	tt.mu.Unlock()
-	cctx, kill := context.WithCancel(ctx)
-	defer kill()
-	cmd := exec.CommandContext(cctx, exe, "task")
-	cmd.Stdin = &in
-	var out bytes.Buffer
-	cmd.Stdout = &limitWriter{w: &out, n: taskrun.MaxResult}
-	cmd.Stderr = stderr
-	cmd.ExtraFiles = []*os.File{pw, cr} // fd 3, 4
-	cmd.Env = append(os.Environ(), taskrun.ProgressFDEnv+"=3", taskrun.CommitFDEnv+"=4", taskrun.JobTrackerEnv+"="+tt.cfg.JobTracker)
-	if tokenFile != "" {
-		cmd.Env = append(cmd.Env, delegation.TokenFileEnv+"="+tokenFile)
+	memLimit, memEvery := memoryLimit(spec.GetConf(), a.isMap)
+	cs := childSpec{key: childKey{job: a.job, isMap: a.isMap, exe: exe, uid: -1}, cred: cred, stderr: stderr,
+		limit: reuseLimit(spec.GetConf()), memLimit: memLimit}
+	if cred != nil {
+		cs.key.uid = int(cred.Uid)
 	}
 	if profiled(spec) {
 		// Hadoop's mapreduce.task.profile: the attempt's profile beside
-		// its log (Hadoop's profile.out; here a pprof CPU profile).
-		cmd.Env = append(cmd.Env, "STRATA_CPUPROFILE="+filepath.Join(logDir, filepath.Base(a.id)+".pprof"))
+		// its log (Hadoop's profile.out; here a pprof CPU profile), from
+		// a child of its own.
+		cs.cpuProfile = filepath.Join(logDir, filepath.Base(a.id)+".pprof")
 	}
-	memLimit, memEvery := memoryLimit(spec.GetConf(), a.isMap)
-	if memLimit >= 2<<20 && os.Getenv("GOMEMLIMIT") == "" {
-		// The Go runtime collects harder as the child nears its cap.
-		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dMiB", memLimit*9/10>>20))
+	// Task reuse (mapreduce.job.jvm.numtasks): the job's attempts of
+	// this kind run in turn in one child, as in Hadoop's reused JVMs.
+	cs.reuse = cs.limit != 1 && cs.cpuProfile == "" && spec.GetType() != mrpb.TaskType_JOB_CLEANUP
+	var c *child
+	if cs.reuse {
+		spec.LogFile = proto.String(stderr.Name())
+		c = tt.takeIdle(cs.key)
 	}
-	// The child leads its own process group, so that killing the attempt
-	// also kills what it started (a streaming command).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	tt.log.Info("tasktracker: launching attempt", "attempt", a.id)
-	start := time.Now()
-	err = cmd.Start()
-	pw.Close()
-	cr.Close()
-	if err != nil {
-		return fail(mrpb.TaskReport_FAILED, err)
-	}
-	progress := make(chan struct{}, 1)
-	go func() {
-		b := make([]byte, 64)
-		for {
-			n, err := pr.Read(b)
-			if err != nil {
-				return
+	if c != nil {
+		spec.Credentials = nil // the child has the job's tokens already
+	} else {
+		// The credentials live as long as the child: beside a single
+		// attempt, in a directory of its own for a reused child.
+		tokenDir := spec.LocalDirs[0]
+		if cs.reuse {
+			tokenDir = filepath.Join(tt.cfg.LocalDirs[0], "taskTracker", job, "child_"+filepath.Base(a.id))
+			if err := os.MkdirAll(tokenDir, 0o700); err != nil {
+				return fail(mrpb.TaskReport_FAILED, err)
 			}
-			if bytes.IndexByte(b[:n], taskrun.CommitRequest) >= 0 {
-				tt.mu.Lock()
-				a.commitPending = true
-				tt.heartbeatSoon()
-				tt.mu.Unlock()
+			if err := chown(tokenDir, cred); err != nil {
+				os.RemoveAll(tokenDir)
+				return fail(mrpb.TaskReport_FAILED, err)
 			}
-			select {
-			case progress <- struct{}{}:
-			default:
+			cs.tokenDir = tokenDir
+		}
+		tokenFile, err := writeTokenFile(tokenDir, spec, tt.cfg.JobTracker, cred, tt.cfg.Security.Kerberos)
+		if err != nil {
+			if cs.tokenDir != "" {
+				os.RemoveAll(cs.tokenDir)
+			}
+			return fail(mrpb.TaskReport_FAILED, err)
+		}
+		if tokenFile != "" {
+			cs.env = append(cs.env, delegation.TokenFileEnv+"="+tokenFile)
+			if !cs.reuse {
+				defer os.Remove(tokenFile) // the child is reaped before run returns
 			}
 		}
-	}()
+		tt.makeRoom(a.isMap)
+		if c, err = tt.startChild(ctx, cs); err != nil {
+			if cs.tokenDir != "" {
+				os.RemoveAll(cs.tokenDir)
+			}
+			return fail(mrpb.TaskReport_FAILED, err)
+		}
+	}
+	tt.log.Info("tasktracker: launching attempt", "attempt", a.id, "child", c.pid, "attempts", c.ran+1)
+	start := time.Now()
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
 	sampleEvery := memEvery
 	if memLimit <= 0 {
 		sampleEvery = rssSampleEvery
 	}
 	mem := &memoryWatch{}
-	go mem.run(cctx, cmd.Process.Pid, sampleEvery, memLimit, kill)
+	go mem.run(wctx, c.pid, sampleEvery, memLimit, c.kill)
 	var timedOut atomic.Bool
 	if timeout > 0 {
 		go func() {
@@ -471,9 +461,9 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 			defer t.Stop()
 			for {
 				select {
-				case <-cctx.Done():
+				case <-wctx.Done():
 					return
-				case <-progress:
+				case <-a.progress:
 					t.Reset(timeout)
 				case <-t.C:
 					// Waiting for the JobTracker's leave to commit is
@@ -486,17 +476,30 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 						continue
 					}
 					timedOut.Store(true)
-					kill()
+					c.kill()
 					return
 				}
 			}
 		}()
 	}
-	runErr := cmd.Wait()
+	run, runErr := tt.runOn(ctx, c, a, spec)
 	end := time.Now()
-	rep = tt.finish(a, spec, childExit{out: out.Bytes(), err: runErr, overMemory: mem.over.Load(), memLimit: memLimit,
+	stopWatch()
+	rep = tt.finish(a, spec, childExit{out: run.out, err: runErr, overMemory: mem.over.Load(), memLimit: memLimit,
 		timedOut: timedOut.Load(), timeout: timeout, killed: ctx.Err() != nil, stderr: stderr.Name(), elapsed: end.Sub(start)})
-	usage, _ := procstat.FromProcessState(cmd.ProcessState)
+	usage := run.usage
+	if !run.exited {
+		// A reused child accounts each attempt itself.
+		usage = reportedUsage(rep.GetResult().GetUsage())
+		if c.reusable && rep.GetState() == mrpb.TaskReport_SUCCEEDED && ctx.Err() == nil && (c.limit == 0 || c.ran < c.limit) {
+			tt.putIdle(c)
+		} else {
+			c.retire()
+		}
+	}
+	if rep.GetResult() != nil {
+		rep.Result.Usage = nil // the report has its own
+	}
 	// wait4's ru_maxrss is the largest single process of the tree, a
 	// floor of the tree's peak that also covers a child too short for a
 	// sample.
@@ -504,6 +507,14 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 	account(rep, spec.GetType(), start, end, usage)
 	tt.sampleIntermediate()
 	return rep
+}
+
+// reportedUsage is the usage a reused child reported for an attempt,
+// with what cannot be (negative figures) as 0.
+func reportedUsage(u *mrpb.TaskUsage) procstat.Usage {
+	us := func(v int64) time.Duration { return time.Duration(max(v, 0)) * time.Microsecond }
+	return procstat.Usage{CPU: procstat.CPU{User: us(u.GetUserUs()), System: us(u.GetSystemUs())},
+		MaxRSS: max(u.GetMaxRssBytes(), 0), ReadBytes: max(u.GetReadBytes(), 0), WriteBytes: max(u.GetWriteBytes(), 0)}
 }
 
 // childExit is how an attempt's child process ended, as run saw it.
@@ -653,22 +664,6 @@ func profiled(spec *mrpb.TaskSpec) bool {
 	}
 	r, err := conf.ParseIntegerRanges(ranges)
 	return err == nil && r.Contains(int(spec.GetTask()))
-}
-
-// limitWriter keeps the first n bytes written and drops the rest.
-type limitWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	keep := p
-	if len(keep) > l.n {
-		keep = keep[:l.n]
-	}
-	l.n -= len(keep)
-	l.w.Write(keep)
-	return len(p), nil
 }
 
 func tailFile(path string, n int64) string {

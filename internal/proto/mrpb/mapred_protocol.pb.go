@@ -1417,7 +1417,12 @@ type TaskResult struct {
 	// a failure).
 	FailedMaps []string `protobuf:"bytes,4,rep,name=failed_maps,json=failedMaps" json:"failed_maps,omitempty"`
 	// phases are when the attempt's phases ended, as the child saw them.
-	Phases        *TaskPhases `protobuf:"bytes,5,opt,name=phases" json:"phases,omitempty"`
+	Phases *TaskPhases `protobuf:"bytes,5,opt,name=phases" json:"phases,omitempty"`
+	// usage is, from a child that runs several attempts in turn, what the
+	// operating system accounted to it (and to the descendants it reaped)
+	// during this attempt; the TaskTracker takes a single-attempt child's
+	// from wait4 instead.
+	Usage         *TaskUsage `protobuf:"bytes,6,opt,name=usage" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1483,6 +1488,13 @@ func (x *TaskResult) GetFailedMaps() []string {
 func (x *TaskResult) GetPhases() *TaskPhases {
 	if x != nil {
 		return x.Phases
+	}
+	return nil
+}
+
+func (x *TaskResult) GetUsage() *TaskUsage {
+	if x != nil {
+		return x.Usage
 	}
 	return nil
 }
@@ -1877,7 +1889,11 @@ type TaskSpec struct {
 	// The TaskTracker writes them, with the job token, into the attempt's
 	// token file (HADOOP_TOKEN_FILE_LOCATION) and clears this field before
 	// the child reads its spec.
-	Credentials   []byte `protobuf:"bytes,19,opt,name=credentials" json:"credentials,omitempty"`
+	Credentials []byte `protobuf:"bytes,19,opt,name=credentials" json:"credentials,omitempty"`
+	// log_file is the attempt's stderr file, set by the TaskTracker for a
+	// child that may run several attempts (mapreduce.job.jvm.numtasks): the
+	// child points its standard error there for this attempt.
+	LogFile       *string `protobuf:"bytes,20,opt,name=log_file,json=logFile" json:"log_file,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2043,6 +2059,13 @@ func (x *TaskSpec) GetCredentials() []byte {
 		return x.Credentials
 	}
 	return nil
+}
+
+func (x *TaskSpec) GetLogFile() string {
+	if x != nil && x.LogFile != nil {
+		return *x.LogFile
+	}
+	return ""
 }
 
 type LaunchTask struct {
@@ -2463,7 +2486,7 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1d\n" +
 	"\n" +
 	"index_path\x18\x02 \x01(\tR\tindexPath\x128\n" +
-	"\x05index\x18\x03 \x03(\v2\".strata.mapred.MapOutputIndexEntryR\x05index\"\xdc\x01\n" +
+	"\x05index\x18\x03 \x03(\v2\".strata.mapred.MapOutputIndexEntryR\x05index\"\x8c\x02\n" +
 	"\n" +
 	"TaskResult\x120\n" +
 	"\x06output\x18\x01 \x01(\v2\x18.strata.mapred.MapOutputR\x06output\x122\n" +
@@ -2471,7 +2494,8 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x1f\n" +
 	"\vfailed_maps\x18\x04 \x03(\tR\n" +
 	"failedMaps\x121\n" +
-	"\x06phases\x18\x05 \x01(\v2\x19.strata.mapred.TaskPhasesR\x06phases\"\x82\x01\n" +
+	"\x06phases\x18\x05 \x01(\v2\x19.strata.mapred.TaskPhasesR\x06phases\x12.\n" +
+	"\x05usage\x18\x06 \x01(\v2\x18.strata.mapred.TaskUsageR\x05usage\"\x82\x01\n" +
 	"\n" +
 	"TaskPhases\x12\"\n" +
 	"\rmap_finish_ms\x18\x01 \x01(\x03R\vmapFinishMs\x12*\n" +
@@ -2510,7 +2534,7 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\areports\x18\x06 \x03(\v2\x19.strata.mapred.TaskReportR\areports\x12%\n" +
 	"\x0ecommit_pending\x18\a \x03(\tR\rcommitPending\x12\x1d\n" +
 	"\n" +
-	"started_ns\x18\b \x01(\x03R\tstartedNs\"\xc1\x05\n" +
+	"started_ns\x18\b \x01(\x03R\tstartedNs\"\xdc\x05\n" +
 	"\bTaskSpec\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\x125\n" +
@@ -2536,7 +2560,8 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\voutput_path\x18\x11 \x01(\tR\n" +
 	"outputPath\x12<\n" +
 	"\rcleanup_state\x18\x12 \x01(\x0e2\x17.strata.mapred.JobStateR\fcleanupState\x12 \n" +
-	"\vcredentials\x18\x13 \x01(\fR\vcredentials\x1a7\n" +
+	"\vcredentials\x18\x13 \x01(\fR\vcredentials\x12\x19\n" +
+	"\blog_file\x18\x14 \x01(\tR\alogFile\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"{\n" +
@@ -2648,24 +2673,25 @@ var file_mapred_mapred_protocol_proto_depIdxs = []int32{
 	19, // 15: strata.mapred.TaskResult.output:type_name -> strata.mapred.MapOutput
 	8,  // 16: strata.mapred.TaskResult.counters:type_name -> strata.mapred.Counter
 	21, // 17: strata.mapred.TaskResult.phases:type_name -> strata.mapred.TaskPhases
-	2,  // 18: strata.mapred.TaskReport.state:type_name -> strata.mapred.TaskReport.State
-	20, // 19: strata.mapred.TaskReport.result:type_name -> strata.mapred.TaskResult
-	22, // 20: strata.mapred.TaskReport.usage:type_name -> strata.mapred.TaskUsage
-	23, // 21: strata.mapred.HeartbeatRequest.reports:type_name -> strata.mapred.TaskReport
-	31, // 22: strata.mapred.TaskSpec.conf:type_name -> strata.mapred.TaskSpec.ConfEntry
-	1,  // 23: strata.mapred.TaskSpec.type:type_name -> strata.mapred.TaskType
-	4,  // 24: strata.mapred.TaskSpec.split:type_name -> strata.mapred.InputSplit
-	29, // 25: strata.mapred.TaskSpec.maps:type_name -> strata.mapred.MapCompletionEvent
-	0,  // 26: strata.mapred.TaskSpec.cleanup_state:type_name -> strata.mapred.JobState
-	25, // 27: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
-	26, // 28: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
-	29, // 29: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
-	0,  // 30: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	22, // 18: strata.mapred.TaskResult.usage:type_name -> strata.mapred.TaskUsage
+	2,  // 19: strata.mapred.TaskReport.state:type_name -> strata.mapred.TaskReport.State
+	20, // 20: strata.mapred.TaskReport.result:type_name -> strata.mapred.TaskResult
+	22, // 21: strata.mapred.TaskReport.usage:type_name -> strata.mapred.TaskUsage
+	23, // 22: strata.mapred.HeartbeatRequest.reports:type_name -> strata.mapred.TaskReport
+	31, // 23: strata.mapred.TaskSpec.conf:type_name -> strata.mapred.TaskSpec.ConfEntry
+	1,  // 24: strata.mapred.TaskSpec.type:type_name -> strata.mapred.TaskType
+	4,  // 25: strata.mapred.TaskSpec.split:type_name -> strata.mapred.InputSplit
+	29, // 26: strata.mapred.TaskSpec.maps:type_name -> strata.mapred.MapCompletionEvent
+	0,  // 27: strata.mapred.TaskSpec.cleanup_state:type_name -> strata.mapred.JobState
+	25, // 28: strata.mapred.LaunchTask.spec:type_name -> strata.mapred.TaskSpec
+	26, // 29: strata.mapred.HeartbeatResponse.launch:type_name -> strata.mapred.LaunchTask
+	29, // 30: strata.mapred.MapCompletionEventsResponse.events:type_name -> strata.mapred.MapCompletionEvent
+	0,  // 31: strata.mapred.MapCompletionEventsResponse.job_state:type_name -> strata.mapred.JobState
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_mapred_mapred_protocol_proto_init() }
