@@ -28,11 +28,12 @@
 // fetch waits for room; the segment is verified by
 // spill.NewMemorySegment); a larger one is copied to a file in the
 // attempt's local dirs (spill.CopySegment verifies it on the way). When
-// the memory segments reach MergePercent of the budget they are merged
-// into one disk segment in the background (the in-memory merge) — unless
-// the maps not fetched yet, at the mean size so far, fit beside them in
-// the budget (then the final merge reads them from memory; a fetch that
-// does not fit after all starts the merge); when
+// the memory segments reach MergePercent of the budget, the oldest of
+// them are merged into one disk segment in the background (the in-memory
+// merge): as many as will not fit in the budget once the maps not fetched
+// yet, at the mean size so far, have come (none when they fit; then the
+// final merge reads everything from memory; a fetch that does not fit
+// after all starts a merge of what it needs); when
 // there are 2×SortFactor−1 disk segments, the SortFactor smallest are
 // merged in the background (the on-disk merge). Wait's final merge is
 // spill.Merge of everything, smallest first, streaming; the memory

@@ -112,7 +112,7 @@ func (s *Shuffle) reserve(n int64) error {
 			return s.err
 		}
 		if s.memInflight == 0 && !s.memMerging && len(s.pending) > 0 {
-			s.startMemMerge()
+			s.startMemMerge(s.used() + n - s.cfg.MemoryBudget)
 		}
 		s.stalls++
 		s.cond.Wait()
@@ -140,23 +140,34 @@ func (s *Shuffle) addSegment(seg *segment) {
 	s.memHeld += seg.size
 	s.memPending += seg.size
 	s.pending = append(s.pending, seg)
-	if s.memPending >= s.mergeAt && !s.memMerging && !s.restFits() {
-		s.startMemMerge()
+	s.mergeOverflow()
+}
+
+// mergeOverflow starts an in-memory merge once the pending segments reach
+// the merge threshold, if what the final merge cannot hold in memory
+// (overflow) is more than nothing. s.mu is held.
+func (s *Shuffle) mergeOverflow() {
+	if s.memPending < s.mergeAt || s.memMerging {
+		return
+	}
+	if need := s.overflow(); need > 0 {
+		s.startMemMerge(need)
 	}
 }
 
-// restFits reports whether the map outputs not fetched yet, at the mean
-// size of those fetched so far, fit in the memory budget beside what it
-// holds: then a merge at the threshold would only write to disk what the
-// final merge can read from memory, so it waits (Hadoop merges anyway).
-// Should a fetch then not fit after all, reserve starts the merge. s.mu is
-// held.
-func (s *Shuffle) restFits() bool {
+// overflow is how many bytes will not fit in the memory budget when every
+// map output is fetched: what is held and in flight, plus the outputs not
+// fetched yet at the mean size of those fetched so far, less the budget.
+// A merge at the threshold writes that much to disk (the oldest pending
+// segments) instead of everything held, as Hadoop does, so the rest stays
+// for the final merge to read from memory; a projection that fell short
+// is made up by reserve, which merges what a fetch needs. s.mu is held.
+func (s *Shuffle) overflow() int64 {
 	if s.done == 0 {
-		return false
+		return s.memPending
 	}
 	left := int64(len(s.maps) - s.done)
-	return s.used()+left*(s.bytes/int64(s.done)) <= s.cfg.MemoryBudget
+	return s.used() + left*(s.bytes/int64(s.done)) - s.cfg.MemoryBudget
 }
 
 // addDisk adds a disk segment and starts an on-disk merge when there are
@@ -177,16 +188,24 @@ func (s *Shuffle) addDisk(seg *segment) {
 	go s.runMerge(segs, false)
 }
 
-// startMemMerge merges every pending memory segment into one disk
-// segment in the background. s.mu is held.
-func (s *Shuffle) startMemMerge() {
+// startMemMerge merges the oldest pending memory segments, at least one
+// and at least need bytes of them, into one disk segment in the
+// background. s.mu is held.
+func (s *Shuffle) startMemMerge(need int64) {
 	if s.closed || s.err != nil || len(s.pending) == 0 {
 		return
 	}
-	segs := s.pending
-	s.pending, s.memPending = nil, 0
+	n, sum := 0, int64(0)
+	for n < len(s.pending) && (n == 0 || sum < need) {
+		sum += s.pending[n].size
+		n++
+	}
+	segs := slices.Clone(s.pending[:n])
+	s.pending = slices.Delete(s.pending, 0, n)
+	s.memPending -= sum
 	s.memMerging = true
 	s.memMerges++
+	s.memMerged += sum
 	s.wg.Add(1)
 	go s.runMerge(segs, true)
 }
@@ -219,9 +238,7 @@ func (s *Shuffle) runMerge(segs []*segment, memory bool) {
 		return
 	}
 	s.addDisk(out)
-	if s.memPending >= s.mergeAt && !s.memMerging && !s.restFits() {
-		s.startMemMerge()
-	}
+	s.mergeOverflow()
 }
 
 // mergeToFile merges its in one pass into a new local segment file,

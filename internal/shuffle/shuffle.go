@@ -359,6 +359,7 @@ type Shuffle struct {
 	// statistics for tests
 	maxUsed    int64
 	memMerges  int
+	memMerged  int64 // bytes of the segments merged from memory to disk
 	diskMerges int
 	stalls     int
 }

@@ -678,6 +678,28 @@ func TestMergeOnlyWhenTheRestDoesNotFit(t *testing.T) {
 	}
 }
 
+// A partition larger than the memory budget has only what will not fit
+// merged to disk at the threshold, not everything held then: the rest
+// stays in memory for the final merge.
+func TestMergeOnlyTheOverflow(t *testing.T) {
+	job := makeJob(t, spill.None, 20, 1, func(m, p int) int { return 100 }, 4)
+	locs := serve(t, job, newTracker(t, ServerConfig{}))
+	cfg := testConfig(t, job, 0, nil)
+	total := job.partBytes(0)
+	cfg.MemoryBudget = total / 2
+	cfg.MemoryLimitPercent = 0.25
+	cfg.MergePercent = 0.66
+	cfg.ParallelCopies = 1
+	s := run(t, job, cfg, locs)
+	seg := total / 20
+	t.Logf("partition %d bytes, budget %d, %d in-memory merges of %d bytes", total, cfg.MemoryBudget, s.memMerges, s.memMerged)
+	// Merging all it held at each threshold would write about 2/3 of the
+	// partition; the overflow is half of it, give or take a segment.
+	if s.memMerged < total-cfg.MemoryBudget || s.memMerged > total-cfg.MemoryBudget+2*seg || s.maxUsed > cfg.MemoryBudget {
+		t.Errorf("merged %d bytes to disk (max %d in memory); want the overflow, %d bytes, and at most 2 segments (%d) more", s.memMerged, s.maxUsed, total-cfg.MemoryBudget, seg)
+	}
+}
+
 // The final merge streams every memory segment at once, however many more
 // than the merge factor there are: nothing is written to local disk.
 func TestFinalMergeOfMemorySegmentsWritesNothing(t *testing.T) {
