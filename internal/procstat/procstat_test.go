@@ -127,8 +127,10 @@ func TestRunningUsageBetweenReadings(t *testing.T) {
 	for i := 0; i < len(big); i += 4096 {
 		big[i] = 1
 	}
-	spin := time.Now()
-	for time.Since(spin) < 50*time.Millisecond {
+	for start, _ := Self(); ; { // 50 ms of CPU, however loaded the machine
+		if now, _ := Self(); now.Total()-start.Total() >= 50*time.Millisecond {
+			break
+		}
 	}
 	after, err := Running()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/procstat"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/spill"
 )
@@ -191,7 +192,10 @@ func TestServeRunsAttemptsInTurn(t *testing.T) {
 		if s.GetJob() == "fail" {
 			return nil, errors.New("boom")
 		}
-		for t := time.Now(); time.Since(t) < 20*time.Millisecond; {
+		for start, _ := procstat.Self(); ; {
+			if now, _ := procstat.Self(); now.Total()-start.Total() >= 20*time.Millisecond {
+				break
+			}
 		}
 		return &mrpb.TaskResult{Counters: []*mrpb.Counter{{Name: proto.String("task"), Value: proto.Int64(int64(s.GetTask()))}}}, nil
 	})

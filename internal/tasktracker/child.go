@@ -150,7 +150,7 @@ func (tt *TaskTracker) startChild(ctx context.Context, cs childSpec) (*child, er
 	}
 	c := &child{key: cs.key, cmd: cmd, pid: cmd.Process.Pid, stdin: inW, results: make(chan []byte, 1),
 		done: make(chan struct{}), ready: make(chan struct{}), commitOK: cw, limit: cs.limit, tokenDir: cs.tokenDir}
-	go readResults(outR, c.results)
+	go readResults(outR, c.results, c.done)
 	go tt.readProgress(c, pr)
 	tt.wg.Add(1)
 	go func() {
@@ -188,7 +188,9 @@ func closeAll(fs ...*os.File) {
 // readResults sends each result line of a child's stdout, at most
 // taskrun.MaxResult bytes each; a longer line ends the results, and the
 // rest of the output is read and dropped, so the child never blocks on it.
-func readResults(out *os.File, results chan<- []byte) {
+// A line nobody takes (the channel holds one) is dropped once the child
+// has exited (done).
+func readResults(out *os.File, results chan<- []byte, done <-chan struct{}) {
 	defer close(results)
 	r := bufio.NewReaderSize(out, 64<<10)
 	for {
@@ -199,7 +201,16 @@ func readResults(out *os.File, results chan<- []byte) {
 			}
 			return
 		}
-		results <- line
+		select {
+		case results <- line: // room: never lost to done
+			continue
+		default:
+		}
+		select {
+		case results <- line:
+		case <-done:
+			return
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/procstat"
 	"github.com/stratafs/strata/internal/proto/mrpb"
 	"github.com/stratafs/strata/internal/taskrun"
 )
@@ -42,10 +43,20 @@ func testChildRunner(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Lin
 	case "fail":
 		return nil, errors.New("the attempt failed")
 	case "spin":
-		for t := time.Now(); time.Since(t) < 50*time.Millisecond; {
-		}
+		spinCPU(50 * time.Millisecond)
 	}
 	return &mrpb.TaskResult{Counters: []*mrpb.Counter{{Group: proto.String("test"), Name: proto.String("pid"), Value: proto.Int64(int64(os.Getpid()))}}}, nil
+}
+
+// spinCPU uses d of this process's CPU time, however loaded the machine.
+func spinCPU(d time.Duration) {
+	start, _ := procstat.Self()
+	for {
+		now, _ := procstat.Self()
+		if now.Total()-start.Total() >= d {
+			return
+		}
+	}
 }
 
 // childTracker is a TaskTracker, never started, whose children are this
