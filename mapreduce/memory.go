@@ -90,4 +90,3 @@ func ParseXmx(opts string) (bytes int64, ok bool, err error) {
 	}
 	return bytes, ok, nil
 }
-
