@@ -353,6 +353,44 @@ func (s shape) times(cl *Cluster, phase string, j *Job) map[string]float64 {
 	return s.load(cl, phase, j).times(cl, j)
 }
 
+// timesOver is times with the daemons' CPU per second over a phase of
+// secs seconds added to the phase's CPU.
+func (s shape) timesOver(cl *Cluster, phase string, j *Job, secs float64) map[string]float64 {
+	L := s.load(cl, phase, j)
+	if L.waves > 0 {
+		L.cpu += j.DaemonCPUPerSecond * secs
+	}
+	return L.times(cl, j)
+}
+
+// phaseTime is a phase's predicted time and its resources' times: the
+// daemons' CPU per second depends on the phase's length, so the length
+// is found by iterating from the time without it (a contraction: that
+// CPU is a small share of a core).
+func (s shape) phaseTime(cl *Cluster, phase string, j *Job, f Fit) (float64, map[string]float64) {
+	t := s.times(cl, phase, j)
+	v := f.combine(t, s.waves(phase))
+	if j.DaemonCPUPerSecond <= 0 {
+		return v, t
+	}
+	v0, t0 := v, t
+	for range 100 {
+		t = s.timesOver(cl, phase, j, v)
+		next := f.combine(t, s.waves(phase))
+		if math.Abs(next-v) <= 1e-12*math.Max(v, 1) {
+			return next, t
+		}
+		if next > 1e3*math.Max(v0, 1e-3) || math.IsNaN(next) {
+			break // a fit that makes CPU grow with time faster than time
+		}
+		v = next
+	}
+	if math.Abs(v-v0) > 1e3*math.Max(v0, 1e-3) || math.IsNaN(v) {
+		return v0, t0
+	}
+	return v, t
+}
+
 // JobPrediction is one job's predicted phases and what bounds them.
 type JobPrediction struct {
 	Name          string
@@ -401,13 +439,12 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 		jp := JobPrediction{Name: j.Name, Bytes: d, Maps: maps, Reduces: reduces,
 			Bounds: map[string]string{}, Times: map[string]map[string]float64{}, DeviceBusy: map[string]float64{}}
 		for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
-			t := s.times(cl, ph, j)
-			jp.Times[ph] = t
 			f, ok := j.Fit[ph]
 			if !ok {
 				f = Fit{Scale: 1}
 			}
-			v := f.combine(t, s.waves(ph))
+			v, t := s.phaseTime(cl, ph, j, f)
+			jp.Times[ph] = t
 			switch ph {
 			case PhaseMap:
 				jp.Phases.Map = v

@@ -211,10 +211,14 @@ func (v *Validation) Print(w io.Writer) {
 	pm := func(p, m float64) string { return fmt.Sprintf("%.2f / %.2f", p, m) }
 	for _, c := range v.Cases {
 		for _, j := range c.Jobs {
+			pct := math.Round(100 * (j.Predicted.Total() - j.Measured.Total()) / j.Measured.Total())
+			if pct == 0 {
+				pct = 0 // not -0: an exact fit is +0%
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%+.0f%%\t%s\t\n", c.Name, j.Job,
 				pm(j.Predicted.Map, j.Measured.Map), pm(j.Predicted.Shuffle, j.Measured.Shuffle),
 				pm(j.Predicted.Reduce, j.Measured.Reduce), pm(j.Predicted.Overhead, j.Measured.Overhead),
-				j.Predicted.Total(), j.Measured.Total(), 100*(j.Predicted.Total()-j.Measured.Total())/j.Measured.Total(), j.Bounds[PhaseMap])
+				j.Predicted.Total(), j.Measured.Total(), pct, j.Bounds[PhaseMap])
 		}
 	}
 	tw.Flush()

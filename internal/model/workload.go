@@ -50,6 +50,14 @@ type Job struct {
 	MapCPU    float64 `json:"map_cpu_s_per_byte"`
 	ReduceCPU float64 `json:"reduce_cpu_s_per_byte"`
 	DaemonCPU float64 `json:"daemon_cpu_s_per_moved_byte"`
+	// DaemonCPUPerSecond is the daemons' CPU per node and second of the
+	// job whatever it moves (timers, heartbeats, the waits of emulated
+	// devices): the least any of the workload's jobs showed per second;
+	// DaemonCPU is the rest, per byte.
+	DaemonCPUPerSecond float64 `json:"daemon_cpu_s_per_node_s,omitempty"`
+	// The calibration's totals behind DaemonCPU: the daemons' CPU
+	// seconds, the bytes they moved and the job's seconds.
+	daemonSecs, movedBytes, jobSecs float64
 	// Bytes per byte: HDFS read and written (before replication), FILE
 	// (intermediate) read and written, and shuffled.
 	MapHDFSRead     float64 `json:"map_hdfs_read"`
@@ -411,6 +419,7 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 	if moved > 0 {
 		j.DaemonCPU = daemon / moved
 	}
+	j.daemonSecs, j.movedBytes, j.jobSecs = daemon, moved, ja.Seconds
 
 	// Task counts and how they scale.
 	j.MapsRule, j.ReducesRule = "bytes", "fixed"
@@ -460,7 +469,7 @@ func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting) {
 	meas := Measured(ja)
 	shape := j.shape(cl, j.Bytes, j.Maps, j.Reduces)
 	for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
-		j.Fit[ph] = fit(shape.times(cl, ph, j), meas.Get(ph), shape.waves(ph))
+		j.Fit[ph] = fit(shape.timesOver(cl, ph, j, meas.Get(ph)), meas.Get(ph), shape.waves(ph))
 	}
 	j.Overhead = meas.Overhead
 }
@@ -483,10 +492,35 @@ func calibrateAll(srcs []source) ([]Job, error) {
 		jobs[i] = j
 	}
 	splitRoles(jobs)
+	daemonBackground(jobs, srcs)
 	for i, s := range srcs {
 		jobs[i].fitTo(s.cl, &s.jobs[len(s.jobs)-1])
 	}
 	return jobs, nil
+}
+
+// daemonBackground splits each job's daemon CPU into a part per second
+// and node, the same for every job (the least per second any job
+// showed), and the rest per byte moved. Daemons use CPU while a job
+// waits: a job that runs longer on slower devices is not one that costs
+// more per byte.
+func daemonBackground(jobs []Job, srcs []source) {
+	rate := math.Inf(1)
+	for i, j := range jobs {
+		if n := float64(srcs[i].cl.Nodes); j.jobSecs > 0 && n > 0 {
+			rate = math.Min(rate, j.daemonSecs/(j.jobSecs*n))
+		}
+	}
+	if math.IsInf(rate, 1) || rate <= 0 {
+		return
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		j.DaemonCPUPerSecond = rate
+		if j.movedBytes > 0 {
+			j.DaemonCPU = math.Max(0, j.daemonSecs-rate*j.jobSecs*float64(srcs[i].cl.Nodes)) / j.movedBytes
+		}
+	}
 }
 
 // hdfsOnly reports whether a job moved (almost) no intermediate data.
