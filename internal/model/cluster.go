@@ -275,6 +275,24 @@ func (c *Cluster) nodeCores() float64 {
 	return c.Cores
 }
 
+// hdfsRequestTime is the mean time of one small synchronous request on
+// the node's HDFS devices (latency plus a seek), in seconds: what the
+// jobs' setup and commit files cost on them.
+func (c *Cluster) hdfsRequestTime() float64 {
+	var sum float64
+	var n int
+	for _, v := range c.Volumes {
+		if d := c.Device(v); d != nil {
+			sum += (d.Params.Latency + d.Params.Seek).Seconds()
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
 // linkBytesPerSecond is a link's payload rate: TCP/IP/Ethernet framing
 // of 1448 payload bytes per 1514 on the wire plus the ACKs, and HDFS's
 // CRC and packet headers (docs/EXPERIMENTS.md, "The link arithmetic");

@@ -5,8 +5,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratafs/strata/internal/experiment"
+	"github.com/stratafs/strata/internal/media"
 )
 
 // calibration is a real run: `strata model validate`'s calibration case
@@ -250,5 +252,48 @@ func TestCalibrateRuns(t *testing.T) {
 	z.DataNodes = 6
 	if _, err := CalibrateRuns([]*experiment.Results{res, z}, ""); err == nil || !strings.Contains(err.Error(), "6 nodes") {
 		t.Errorf("a 6-node run joined a 3-node calibration: %v", err)
+	}
+}
+
+// The overhead above the workload's least shrinks with the HDFS devices'
+// request time on faster devices and is kept on slower ones.
+func TestOverheadOnOtherDevices(t *testing.T) {
+	dev := func(lat, seek time.Duration) *Cluster {
+		return &Cluster{Volumes: []string{"d"}, Devices: []Device{{Name: "d", Params: media.Params{Latency: lat, Seek: seek}}}}
+	}
+	hdd, ssd, slow := dev(200*time.Microsecond, 12500*time.Microsecond), dev(100*time.Microsecond, 0), dev(time.Millisecond, 30*time.Millisecond)
+	j := Job{Overhead: 0.5, OverheadFixed: 0.1, OverheadRequest: hdd.hdfsRequestTime()}
+	for _, c := range []struct {
+		name string
+		cl   *Cluster
+		want float64
+	}{
+		{"calibration", hdd, 0.5},
+		{"ssd", ssd, 0.1 + 0.4*0.1/12.7},
+		{"slower", slow, 0.5},
+	} {
+		if got := j.overheadOn(c.cl); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: overhead %.4f, want %.4f", c.name, got, c.want)
+		}
+	}
+	if got := (&Job{Overhead: 0.5}).overheadOn(ssd); got != 0.5 {
+		t.Errorf("a workload without the split: %.4f, want 0.5", got)
+	}
+}
+
+// The daemons' CPU per node-second is the least any job showed; the rest
+// of each job's is per byte.
+func TestDaemonBackground(t *testing.T) {
+	cl := &Cluster{Nodes: 2}
+	jobs := []Job{
+		{daemonSecs: 1.0, movedBytes: 1e9, jobSecs: 5},   // 0.1 per node-second
+		{daemonSecs: 0.3, movedBytes: 1e6, jobSecs: 1.5}, // the least: 0.1
+		{daemonSecs: 2.0, movedBytes: 4e9, jobSecs: 2},   // 0.5
+	}
+	daemonBackground(jobs, []source{{cl: cl}, {cl: cl}, {cl: cl}})
+	for i, want := range []float64{0, 0, (2.0 - 0.1*2*2) / 4e9} {
+		if j := jobs[i]; math.Abs(j.DaemonCPUPerSecond-0.1) > 1e-12 || math.Abs(j.DaemonCPU-want) > 1e-18 {
+			t.Errorf("job %d: %.4f per node-second, %.3g per byte; want 0.1, %.3g", i, j.DaemonCPUPerSecond, j.DaemonCPU, want)
+		}
 	}
 }

@@ -461,7 +461,7 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 			}
 		}
 		jp.CPUSeconds = (j.MapCPU + j.ReduceCPU) * d
-		jp.Phases.Overhead = j.Overhead
+		jp.Phases.Overhead = j.overheadOn(cl)
 		jp.inTotal = slices.Contains(w.Total, j.Name)
 		total := jp.Phases.Total()
 		if cl.IdleW > 0 || cl.CPUW > 0 {

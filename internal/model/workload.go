@@ -103,6 +103,12 @@ type Job struct {
 	// Fits make the calibration run's phases come out as measured.
 	Fit      map[string]Fit `json:"fit"`
 	Overhead float64        `json:"overhead_s"` // job time outside the phases
+	// The overhead in two parts: OverheadFixed, the least any of the
+	// workload's jobs showed, and the rest, small synchronous work on the
+	// HDFS devices (the job's setup, result and commit files), which
+	// scales with their request time, OverheadRequest at calibration.
+	OverheadFixed   float64 `json:"overhead_fixed_s,omitempty"`
+	OverheadRequest float64 `json:"overhead_hdfs_request_s,omitempty"`
 }
 
 // Fit combines a phase's resource times t: Scale × (max(t) + Alpha ×
@@ -496,7 +502,25 @@ func calibrateAll(srcs []source) ([]Job, error) {
 	for i, s := range srcs {
 		jobs[i].fitTo(s.cl, &s.jobs[len(s.jobs)-1])
 	}
+	fixed := math.Inf(1)
+	for _, j := range jobs {
+		fixed = math.Min(fixed, math.Max(0, j.Overhead))
+	}
+	for i, s := range srcs {
+		if t := s.cl.hdfsRequestTime(); t > 0 && !math.IsInf(fixed, 1) {
+			jobs[i].OverheadFixed, jobs[i].OverheadRequest = fixed, t
+		}
+	}
 	return jobs, nil
+}
+
+// overheadOn is the job's overhead on cl: the fixed part, and the rest in
+// proportion to cl's HDFS request time.
+func (j *Job) overheadOn(cl *Cluster) float64 {
+	if j.OverheadRequest <= 0 || j.Overhead <= j.OverheadFixed {
+		return j.Overhead
+	}
+	return j.OverheadFixed + (j.Overhead-j.OverheadFixed)*math.Min(1, cl.hdfsRequestTime()/j.OverheadRequest)
 }
 
 // daemonBackground splits each job's daemon CPU into a part per second
