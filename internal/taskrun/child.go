@@ -143,6 +143,18 @@ func registered() Runner {
 // with ReuseEnv set, it runs attempts in turn instead (serve).
 func Main(ctx context.Context, in io.Reader, out io.Writer) int {
 	link := LinkFromEnv()
+	if link != nil {
+		// A child whose TaskTracker died stops, as Hadoop's child does
+		// when its pings go unanswered: nobody would take its result.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go watchParent(ctx, time.Second, os.Getppid(), os.Getppid, func() {
+			fmt.Fprintln(os.Stderr, "taskrun: the TaskTracker is gone; stopping")
+			cancel()
+			time.AfterFunc(parentGoneExit, func() { os.Exit(2) })
+		})
+	}
 	if link != nil && os.Getenv(ReuseEnv) != "" {
 		return serve(ctx, in, out, link)
 	}
@@ -161,6 +173,29 @@ func Main(ctx context.Context, in io.Reader, out io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// parentGoneExit is how long a child whose TaskTracker died gives its
+// attempt to stop before it exits anyway.
+const parentGoneExit = 10 * time.Second
+
+// watchParent calls gone once the process's parent is no longer parent
+// (getppid changed: the TaskTracker died and the child was reparented),
+// checking every interval until ctx ends.
+func watchParent(ctx context.Context, every time.Duration, parent int, getppid func() int, gone func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if getppid() != parent {
+			gone()
+			return
+		}
+	}
 }
 
 // serve is a child that runs several attempts of one job in turn

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -264,5 +265,27 @@ func TestReadLine(t *testing.T) {
 	}
 	if _, err := ReadLine(bufio.NewReader(strings.NewReader("")), 40); err != io.EOF {
 		t.Fatalf("no line: %v", err)
+	}
+}
+
+// TestWatchParent: a child notices its parent is gone (its parent pid
+// changed) within a check, and not before.
+func TestWatchParent(t *testing.T) {
+	var ppid atomic.Int64
+	ppid.Store(100)
+	gone := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go watchParent(ctx, time.Millisecond, 100, func() int { return int(ppid.Load()) }, func() { close(gone) })
+	select {
+	case <-gone:
+		t.Fatal("gone while the parent lives")
+	case <-time.After(20 * time.Millisecond):
+	}
+	ppid.Store(1) // reparented
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the parent's death went unnoticed")
 	}
 }

@@ -26,5 +26,6 @@
 // 0 only when no result had an error, and a child running attempts in
 // turn stops after the first failed one. A child never holds the
 // TaskTracker's pipes across an exec (they are close-on-exec), so a
-// command it starts (a streaming mapper) cannot keep an attempt alive.
+// command it starts (a streaming mapper) cannot keep an attempt alive; a
+// child whose TaskTracker died stops its attempt (watchParent).
 package taskrun
