@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -204,7 +205,7 @@ func TestAdvise(t *testing.T) {
 	ssd.Name, ssd.Price = "ssd-inter", 1200
 	ssd.Devices = append(append([]Device(nil), hdd.Devices...), mustDevice(t, "ssd", "sata-ssd"))
 	ssd.LocalDirs = []string{"ssd"}
-	a, err := Advise(w, []*Cluster{&hdd, &ssd}, 3, 0.1)
+	a, err := Advise(w, []*Cluster{&hdd, &ssd}, 3, 0.1, Budget{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +220,67 @@ func TestAdvise(t *testing.T) {
 	}
 	if a.Predictions[0].KWhPerJob <= 0 {
 		t.Error("no energy with power figures set")
+	}
+}
+
+// A budget keeps clusters over it out of the recommendation; -fill adds
+// each candidate with as many nodes as the budget buys.
+func TestAdviseBudget(t *testing.T) {
+	_, w := calibration(t)
+	hdd := *w.Calibration
+	hdd.Name, hdd.Price = "hdd", 100*float64(hdd.Nodes)
+	ssd := hdd
+	ssd.Name, ssd.Price = "ssd-inter", 250*float64(hdd.Nodes)
+	ssd.Devices = append(append([]Device(nil), hdd.Devices...), mustDevice(t, "ssd", "sata-ssd"))
+	ssd.LocalDirs = []string{"ssd"}
+	// Two more HDD nodes, or too few SSD nodes for the replication.
+	budget := hdd.Price + 200
+	if int(budget/250) >= hdd.Replication {
+		t.Fatalf("the test wants a calibration of replication > %d", int(budget/250))
+	}
+	a, err := Advise(w, []*Cluster{&hdd, &ssd}, 3, 0.1, Budget{Dollars: budget, Fill: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range a.Predictions {
+		names = append(names, p.Cluster.Name)
+	}
+	n := hdd.Nodes
+	want := fmt.Sprintf("hdd,hdd-%dnodes,ssd-inter", n+2)
+	if got := strings.Join(names, ","); got != want {
+		t.Fatalf("candidates %s, want %s", got, want)
+	}
+	grown := a.Predictions[1]
+	if grown.Cluster.Price != hdd.Price+200 || grown.Cluster.Nodes != n+2 {
+		t.Errorf("grown cluster: %d nodes at $%g", grown.Cluster.Nodes, grown.Cluster.Price)
+	}
+	if grown.Runtime >= a.Predictions[0].Runtime {
+		t.Errorf("%d nodes predicted no faster than %d: %.2f vs %.2f s", n+2, n, grown.Runtime, a.Predictions[0].Runtime)
+	}
+	if a.Within(a.Predictions[2]) {
+		t.Errorf("ssd-inter at $%g is within a budget of $%g", ssd.Price, budget)
+	}
+	var b bytes.Buffer
+	a.Print(&b)
+	out := b.String()
+	if !strings.Contains(out, fmt.Sprintf("Within $%.0f: ", budget)) || !strings.Contains(out, " over") {
+		t.Errorf("advice:\n%s", out)
+	}
+	rec := out[strings.Index(out, "Within $"):]
+	rec = rec[:strings.Index(rec, "\n")]
+	if strings.Contains(rec, "ssd-inter ") || strings.Contains(rec, "ssd-inter,") {
+		t.Errorf("a cluster over the budget was recommended: %s", rec)
+	}
+	// A budget no candidate fits says so.
+	a, err = Advise(w, []*Cluster{&hdd, &ssd}, 3, 0.1, Budget{Dollars: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	a.Print(&b)
+	if !strings.Contains(b.String(), "No candidate costs $10 or less: the cheapest, hdd,") {
+		t.Errorf("advice over every budget:\n%s", b.String())
 	}
 }
 

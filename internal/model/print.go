@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 )
@@ -77,91 +76,6 @@ func Bytes(b float64) string {
 		return fmt.Sprintf("%.0f kB", b/1e3)
 	}
 	return fmt.Sprintf("%.0f B", b)
-}
-
-// Advice is candidates ranked.
-type Advice struct {
-	Predictions []*Prediction // in the order given; the first is the baseline
-}
-
-// Advise predicts w on every candidate.
-func Advise(w *Workload, candidates []*Cluster, years, kwhPrice float64) (*Advice, error) {
-	a := &Advice{}
-	for _, c := range candidates {
-		p, err := Predict(w, c, years, kwhPrice)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		a.Predictions = append(a.Predictions, p)
-	}
-	return a, nil
-}
-
-// Print ranks the candidates by cost per run and by runtime, then says
-// for each what bounds its slowest job's longest phase and its speed-up
-// over the baseline.
-func (a *Advice) Print(w io.Writer) {
-	if len(a.Predictions) == 0 {
-		return
-	}
-	base := a.Predictions[0]
-	byCost := append([]*Prediction(nil), a.Predictions...)
-	sort.SliceStable(byCost, func(i, k int) bool { return byCost[i].TotalCostPerJob < byCost[k].TotalCostPerJob })
-	tw := newTable(w)
-	fmt.Fprintln(tw, "rank\tcluster\truntime (s)\tspeed-up\tprice ($)\t$/run\tkWh/run\t$/run with energy\twhat bounds it\t")
-	for i, p := range byCost {
-		fmt.Fprintf(tw, "%d\t%s\t%.2f\t%.2fx\t%.0f\t%.5f\t%.4f\t%.5f\t%s\t\n", i+1, p.Cluster.Name, p.Runtime, base.Runtime/p.Runtime,
-			p.Cluster.Price, p.CostPerJob, p.KWhPerJob, p.TotalCostPerJob, p.Dominant())
-	}
-	tw.Flush()
-	fast := append([]*Prediction(nil), a.Predictions...)
-	sort.SliceStable(fast, func(i, k int) bool { return fast[i].Runtime < fast[k].Runtime })
-	fmt.Fprintf(w, "Cheapest per run: %s (%s). Fastest: %s, %.2fx the baseline %s.\n",
-		byCost[0].Cluster.Name, byCost[0].Dominant(), fast[0].Cluster.Name, base.Runtime/fast[0].Runtime, base.Cluster.Name)
-	for _, p := range a.Predictions[1:] {
-		fmt.Fprintf(w, "  %s against %s: %s\n", p.Cluster.Name, base.Cluster.Name, explain(base, p))
-	}
-}
-
-// Dominant names the phase that takes longest in the workload's total
-// and what bounds it, with its share of the runtime.
-func (p *Prediction) Dominant() string {
-	var best string
-	var bt float64
-	for _, j := range p.Jobs {
-		if !j.inTotal {
-			continue
-		}
-		for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
-			if v := j.Phases.Get(ph); v > bt {
-				bt, best = v, fmt.Sprintf("%s %s phase, %s-bound", j.Name, ph, j.Bounds[ph])
-			}
-		}
-	}
-	if p.Runtime > 0 {
-		best += fmt.Sprintf(", %.0f%% of the runtime", 100*bt/p.Runtime)
-	}
-	return best
-}
-
-// explain says how each total job's phases change from base to p and
-// why: the bound in each.
-func explain(base, p *Prediction) string {
-	var parts []string
-	for i, j := range p.Jobs {
-		if !j.inTotal || i >= len(base.Jobs) {
-			continue
-		}
-		b := base.Jobs[i]
-		for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
-			bv, v := b.Phases.Get(ph), j.Phases.Get(ph)
-			if bv < 0.05*base.Runtime || v <= 0 {
-				continue
-			}
-			parts = append(parts, fmt.Sprintf("%s %s %.2f -> %.2f s (%.1fx; %s-bound -> %s-bound)", j.Name, ph, bv, v, bv/v, b.Bounds[ph], j.Bounds[ph]))
-		}
-	}
-	return fmt.Sprintf("%.2fx overall; ", base.Runtime/p.Runtime) + strings.Join(parts, "; ")
 }
 
 // PrintWorkload prints a workload's demands per job.

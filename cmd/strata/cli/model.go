@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func init() {
 
 const modelUsage = `Usage: strata model calibrate [-results DIR | experiment flags] [-profile NAME] [-o workload.json]
        strata model predict -workload FILE -cluster FILE|NAME[,...] [-data SIZE] [-replication N]
-       strata model advise -workload FILE -clusters FILE|NAME,... [-data SIZE]
+       strata model advise -workload FILE -clusters FILE|NAME,... [-data SIZE] [-budget DOLLARS [-fill]]
        strata model validate [-out DIR] [-cases NAME,...]
        strata model papers -workload FILE
        strata model clusters
@@ -174,7 +175,16 @@ func runModelPredict(env *Env, sub string, args []string) int {
 	repl := fl.Int("replication", 0, "dfs.replication (default: each cluster's)")
 	years := fl.Float64("years", experiment.DefaultYears, "lifetime for runs and cost per run")
 	kwh := fl.Float64("kwh-price", experiment.DefaultKWhPrice, "electricity price in $ per kWh")
+	var budget model.Budget
+	if sub == "advise" {
+		fl.Float64Var(&budget.Dollars, "budget", 0, "advise: recommend only clusters of at most this price in $ (0: no limit)")
+		fl.BoolVar(&budget.Fill, "fill", false, "advise, with -budget: also each candidate with as many of its nodes as the budget buys at its price per node")
+	}
 	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if budget.Dollars < 0 || math.IsNaN(budget.Dollars) || math.IsInf(budget.Dollars, 0) || (budget.Fill && budget.Dollars <= 0) {
+		fmt.Fprintf(env.Stderr, "model advise: -budget wants a positive number of dollars (and -fill needs it)\n")
 		return 2
 	}
 	fail := func(err error) int { fmt.Fprintf(env.Stderr, "model %s: %v\n", sub, err); return 1 }
@@ -211,7 +221,7 @@ func runModelPredict(env *Env, sub string, args []string) int {
 		}
 		cls = append(cls, c)
 	}
-	a, err := model.Advise(w, cls, *years, *kwh)
+	a, err := model.Advise(w, cls, *years, *kwh, budget)
 	if err != nil {
 		return fail(err)
 	}
