@@ -40,7 +40,24 @@ type JobAccounting struct {
 	Disks    []DiskAccount    `json:"disks,omitempty"`
 	Nodes    []NodeAccount    `json:"nodes,omitempty"`
 	Links    []LinkAccount    `json:"links,omitempty"`
-	Notes    []string         `json:"notes,omitempty"`
+	// Chained are the step's other jobs when it ran more than one
+	// (Neighbour Statistics: per-block histograms, then their sum), in
+	// submission order; job_id, counters and attempts are the first
+	// job's, the daemons', devices' and links' figures the whole step's.
+	Chained []ChainedJob `json:"chained_jobs,omitempty"`
+	Notes   []string     `json:"notes,omitempty"`
+}
+
+// ChainedJob is a job a step ran after its first.
+type ChainedJob struct {
+	ID      string `json:"job_id"`
+	Name    string `json:"name,omitempty"`
+	Maps    int    `json:"maps"`
+	Reduces int    `json:"reduces"`
+	// Seconds is its share of the step's time: from the previous job's
+	// end (as the JobTracker recorded it) to its own, so it includes the
+	// client noticing that end and submitting this job.
+	Seconds float64 `json:"seconds"`
 }
 
 // LinkAccount is what crossed a host's link during the step (hostnet's
@@ -278,11 +295,20 @@ func (a *accountant) end(ctx context.Context, s *stepStart, step string, secs fl
 			ja.Nodes = append(ja.Nodes, n)
 		}
 	}
-	// The step's job: the one the JobTracker did not know before.
+	// The step's jobs: those the JobTracker did not know before, in the
+	// order they were submitted; the first is the step's job.
+	var prevFinish int64
 	for _, j := range a.listJobs(ctx) {
 		if s.jobs[j.GetJobId()] {
 			continue
 		}
+		if ja.JobID != "" {
+			ja.Chained = append(ja.Chained, ChainedJob{ID: j.GetJobId(), Name: j.GetName(), Maps: int(j.GetMaps()), Reduces: int(j.GetReduces()),
+				Seconds: max(0, float64(j.GetFinishMs()-prevFinish)/1e3)})
+			prevFinish = j.GetFinishMs()
+			continue
+		}
+		prevFinish = j.GetFinishMs()
 		ja.JobID = j.GetJobId()
 		ja.Counters = map[string]int64{}
 		for _, c := range j.GetCounters() {

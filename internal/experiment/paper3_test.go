@@ -136,6 +136,13 @@ func TestRunPaper3Tiny(t *testing.T) {
 			t.Errorf("OCC node below its idle power: %v", s.NodeWatts)
 		}
 	}
+	// Neighbour Statistics runs two jobs: its accounting is the first's
+	// (the catalogue's records), the sum job is chained after it.
+	st := res.step("occ-node", "neighborstats", 10)
+	if in := st.Account.Counters["MAP_INPUT_RECORDS"]; in != 3000 || len(st.Account.Chained) != 1 ||
+		st.Account.Chained[0].Name != "neighborstats-sum" || st.Account.Chained[0].Seconds <= 0 || st.Account.Chained[0].Seconds >= st.Seconds {
+		t.Errorf("neighborstats accounted as job %s with %d input records, chained %+v (step %.2f s)", st.Account.JobID, in, st.Account.Chained, st.Seconds)
+	}
 	// The two profiles found the same pairs (same seed, same catalogue).
 	if a, b := res.step("amdahl-blade", "neighbors", 30), res.step("occ-node", "neighbors", 30); a.Pairs != b.Pairs {
 		t.Errorf("pairs differ: %d and %d", a.Pairs, b.Pairs)

@@ -359,3 +359,35 @@ func TestDaemonBackground(t *testing.T) {
 		}
 	}
 }
+
+// A step's chained jobs (Neighbour Statistics' sum) are fixed time in its
+// overhead: faster HDFS devices do not shrink them, and they do not raise
+// the fixed overhead of the other jobs.
+func TestChainedJobsKeepTheirTime(t *testing.T) {
+	res, plain := calibration(t)
+	ja := res.Profiles[0].Runs[0].Job("teravalidate")
+	ja.Seconds += 0.4
+	ja.Chained = []experiment.ChainedJob{{ID: "job_1_0009", Name: "sum", Maps: 1, Reduces: 1, Seconds: 0.4}}
+	w, err := Calibrate(res, res.Profiles[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j, before *Job
+	for i := range w.Jobs {
+		if w.Jobs[i].Name == "teravalidate" {
+			j, before = &w.Jobs[i], &plain.Jobs[i]
+		}
+	}
+	if j == nil || math.Abs(j.Chained-0.4) > 1e-9 || math.Abs(j.OverheadFixed-(before.OverheadFixed+0.4)) > 1e-9 {
+		t.Fatalf("teravalidate: chained %.3f, fixed overhead %.3f (without the chained job %.3f)", j.Chained, j.OverheadFixed, before.OverheadFixed)
+	}
+	for i := range w.Jobs {
+		if w.Jobs[i].Name != "teravalidate" && math.Abs(w.Jobs[i].OverheadFixed-plain.Jobs[i].OverheadFixed) > 1e-9 {
+			t.Errorf("%s: fixed overhead %.3f, %.3f without the chained job", w.Jobs[i].Name, w.Jobs[i].OverheadFixed, plain.Jobs[i].OverheadFixed)
+		}
+	}
+	ssd := &Cluster{Volumes: []string{"d"}, Devices: []Device{{Name: "d", Params: media.Params{Latency: 50 * time.Microsecond}}}}
+	if got := j.overheadOn(ssd); got < j.OverheadFixed-1e-9 {
+		t.Errorf("overhead on an SSD %.3f, below the fixed part %.3f with its chained job", got, j.OverheadFixed)
+	}
+}
