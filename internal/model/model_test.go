@@ -391,3 +391,44 @@ func TestChainedJobsKeepTheirTime(t *testing.T) {
 		t.Errorf("overhead on an SSD %.3f, below the fixed part %.3f with its chained job", got, j.OverheadFixed)
 	}
 }
+
+// A running attempt's CPU per second is the least any job's attempts
+// showed per task second; the rest of each job's is per byte, and a
+// phase predicted longer carries more of it.
+func TestTaskBackground(t *testing.T) {
+	jobs := []Job{
+		{Bytes: 1e9, mapCPUSecs: 2.0, mapTaskSecs: 10, redCPUSecs: 1.0, redTaskSecs: 5}, // 0.2 per task second
+		{Bytes: 1e6, mapCPUSecs: 0.3, mapTaskSecs: 6, redCPUSecs: 0, redTaskSecs: 0},    // the least: 0.05
+	}
+	taskBackground(jobs)
+	for i, want := range [][2]float64{{(2.0 - 0.5) / 1e9, (1.0 - 0.25) / 1e9}, {0, 0}} {
+		j := jobs[i]
+		if math.Abs(j.TaskCPUPerSecond-0.05) > 1e-12 || math.Abs(j.MapCPU-want[0]) > 1e-18 || math.Abs(j.ReduceCPU-want[1]) > 1e-18 {
+			t.Errorf("job %d: %.4f per task second, map %.3g and reduce %.3g per byte; want 0.05, %.3g, %.3g",
+				i, j.TaskCPUPerSecond, j.MapCPU, j.ReduceCPU, want[0], want[1])
+		}
+	}
+	// Predicted on a cluster where CPU bounds the map phase, the per
+	// second part adds the phase's length times the node's running tasks.
+	_, w := calibration(t)
+	cl := *w.Calibration
+	cl.SharedCores, cl.Cores = 0, 0.3
+	var j *Job
+	for i := range w.Jobs {
+		if w.Jobs[i].Name == "terasort" {
+			j = &w.Jobs[i]
+		}
+	}
+	base := predictOn(t, w, &cl)
+	j.TaskCPUPerSecond += 0.01
+	more := predictOn(t, w, &cl)
+	var b, m float64
+	for k := range base.Jobs {
+		if base.Jobs[k].Name == "terasort" {
+			b, m = base.Jobs[k].Phases.Map, more.Jobs[k].Phases.Map
+		}
+	}
+	if !(m > b) {
+		t.Errorf("a higher CPU per task second left the CPU-bound map phase at %.3f s (was %.3f)", m, b)
+	}
+}

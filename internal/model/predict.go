@@ -353,12 +353,12 @@ func (s shape) times(cl *Cluster, phase string, j *Job) map[string]float64 {
 	return s.load(cl, phase, j).times(cl, j)
 }
 
-// timesOver is times with the daemons' CPU per second over a phase of
-// secs seconds added to the phase's CPU.
+// timesOver is times with the daemons' and the running attempts' CPU
+// per second over a phase of secs seconds added to the phase's CPU.
 func (s shape) timesOver(cl *Cluster, phase string, j *Job, secs float64) map[string]float64 {
 	L := s.load(cl, phase, j)
 	if L.waves > 0 {
-		L.cpu += j.DaemonCPUPerSecond * secs
+		L.cpu += (j.DaemonCPUPerSecond + j.TaskCPUPerSecond*float64(L.k)) * secs
 	}
 	return L.times(cl, j)
 }
@@ -370,7 +370,7 @@ func (s shape) timesOver(cl *Cluster, phase string, j *Job, secs float64) map[st
 func (s shape) phaseTime(cl *Cluster, phase string, j *Job, f Fit) (float64, map[string]float64) {
 	t := s.times(cl, phase, j)
 	v := f.combine(t, s.waves(phase))
-	if j.DaemonCPUPerSecond <= 0 {
+	if j.DaemonCPUPerSecond <= 0 && j.TaskCPUPerSecond <= 0 {
 		return v, t
 	}
 	v0, t0 := v, t
@@ -461,6 +461,11 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 			}
 		}
 		jp.CPUSeconds = (j.MapCPU + j.ReduceCPU) * d
+		if j.TaskCPUPerSecond > 0 {
+			// Each node's running attempts over their phases.
+			jp.CPUSeconds += j.TaskCPUPerSecond * float64(cl.Nodes) *
+				(float64(s.mapK)*jp.Phases.Map + float64(s.redK)*(jp.Phases.Shuffle+jp.Phases.Reduce))
+		}
 		jp.Phases.Overhead = j.overheadOn(cl)
 		jp.inTotal = slices.Contains(w.Total, j.Name)
 		total := jp.Phases.Total()
