@@ -117,10 +117,10 @@ type Job struct {
 	// scales with their request time, OverheadRequest at calibration.
 	OverheadFixed   float64 `json:"overhead_fixed_s,omitempty"`
 	OverheadRequest float64 `json:"overhead_hdfs_request_s,omitempty"`
-	// Chained is the time of the jobs the step ran after this one (its
-	// phases are its first job's), part of Overhead and of OverheadFixed:
-	// small jobs over the first one's output, mostly task start-up.
-	Chained float64 `json:"chained_jobs_s,omitempty"`
+	// Chained counts the jobs the step ran after this one (its phases are
+	// its first job's), which are in its Overhead: each has the fixed
+	// part of a job's overhead, and the rest is as any job's rest.
+	Chained int `json:"chained_jobs,omitempty"`
 }
 
 // Fit combines a phase's resource times t: Scale × (max(t) + Alpha ×
@@ -493,11 +493,7 @@ func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting) {
 		j.Fit[ph] = fit(shape.timesOver(cl, ph, j, meas.Get(ph)), meas.Get(ph), shape.waves(ph))
 	}
 	j.Overhead = meas.Overhead
-	j.Chained = 0
-	for _, c := range ja.Chained {
-		j.Chained += c.Seconds
-	}
-	j.Chained = min(j.Chained, j.Overhead)
+	j.Chained = len(ja.Chained)
 }
 
 // source is one accounted job and what ran before it, on a cluster.
@@ -525,11 +521,11 @@ func calibrateAll(srcs []source) ([]Job, error) {
 	}
 	fixed := math.Inf(1)
 	for _, j := range jobs {
-		fixed = math.Min(fixed, math.Max(0, j.Overhead-j.Chained))
+		fixed = math.Min(fixed, math.Max(0, j.Overhead)/float64(1+j.Chained))
 	}
 	for i, s := range srcs {
 		if t := s.cl.hdfsRequestTime(); t > 0 && !math.IsInf(fixed, 1) {
-			jobs[i].OverheadFixed, jobs[i].OverheadRequest = fixed+jobs[i].Chained, t
+			jobs[i].OverheadFixed, jobs[i].OverheadRequest = fixed*float64(1+jobs[i].Chained), t
 		}
 	}
 	return jobs, nil
