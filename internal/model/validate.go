@@ -230,6 +230,19 @@ func (v *Validation) Print(w io.Writer) {
 	within, jobs, med, n := v.Summary()
 	fmt.Fprintf(w, "Held-out jobs within 20%% of the measured total: %d of %d; median error of their %d phases of at least 10%% of a job: %.0f%% (phases: predicted / measured)\n",
 		within, jobs, n, 100*med)
+	var per []string
+	for _, c := range v.Cases[1:] {
+		ok := 0
+		for _, j := range c.Jobs {
+			if relErr(j.Predicted.Total(), j.Measured.Total()) <= 0.2 {
+				ok++
+			}
+		}
+		per = append(per, fmt.Sprintf("%s %d of %d", c.Name, ok, len(c.Jobs)))
+	}
+	if len(per) > 0 {
+		fmt.Fprintf(w, "By case: %s\n", strings.Join(per, ", "))
+	}
 }
 
 // WriteJSON writes v as indented JSON.
