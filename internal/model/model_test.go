@@ -439,3 +439,20 @@ func TestTaskBackground(t *testing.T) {
 		t.Errorf("a higher CPU per task second left the CPU-bound map phase at %.3f s (was %.3f)", m, b)
 	}
 }
+
+// On hosts the nodes' daemons are their DataNodes and TaskTrackers; the
+// masters and the client are not a node's. In one process, it is all.
+func TestNodeDaemonCPU(t *testing.T) {
+	cpu := func(name string, s float64) experiment.DaemonCPU {
+		return experiment.DaemonCPU{Name: name, CPUSeconds: experiment.CPUSeconds{User: s / 2, System: s / 2}}
+	}
+	hosts := []experiment.DaemonCPU{cpu("this process: the job client", 0.13), cpu("namenode", 0.02), cpu("jobtracker", 0.02),
+		cpu("datanode dn0", 0.06), cpu("tasktracker dn0", 0.09), cpu("datanode dn1", 0.07), cpu("tasktracker dn1", 0.07)}
+	if got := nodeDaemonCPU(hosts); math.Abs(got-0.29) > 1e-9 {
+		t.Errorf("hosts: %.3f CPU s, want 0.29", got)
+	}
+	one := []experiment.DaemonCPU{cpu("this process: NameNode, DataNodes, JobTracker, TaskTrackers and the job client", 0.8)}
+	if got := nodeDaemonCPU(one); math.Abs(got-0.8) > 1e-9 {
+		t.Errorf("one process: %.3f CPU s, want 0.8", got)
+	}
+}

@@ -433,10 +433,7 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 	j.FileRequest, j.FileSeek = j.BytesPerRequest, j.SeekFraction
 	var moved float64
 	moved = (j.MapHDFSRead+j.ReduceHDFSRead+j.ShuffleBytes)*d + hdfsW*repl
-	var daemon float64
-	for _, dc := range ja.Daemons {
-		daemon += dc.User + dc.System
-	}
+	daemon := nodeDaemonCPU(ja.Daemons)
 	if moved > 0 {
 		j.DaemonCPU = daemon / moved
 	}
@@ -562,6 +559,27 @@ func daemonBackground(jobs []Job, srcs []source) {
 			j.DaemonCPU = math.Max(0, j.daemonSecs-rate*j.jobSecs*float64(srcs[i].cl.Nodes)) / j.movedBytes
 		}
 	}
+}
+
+// nodeDaemonCPU is the CPU seconds of the nodes' daemons: their
+// DataNodes and TaskTrackers where the run had a line per daemon (on
+// hosts), leaving out the NameNode, the JobTracker and the job client,
+// which run on machines of their own; all of it where the daemons shared
+// one process.
+func nodeDaemonCPU(ds []experiment.DaemonCPU) float64 {
+	var all, nodes float64
+	split := false
+	for _, dc := range ds {
+		all += dc.User + dc.System
+		if strings.HasPrefix(dc.Name, "datanode ") || strings.HasPrefix(dc.Name, "tasktracker ") {
+			nodes += dc.User + dc.System
+			split = true
+		}
+	}
+	if split {
+		return nodes
+	}
+	return all
 }
 
 // taskBackground splits each job's task CPU the same way: a part per
