@@ -456,3 +456,18 @@ func TestNodeDaemonCPU(t *testing.T) {
 		t.Errorf("one process: %.3f CPU s, want 0.8", got)
 	}
 }
+
+// A pipeline's middle nodes forward its block: with three nodes and
+// three replicas each other block passes through a node half the time.
+func TestBusiestForwards(t *testing.T) {
+	// The largest of three binomial(2, 1/2): 1 - (1/4)^3 + 1 - (3/4)^3.
+	if got, want := busiestForwards(3, 1, 3, 3), 2-1.0/64-27.0/64; math.Abs(got-want) > 1e-9 {
+		t.Errorf("3 blocks, 3 nodes, replication 3: %.4f forwards, want %.4f", got, want)
+	}
+	if got := busiestForwards(10, 2, 2, 5); got != 0 {
+		t.Errorf("replication 2 forwards nothing: %.3f", got)
+	}
+	if got := busiestForwards(1, 1, 3, 3); got != 0 {
+		t.Errorf("a node's own block only: %.3f", got)
+	}
+}

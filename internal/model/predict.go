@@ -129,11 +129,28 @@ func (L *load) add(devs []string, file, write bool, bytes, streams, units float6
 // replica of each block it did not write with probability (r-1)/(n-1),
 // and the busiest of n such binomial counts sets the phase's time.
 func busiestReplicas(b, own, r float64, n int) float64 {
-	m := math.Round(b - own)
-	if r <= 1 || n < 2 || m <= 0 {
+	if r <= 1 || n < 2 {
 		return 0
 	}
-	p := math.Min(1, (r-1)/float64(n-1))
+	return busiestOf(math.Round(b-own), math.Min(1, (r-1)/float64(n-1)), n)
+}
+
+// busiestForwards is the expected largest number of the others' b-own
+// blocks one of n nodes forwards in their pipelines: a node that is
+// neither a block's writer nor its pipeline's last forwards it, which a
+// node that did not write it is with probability (r-2)/(n-1).
+func busiestForwards(b, own, r float64, n int) float64 {
+	if r <= 2 || n < 2 {
+		return 0
+	}
+	return busiestOf(math.Round(b-own), math.Min(1, (r-2)/float64(n-1)), n)
+}
+
+// busiestOf is the expected largest of n binomial(m, p) counts.
+func busiestOf(m, p float64, n int) float64 {
+	if m <= 0 || p <= 0 {
+		return 0
+	}
 	if p >= 1 || m > 5000 {
 		// Exact, or a spread negligible against the mean.
 		return m*p + math.Sqrt(2*m*p*(1-p)*math.Log(float64(n)))
@@ -161,9 +178,12 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 	// them by this node's tasks, on its volumes: its own first replicas
 	// and the busiest node's share of the others' (random placement), in
 	// blocks of at most a task's output.
-	hdfsWrite := func(L *load, w, share float64, tasks int, wf float64) {
+	// It returns what the phase's replica pipelines send out of the node
+	// and into it: one copy of each of its own blocks, one of each block
+	// it forwards, and each replica it receives.
+	hdfsWrite := func(L *load, w, share float64, tasks int, wf float64) (out, in float64) {
 		if w <= 0 || tasks == 0 {
-			return
+			return 0, 0
 		}
 		unit := math.Min(block, w/float64(tasks))
 		blocks := math.Ceil(w / unit)
@@ -171,6 +191,10 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		other := busiestReplicas(blocks, own, repl, s.nodes)
 		k := float64(L.k)
 		L.add(cl.Volumes, false, true, (own+other)*unit*wf, k*repl, own+other)
+		if repl > 1 {
+			out = (own + busiestForwards(blocks, own, repl, s.nodes)) * unit
+		}
+		return out, other * unit
 	}
 	rf, wf := j.ReadFactor, j.WriteFactor
 	if rf == 0 {
@@ -200,12 +224,12 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		}
 		hr, hw := j.MapHDFSRead*d, j.MapHDFSWrite*d
 		L.add(cl.Volumes, false, false, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
-		hdfsWrite(L, hw, share, s.maps, wf)
+		wOut, wIn := hdfsWrite(L, hw, share, s.maps, wf)
 		// Spills and their merge: a writer and the merge's readers.
 		L.add(cl.LocalDirs, true, false, (j.MapFileRead*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
 		L.add(cl.LocalDirs, true, true, (j.MapFileWrite*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
-		L.netOut = hw*share*(repl-1) + hr*share*(1-j.DataLocal) + shuffle*(1-tail)/n*remote
-		L.netIn = L.netOut
+		other := hr*share*(1-j.DataLocal) + shuffle*(1-tail)/n*remote
+		L.netOut, L.netIn = wOut+other, wIn+other
 		L.cpu = j.MapCPU * d * share
 		if s.maps > 0 {
 			L.taskCPU = j.MapCPU * d / float64(s.maps)
@@ -236,10 +260,8 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		L.split = d / float64(s.reduces)
 		hw := j.ReduceHDFSWrite * d
 		L.add(cl.Volumes, false, false, j.ReduceHDFSRead*d*share*rf, k, 0)
-		hdfsWrite(L, hw, share, s.reduces, wf)
+		L.netOut, L.netIn = hdfsWrite(L, hw, share, s.reduces, wf)
 		L.add(cl.LocalDirs, true, false, j.ReduceFileRead*d*share*rf, 2*k, 0)
-		L.netOut = hw * share * (repl - 1)
-		L.netIn = hw * (repl - 1) / n
 		L.cpu = j.ReduceCPU * d * (1 - j.ShuffleCPUShare) * share
 		L.taskCPU = j.ReduceCPU * d * (1 - j.ShuffleCPUShare) / float64(s.reduces)
 		moved = hw * repl / n
