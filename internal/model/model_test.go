@@ -471,3 +471,37 @@ func TestBusiestForwards(t *testing.T) {
 		t.Errorf("a node's own block only: %.3f", got)
 	}
 }
+
+// A phase's time no resource explains keeps the workload's least and
+// scales the rest with the HDFS request time: a tiny reduce's output
+// file took 0.14 s on the HDDs and 0.02 s on SSDs.
+func TestFixedOnOtherDevices(t *testing.T) {
+	dev := func(lat, seek time.Duration) *Cluster {
+		return &Cluster{Volumes: []string{"d"}, Devices: []Device{{Name: "d", Params: media.Params{Latency: lat, Seek: seek}}}}
+	}
+	hdd, ssd := dev(200*time.Microsecond, 12500*time.Microsecond), dev(100*time.Microsecond, 0)
+	j := &Job{OverheadRequest: hdd.hdfsRequestTime()}
+	f := Fit{Scale: 1, Alpha: 1, Fixed: 0.126, FixedFloor: 0.016}
+	if got := f.on(hdd, j).Fixed; math.Abs(got-0.126) > 1e-12 {
+		t.Errorf("on the calibration's devices: %.4f, want 0.126", got)
+	}
+	if got, want := f.on(ssd, j).Fixed, 0.016+0.11*0.1/12.7; math.Abs(got-want) > 1e-9 {
+		t.Errorf("on an SSD: %.4f, want %.4f", got, want)
+	}
+	if got := (Fit{Fixed: 0.1}).on(ssd, &Job{}).Fixed; got != 0.1 {
+		t.Errorf("without the calibration's request time: %.4f, want 0.1", got)
+	}
+	// Calibration sets each phase's floor: the least Fixed of any job.
+	_, w := calibration(t)
+	least := math.Inf(1)
+	for _, j := range w.Jobs {
+		if f := j.Fit[PhaseReduce]; f.Fixed > 0 {
+			least = math.Min(least, f.Fixed)
+		}
+	}
+	for _, j := range w.Jobs {
+		if f := j.Fit[PhaseReduce]; f.Fixed > 0 && f.FixedFloor != least {
+			t.Errorf("%s: reduce floor %.4f, want %.4f", j.Name, f.FixedFloor, least)
+		}
+	}
+}

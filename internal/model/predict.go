@@ -465,6 +465,7 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 			if !ok {
 				f = Fit{Scale: 1}
 			}
+			f = f.on(cl, j)
 			v, t := s.phaseTime(cl, ph, j, f)
 			jp.Times[ph] = t
 			switch ph {

@@ -126,11 +126,26 @@ type Job struct {
 // Fit combines a phase's resource times t: Scale × (max(t) + Alpha ×
 // (sum(t) − max(t))) + Fixed × waves. Alpha 0 is perfect overlap of the
 // resources, 1 none; Fixed is time no resource explains (task start,
-// heartbeats), per wave of tasks.
+// heartbeats), per wave of tasks. Of Fixed, FixedFloor is the least any
+// of the workload's jobs showed in the phase (task start and end); the
+// rest is taken as small synchronous HDFS work (creating and closing a
+// task's output file) and scales with the HDFS request time, as the
+// job's overhead does (overheadOn).
 type Fit struct {
-	Alpha float64 `json:"alpha"`
-	Scale float64 `json:"scale"`
-	Fixed float64 `json:"fixed_s_per_wave"`
+	Alpha      float64 `json:"alpha"`
+	Scale      float64 `json:"scale"`
+	Fixed      float64 `json:"fixed_s_per_wave"`
+	FixedFloor float64 `json:"fixed_floor_s_per_wave,omitempty"`
+}
+
+// on is f on cl for job j: its Fixed beyond FixedFloor in proportion to
+// cl's HDFS request time against the calibration's.
+func (f Fit) on(cl *Cluster, j *Job) Fit {
+	if j.OverheadRequest <= 0 || f.Fixed <= f.FixedFloor {
+		return f
+	}
+	f.Fixed = f.FixedFloor + (f.Fixed-f.FixedFloor)*math.Min(1, cl.hdfsRequestTime()/j.OverheadRequest)
+	return f
 }
 
 // The phases of a job, as the user sees them.
@@ -523,6 +538,24 @@ func calibrateAll(srcs []source) ([]Job, error) {
 	for i, s := range srcs {
 		if t := s.cl.hdfsRequestTime(); t > 0 && !math.IsInf(fixed, 1) {
 			jobs[i].OverheadFixed, jobs[i].OverheadRequest = fixed*float64(1+jobs[i].Chained), t
+		}
+	}
+	// Each phase's least time per wave that no resource explained.
+	for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
+		floor := math.Inf(1)
+		for _, j := range jobs {
+			if f := j.Fit[ph].Fixed; f > 0 {
+				floor = math.Min(floor, f)
+			}
+		}
+		if math.IsInf(floor, 1) {
+			continue
+		}
+		for i := range jobs {
+			if f, ok := jobs[i].Fit[ph]; ok && f.Fixed > 0 {
+				f.FixedFloor = floor
+				jobs[i].Fit[ph] = f
+			}
 		}
 	}
 	return jobs, nil
