@@ -353,7 +353,7 @@ func TestDaemonBackground(t *testing.T) {
 		{daemonSecs: 0.3, movedBytes: 1e6, jobSecs: 1.5}, // the least: 0.1
 		{daemonSecs: 2.0, movedBytes: 4e9, jobSecs: 2},   // 0.5
 	}
-	daemonBackground(jobs, []source{{cl: cl}, {cl: cl}, {cl: cl}})
+	background(jobs, []source{{cl: cl}, {cl: cl}, {cl: cl}})
 	for i, want := range []float64{0, 0, (2.0 - 0.1*2*2) / 4e9} {
 		if j := jobs[i]; math.Abs(j.DaemonCPUPerSecond-0.1) > 1e-12 || math.Abs(j.DaemonCPU-want) > 1e-18 {
 			t.Errorf("job %d: %.4f per node-second, %.3g per byte; want 0.1, %.3g", i, j.DaemonCPUPerSecond, j.DaemonCPU, want)
@@ -407,7 +407,8 @@ func TestTaskBackground(t *testing.T) {
 		{Bytes: 1e9, mapCPUSecs: 2.0, mapTaskSecs: 10, redCPUSecs: 1.0, redTaskSecs: 5}, // 0.2 per task second
 		{Bytes: 1e6, mapCPUSecs: 0.3, mapTaskSecs: 6, redCPUSecs: 0, redTaskSecs: 0},    // the least: 0.05
 	}
-	taskBackground(jobs)
+	cl1 := &Cluster{Nodes: 1}
+	background(jobs, []source{{cl: cl1}, {cl: cl1}})
 	for i, want := range [][2]float64{{(2.0 - 0.5) / 1e9, (1.0 - 0.25) / 1e9}, {0, 0}} {
 		j := jobs[i]
 		if math.Abs(j.TaskCPUPerSecond-0.05) > 1e-12 || math.Abs(j.MapCPU-want[0]) > 1e-18 || math.Abs(j.ReduceCPU-want[1]) > 1e-18 {

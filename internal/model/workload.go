@@ -526,8 +526,7 @@ func calibrateAll(srcs []source) ([]Job, error) {
 		jobs[i] = j
 	}
 	splitRoles(jobs)
-	daemonBackground(jobs, srcs)
-	taskBackground(jobs)
+	background(jobs, srcs)
 	for i, s := range srcs {
 		jobs[i].fitTo(s.cl, &s.jobs[len(s.jobs)-1])
 	}
@@ -570,28 +569,50 @@ func (j *Job) overheadOn(cl *Cluster) float64 {
 	return j.OverheadFixed + (j.Overhead-j.OverheadFixed)*math.Min(1, cl.hdfsRequestTime()/j.OverheadRequest)
 }
 
-// daemonBackground splits each job's daemon CPU into a part per second
-// and node, the same for every job (the least per second any job
-// showed), and the rest per byte moved. Daemons use CPU while a job
-// waits: a job that runs longer on slower devices is not one that costs
-// more per byte.
-func daemonBackground(jobs []Job, srcs []source) {
+// background splits each job's daemon CPU into a part per second and
+// node, and its attempts' CPU into a part per attempt-second, each the
+// same for every job (the least per second any job showed), and the rest
+// of each per byte (moved by the daemons; of the job's data for the
+// attempts). Daemons and task children use CPU while a job waits: a job
+// that runs longer on slower devices is not one that costs more per byte
+// (the same TeraSort map: 0.36 CPU s in 4.0 s on the HDDs, 0.19–0.25 in
+// 0.4 s on SSDs), which per byte alone would carry to every cluster.
+func background(jobs []Job, srcs []source) {
+	daemon := leastRate(len(jobs), func(i int) (float64, float64) {
+		return jobs[i].daemonSecs, jobs[i].jobSecs * float64(srcs[i].cl.Nodes)
+	})
+	task := leastRate(len(jobs), func(i int) (float64, float64) {
+		return jobs[i].mapCPUSecs + jobs[i].redCPUSecs, jobs[i].mapTaskSecs + jobs[i].redTaskSecs
+	})
+	for i := range jobs {
+		j := &jobs[i]
+		if daemon > 0 {
+			j.DaemonCPUPerSecond = daemon
+			if j.movedBytes > 0 {
+				j.DaemonCPU = math.Max(0, j.daemonSecs-daemon*j.jobSecs*float64(srcs[i].cl.Nodes)) / j.movedBytes
+			}
+		}
+		if task > 0 && j.Bytes > 0 {
+			j.TaskCPUPerSecond = task
+			j.MapCPU = math.Max(0, j.mapCPUSecs-task*j.mapTaskSecs) / j.Bytes
+			j.ReduceCPU = math.Max(0, j.redCPUSecs-task*j.redTaskSecs) / j.Bytes
+		}
+	}
+}
+
+// leastRate is the least num/den of n jobs' (at(i)) with den > 0, or 0
+// when there is none or it is not positive.
+func leastRate(n int, at func(i int) (num, den float64)) float64 {
 	rate := math.Inf(1)
-	for i, j := range jobs {
-		if n := float64(srcs[i].cl.Nodes); j.jobSecs > 0 && n > 0 {
-			rate = math.Min(rate, j.daemonSecs/(j.jobSecs*n))
+	for i := range n {
+		if num, den := at(i); den > 0 {
+			rate = math.Min(rate, num/den)
 		}
 	}
 	if math.IsInf(rate, 1) || rate <= 0 {
-		return
+		return 0
 	}
-	for i := range jobs {
-		j := &jobs[i]
-		j.DaemonCPUPerSecond = rate
-		if j.movedBytes > 0 {
-			j.DaemonCPU = math.Max(0, j.daemonSecs-rate*j.jobSecs*float64(srcs[i].cl.Nodes)) / j.movedBytes
-		}
-	}
+	return rate
 }
 
 // nodeDaemonCPU is the CPU seconds of the nodes' daemons: their
@@ -613,32 +634,6 @@ func nodeDaemonCPU(ds []experiment.DaemonCPU) float64 {
 		return nodes
 	}
 	return all
-}
-
-// taskBackground splits each job's task CPU the same way: a part per
-// second of a running attempt, the same for every job (the least per
-// task second any job showed), and the rest per byte. An attempt that
-// waits longer on a slower device uses more CPU for the same bytes
-// (the same TeraSort map: 0.36 CPU s in 4.0 s on the HDDs, 0.19–0.25 in
-// 0.4 s on SSDs), which per byte alone would carry to every cluster.
-func taskBackground(jobs []Job) {
-	rate := math.Inf(1)
-	for _, j := range jobs {
-		if t := j.mapTaskSecs + j.redTaskSecs; t > 0 {
-			rate = math.Min(rate, (j.mapCPUSecs+j.redCPUSecs)/t)
-		}
-	}
-	if math.IsInf(rate, 1) || rate <= 0 {
-		return
-	}
-	for i := range jobs {
-		j := &jobs[i]
-		j.TaskCPUPerSecond = rate
-		if j.Bytes > 0 {
-			j.MapCPU = math.Max(0, j.mapCPUSecs-rate*j.mapTaskSecs) / j.Bytes
-			j.ReduceCPU = math.Max(0, j.redCPUSecs-rate*j.redTaskSecs) / j.Bytes
-		}
-	}
 }
 
 // hdfsOnly reports whether a job moved (almost) no intermediate data.
