@@ -73,9 +73,10 @@ func Advise(w *Workload, candidates []*Cluster, years, kwhPrice float64, b Budge
 	return a, nil
 }
 
-// Within reports whether p's cluster fits the budget.
+// Within reports whether p's cluster fits the budget: any cluster when
+// there is none, else one with a price of at most it.
 func (a *Advice) Within(p *Prediction) bool {
-	return a.Budget.Dollars <= 0 || p.Cluster.Price <= a.Budget.Dollars*(1+1e-9)
+	return a.Budget.Dollars <= 0 || (p.Cluster.Price > 0 && p.Cluster.Price <= a.Budget.Dollars*(1+1e-9))
 }
 
 // Print ranks the candidates by cost per run and by runtime, then says
@@ -88,7 +89,14 @@ func (a *Advice) Print(w io.Writer) {
 	}
 	base := a.Predictions[0]
 	byCost := append([]*Prediction(nil), a.Predictions...)
-	sort.SliceStable(byCost, func(i, k int) bool { return byCost[i].TotalCostPerJob < byCost[k].TotalCostPerJob })
+	// A cluster without a price costs nothing per run only on paper: last.
+	sort.SliceStable(byCost, func(i, k int) bool {
+		pi, pk := byCost[i].Cluster.Price > 0, byCost[k].Cluster.Price > 0
+		if pi != pk {
+			return pi
+		}
+		return byCost[i].TotalCostPerJob < byCost[k].TotalCostPerJob
+	})
 	tw := newTable(w)
 	head := "rank\tcluster\truntime (s)\tspeed-up\tprice ($)\t$/run\tkWh/run\t$/run with energy\twhat bounds it\t"
 	if a.Budget.Dollars > 0 {
@@ -99,14 +107,18 @@ func (a *Advice) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%d\t%s\t%.2f\t%.2fx\t%.0f\t%.5f\t%.4f\t%.5f\t%s\t", i+1, p.Cluster.Name, p.Runtime, base.Runtime/p.Runtime,
 			p.Cluster.Price, p.CostPerJob, p.KWhPerJob, p.TotalCostPerJob, p.Dominant())
 		if a.Budget.Dollars > 0 {
-			fmt.Fprint(tw, map[bool]string{true: "within", false: "over"}[a.Within(p)], "\t")
+			verdict := map[bool]string{true: "within", false: "over"}[a.Within(p)]
+			if p.Cluster.Price <= 0 {
+				verdict = "no price"
+			}
+			fmt.Fprint(tw, verdict, "\t")
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	var cheap, fast *Prediction
 	for _, p := range byCost {
-		if a.Within(p) && cheap == nil {
+		if a.Within(p) && cheap == nil && (p.Cluster.Price > 0 || a.Budget.Dollars <= 0) {
 			cheap = p
 		}
 		if a.Within(p) && (fast == nil || p.Runtime < fast.Runtime) {
@@ -114,8 +126,11 @@ func (a *Advice) Print(w io.Writer) {
 		}
 	}
 	switch {
+	case cheap == nil && cheapest(a.Predictions) == nil:
+		fmt.Fprintf(w, "No candidate has a price to hold against the budget of $%.0f (price = in its cluster file).\n", a.Budget.Dollars)
 	case cheap == nil:
-		fmt.Fprintf(w, "No candidate costs $%.0f or less: the cheapest, %s, costs $%.0f.\n", a.Budget.Dollars, cheapest(a.Predictions).Cluster.Name, cheapest(a.Predictions).Cluster.Price)
+		c := cheapest(a.Predictions)
+		fmt.Fprintf(w, "No candidate costs $%.0f or less: the cheapest, %s, costs $%.0f.\n", a.Budget.Dollars, c.Cluster.Name, c.Cluster.Price)
 	default:
 		within := ""
 		if a.Budget.Dollars > 0 {
@@ -129,10 +144,12 @@ func (a *Advice) Print(w io.Writer) {
 	}
 }
 
+// cheapest is the prediction of the cheapest cluster with a price, nil
+// if none has one.
 func cheapest(ps []*Prediction) *Prediction {
-	best := ps[0]
-	for _, p := range ps[1:] {
-		if p.Cluster.Price < best.Cluster.Price {
+	var best *Prediction
+	for _, p := range ps {
+		if p.Cluster.Price > 0 && (best == nil || p.Cluster.Price < best.Cluster.Price) {
 			best = p
 		}
 	}

@@ -283,6 +283,19 @@ func TestAdviseBudget(t *testing.T) {
 	if !strings.Contains(b.String(), "No candidate costs $10 or less: the cheapest, hdd,") {
 		t.Errorf("advice over every budget:\n%s", b.String())
 	}
+	// A cluster without a price is never within a budget nor the
+	// cheapest per run, though its cost per run reads $0.
+	free := ssd
+	free.Name, free.Price = "free", 0
+	a, err = Advise(w, []*Cluster{&hdd, &free}, 3, 0.1, Budget{Dollars: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	a.Print(&b)
+	if a.Within(a.Predictions[1]) || !strings.Contains(b.String(), "no price") || !strings.Contains(b.String(), "Cheapest per run: hdd ") {
+		t.Errorf("a cluster without a price:\n%s", b.String())
+	}
 }
 
 // Several runs of one cluster shape calibrate one workload: the Zones
