@@ -303,9 +303,14 @@ func (a *accountant) end(ctx context.Context, s *stepStart, step string, secs fl
 			continue
 		}
 		if ja.JobID != "" {
-			ja.Chained = append(ja.Chained, ChainedJob{ID: j.GetJobId(), Name: j.GetName(), Maps: int(j.GetMaps()), Reduces: int(j.GetReduces()),
-				Seconds: max(0, float64(j.GetFinishMs()-prevFinish)/1e3)})
-			prevFinish = j.GetFinishMs()
+			c := ChainedJob{ID: j.GetJobId(), Name: j.GetName(), Maps: int(j.GetMaps()), Reduces: int(j.GetReduces())}
+			if f := j.GetFinishMs(); f > 0 && prevFinish > 0 {
+				c.Seconds = max(0, float64(f-prevFinish)/1e3)
+			}
+			if f := j.GetFinishMs(); f > 0 {
+				prevFinish = f
+			}
+			ja.Chained = append(ja.Chained, c)
 			continue
 		}
 		prevFinish = j.GetFinishMs()

@@ -39,17 +39,23 @@ func (c *Cluster) WithNodes(n int) *Cluster {
 	return &out
 }
 
+// maxFillNodes bounds the clusters -fill makes.
+const maxFillNodes = 100000
+
 // filled is c with the most nodes dollars buy, nil when that is c's own
 // node count, too few nodes for its replication, or c has no price.
-func filled(c *Cluster, dollars float64) *Cluster {
+func filled(c *Cluster, dollars float64) (*Cluster, error) {
 	if c.Price <= 0 || dollars <= 0 {
-		return nil
+		return nil, nil
 	}
-	n := int(math.Floor(dollars/(c.Price/float64(c.Nodes)) + 1e-9))
-	if n == c.Nodes || n < max(1, c.Replication) {
-		return nil
+	n := math.Floor(dollars/(c.Price/float64(c.Nodes)) + 1e-9)
+	if n > maxFillNodes {
+		return nil, fmt.Errorf("$%.0f buys %.0f nodes of %s, more than the %d a filled cluster may have", dollars, n, c.Name, maxFillNodes)
 	}
-	return c.WithNodes(n)
+	if int(n) == c.Nodes || int(n) < max(1, c.Replication) {
+		return nil, nil
+	}
+	return c.WithNodes(int(n)), nil
 }
 
 // Advise predicts w on every candidate, and with b.Fill on each
@@ -59,7 +65,14 @@ func Advise(w *Workload, candidates []*Cluster, years, kwhPrice float64, b Budge
 	var all []*Cluster
 	for _, c := range candidates {
 		all = append(all, c)
-		if f := filled(c, b.Dollars); b.Fill && f != nil {
+		if !b.Fill {
+			continue
+		}
+		f, err := filled(c, b.Dollars)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
 			all = append(all, f)
 		}
 	}

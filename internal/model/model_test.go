@@ -519,3 +519,29 @@ func TestFixedOnOtherDevices(t *testing.T) {
 		}
 	}
 }
+
+// A slower CPU never predicts a faster job, however slow: the CPU per
+// second of what waits is capped, so each phase's length converges.
+func TestSlowerCPUIsNeverFaster(t *testing.T) {
+	_, w := calibration(t)
+	prev := 0.0
+	for _, speed := range []float64{1, 0.5, 0.2, 0.12, 0.1, 0.05, 0.01} {
+		cl := *w.Calibration
+		cl.Speed = speed
+		p := predictOn(t, w, &cl)
+		if p.Runtime < prev*(1-1e-9) || math.IsNaN(p.Runtime) || math.IsInf(p.Runtime, 0) {
+			t.Errorf("speed %g: runtime %.2f s, below %.2f s at a faster CPU", speed, p.Runtime, prev)
+		}
+		prev = p.Runtime
+	}
+}
+
+// -fill refuses a budget that buys an absurd cluster.
+func TestAdviseFillBound(t *testing.T) {
+	_, w := calibration(t)
+	c := *w.Calibration
+	c.Name, c.Price = "c", 1000
+	if _, err := Advise(w, []*Cluster{&c}, 3, 0.1, Budget{Dollars: 1e300, Fill: true}); err == nil || !strings.Contains(err.Error(), "more than the 100000") {
+		t.Errorf("a budget of 1e300: %v", err)
+	}
+}

@@ -270,6 +270,13 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 	return L
 }
 
+// cores is the CPU the load's work can use on cl, in cores of the
+// calibration machine: a task is one thread of work, the daemons' threads
+// the node's other user of CPUs, so at most k+1 cores are busy.
+func (L *load) cores(cl *Cluster) float64 {
+	return min(cl.nodeCores(), float64(L.k+1)) * cl.Speed
+}
+
 // times are a load's resource times on cl: "cpu", "device <name>",
 // "network".
 func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
@@ -277,9 +284,7 @@ func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
 	if L.waves == 0 {
 		return t
 	}
-	// A task is one thread of work; the daemons' threads are the node's
-	// other user of CPUs: at most k+1 cores are busy.
-	cores := min(cl.nodeCores(), float64(L.k+1)) * cl.Speed
+	cores := L.cores(cl)
 	t["cpu"] = max(L.cpu/cores, float64(L.waves)*L.taskCPU/cl.Speed)
 	for _, dv := range cl.Devices {
 		if len(L.parts[dv.Name]) == 0 {
@@ -375,40 +380,42 @@ func (s shape) times(cl *Cluster, phase string, j *Job) map[string]float64 {
 	return s.load(cl, phase, j).times(cl, j)
 }
 
+// maxBackground is the largest share of a node's CPU the CPU per second
+// of its daemons and waiting attempts may take: what waits cannot use
+// more of the CPU than what works, and below 1 the phase's length is a
+// contraction (phaseTime).
+const maxBackground = 0.5
+
 // timesOver is times with the daemons' and the running attempts' CPU
-// per second over a phase of secs seconds added to the phase's CPU.
+// per second over a phase of secs seconds added to the phase's CPU (at
+// most maxBackground of the node's).
 func (s shape) timesOver(cl *Cluster, phase string, j *Job, secs float64) map[string]float64 {
 	L := s.load(cl, phase, j)
 	if L.waves > 0 {
-		L.cpu += (j.DaemonCPUPerSecond + j.TaskCPUPerSecond*float64(L.k)) * secs
+		rate := j.DaemonCPUPerSecond + j.TaskCPUPerSecond*float64(L.k)
+		L.cpu += math.Min(rate, maxBackground*L.cores(cl)) * secs
 	}
 	return L.times(cl, j)
 }
 
 // phaseTime is a phase's predicted time and its resources' times: the
-// daemons' CPU per second depends on the phase's length, so the length
-// is found by iterating from the time without it (a contraction: that
-// CPU is a small share of a core).
+// CPU per second depends on the phase's length, so the length is found
+// by iterating from the time without it. combine grows at most as fast
+// as its CPU time, which grows by at most maxBackground per second of
+// the phase: the iteration contracts.
 func (s shape) phaseTime(cl *Cluster, phase string, j *Job, f Fit) (float64, map[string]float64) {
 	t := s.times(cl, phase, j)
 	v := f.combine(t, s.waves(phase))
 	if j.DaemonCPUPerSecond <= 0 && j.TaskCPUPerSecond <= 0 {
 		return v, t
 	}
-	v0, t0 := v, t
-	for range 100 {
+	for range 200 {
 		t = s.timesOver(cl, phase, j, v)
 		next := f.combine(t, s.waves(phase))
-		if math.Abs(next-v) <= 1e-12*math.Max(v, 1) {
+		if math.Abs(next-v) <= 1e-12*math.Max(v, 1) || math.IsNaN(next) {
 			return next, t
 		}
-		if next > 1e3*math.Max(v0, 1e-3) || math.IsNaN(next) {
-			break // a fit that makes CPU grow with time faster than time
-		}
 		v = next
-	}
-	if math.Abs(v-v0) > 1e3*math.Max(v0, 1e-3) || math.IsNaN(v) {
-		return v0, t0
 	}
 	return v, t
 }
@@ -486,8 +493,8 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 		jp.CPUSeconds = (j.MapCPU + j.ReduceCPU) * d
 		if j.TaskCPUPerSecond > 0 {
 			// Each node's running attempts over their phases.
-			jp.CPUSeconds += j.TaskCPUPerSecond * float64(cl.Nodes) *
-				(float64(s.mapK)*jp.Phases.Map + float64(s.redK)*(jp.Phases.Shuffle+jp.Phases.Reduce))
+			maps, reds := min(s.maps, cl.Nodes*s.mapK), min(s.reduces, cl.Nodes*s.redK)
+			jp.CPUSeconds += j.TaskCPUPerSecond * (float64(maps)*jp.Phases.Map + float64(reds)*(jp.Phases.Shuffle+jp.Phases.Reduce))
 		}
 		jp.Phases.Overhead = j.overheadOn(cl)
 		jp.inTotal = slices.Contains(w.Total, j.Name)

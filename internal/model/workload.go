@@ -141,8 +141,8 @@ type Fit struct {
 // on is f on cl for job j: its Fixed beyond FixedFloor in proportion to
 // cl's HDFS request time against the calibration's.
 func (f Fit) on(cl *Cluster, j *Job) Fit {
-	if j.OverheadRequest <= 0 || f.Fixed <= f.FixedFloor {
-		return f
+	if j.OverheadRequest <= 0 || f.FixedFloor <= 0 || f.Fixed <= f.FixedFloor {
+		return f // no floor: a workload from before the split keeps it all
 	}
 	f.Fixed = f.FixedFloor + (f.Fixed-f.FixedFloor)*math.Min(1, cl.hdfsRequestTime()/j.OverheadRequest)
 	return f
