@@ -131,7 +131,7 @@ func (a *Advice) Print(w io.Writer) {
 	tw.Flush()
 	var cheap, fast *Prediction
 	for _, p := range byCost {
-		if a.Within(p) && cheap == nil && (p.Cluster.Price > 0 || a.Budget.Dollars <= 0) {
+		if a.Within(p) && cheap == nil { // priced first, and Within needs a price under a budget
 			cheap = p
 		}
 		if a.Within(p) && (fast == nil || p.Runtime < fast.Runtime) {
