@@ -545,3 +545,46 @@ func TestAdviseFillBound(t *testing.T) {
 		t.Errorf("a budget of 1e300: %v", err)
 	}
 }
+
+// A case's repeats become one run whose every job is its median repeat,
+// each job picked on its own, and repeats of other jobs are refused.
+func TestMedianRun(t *testing.T) {
+	var reps []*experiment.Results
+	for _, scale := range []float64{1, 3, 2} {
+		res, err := experiment.ReadResults("testdata/calibration-results.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range res.Profiles[0].Runs[0].Jobs {
+			ja := &res.Profiles[0].Runs[0].Jobs[i]
+			if ja.Step == "terasort" {
+				ja.Seconds *= 4 - scale // 3, 1, 2: the median is the third repeat
+			} else {
+				ja.Seconds *= scale // 1, 3, 2: the median is the third repeat too
+			}
+			ja.JobID = fmt.Sprintf("repeat-%g", scale)
+		}
+		reps = append(reps, res)
+	}
+	reps[0].Profiles[0].Runs[0].Jobs[0].JobID = "first" // teragen 1x
+	m, err := MedianRun(reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ja := range m.Profiles[0].Runs[0].Jobs {
+		if ja.JobID != "repeat-2" {
+			t.Errorf("%s: the median is %s, want repeat-2", ja.Step, ja.JobID)
+		}
+	}
+	if reps[0].Profiles[0].Runs[0].Jobs[0].JobID != "first" {
+		t.Error("MedianRun changed its first repeat")
+	}
+	one, err := MedianRun(reps[:1])
+	if err != nil || one.Profiles[0].Runs[0].Jobs[0].JobID != "first" {
+		t.Errorf("one repeat: %v", err)
+	}
+	reps[1].Profiles[0].Runs[0].Jobs = reps[1].Profiles[0].Runs[0].Jobs[:2]
+	if _, err := MedianRun(reps); err == nil {
+		t.Error("repeats of different jobs: no error")
+	}
+}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -152,4 +153,83 @@ func sameShape(a, b *Cluster) error {
 		return errors.New("other devices than the calibration's")
 	}
 	return nil
+}
+
+// MedianRun is the repeats of one experiment run (the same command on the
+// same cluster) as one run: a copy of the first in which every accounted
+// job is the repeat of it whose time is the median (of an even number, the
+// shorter middle one). A job stays one run's accounting — its phases,
+// counters and devices belong together — while a job that happened to
+// place its few blocks badly in one repeat does not stand for the case.
+func MedianRun(reps []*experiment.Results) (*experiment.Results, error) {
+	if len(reps) == 0 {
+		return nil, errors.New("model: no runs")
+	}
+	out := *reps[0]
+	for _, r := range reps[1:] {
+		if len(r.Profiles) != len(out.Profiles) || len(r.DFSIO) != len(out.DFSIO) ||
+			(r.Paper2 == nil) != (out.Paper2 == nil) || (r.Paper2 != nil && len(r.Paper2.Jobs) != len(out.Paper2.Jobs)) {
+			return nil, fmt.Errorf("model: the repeats of %s ran different jobs", out.Command)
+		}
+	}
+	median := func(at func(r *experiment.Results) *experiment.JobAccounting) (*experiment.JobAccounting, error) {
+		var all []*experiment.JobAccounting
+		for _, r := range reps {
+			ja := at(r)
+			if ja == nil {
+				return nil, nil
+			}
+			if len(all) > 0 && ja.Step != all[0].Step {
+				return nil, fmt.Errorf("model: the repeats of %s ran %s and %s in the same place", out.Command, all[0].Step, ja.Step)
+			}
+			all = append(all, ja)
+		}
+		slices.SortStableFunc(all, func(a, b *experiment.JobAccounting) int { return cmp.Compare(a.Seconds, b.Seconds) })
+		return all[(len(all)-1)/2], nil
+	}
+	out.Profiles = slices.Clone(out.Profiles)
+	for p := range out.Profiles {
+		pr := &out.Profiles[p]
+		if len(pr.Runs) == 0 {
+			continue
+		}
+		pr.Runs = slices.Clone(pr.Runs)
+		pr.Runs[0].Jobs = slices.Clone(pr.Runs[0].Jobs)
+		for i := range pr.Runs[0].Jobs {
+			ja, err := median(func(r *experiment.Results) *experiment.JobAccounting {
+				if len(r.Profiles[p].Runs) == 0 || len(r.Profiles[p].Runs[0].Jobs) != len(pr.Runs[0].Jobs) {
+					return nil
+				}
+				return &r.Profiles[p].Runs[0].Jobs[i]
+			})
+			if err != nil {
+				return nil, err
+			}
+			if ja == nil {
+				return nil, fmt.Errorf("model: the repeats of %s ran different jobs", out.Command)
+			}
+			pr.Runs[0].Jobs[i] = *ja
+		}
+	}
+	if out.Paper2 != nil {
+		p2 := *out.Paper2
+		p2.Jobs = slices.Clone(p2.Jobs)
+		for i := range p2.Jobs {
+			ja, err := median(func(r *experiment.Results) *experiment.JobAccounting { return r.Paper2.Jobs[i].Accounting })
+			if err != nil {
+				return nil, err
+			}
+			p2.Jobs[i].Accounting = ja
+		}
+		out.Paper2 = &p2
+	}
+	out.DFSIO = slices.Clone(out.DFSIO)
+	for i := range out.DFSIO {
+		ja, err := median(func(r *experiment.Results) *experiment.JobAccounting { return r.DFSIO[i].Accounting })
+		if err != nil {
+			return nil, err
+		}
+		out.DFSIO[i].Accounting = ja
+	}
+	return &out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -111,18 +112,34 @@ type JobCompare struct {
 	Job                 string
 	Predicted, Measured Phases
 	Bounds              map[string]string
+	// Repeats are the measured totals of every repeat, when the case ran
+	// more than once (Measured is the median one's phases).
+	Repeats []float64 `json:",omitempty"`
 }
 
 // Validate runs cases[0], calibrates on it, then runs every case
 // (the calibration's own prediction included, as a check of the fit) and
 // predicts it from the calibration and the case's cluster as measured.
-func Validate(cases []Case, run func(Case) ([]*experiment.Results, error)) (*Validation, error) {
+// run gives, for each of a case's Runs, its repeats' results; a case's
+// jobs are measured (and the calibration fitted) on the median repeat
+// of each job (MedianRun).
+func Validate(cases []Case, run func(Case) ([][]*experiment.Results, error)) (*Validation, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("model: no cases")
 	}
 	v := &Validation{}
 	for i, c := range cases {
-		runs, err := run(c)
+		reps, err := run(c)
+		var runs []*experiment.Results
+		for _, rr := range reps {
+			if err != nil {
+				break
+			}
+			var m *experiment.Results
+			if m, err = MedianRun(rr); err == nil {
+				runs = append(runs, m)
+			}
+		}
 		if err == nil && (len(runs) == 0 || len(runs[0].Profiles) == 0) {
 			err = fmt.Errorf("model: case %s: no profile in the results", c.Name)
 		}
@@ -148,6 +165,7 @@ func Validate(cases []Case, run func(Case) ([]*experiment.Results, error)) (*Val
 		if err != nil {
 			return nil, err
 		}
+		totals := repeatTotals(reps)
 		cr := CaseResult{Name: c.Name, Description: c.Description, Cluster: cl}
 		for _, r := range runs {
 			if len(r.Profiles) == 0 {
@@ -156,7 +174,8 @@ func Validate(cases []Case, run func(Case) ([]*experiment.Results, error)) (*Val
 			for _, ja := range ProfileJobs(r, &r.Profiles[0]) {
 				for _, jp := range p.Jobs {
 					if jp.Name == ja.Step {
-						cr.Jobs = append(cr.Jobs, JobCompare{Job: ja.Step, Predicted: jp.Phases, Measured: Measured(&ja), Bounds: jp.Bounds})
+						cr.Jobs = append(cr.Jobs, JobCompare{Job: ja.Step, Predicted: jp.Phases, Measured: Measured(&ja),
+							Bounds: jp.Bounds, Repeats: totals[ja.Step]})
 					}
 				}
 			}
@@ -164,6 +183,26 @@ func Validate(cases []Case, run func(Case) ([]*experiment.Results, error)) (*Val
 		v.Cases = append(v.Cases, cr)
 	}
 	return v, nil
+}
+
+// repeatTotals are each job's measured totals in every repeat, when
+// there are several.
+func repeatTotals(reps [][]*experiment.Results) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, rr := range reps {
+		if len(rr) < 2 {
+			continue
+		}
+		for _, r := range rr {
+			if len(r.Profiles) == 0 {
+				continue
+			}
+			for _, ja := range ProfileJobs(r, &r.Profiles[0]) {
+				out[ja.Step] = append(out[ja.Step], Measured(&ja).Total())
+			}
+		}
+	}
+	return out
 }
 
 // relErr is |predicted − measured| / measured.
@@ -207,18 +246,37 @@ func (v *Validation) Summary() (within, jobs int, medianPhase float64, phases in
 // the totals and their error, and the summary.
 func (v *Validation) Print(w io.Writer) {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "case\tjob\tmap (s)\tshuffle (s)\treduce (s)\toverhead (s)\ttotal predicted\ttotal measured\terror\tmap bound\t")
-	pm := func(p, m float64) string { return fmt.Sprintf("%.2f / %.2f", p, m) }
+	repeated := false
 	for _, c := range v.Cases {
+		for _, j := range c.Jobs {
+			repeated = repeated || len(j.Repeats) > 1
+		}
+	}
+	head := "case\tjob\tmap (s)\tshuffle (s)\treduce (s)\toverhead (s)\ttotal predicted\ttotal measured\terror\tmap bound\t"
+	if repeated {
+		head += "repeats (s)\t"
+	}
+	fmt.Fprintln(tw, head)
+	pm := func(p, m float64) string { return fmt.Sprintf("%.2f / %.2f", p, m) }
+	spread := 0 // held-out jobs whose repeats differ by more than 20%
+	for ci, c := range v.Cases {
 		for _, j := range c.Jobs {
 			pct := math.Round(100 * (j.Predicted.Total() - j.Measured.Total()) / j.Measured.Total())
 			if pct == 0 {
 				pct = 0 // not -0: an exact fit is +0%
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%+.0f%%\t%s\t\n", c.Name, j.Job,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%+.0f%%\t%s\t", c.Name, j.Job,
 				pm(j.Predicted.Map, j.Measured.Map), pm(j.Predicted.Shuffle, j.Measured.Shuffle),
 				pm(j.Predicted.Reduce, j.Measured.Reduce), pm(j.Predicted.Overhead, j.Measured.Overhead),
 				j.Predicted.Total(), j.Measured.Total(), pct, j.Bounds[PhaseMap])
+			if repeated && len(j.Repeats) > 0 {
+				lo, hi := slices.Min(j.Repeats), slices.Max(j.Repeats)
+				fmt.Fprintf(tw, "%.2f–%.2f\t", lo, hi)
+				if ci > 0 && hi > 1.2*lo {
+					spread++
+				}
+			}
+			fmt.Fprintln(tw)
 		}
 	}
 	tw.Flush()
@@ -242,6 +300,9 @@ func (v *Validation) Print(w io.Writer) {
 	}
 	if len(per) > 0 {
 		fmt.Fprintf(w, "By case: %s\n", strings.Join(per, ", "))
+	}
+	if repeated {
+		fmt.Fprintf(w, "Measured: each job's median repeat; %d of the %d held-out jobs' repeats differ by more than 20%% from one another\n", spread, jobs)
 	}
 }
 

@@ -22,7 +22,7 @@ func init() {
 const modelUsage = `Usage: strata model calibrate [-results DIR | experiment flags] [-profile NAME] [-o workload.json]
        strata model predict -workload FILE -cluster FILE|NAME[,...] [-data SIZE] [-replication N]
        strata model advise -workload FILE -clusters FILE|NAME,... [-data SIZE] [-budget DOLLARS [-fill]]
-       strata model validate [-out DIR] [-cases NAME,...]
+       strata model validate [-out DIR] [-cases NAME,...] [-repeat N] [-from DIR]
        strata model papers -workload FILE
        strata model clusters
 calibrate derives a workload's demands per byte from an experiment run
@@ -248,7 +248,12 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 	calib := fl.String("calibration", "calibration", "the case to calibrate on (the others are predicted from it)")
 	hosts := fl.Bool("hosts", true, "run on network-namespace hosts when possible (shaped links, CPU shares)")
 	from := fl.String("from", "", "no runs: read each case's results from a directory an earlier validate wrote")
+	repeat := fl.Int("repeat", 1, "run every case this many times; each job is measured (and calibrated) on its median repeat")
 	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if *repeat < 1 || *repeat > 20 {
+		fmt.Fprintln(env.Stderr, "model validate: -repeat must be 1 to 20")
 		return 2
 	}
 	all := model.ValidationCases()
@@ -297,50 +302,60 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
 		return 1
 	}
-	runCase := func(c model.Case) ([]*experiment.Results, error) {
-		dir := filepath.Join(*out, c.Name)
-		if *from != "" {
-			dir = filepath.Join(*from, c.Name)
+	// repDir is where a run's repeat goes: the first in <case>/<run>,
+	// the others in <case>/<run>.<n>.
+	repDir := func(base string, c model.Case, r []string, rep int) string {
+		if rep == 0 {
+			return filepath.Join(base, c.Name, r[0])
 		}
-		var runs []*experiment.Results
-		for k, r := range c.Runs {
-			rdir := filepath.Join(dir, r[0])
-			if *from == "" {
-				profile, err := c.WriteProfile(dir)
+		return filepath.Join(base, c.Name, fmt.Sprintf("%s.%d", r[0], rep+1))
+	}
+	failed := map[string]error{}
+	if *from == "" {
+		// Every case's first repeat, then every case's second, ...: a
+		// drift of the machine over the run (its page cache's cost
+		// varies) does not fall on one case's repeats alone.
+	repeats:
+		for rep := 0; rep < *repeat; rep++ {
+			for _, c := range run {
+				if failed[c.Name] != nil {
+					continue
+				}
+				failed[c.Name] = runValidateCase(ctx, env, c, *out, rep, useHosts, func(r []string) string { return repDir(*out, c, r, rep) })
+				if failed[run[0].Name] != nil {
+					break repeats // nothing to predict from
+				}
+			}
+		}
+	}
+	runCase := func(c model.Case) ([][]*experiment.Results, error) {
+		if err := failed[c.Name]; err != nil {
+			return nil, err
+		}
+		base := *out
+		if *from != "" {
+			base = *from
+		}
+		var runs [][]*experiment.Results
+		for _, r := range c.Runs {
+			var reps []*experiment.Results
+			for rep := 0; ; rep++ {
+				rdir := repDir(base, c, r, rep)
+				if _, err := os.Stat(rdir); (*from == "" && rep >= *repeat) || (*from != "" && err != nil) {
+					break // -from reads the runs and repeats there are
+				}
+				res, err := model.ReadRun(rdir)
 				if err != nil {
 					return nil, err
 				}
-				eargs := append([]string{r[0], "-out", rdir, "-profiles", profile}, r[1:]...)
-				if r[0] == "amdahl" {
-					// Its energy table wants a node power model; the
-					// validation compares times only.
-					eargs = append(eargs, "-node-power", c.ProfileName()+"=idle:100,cpu:100")
-				}
-				if useHosts {
-					eargs = append(eargs, "-hosts")
-				}
-				logf, err := os.Create(filepath.Join(*out, fmt.Sprintf("%s-%d.log", c.Name, k)))
-				if err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(env.Stdout, "  %s: strata experiment %s\n", c.Name, strings.Join(eargs, " "))
-				rc := runExperiment(ctx, &Env{Conf: env.Conf, Stdin: env.Stdin, Stdout: logf, Stderr: io.MultiWriter(logf, env.Stderr)}, eargs)
-				logf.Close()
-				if rc != 0 {
-					return nil, fmt.Errorf("case %s: strata experiment %s failed (exit %d; %s)", c.Name, r[0], rc, logf.Name())
-				}
+				reps = append(reps, res)
 			}
-			if _, err := os.Stat(rdir); *from != "" && err != nil {
-				continue // -from reads the runs there are
+			if len(reps) > 0 {
+				runs = append(runs, reps)
 			}
-			res, err := model.ReadRun(rdir)
-			if err != nil {
-				return nil, err
-			}
-			runs = append(runs, res)
 		}
 		if len(runs) == 0 {
-			return nil, fmt.Errorf("case %s: no runs in %s", c.Name, dir)
+			return nil, fmt.Errorf("case %s: no runs in %s", c.Name, filepath.Join(base, c.Name))
 		}
 		return runs, nil
 	}
@@ -363,4 +378,39 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "Runs and validation.json in %s\n", *out)
 	return 0
+}
+
+// runValidateCase runs one repeat of a case's experiments into dirOf's
+// directories, each with its log in out.
+func runValidateCase(ctx context.Context, env *Env, c model.Case, out string, rep int, hosts bool, dirOf func([]string) string) error {
+	profile, err := c.WriteProfile(filepath.Join(out, c.Name))
+	if err != nil {
+		return err
+	}
+	for k, r := range c.Runs {
+		eargs := append([]string{r[0], "-out", dirOf(r), "-profiles", profile}, r[1:]...)
+		if r[0] == "amdahl" {
+			// Its energy table wants a node power model; the validation
+			// compares times only.
+			eargs = append(eargs, "-node-power", c.ProfileName()+"=idle:100,cpu:100")
+		}
+		if hosts {
+			eargs = append(eargs, "-hosts")
+		}
+		name := fmt.Sprintf("%s-%d.log", c.Name, k)
+		if rep > 0 {
+			name = fmt.Sprintf("%s-%d.%d.log", c.Name, k, rep+1)
+		}
+		logf, err := os.Create(filepath.Join(out, name))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "  %s: strata experiment %s\n", c.Name, strings.Join(eargs, " "))
+		rc := runExperiment(ctx, &Env{Conf: env.Conf, Stdin: env.Stdin, Stdout: logf, Stderr: io.MultiWriter(logf, env.Stderr)}, eargs)
+		logf.Close()
+		if rc != 0 {
+			return fmt.Errorf("case %s: strata experiment %s failed (exit %d; %s)", c.Name, r[0], rc, logf.Name())
+		}
+	}
+	return nil
 }

@@ -64,6 +64,17 @@ func TestModelCommands(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "v", "validation.json")); err != nil {
 		t.Error(err)
 	}
+	// A second repeat of the same run: the table gives each job's repeats.
+	if err := os.MkdirAll(runs+".2", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runs+".2", "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = runMain(t, "model", "validate", "-from", filepath.Join(dir, "runs"), "-cases", "none", "-out", filepath.Join(dir, "v"))
+	if !strings.Contains(out, "repeats (s)") || !strings.Contains(out, "6.95–6.95") {
+		t.Errorf("validate of two repeats:\n%s", out)
+	}
 	var errb bytes.Buffer
 	if code := Main([]string{"model", "predict", "-workload", w, "-cluster", "no-such"}, nil, &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), "no built-in cluster") {
 		t.Errorf("unknown cluster: exit %d, %s", code, errb.String())
