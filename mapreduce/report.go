@@ -28,6 +28,11 @@ type Phases struct {
 	MapFinish     time.Time
 	ShuffleFinish time.Time
 	SortFinish    time.Time
+	// Ready is when the child began the attempt's own work (its process
+	// started and its spec read), ReadyCPU the CPU its start-up took (0
+	// for a child's later attempts): strata's, not Hadoop's.
+	Ready    time.Time
+	ReadyCPU time.Duration
 }
 
 // AttemptReport is one task attempt's record: where it ran, when, its
@@ -105,7 +110,11 @@ func AttemptReportFrom(p *mrpb.AttemptReport) AttemptReport {
 		r.Finish = fromMS(p.GetFinishMs())
 	}
 	ph := p.GetPhases()
-	r.Phases = Phases{MapFinish: fromMS(ph.GetMapFinishMs()), ShuffleFinish: fromMS(ph.GetShuffleFinishMs()), SortFinish: fromMS(ph.GetSortFinishMs())}
+	r.Phases = Phases{MapFinish: fromMS(ph.GetMapFinishMs()), ShuffleFinish: fromMS(ph.GetShuffleFinishMs()), SortFinish: fromMS(ph.GetSortFinishMs()),
+		ReadyCPU: time.Duration(ph.GetReadyCpuUs()) * time.Microsecond}
+	if us := ph.GetReadyUs(); us != 0 {
+		r.Phases.Ready = time.UnixMicro(us)
+	}
 	u := p.GetUsage()
 	r.CPUUser, r.CPUSystem = time.Duration(u.GetUserUs())*time.Microsecond, time.Duration(u.GetSystemUs())*time.Microsecond
 	r.MaxRSS, r.BlockRead, r.BlockWrite = u.GetMaxRssBytes(), u.GetReadBytes(), u.GetWriteBytes()

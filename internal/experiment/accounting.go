@@ -96,16 +96,21 @@ type AttemptAccount struct {
 	Node    string `json:"node,omitempty"`
 	// Slot numbers the attempt's lane on its node for the timeline:
 	// attempts of one node that overlap in time get different slots.
-	Slot          int              `json:"slot"`
-	State         string           `json:"state"`
-	Start         float64          `json:"start_s"`
-	End           float64          `json:"end_s"`
-	MapFinish     float64          `json:"map_finish_s,omitempty"`
-	ShuffleFinish float64          `json:"shuffle_finish_s,omitempty"`
-	SortFinish    float64          `json:"sort_finish_s,omitempty"`
-	CPU           CPUSeconds       `json:"cpu"`
-	MaxRSS        int64            `json:"max_rss_bytes,omitempty"`
-	Counters      map[string]int64 `json:"counters,omitempty"`
+	Slot          int     `json:"slot"`
+	State         string  `json:"state"`
+	Start         float64 `json:"start_s"`
+	End           float64 `json:"end_s"`
+	MapFinish     float64 `json:"map_finish_s,omitempty"`
+	ShuffleFinish float64 `json:"shuffle_finish_s,omitempty"`
+	SortFinish    float64 `json:"sort_finish_s,omitempty"`
+	// Ready is when the child began the attempt's own work (its process
+	// started, its spec read), ReadyCPU the CPU seconds its start-up took
+	// (0 for a reused child's later attempts).
+	Ready    float64          `json:"ready_s,omitempty"`
+	ReadyCPU float64          `json:"ready_cpu_s,omitempty"`
+	CPU      CPUSeconds       `json:"cpu"`
+	MaxRSS   int64            `json:"max_rss_bytes,omitempty"`
+	Counters map[string]int64 `json:"counters,omitempty"`
 }
 
 // DaemonCPU is a daemon's (or a process's) CPU time during the step.
@@ -356,6 +361,7 @@ func attemptAccounts(reports []mapreduce.AttemptReport) []AttemptAccount {
 		a := AttemptAccount{ID: r.ID, Task: r.Task(), Type: map[byte]string{'m': "map", 'r': "reduce"}[r.Type], Tracker: r.Tracker, Node: r.Host,
 			State: r.State, Start: rel(r.Start), End: rel(r.Finish),
 			MapFinish: rel(r.Phases.MapFinish), ShuffleFinish: rel(r.Phases.ShuffleFinish), SortFinish: rel(r.Phases.SortFinish),
+			Ready: rel(r.Phases.Ready), ReadyCPU: r.Phases.ReadyCPU.Seconds(),
 			CPU: CPUSeconds{User: r.CPUUser.Seconds(), System: r.CPUSystem.Seconds()}, MaxRSS: r.MaxRSS, Counters: map[string]int64{}}
 		if a.Type == "" {
 			a.Type = "cleanup"

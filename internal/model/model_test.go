@@ -588,3 +588,55 @@ func TestMedianRun(t *testing.T) {
 		t.Error("repeats of different jobs: no error")
 	}
 }
+
+// A map's start-up is apart from its work: calibration still reproduces
+// its run, the start-up's CPU leaves the CPU per byte, and where six
+// children start on two cores, or one on a quarter core, it takes longer.
+func TestTaskStart(t *testing.T) {
+	res, err := experiment.ReadResults("testdata/calibration-results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plain := calibration(t)
+	for i := range res.Profiles[0].Runs[0].Jobs {
+		for k := range res.Profiles[0].Runs[0].Jobs[i].Attempts {
+			if a := &res.Profiles[0].Runs[0].Jobs[i].Attempts[k]; a.Type == "map" {
+				a.Ready, a.ReadyCPU = a.Start+0.1, 0.04
+			}
+		}
+	}
+	w, err := Calibrate(res, res.Profiles[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := predictOn(t, w, w.Calibration)
+	for _, ja := range res.Profiles[0].Runs[0].Jobs {
+		if got, want := job(p, ja.Step).Phases.Map, Measured(&ja).Map; math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s map: predicted %.4f, measured %.4f", ja.Step, got, want)
+		}
+	}
+	ts, ts0 := &w.Jobs[1], &plain.Jobs[1]
+	if ts.Name != "terasort" || ts.TaskStartCPU != 0.04 {
+		t.Fatalf("%s: start-up CPU %g, want 0.04", ts.Name, ts.TaskStartCPU)
+	}
+	// Three nodes share two cores, one map each: the CPU takes 1.5x.
+	if want := 0.1 - 0.04*1.5; math.Abs(ts.TaskStartWait-want) > 1e-9 {
+		t.Errorf("start-up wait %.4f, want %.4f", ts.TaskStartWait, want)
+	}
+	if got, want := ts.mapCPUSecs, ts0.mapCPUSecs-3*0.04; math.Abs(got-want) > 1e-9 {
+		t.Errorf("the maps' work took %.3f CPU s, want %.3f (%.3f without their start-up's)", got, want, ts0.mapCPUSecs)
+	}
+	six := *w.Calibration
+	six.Nodes = 6
+	quarter := *w.Calibration
+	quarter.SharedCores, quarter.Cores = 0, 0.25
+	for _, c := range []struct {
+		cl   *Cluster
+		want float64 // a map's start-up
+	}{{w.Calibration, 0.1}, {&six, 0.04 + 0.04*3}, {&quarter, 0.04 + 0.04*4}} {
+		s := ts.shape(c.cl, ts.Bytes, ts.Maps, ts.Reduces)
+		if got := ts.startOn(c.cl, s); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%d nodes, %g cores: start-up %.4f s, want %.4f", c.cl.Nodes, c.cl.nodeCores(), got, c.want)
+		}
+	}
+}

@@ -475,22 +475,28 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 			f = f.on(cl, j)
 			v, t := s.phaseTime(cl, ph, j, f)
 			jp.Times[ph] = t
+			jp.Bounds[ph] = bound(t, f, s.waves(ph))
 			switch ph {
 			case PhaseMap:
+				if start := j.startOn(cl, s) * float64(s.mapWaves); start > 0 {
+					if start > v {
+						jp.Bounds[ph] = "task start"
+					}
+					v += start
+				}
 				jp.Phases.Map = v
 			case PhaseShuffle:
 				jp.Phases.Shuffle = v
 			case PhaseReduce:
 				jp.Phases.Reduce = v
 			}
-			jp.Bounds[ph] = bound(t, f, s.waves(ph))
 			for name, v := range t {
 				if dev, ok := strings.CutPrefix(name, "device "); ok {
 					jp.DeviceBusy[dev] += v
 				}
 			}
 		}
-		jp.CPUSeconds = (j.MapCPU + j.ReduceCPU) * d
+		jp.CPUSeconds = (j.MapCPU+j.ReduceCPU)*d + j.TaskStartCPU*float64(maps)
 		if j.TaskCPUPerSecond > 0 {
 			// Each node's running attempts over their phases.
 			maps, reds := min(s.maps, cl.Nodes*s.mapK), min(s.reduces, cl.Nodes*s.redK)

@@ -60,12 +60,20 @@ type Job struct {
 	// devices): the least any of the workload's jobs showed per task
 	// second; MapCPU and ReduceCPU are the rest, per byte.
 	TaskCPUPerSecond float64 `json:"task_cpu_s_per_task_s,omitempty"`
+	// A map attempt's start-up, from its child process's start to the
+	// attempt's own work (the runtime's initialisation, the spec read):
+	// TaskStartCPU CPU seconds (not in MapCPU) and TaskStartWait seconds
+	// beyond what that CPU took at calibration (startOn). Both are the
+	// means of the job's maps; 0 from results without start-up times.
+	TaskStartCPU  float64 `json:"task_start_cpu_s,omitempty"`
+	TaskStartWait float64 `json:"task_start_wait_s,omitempty"`
 	// The calibration's totals behind DaemonCPU: the daemons' CPU
 	// seconds, the bytes they moved and the job's seconds; and behind
 	// MapCPU and ReduceCPU: the attempts' CPU seconds and their run time.
 	daemonSecs, movedBytes, jobSecs float64
 	mapCPUSecs, redCPUSecs          float64
 	mapTaskSecs, redTaskSecs        float64
+	taskStart                       float64 // a map's mean start-up, s
 	// Bytes per byte: HDFS read and written (before replication), FILE
 	// (intermediate) read and written, and shuffled.
 	MapHDFSRead     float64 `json:"map_hdfs_read"`
@@ -365,8 +373,14 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 		cpu := a.CPU.User + a.CPU.System
 		if a.Type == "map" {
 			j.Maps++
-			mapCPU += cpu
-			j.mapTaskSecs += max(0, a.End-a.Start)
+			start, startCPU := 0.0, 0.0
+			if a.Ready >= a.Start && a.Ready <= a.End && a.Ready > 0 {
+				start, startCPU = a.Ready-a.Start, min(a.ReadyCPU, cpu)
+			}
+			j.taskStart += start
+			j.TaskStartCPU += startCPU
+			mapCPU += cpu - startCPU
+			j.mapTaskSecs += max(0, a.End-a.Start-start)
 		} else {
 			j.redTaskSecs += max(0, a.End-a.Start)
 			j.Reduces++
@@ -380,6 +394,8 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 	if j.Maps == 0 {
 		return j, fmt.Errorf("model: job %s has no successful maps in its accounting", ja.Step)
 	}
+	j.taskStart /= float64(j.Maps)
+	j.TaskStartCPU /= float64(j.Maps)
 	// The job's data: its input, else what it read or wrote, else what
 	// its maps produced (a job that generates and shuffles).
 	d := float64(ja.InputBytes)
@@ -501,11 +517,35 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting) {
 	meas := Measured(ja)
 	shape := j.shape(cl, j.Bytes, j.Maps, j.Reduces)
+	j.TaskStartWait = max(0, j.taskStart-j.startCPUOn(cl, shape))
 	for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
-		j.Fit[ph] = fit(shape.timesOver(cl, ph, j, meas.Get(ph)), meas.Get(ph), shape.waves(ph))
+		m := meas.Get(ph)
+		if ph == PhaseMap {
+			// The fit is of the maps' work: their start-up is apart.
+			m = max(0, m-j.startOn(cl, shape)*float64(shape.mapWaves))
+		}
+		j.Fit[ph] = fit(shape.timesOver(cl, ph, j, m), m, shape.waves(ph))
 	}
 	j.Overhead = meas.Overhead
 	j.Chained = len(ja.Chained)
+}
+
+// startCPUOn is the time a map's start-up CPU takes on cl: slower by the
+// cores' speed, and where more children start at once on a node (its
+// map slots' worth, as a wave begins) than it has cores — on two cores
+// shared by six nodes, six children start on two cores.
+func (j *Job) startCPUOn(cl *Cluster, s shape) float64 {
+	if j.TaskStartCPU <= 0 || s.mapK == 0 {
+		return 0
+	}
+	return j.TaskStartCPU * math.Max(1, float64(s.mapK)/cl.nodeCores()) / cl.Speed
+}
+
+// startOn is a map's start-up on cl, from its child's start to its work:
+// the wait calibration saw beyond the start-up's CPU, and that CPU's time
+// on cl.
+func (j *Job) startOn(cl *Cluster, s shape) float64 {
+	return j.TaskStartWait + j.startCPUOn(cl, s)
 }
 
 // source is one accounted job and what ran before it, on a cluster.

@@ -167,7 +167,7 @@ func Main(ctx context.Context, in io.Reader, out io.Writer) int {
 		WriteResult(out, &mrpb.TaskResult{Error: proto.String(err.Error())})
 		return 1
 	}
-	res := runAttempt(ctx, spec, link)
+	res := runAttempt(ctx, spec, link, true)
 	WriteResult(out, res)
 	if res.GetError() != "" {
 		return 1
@@ -234,7 +234,7 @@ func serve(ctx context.Context, in io.Reader, out io.Writer, link *Link) int {
 		procstat.ResetPeakRSS()
 		before, uerr := procstat.Running()
 		actx, cancel := context.WithCancel(ctx)
-		res := runAttempt(actx, spec, link)
+		res := runAttempt(actx, spec, link, n == 0)
 		cancel() // what the attempt left running ends with it
 		if after, err := procstat.Running(); err == nil && uerr == nil {
 			u := after.Sub(before)
@@ -248,12 +248,22 @@ func serve(ctx context.Context, in io.Reader, out io.Writer, link *Link) int {
 }
 
 // runAttempt runs one attempt with the registered Runner; a panic in the
-// job's code fails it with its message.
-func runAttempt(ctx context.Context, spec *mrpb.TaskSpec, link *Link) (res *mrpb.TaskResult) {
+// job's code fails it with its message. The result's phases say when the
+// attempt's own work began and, for the process's first attempt (first),
+// the CPU its start-up took.
+func runAttempt(ctx context.Context, spec *mrpb.TaskSpec, link *Link, first bool) (res *mrpb.TaskResult) {
+	ready, readyCPU := time.Now(), time.Duration(0)
+	if u, err := procstat.Running(); err == nil && first {
+		readyCPU = u.Total()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			res = &mrpb.TaskResult{Error: proto.String(fmt.Sprintf("panic: %v", r))}
 		}
+		if res.Phases == nil {
+			res.Phases = &mrpb.TaskPhases{}
+		}
+		res.Phases.ReadyUs, res.Phases.ReadyCpuUs = proto.Int64(ready.UnixMicro()), proto.Int64(readyCPU.Microseconds())
 	}()
 	run := registered()
 	if run == nil {

@@ -1511,8 +1511,16 @@ type TaskPhases struct {
 	MapFinishMs     *int64                 `protobuf:"varint,1,opt,name=map_finish_ms,json=mapFinishMs" json:"map_finish_ms,omitempty"`
 	ShuffleFinishMs *int64                 `protobuf:"varint,2,opt,name=shuffle_finish_ms,json=shuffleFinishMs" json:"shuffle_finish_ms,omitempty"`
 	SortFinishMs    *int64                 `protobuf:"varint,3,opt,name=sort_finish_ms,json=sortFinishMs" json:"sort_finish_ms,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// ready_us (Unix microseconds) is when the child began the attempt's
+	// own work: its process started, its runtime initialised and its spec
+	// read (a child that runs attempts in turn: when it read this one's
+	// spec); ready_cpu_us is the CPU the child had used by then (0 for an
+	// attempt of a child that ran one before). Task start-up, which Hadoop's
+	// TaskStatus does not report, apart from the task's work.
+	ReadyUs       *int64 `protobuf:"varint,4,opt,name=ready_us,json=readyUs" json:"ready_us,omitempty"`
+	ReadyCpuUs    *int64 `protobuf:"varint,5,opt,name=ready_cpu_us,json=readyCpuUs" json:"ready_cpu_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskPhases) Reset() {
@@ -1562,6 +1570,20 @@ func (x *TaskPhases) GetShuffleFinishMs() int64 {
 func (x *TaskPhases) GetSortFinishMs() int64 {
 	if x != nil && x.SortFinishMs != nil {
 		return *x.SortFinishMs
+	}
+	return 0
+}
+
+func (x *TaskPhases) GetReadyUs() int64 {
+	if x != nil && x.ReadyUs != nil {
+		return *x.ReadyUs
+	}
+	return 0
+}
+
+func (x *TaskPhases) GetReadyCpuUs() int64 {
+	if x != nil && x.ReadyCpuUs != nil {
+		return *x.ReadyCpuUs
 	}
 	return 0
 }
@@ -2495,12 +2517,15 @@ const file_mapred_mapred_protocol_proto_rawDesc = "" +
 	"\vfailed_maps\x18\x04 \x03(\tR\n" +
 	"failedMaps\x121\n" +
 	"\x06phases\x18\x05 \x01(\v2\x19.strata.mapred.TaskPhasesR\x06phases\x12.\n" +
-	"\x05usage\x18\x06 \x01(\v2\x18.strata.mapred.TaskUsageR\x05usage\"\x82\x01\n" +
+	"\x05usage\x18\x06 \x01(\v2\x18.strata.mapred.TaskUsageR\x05usage\"\xbf\x01\n" +
 	"\n" +
 	"TaskPhases\x12\"\n" +
 	"\rmap_finish_ms\x18\x01 \x01(\x03R\vmapFinishMs\x12*\n" +
 	"\x11shuffle_finish_ms\x18\x02 \x01(\x03R\x0fshuffleFinishMs\x12$\n" +
-	"\x0esort_finish_ms\x18\x03 \x01(\x03R\fsortFinishMs\"\xa5\x01\n" +
+	"\x0esort_finish_ms\x18\x03 \x01(\x03R\fsortFinishMs\x12\x19\n" +
+	"\bready_us\x18\x04 \x01(\x03R\areadyUs\x12 \n" +
+	"\fready_cpu_us\x18\x05 \x01(\x03R\n" +
+	"readyCpuUs\"\xa5\x01\n" +
 	"\tTaskUsage\x12\x17\n" +
 	"\auser_us\x18\x01 \x01(\x03R\x06userUs\x12\x1b\n" +
 	"\tsystem_us\x18\x02 \x01(\x03R\bsystemUs\x12\"\n" +
