@@ -303,7 +303,7 @@ func startCluster(ctx context.Context, o *Options, p *Profile, dir string, logf 
 	}
 	c.Unset("dfs.datanode.address")
 	if !c.IsSet("mapreduce.jobtracker.heartbeat.interval") {
-		c.Set("mapreduce.jobtracker.heartbeat.interval", strconv.Itoa(heartbeatMillis))
+		c.Set("mapreduce.jobtracker.heartbeat.interval", strconv.Itoa(HeartbeatMillis))
 	}
 	for _, kv := range p.Conf {
 		c.Set(kv[0], kv[1])

@@ -44,9 +44,9 @@ const (
 	// shuffle buffer: 1 TB over 36 reduce slots, ≈ 28 GB each, against
 	// 0.70 of a 512 MB child heap, ≈ 358 MB — about 80.
 	paperDataPerSortMB = 80
-	// heartbeatMillis is the clusters' TaskTracker heartbeat interval
+	// HeartbeatMillis is the clusters' TaskTracker heartbeat interval
 	// unless the configuration sets one.
-	heartbeatMillis = 200
+	HeartbeatMillis = 200
 )
 
 // DefaultProfiles are the paper's three configurations, baseline first.
@@ -283,7 +283,7 @@ func runProfile(ctx context.Context, o *Options, p *Profile) (pr ProfileResult, 
 	c.Unset("dfs.datanode.address")
 	if !c.IsSet("mapreduce.jobtracker.heartbeat.interval") {
 		// Small jobs must not be dominated by waiting for heartbeats.
-		c.Set("mapreduce.jobtracker.heartbeat.interval", strconv.Itoa(heartbeatMillis))
+		c.Set("mapreduce.jobtracker.heartbeat.interval", strconv.Itoa(HeartbeatMillis))
 	}
 	for _, kv := range p.Conf {
 		c.Set(kv[0], kv[1])

@@ -50,6 +50,10 @@ type Cluster struct {
 	Price float64 `json:"price,omitempty"`
 	IdleW float64 `json:"node_watts_idle,omitempty"`
 	CPUW  float64 `json:"node_watts_cpu,omitempty"`
+	// HeartbeatMs is the TaskTrackers' heartbeat interval
+	// (mapreduce.jobtracker.heartbeat.interval): a job's first maps start
+	// as each tracker next heartbeats. 0 is the calibration's.
+	HeartbeatMs int `json:"heartbeat_ms,omitempty"`
 }
 
 // Device is one device of a node: a media model.
@@ -156,6 +160,8 @@ func (c *Cluster) set(k, v string) error {
 		c.IdleW, err = num(0, 1e6)
 	case k == "node.watts.cpu":
 		c.CPUW, err = num(0, 1e6)
+	case k == "mapreduce.jobtracker.heartbeat.interval":
+		c.HeartbeatMs, err = integer(1, 600000)
 	case k == "hdfs.volumes":
 		c.Volumes = conf.TrimmedStrings(v)
 	case k == "mapred.local.dir":
@@ -241,6 +247,12 @@ func (c *Cluster) Validate() error {
 	}
 	if c.Cores <= 0 && c.SharedCores <= 0 {
 		return errors.New("neither node.cores nor cpu.shared")
+	}
+	if c.MapSlots < 1 || c.ReduceSlots < 1 {
+		return errors.New("map.slots and reduce.slots must be at least 1")
+	}
+	if !(c.Speed > 0) || math.IsInf(c.Speed, 0) {
+		return errors.New("node.speed must be positive")
 	}
 	if len(c.Devices) == 0 || len(c.Volumes) == 0 || len(c.LocalDirs) == 0 {
 		return errors.New("needs devices, hdfs.volumes and mapred.local.dir")

@@ -58,13 +58,20 @@ func TestCalibrationReproducesItsRun(t *testing.T) {
 	for _, ja := range res.Profiles[0].Runs[0].Jobs {
 		m := Measured(&ja)
 		jp := job(p, ja.Step)
+		// The map phase has the workload's expected launch spread in
+		// place of the job's own.
+		if d := math.Abs(m.Total() - ja.Seconds); d > 1e-6 && m.Overhead > 0 {
+			t.Errorf("%s: phases add to %.3f, the job took %.3f", ja.Step, m.Total(), ja.Seconds)
+		}
+		j := &w.Jobs[slices.IndexFunc(w.Jobs, func(j Job) bool { return j.Name == ja.Step })]
+		if j.LaunchSpread <= 0 {
+			t.Errorf("%s: no launch spread", ja.Step)
+		}
+		m.Map += w.launchSpread(w.Calibration, j.Maps) - j.LaunchSpread
 		for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce, "overhead"} {
 			if d := math.Abs(jp.Phases.Get(ph) - m.Get(ph)); d > 1e-6 {
 				t.Errorf("%s %s: predicted %.4f, measured %.4f", ja.Step, ph, jp.Phases.Get(ph), m.Get(ph))
 			}
-		}
-		if d := math.Abs(m.Total() - ja.Seconds); d > 1e-6 && m.Overhead > 0 {
-			t.Errorf("%s: phases add to %.3f, the job took %.3f", ja.Step, m.Total(), ja.Seconds)
 		}
 	}
 }
@@ -320,8 +327,9 @@ func TestCalibrateRuns(t *testing.T) {
 	}
 	p := predictOn(t, w, w.Calibration)
 	zr := z.Profiles[0].Runs[0].Jobs
-	for _, ja := range zr {
-		if d := math.Abs(job(p, ja.Step).Phases.Total() - Measured(&ja).Total()); d > 1e-6 {
+	for k, ja := range zr {
+		j := &w.Jobs[3+k] // the spread expected in place of the job's own
+		if d := math.Abs(job(p, ja.Step).Phases.Total() - Measured(&ja).Total() - w.launchSpread(w.Calibration, j.Maps) + j.LaunchSpread); d > 1e-6 {
 			t.Errorf("%s: predicted %.3f on its own cluster, measured %.3f", ja.Step, job(p, ja.Step).Phases.Total(), Measured(&ja).Total())
 		}
 	}
@@ -567,7 +575,7 @@ func TestMedianRun(t *testing.T) {
 		reps = append(reps, res)
 	}
 	reps[0].Profiles[0].Runs[0].Jobs[0].JobID = "first" // teragen 1x
-	m, err := MedianRun(reps)
+	m, err := MedianRun(reps, ByTime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,12 +587,29 @@ func TestMedianRun(t *testing.T) {
 	if reps[0].Profiles[0].Runs[0].Jobs[0].JobID != "first" {
 		t.Error("MedianRun changed its first repeat")
 	}
-	one, err := MedianRun(reps[:1])
+	one, err := MedianRun(reps[:1], ByTime)
 	if err != nil || one.Profiles[0].Runs[0].Jobs[0].JobID != "first" {
 		t.Errorf("one repeat: %v", err)
 	}
+	// TestDFSIO runs in the same places but of other files, or a repeat
+	// that did not account one: refused.
+	for i, r := range reps {
+		r.DFSIO = []experiment.DFSIOResult{{Profile: r.Profiles[0].Name, Op: "write", Replication: 3, Files: 3,
+			Accounting: &experiment.JobAccounting{Step: "dfsio-write", Seconds: float64(i)}}}
+	}
+	if m, err := MedianRun(reps, ByTime); err != nil || m.DFSIO[0].Accounting.Seconds != 1 {
+		t.Errorf("TestDFSIO's median: %v", err)
+	}
+	reps[2].DFSIO[0].Files = 6
+	if _, err := MedianRun(reps, ByTime); err == nil {
+		t.Error("repeats of TestDFSIO over other files: no error")
+	}
+	reps[2].DFSIO[0].Files, reps[2].DFSIO[0].Accounting = 3, nil
+	if _, err := MedianRun(reps, ByTime); err == nil {
+		t.Error("a repeat without TestDFSIO's accounting: no error")
+	}
 	reps[1].Profiles[0].Runs[0].Jobs = reps[1].Profiles[0].Runs[0].Jobs[:2]
-	if _, err := MedianRun(reps); err == nil {
+	if _, err := MedianRun(reps, ByTime); err == nil {
 		t.Error("repeats of different jobs: no error")
 	}
 }
@@ -610,8 +635,9 @@ func TestTaskStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := predictOn(t, w, w.Calibration)
-	for _, ja := range res.Profiles[0].Runs[0].Jobs {
-		if got, want := job(p, ja.Step).Phases.Map, Measured(&ja).Map; math.Abs(got-want) > 1e-6 {
+	for k, ja := range res.Profiles[0].Runs[0].Jobs {
+		want := Measured(&ja).Map + w.launchSpread(w.Calibration, w.Jobs[k].Maps) - w.Jobs[k].LaunchSpread
+		if got := job(p, ja.Step).Phases.Map; math.Abs(got-want) > 1e-6 {
 			t.Errorf("%s map: predicted %.4f, measured %.4f", ja.Step, got, want)
 		}
 	}
@@ -638,5 +664,42 @@ func TestTaskStart(t *testing.T) {
 		if got := ts.startOn(c.cl, s); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%d nodes, %g cores: start-up %.4f s, want %.4f", c.cl.Nodes, c.cl.nodeCores(), got, c.want)
 		}
+	}
+}
+
+// The first maps start as their trackers heartbeat: calibration measures
+// the spread of the first wave's starts and compares it with the range of
+// independent heartbeat phases, (n−1)/(N+1) of the interval for the first
+// n of N trackers; a prediction scales that range.
+func TestLaunchSpread(t *testing.T) {
+	at := func(node string, start float64) experiment.AttemptAccount {
+		return experiment.AttemptAccount{Type: "map", State: "SUCCEEDED", Node: node, Start: start}
+	}
+	as := []experiment.AttemptAccount{at("a", 0), at("b", 0.05), at("c", 0.08), at("a", 1.2), {Type: "reduce", State: "SUCCEEDED", Node: "d", Start: 0.3}}
+	if got := firstWaveSpread(as, 1); math.Abs(got-0.08) > 1e-12 {
+		t.Errorf("spread %.3f, want 0.08 (the later wave is not a launch)", got)
+	}
+	if got := firstWaveSpread(as[:1], 1); got != 0 {
+		t.Errorf("one node's spread %.3f, want 0", got)
+	}
+	three := &Cluster{Nodes: 3, MapSlots: 1}
+	six := &Cluster{Nodes: 6, MapSlots: 1}
+	for _, c := range []struct {
+		cl   *Cluster
+		maps int
+		want float64
+	}{{three, 3, 0.2 * 2 / 4}, {three, 30, 0.2 * 2 / 4}, {six, 6, 0.2 * 5 / 7}, {six, 3, 0.2 * 2 / 7}, {six, 1, 0}} {
+		if got := heartbeatRange(c.cl, c.maps, 0.2); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%d nodes, %d maps: range %.4f, want %.4f", c.cl.Nodes, c.maps, got, c.want)
+		}
+	}
+	_, w := calibration(t)
+	if w.LaunchFactor <= 0 || w.LaunchFactor > 3 {
+		t.Fatalf("launch factor %g", w.LaunchFactor)
+	}
+	slow := *w.Calibration
+	slow.HeartbeatMs = 10 * w.Calibration.HeartbeatMs
+	if a, b := w.launchSpread(w.Calibration, 3), w.launchSpread(&slow, 3); math.Abs(b-10*a) > 1e-12 || a <= 0 {
+		t.Errorf("spread %.3f s at the calibration's heartbeat, %.3f s at ten times it", a, b)
 	}
 }

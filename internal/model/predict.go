@@ -467,6 +467,7 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 		s := j.shape(cl, d, maps, reduces)
 		jp := JobPrediction{Name: j.Name, Bytes: d, Maps: maps, Reduces: reduces,
 			Bounds: map[string]string{}, Times: map[string]map[string]float64{}, DeviceBusy: map[string]float64{}}
+		var mapWork float64 // the map phase after the maps' launch and start-up
 		for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
 			f, ok := j.Fit[ph]
 			if !ok {
@@ -478,7 +479,8 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 			jp.Bounds[ph] = bound(t, f, s.waves(ph))
 			switch ph {
 			case PhaseMap:
-				if start := j.startOn(cl, s) * float64(s.mapWaves); start > 0 {
+				mapWork = v
+				if start := w.launchSpread(cl, maps) + j.startOn(cl, s)*float64(s.mapWaves); start > 0 {
 					if start > v {
 						jp.Bounds[ph] = "task start"
 					}
@@ -500,7 +502,7 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 		if j.TaskCPUPerSecond > 0 {
 			// Each node's running attempts over their phases.
 			maps, reds := min(s.maps, cl.Nodes*s.mapK), min(s.reduces, cl.Nodes*s.redK)
-			jp.CPUSeconds += j.TaskCPUPerSecond * (float64(maps)*jp.Phases.Map + float64(reds)*(jp.Phases.Shuffle+jp.Phases.Reduce))
+			jp.CPUSeconds += j.TaskCPUPerSecond * (float64(maps)*mapWork + float64(reds)*(jp.Phases.Shuffle+jp.Phases.Reduce))
 		}
 		jp.Phases.Overhead = j.overheadOn(cl)
 		jp.inTotal = slices.Contains(w.Total, j.Name)

@@ -155,36 +155,62 @@ func sameShape(a, b *Cluster) error {
 	return nil
 }
 
+// ByTime is a job's measured time; ByCPU the CPU its attempts and its
+// nodes' daemons used.
+func ByTime(ja *experiment.JobAccounting) float64 { return Measured(ja).Total() }
+
+func ByCPU(ja *experiment.JobAccounting) float64 {
+	cpu := nodeDaemonCPU(ja.Daemons)
+	for _, a := range ja.Attempts {
+		cpu += a.CPU.User + a.CPU.System
+	}
+	return cpu
+}
+
 // MedianRun is the repeats of one experiment run (the same command on the
 // same cluster) as one run: a copy of the first in which every accounted
-// job is the repeat of it whose time is the median (of an even number, the
-// shorter middle one). A job stays one run's accounting — its phases,
+// job is the repeat of it whose figure by is the median (of an even
+// number, the lower middle one). A job stays one run's accounting — its phases,
 // counters and devices belong together — while a job that happened to
 // place its few blocks badly in one repeat does not stand for the case.
-func MedianRun(reps []*experiment.Results) (*experiment.Results, error) {
+// The result shares the repeats' accountings (read them, do not change
+// them).
+func MedianRun(reps []*experiment.Results, by func(*experiment.JobAccounting) float64) (*experiment.Results, error) {
 	if len(reps) == 0 {
 		return nil, errors.New("model: no runs")
 	}
 	out := *reps[0]
+	differ := fmt.Errorf("model: the repeats of %s ran different jobs", out.Command)
 	for _, r := range reps[1:] {
-		if len(r.Profiles) != len(out.Profiles) || len(r.DFSIO) != len(out.DFSIO) ||
-			(r.Paper2 == nil) != (out.Paper2 == nil) || (r.Paper2 != nil && len(r.Paper2.Jobs) != len(out.Paper2.Jobs)) {
-			return nil, fmt.Errorf("model: the repeats of %s ran different jobs", out.Command)
+		if !slices.EqualFunc(r.Profiles, out.Profiles, func(a, b experiment.ProfileResult) bool { return a.Name == b.Name }) ||
+			!slices.EqualFunc(r.DFSIO, out.DFSIO, func(a, b experiment.DFSIOResult) bool {
+				return a.Profile == b.Profile && a.Op == b.Op && a.Replication == b.Replication && a.Files == b.Files
+			}) || (r.Paper2 == nil) != (out.Paper2 == nil) ||
+			(r.Paper2 != nil && !slices.EqualFunc(r.Paper2.Jobs, out.Paper2.Jobs, func(a, b experiment.Paper2Job) bool {
+				return a.Profile == b.Profile && a.Job == b.Job && a.Replication == b.Replication
+			})) {
+			return nil, differ
 		}
 	}
+	// median is the repeat of a job whose measured time is the median;
+	// nil when no repeat accounted it.
 	median := func(at func(r *experiment.Results) *experiment.JobAccounting) (*experiment.JobAccounting, error) {
 		var all []*experiment.JobAccounting
 		for _, r := range reps {
-			ja := at(r)
-			if ja == nil {
-				return nil, nil
+			if ja := at(r); ja != nil {
+				if len(all) > 0 && ja.Step != all[0].Step {
+					return nil, fmt.Errorf("model: the repeats of %s ran %s and %s in the same place", out.Command, all[0].Step, ja.Step)
+				}
+				all = append(all, ja)
 			}
-			if len(all) > 0 && ja.Step != all[0].Step {
-				return nil, fmt.Errorf("model: the repeats of %s ran %s and %s in the same place", out.Command, all[0].Step, ja.Step)
-			}
-			all = append(all, ja)
 		}
-		slices.SortStableFunc(all, func(a, b *experiment.JobAccounting) int { return cmp.Compare(a.Seconds, b.Seconds) })
+		if len(all) == 0 {
+			return nil, nil
+		}
+		if len(all) < len(reps) {
+			return nil, fmt.Errorf("model: some repeats of %s did not account %s", out.Command, all[0].Step)
+		}
+		slices.SortStableFunc(all, func(a, b *experiment.JobAccounting) int { return cmp.Compare(by(a), by(b)) })
 		return all[(len(all)-1)/2], nil
 	}
 	out.Profiles = slices.Clone(out.Profiles)
@@ -206,7 +232,7 @@ func MedianRun(reps []*experiment.Results) (*experiment.Results, error) {
 				return nil, err
 			}
 			if ja == nil {
-				return nil, fmt.Errorf("model: the repeats of %s ran different jobs", out.Command)
+				return nil, differ
 			}
 			pr.Runs[0].Jobs[i] = *ja
 		}

@@ -121,8 +121,11 @@ type JobCompare struct {
 // (the calibration's own prediction included, as a check of the fit) and
 // predicts it from the calibration and the case's cluster as measured.
 // run gives, for each of a case's Runs, its repeats' results; a case's
-// jobs are measured (and the calibration fitted) on the median repeat
-// of each job (MedianRun).
+// jobs are measured on the repeat of each job whose time is the median,
+// the calibration's on the one whose CPU is (MedianRun): on the
+// calibration's disks the repeats' times differ little and their CPU
+// more (the machine's page cache costs more in some), and the
+// calibration is of the demands.
 func Validate(cases []Case, run func(Case) ([][]*experiment.Results, error)) (*Validation, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("model: no cases")
@@ -136,7 +139,11 @@ func Validate(cases []Case, run func(Case) ([][]*experiment.Results, error)) (*V
 				break
 			}
 			var m *experiment.Results
-			if m, err = MedianRun(rr); err == nil {
+			by := ByTime
+			if i == 0 {
+				by = ByCPU
+			}
+			if m, err = MedianRun(rr, by); err == nil {
 				runs = append(runs, m)
 			}
 		}

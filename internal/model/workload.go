@@ -26,6 +26,11 @@ type Workload struct {
 	// Total names the jobs whose times add up to the workload's runtime
 	// (jobs per day, cost per job): TeraGen + TeraSort, as Table 4.
 	Total []string `json:"total"`
+	// LaunchFactor is how the spread of the jobs' first map starts
+	// compares with independent heartbeats': the jobs' spreads summed
+	// over the expected ranges of their trackers' heartbeat phases summed
+	// (launchSpread). 0: no job started maps on several nodes.
+	LaunchFactor float64 `json:"launch_factor,omitempty"`
 }
 
 // Job is one job's demands per byte of its data.
@@ -67,6 +72,12 @@ type Job struct {
 	// means of the job's maps; 0 from results without start-up times.
 	TaskStartCPU  float64 `json:"task_start_cpu_s,omitempty"`
 	TaskStartWait float64 `json:"task_start_wait_s,omitempty"`
+	// LaunchSpread is, at calibration, the time from the job's first map
+	// start to the last start of its first wave: the trackers heartbeat at
+	// their own times and each starts its first maps on its next one. The
+	// map phase's fit is of the time after it; a prediction has the
+	// workload's expected spread instead (launchSpread).
+	LaunchSpread float64 `json:"launch_spread_s,omitempty"`
 	// The calibration's totals behind DaemonCPU: the daemons' CPU
 	// seconds, the bytes they moved and the job's seconds; and behind
 	// MapCPU and ReduceCPU: the attempts' CPU seconds and their run time.
@@ -223,7 +234,7 @@ func ClusterOf(res *experiment.Results, pr *experiment.ProfileResult) (*Cluster,
 	}
 	c := &Cluster{Name: pr.Name, Description: pr.Description, Nodes: res.DataNodes, Speed: 1,
 		MapSlots: res.MapSlots, ReduceSlots: res.ReduceSlots, Replication: min(3, res.DataNodes),
-		BlockSize: 128 << 20, DataBytes: int64(res.Rows) * 100, Price: pr.Price}
+		BlockSize: 128 << 20, DataBytes: int64(res.Rows) * 100, Price: pr.Price, HeartbeatMs: experiment.HeartbeatMillis}
 	if res.Rows == 0 && res.Paper2 != nil {
 		c.DataBytes = int64(res.Paper2.Rows) * 100
 	}
@@ -244,6 +255,10 @@ func ClusterOf(res *experiment.Results, pr *experiment.ProfileResult) (*Cluster,
 		case "dfs.replication":
 			if r, err := strconv.Atoi(kv[1]); err == nil && r > 0 {
 				c.Replication = r
+			}
+		case "mapreduce.jobtracker.heartbeat.interval":
+			if ms, err := strconv.Atoi(kv[1]); err == nil && ms > 0 {
+				c.HeartbeatMs = ms
 			}
 		}
 	}
@@ -301,6 +316,16 @@ func calibrateSources(command string, cl *Cluster, srcs []source) (*Workload, er
 		return nil, err
 	}
 	w.Jobs = jobs
+	var spread, ranges float64
+	for i, s := range srcs {
+		if r := heartbeatRange(s.cl, jobs[i].Maps, heartbeatOn(s.cl, nil)); r > 0 {
+			spread += jobs[i].LaunchSpread
+			ranges += r
+		}
+	}
+	if ranges > 0 {
+		w.LaunchFactor = spread / ranges
+	}
 	for _, j := range jobs {
 		if j.Name == "teragen" || j.Name == "terasort" {
 			w.Total = append(w.Total, j.Name)
@@ -396,6 +421,10 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 	}
 	j.taskStart /= float64(j.Maps)
 	j.TaskStartCPU /= float64(j.Maps)
+	if heartbeatRange(cl, j.Maps, 1) > 0 {
+		// (Else no prediction has a spread either: it stays in the fit.)
+		j.LaunchSpread = firstWaveSpread(ja.Attempts, cl.MapSlots)
+	}
 	// The job's data: its input, else what it read or wrote, else what
 	// its maps produced (a job that generates and shuffles).
 	d := float64(ja.InputBytes)
@@ -521,13 +550,66 @@ func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting) {
 	for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
 		m := meas.Get(ph)
 		if ph == PhaseMap {
-			// The fit is of the maps' work: their start-up is apart.
-			m = max(0, m-j.startOn(cl, shape)*float64(shape.mapWaves))
+			// The fit is of the maps' work: their launch and start-up
+			// are apart.
+			m = max(0, m-j.LaunchSpread-j.startOn(cl, shape)*float64(shape.mapWaves))
 		}
 		j.Fit[ph] = fit(shape.timesOver(cl, ph, j, m), m, shape.waves(ph))
 	}
 	j.Overhead = meas.Overhead
 	j.Chained = len(ja.Chained)
+}
+
+// firstWaveSpread is the time from the first successful map's start to
+// the last start among the first wave's, the first trackers' slots' worth
+// of maps on the nodes that ran any.
+func firstWaveSpread(as []experiment.AttemptAccount, slots int) float64 {
+	var starts []float64
+	nodes := map[string]bool{}
+	for _, a := range as {
+		if a.State == "SUCCEEDED" && a.Type == "map" {
+			starts = append(starts, a.Start)
+			nodes[a.Node] = true
+		}
+	}
+	if len(nodes) < 2 {
+		return 0
+	}
+	slices.Sort(starts)
+	first := starts[:min(len(starts), len(nodes)*max(1, slots))]
+	return first[len(first)-1] - first[0]
+}
+
+// heartbeatRange is the expected time between the first and the last of
+// the heartbeats that start a job's first wave of maps on cl: each of
+// the N trackers heartbeats at a uniformly random phase of the interval
+// H, the first n = ⌈maps / map slots⌉ of them (at most N) to heartbeat
+// take the maps, and the n-th of N uniform phases comes (n−1)/(N+1) × H
+// after the first.
+func heartbeatRange(cl *Cluster, maps int, heartbeat float64) float64 {
+	slots := max(1, cl.MapSlots)
+	n := min(cl.Nodes, (maps+slots-1)/slots)
+	if n < 2 {
+		return 0
+	}
+	return heartbeat * float64(n-1) / float64(cl.Nodes+1)
+}
+
+// heartbeatOn is cl's heartbeat interval in seconds: its own, else the
+// calibration's, else strata experiment's.
+func heartbeatOn(cl, cal *Cluster) float64 {
+	for _, c := range []*Cluster{cl, cal} {
+		if c != nil && c.HeartbeatMs > 0 {
+			return float64(c.HeartbeatMs) / 1000
+		}
+	}
+	return float64(experiment.HeartbeatMillis) / 1000
+}
+
+// launchSpread is the expected spread of a job's first map starts on cl:
+// the heartbeats' range, times what the workload showed of it.
+func (w *Workload) launchSpread(cl *Cluster, maps int) float64 {
+	return w.LaunchFactor * heartbeatRange(cl, maps, heartbeatOn(cl, w.Calibration))
 }
 
 // startCPUOn is the time a map's start-up CPU takes on cl: slower by the

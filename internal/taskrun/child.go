@@ -234,7 +234,9 @@ func serve(ctx context.Context, in io.Reader, out io.Writer, link *Link) int {
 		procstat.ResetPeakRSS()
 		before, uerr := procstat.Running()
 		actx, cancel := context.WithCancel(ctx)
-		res := runAttempt(actx, spec, link, n == 0)
+		// Not the process's start-up: the TaskTracker counts a reused
+		// child's attempts from its ReuseReady, and their usage from here.
+		res := runAttempt(actx, spec, link, false)
 		cancel() // what the attempt left running ends with it
 		if after, err := procstat.Running(); err == nil && uerr == nil {
 			u := after.Sub(before)
@@ -249,12 +251,14 @@ func serve(ctx context.Context, in io.Reader, out io.Writer, link *Link) int {
 
 // runAttempt runs one attempt with the registered Runner; a panic in the
 // job's code fails it with its message. The result's phases say when the
-// attempt's own work began and, for the process's first attempt (first),
-// the CPU its start-up took.
+// attempt's own work began and, for a child that runs one attempt
+// (first), the CPU its start-up took.
 func runAttempt(ctx context.Context, spec *mrpb.TaskSpec, link *Link, first bool) (res *mrpb.TaskResult) {
 	ready, readyCPU := time.Now(), time.Duration(0)
-	if u, err := procstat.Running(); err == nil && first {
-		readyCPU = u.Total()
+	if first {
+		if u, err := procstat.Running(); err == nil {
+			readyCPU = u.Total()
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {

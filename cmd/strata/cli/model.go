@@ -248,7 +248,7 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 	calib := fl.String("calibration", "calibration", "the case to calibrate on (the others are predicted from it)")
 	hosts := fl.Bool("hosts", true, "run on network-namespace hosts when possible (shaped links, CPU shares)")
 	from := fl.String("from", "", "no runs: read each case's results from a directory an earlier validate wrote")
-	repeat := fl.Int("repeat", 1, "run every case this many times; each job is measured (and calibrated) on its median repeat")
+	repeat := fl.Int("repeat", 1, "run every case this many times (odd: of an even number the shorter middle one counts); each job is measured and calibrated on its median repeat (-from reads the repeats there are)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -312,6 +312,19 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 	}
 	failed := map[string]error{}
 	if *from == "" {
+		// A case's earlier runs go: a later -from must not mix in the
+		// repeats of another validation.
+		for _, c := range run {
+			for _, r := range c.Runs {
+				old, _ := filepath.Glob(filepath.Join(*out, c.Name, r[0]+".*"))
+				for _, d := range append(old, filepath.Join(*out, c.Name, r[0])) {
+					if err := os.RemoveAll(d); err != nil {
+						fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
+						return 1
+					}
+				}
+			}
+		}
 		// Every case's first repeat, then every case's second, ...: a
 		// drift of the machine over the run (its page cache's cost
 		// varies) does not fall on one case's repeats alone.
