@@ -587,6 +587,10 @@ func TestMedianRun(t *testing.T) {
 	if reps[0].Profiles[0].Runs[0].Jobs[0].JobID != "first" {
 		t.Error("MedianRun changed its first repeat")
 	}
+	least, err := LeastRun(reps, ByTime)
+	if err != nil || least.Profiles[0].Runs[0].Jobs[0].JobID != "first" || least.Profiles[0].Runs[0].Jobs[1].JobID != "repeat-3" {
+		t.Errorf("the least repeats: %v", err)
+	}
 	one, err := MedianRun(reps[:1], ByTime)
 	if err != nil || one.Profiles[0].Runs[0].Jobs[0].JobID != "first" {
 		t.Errorf("one repeat: %v", err)

@@ -176,6 +176,19 @@ func ByCPU(ja *experiment.JobAccounting) float64 {
 // The result shares the repeats' accountings (read them, do not change
 // them).
 func MedianRun(reps []*experiment.Results, by func(*experiment.JobAccounting) float64) (*experiment.Results, error) {
+	return pickRun(reps, by, func(n int) int { return (n - 1) / 2 })
+}
+
+// LeastRun is MedianRun with the repeat of least figure by: of CPU
+// seconds, what the machine's interference (its page cache's varying
+// cost, other processes) did not add.
+func LeastRun(reps []*experiment.Results, by func(*experiment.JobAccounting) float64) (*experiment.Results, error) {
+	return pickRun(reps, by, func(int) int { return 0 })
+}
+
+// pickRun is MedianRun with each job's repeat the pickAt(n)-th of its n
+// repeats ordered by by.
+func pickRun(reps []*experiment.Results, by func(*experiment.JobAccounting) float64, pickAt func(n int) int) (*experiment.Results, error) {
 	if len(reps) == 0 {
 		return nil, errors.New("model: no runs")
 	}
@@ -192,8 +205,8 @@ func MedianRun(reps []*experiment.Results, by func(*experiment.JobAccounting) fl
 			return nil, differ
 		}
 	}
-	// median is the repeat of a job whose measured time is the median;
-	// nil when no repeat accounted it.
+	// median is the repeat of a job that at picks; nil when no repeat
+	// accounted it.
 	median := func(at func(r *experiment.Results) *experiment.JobAccounting) (*experiment.JobAccounting, error) {
 		var all []*experiment.JobAccounting
 		for _, r := range reps {
@@ -211,7 +224,7 @@ func MedianRun(reps []*experiment.Results, by func(*experiment.JobAccounting) fl
 			return nil, fmt.Errorf("model: some repeats of %s did not account %s", out.Command, all[0].Step)
 		}
 		slices.SortStableFunc(all, func(a, b *experiment.JobAccounting) int { return cmp.Compare(by(a), by(b)) })
-		return all[(len(all)-1)/2], nil
+		return all[pickAt(len(all))], nil
 	}
 	out.Profiles = slices.Clone(out.Profiles)
 	for p := range out.Profiles {
