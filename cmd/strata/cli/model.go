@@ -389,7 +389,18 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(env.Stdout, "Runs and validation.json in %s\n", *out)
+	// The calibration as a workload, for predict, advise and papers.
+	if f, err = os.Create(filepath.Join(*out, "workload.json")); err == nil {
+		err = v.Workload.WriteJSON(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "model validate: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(env.Stdout, "Runs, validation.json and the calibration's workload.json in %s\n", *out)
 	return 0
 }
 

@@ -61,9 +61,12 @@ func TestModelCommands(t *testing.T) {
 	if !strings.Contains(out, "calibration      terasort") || !strings.Contains(out, "+0%") {
 		t.Errorf("validate:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "v", "validation.json")); err != nil {
-		t.Error(err)
+	for _, f := range []string{"validation.json", "workload.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "v", f)); err != nil {
+			t.Error(err)
+		}
 	}
+	runMain(t, "model", "predict", "-workload", filepath.Join(dir, "v", "workload.json"), "-cluster", "sandisk-all-hdd")
 	// A second repeat of the same run: the table gives each job's repeats.
 	if err := os.MkdirAll(runs+".2", 0o755); err != nil {
 		t.Fatal(err)
