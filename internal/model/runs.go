@@ -205,9 +205,9 @@ func pickRun(reps []*experiment.Results, by func(*experiment.JobAccounting) floa
 			return nil, differ
 		}
 	}
-	// median is the repeat of a job that at picks; nil when no repeat
+	// pick is the repeat of a job that pickAt picks; nil when no repeat
 	// accounted it.
-	median := func(at func(r *experiment.Results) *experiment.JobAccounting) (*experiment.JobAccounting, error) {
+	pick := func(at func(r *experiment.Results) *experiment.JobAccounting) (*experiment.JobAccounting, error) {
 		var all []*experiment.JobAccounting
 		for _, r := range reps {
 			if ja := at(r); ja != nil {
@@ -235,7 +235,7 @@ func pickRun(reps []*experiment.Results, by func(*experiment.JobAccounting) floa
 		pr.Runs = slices.Clone(pr.Runs)
 		pr.Runs[0].Jobs = slices.Clone(pr.Runs[0].Jobs)
 		for i := range pr.Runs[0].Jobs {
-			ja, err := median(func(r *experiment.Results) *experiment.JobAccounting {
+			ja, err := pick(func(r *experiment.Results) *experiment.JobAccounting {
 				if len(r.Profiles[p].Runs) == 0 || len(r.Profiles[p].Runs[0].Jobs) != len(pr.Runs[0].Jobs) {
 					return nil
 				}
@@ -254,7 +254,7 @@ func pickRun(reps []*experiment.Results, by func(*experiment.JobAccounting) floa
 		p2 := *out.Paper2
 		p2.Jobs = slices.Clone(p2.Jobs)
 		for i := range p2.Jobs {
-			ja, err := median(func(r *experiment.Results) *experiment.JobAccounting { return r.Paper2.Jobs[i].Accounting })
+			ja, err := pick(func(r *experiment.Results) *experiment.JobAccounting { return r.Paper2.Jobs[i].Accounting })
 			if err != nil {
 				return nil, err
 			}
@@ -264,7 +264,7 @@ func pickRun(reps []*experiment.Results, by func(*experiment.JobAccounting) floa
 	}
 	out.DFSIO = slices.Clone(out.DFSIO)
 	for i := range out.DFSIO {
-		ja, err := median(func(r *experiment.Results) *experiment.JobAccounting { return r.DFSIO[i].Accounting })
+		ja, err := pick(func(r *experiment.Results) *experiment.JobAccounting { return r.DFSIO[i].Accounting })
 		if err != nil {
 			return nil, err
 		}

@@ -113,7 +113,7 @@ type JobCompare struct {
 	Predicted, Measured Phases
 	Bounds              map[string]string
 	// Repeats are the measured totals of every repeat, when the case ran
-	// more than once (Measured is the median one's phases).
+	// more than once (Measured is the phases of the one Validate picked).
 	Repeats []float64 `json:",omitempty"`
 }
 
@@ -134,17 +134,17 @@ func Validate(cases []Case, run func(Case) ([][]*experiment.Results, error)) (*V
 	v := &Validation{}
 	for i, c := range cases {
 		reps, err := run(c)
+		pick, by := MedianRun, ByTime
+		if i == 0 {
+			pick, by = LeastRun, ByCPU
+		}
 		var runs []*experiment.Results
 		for _, rr := range reps {
 			if err != nil {
 				break
 			}
 			var m *experiment.Results
-			pick := func(reps []*experiment.Results) (*experiment.Results, error) { return MedianRun(reps, ByTime) }
-			if i == 0 {
-				pick = func(reps []*experiment.Results) (*experiment.Results, error) { return LeastRun(reps, ByCPU) }
-			}
-			if m, err = pick(rr); err == nil {
+			if m, err = pick(rr, by); err == nil {
 				runs = append(runs, m)
 			}
 		}

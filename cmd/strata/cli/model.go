@@ -248,7 +248,7 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 	calib := fl.String("calibration", "calibration", "the case to calibrate on (the others are predicted from it)")
 	hosts := fl.Bool("hosts", true, "run on network-namespace hosts when possible (shaped links, CPU shares)")
 	from := fl.String("from", "", "no runs: read each case's results from a directory an earlier validate wrote")
-	repeat := fl.Int("repeat", 1, "run every case this many times (odd: of an even number the shorter middle one counts); each job is measured and calibrated on its median repeat (-from reads the repeats there are)")
+	repeat := fl.Int("repeat", 1, "run every case this many times (odd: of an even number the shorter middle one counts); each held-out job is measured on its median-time repeat, the calibration on its least-CPU one (-from reads the repeats there are)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
