@@ -58,6 +58,8 @@ type ChainedJob struct {
 	// end (as the JobTracker recorded it) to its own, so it includes the
 	// client noticing that end and submitting this job.
 	Seconds float64 `json:"seconds"`
+	// Attempts are its task attempts, timed from its own first start.
+	Attempts []AttemptAccount `json:"attempts,omitempty"`
 }
 
 // LinkAccount is what crossed a host's link during the step (hostnet's
@@ -314,6 +316,11 @@ func (a *accountant) end(ctx context.Context, s *stepStart, step string, secs fl
 			}
 			if f := j.GetFinishMs(); f > 0 {
 				prevFinish = f
+			}
+			if reports, err := mapreduce.TaskReports(ctx, a.cl.ClientConf(a.env.Conf), a.env.User, c.ID); err == nil {
+				c.Attempts = attemptAccounts(reports)
+			} else {
+				ja.Notes = append(ja.Notes, "no attempt reports of "+c.ID+": "+err.Error())
 			}
 			ja.Chained = append(ja.Chained, c)
 			continue

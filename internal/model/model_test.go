@@ -420,6 +420,71 @@ func TestChainedJobsOverhead(t *testing.T) {
 	}
 }
 
+// A chained job with its attempts accounted is apart from its step's
+// own overhead: what lay outside its attempts stays, its stages' CPU
+// takes their time on the predicted cluster's cores and the rest of its
+// attempts' span scales with the HDFS request time; the fixed overhead
+// of the other jobs does not change.
+func TestChainedJobsTimed(t *testing.T) {
+	res, plain := calibration(t)
+	name := plain.Jobs[len(plain.Jobs)-1].Name
+	ja := res.Profiles[0].Runs[0].Job(name)
+	ja.Seconds += 0.5
+	cpu := func(s float64) experiment.CPUSeconds { return experiment.CPUSeconds{User: s * 3 / 4, System: s / 4} }
+	ja.Chained = []experiment.ChainedJob{{ID: "job_1_0009", Name: "sum", Maps: 2, Reduces: 1, Seconds: 0.5,
+		Attempts: []experiment.AttemptAccount{
+			{Type: "map", State: "SUCCEEDED", Start: 0, End: 0.1, CPU: cpu(0.02)},
+			{Type: "map", State: "SUCCEEDED", Start: 0.01, End: 0.12, CPU: cpu(0.04)},
+			{Type: "map", State: "FAILED", Start: 0.01, End: 0.9, CPU: cpu(5)},
+			{Type: "reduce", State: "SUCCEEDED", Start: 0.12, End: 0.3, CPU: cpu(0.04)},
+		}}}
+	w, err := Calibrate(res, res.Profiles[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &w.Jobs[len(w.Jobs)-1]
+	cal := w.Calibration
+	if cal.SharedCores <= 0 || cal.Nodes < 2 {
+		t.Fatalf("calibration cluster of %d nodes, %.1f shared cores: want a shared pool", cal.Nodes, cal.SharedCores)
+	}
+	stretch2 := math.Max(1, 2/cal.SharedCores) // two maps on the pool
+	wantStages := []ChainedStage{{Tasks: 2, CPU: 0.03}, {Tasks: 1, CPU: 0.04}}
+	if j.ChainedSeconds != 0.5 || math.Abs(j.ChainedOutside-0.2) > 1e-9 || len(j.ChainedStages) != 2 ||
+		j.ChainedStages[0].Tasks != 2 || math.Abs(j.ChainedStages[0].CPU-0.03) > 1e-9 || math.Abs(j.ChainedStages[1].CPU-0.04) > 1e-9 {
+		t.Fatalf("chained %.3f s, %.3f outside, stages %+v; want 0.5, 0.2, %+v", j.ChainedSeconds, j.ChainedOutside, j.ChainedStages, wantStages)
+	}
+	if want := 0.3 - 0.03*stretch2 - 0.04; math.Abs(j.ChainedSpanWait-want) > 1e-9 {
+		t.Errorf("span wait %.4f, want %.4f", j.ChainedSpanWait, want)
+	}
+	for i := range w.Jobs {
+		if math.Abs(w.Jobs[i].OverheadFixed-plain.Jobs[i].OverheadFixed) > 1e-9 {
+			t.Errorf("%s: fixed overhead %.3f, %.3f without the chained job", w.Jobs[i].Name, w.Jobs[i].OverheadFixed, plain.Jobs[i].OverheadFixed)
+		}
+	}
+	if got := j.chainedOn(cal); math.Abs(got-0.5) > 1e-9 {
+		t.Errorf("chained job on the calibration cluster %.3f s, want its 0.5", got)
+	}
+	if got, want := j.overheadOn(cal), j.Overhead; math.Abs(got-want) > 1e-9 {
+		t.Errorf("overhead on the calibration cluster %.3f, want its own %.3f", got, want)
+	}
+	quarter := *cal
+	quarter.SharedCores, quarter.Cores = 0, 0.25
+	want := 0.2 + j.ChainedSpanWait + 0.03*4 + 0.04*4
+	if got := j.chainedOn(&quarter); math.Abs(got-want) > 1e-9 {
+		t.Errorf("chained job on a quarter core a node %.3f s, want %.3f", got, want)
+	}
+	ssd := *cal
+	ssd.Devices = []Device{{Name: "d", Params: media.Params{Latency: 50 * time.Microsecond}}}
+	ssd.Volumes, ssd.LocalDirs = []string{"d"}, []string{"d"}
+	want = 0.2 + j.ChainedSpanWait*ssd.hdfsRequestTime()/j.OverheadRequest + 0.03*stretch2 + 0.04
+	if got := j.chainedOn(&ssd); math.Abs(got-want) > 1e-9 || got >= 0.5 {
+		t.Errorf("chained job on an SSD %.3f s, want %.3f", got, want)
+	}
+	if got := j.overheadOn(&ssd); got < j.OverheadFixed+j.chainedOn(&ssd)-1e-9 || got > j.Overhead+1e-9 {
+		t.Errorf("overhead on an SSD %.3f, want the fixed part and the chained job's (%.3f) to %.3f", got, j.OverheadFixed+j.chainedOn(&ssd), j.Overhead)
+	}
+}
+
 // A running attempt's CPU per second is the least any job's attempts
 // showed per task second; the rest of each job's is per byte, and a
 // phase predicted longer carries more of it.

@@ -504,6 +504,9 @@ func Predict(w *Workload, cl *Cluster, years, kwhPrice float64) (*Prediction, er
 			maps, reds := min(s.maps, cl.Nodes*s.mapK), min(s.reduces, cl.Nodes*s.redK)
 			jp.CPUSeconds += j.TaskCPUPerSecond * (float64(maps)*mapWork + float64(reds)*(jp.Phases.Shuffle+jp.Phases.Reduce))
 		}
+		for _, st := range j.ChainedStages {
+			jp.CPUSeconds += st.CPU * float64(st.Tasks)
+		}
 		jp.Phases.Overhead = j.overheadOn(cl)
 		jp.inTotal = slices.Contains(w.Total, j.Name)
 		total := jp.Phases.Total()

@@ -298,6 +298,9 @@ func (v *Validation) Print(w io.Writer) {
 		within, jobs, n, 100*med)
 	var per []string
 	for _, c := range v.Cases[1:] {
+		if len(c.Jobs) == 0 {
+			continue // not run (-cases, or absent from -from's directory)
+		}
 		ok := 0
 		for _, j := range c.Jobs {
 			if relErr(j.Predicted.Total(), j.Measured.Total()) <= 0.2 {

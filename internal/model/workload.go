@@ -137,9 +137,30 @@ type Job struct {
 	OverheadFixed   float64 `json:"overhead_fixed_s,omitempty"`
 	OverheadRequest float64 `json:"overhead_hdfs_request_s,omitempty"`
 	// Chained counts the jobs the step ran after this one (its phases are
-	// its first job's), which are in its Overhead: each has the fixed
-	// part of a job's overhead, and the rest is as any job's rest.
-	Chained int `json:"chained_jobs,omitempty"`
+	// its first job's), which are in its Overhead. A chained job
+	// (Neighbour Statistics' sum) is a few tiny tasks in stages — its
+	// maps side by side, then its reduce, then its cleanup — alone on the
+	// cluster: its time is what lies outside its attempts (submission,
+	// scheduling, the client's polls: ChainedOutside, kept), its stages'
+	// CPU (ChainedStages: each stage's mean attempt CPU, on as many nodes
+	// as it had attempts) and the rest of its attempts' span,
+	// ChainedSpanWait, their small synchronous HDFS work, which scales
+	// with the HDFS request time as the overhead's rest does (chainedOn).
+	// ChainedSeconds is their time at calibration. Workloads from results
+	// without the chained jobs' attempts have none of these: each chained
+	// job then added the fixed part of a job's overhead to OverheadFixed.
+	Chained         int            `json:"chained_jobs,omitempty"`
+	ChainedSeconds  float64        `json:"chained_s,omitempty"`
+	ChainedOutside  float64        `json:"chained_outside_s,omitempty"`
+	ChainedSpanWait float64        `json:"chained_span_wait_s,omitempty"`
+	ChainedStages   []ChainedStage `json:"chained_stages,omitempty"`
+}
+
+// ChainedStage is one stage of a chained job: Tasks attempts side by side
+// (each on a node of its own), of CPU seconds each on the mean.
+type ChainedStage struct {
+	Tasks int     `json:"tasks"`
+	CPU   float64 `json:"cpu_s"`
 }
 
 // Fit combines a phase's resource times t: Scale × (max(t) + Alpha ×
@@ -558,6 +579,82 @@ func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting) {
 	}
 	j.Overhead = meas.Overhead
 	j.Chained = len(ja.Chained)
+	j.chainTo(cl, ja.Chained)
+}
+
+// chainTo sets j's chained jobs from their accounting on cl: none when
+// some has no attempts (older results).
+func (j *Job) chainTo(cl *Cluster, chained []experiment.ChainedJob) {
+	j.ChainedSeconds, j.ChainedOutside, j.ChainedSpanWait, j.ChainedStages = 0, 0, 0, nil
+	var stages []ChainedStage
+	var secs, outside, wait float64
+	for _, c := range chained {
+		first, last := math.Inf(1), math.Inf(-1)
+		cpu := map[string]float64{}
+		n := map[string]int{}
+		for _, a := range c.Attempts {
+			if a.State != "SUCCEEDED" {
+				continue
+			}
+			first, last = math.Min(first, a.Start), math.Max(last, a.End)
+			cpu[a.Type] += a.CPU.User + a.CPU.System
+			n[a.Type]++
+		}
+		if last < first {
+			return
+		}
+		var cpuTime float64
+		for _, t := range []string{"map", "reduce", "cleanup"} {
+			if n[t] > 0 {
+				st := ChainedStage{Tasks: n[t], CPU: cpu[t] / float64(n[t])}
+				stages = append(stages, st)
+				cpuTime += st.on(cl)
+			}
+		}
+		secs += c.Seconds
+		outside += max(0, c.Seconds-(last-first))
+		wait += max(0, min(c.Seconds, last-first)-cpuTime)
+	}
+	if len(stages) == 0 || secs > j.Overhead {
+		return
+	}
+	j.ChainedSeconds, j.ChainedOutside, j.ChainedSpanWait, j.ChainedStages = secs, outside, wait, stages
+}
+
+// on is the stage's time on cl: its attempts' CPU on their nodes' cores
+// (a shared pool serves all of them at once).
+func (st ChainedStage) on(cl *Cluster) float64 {
+	share := cl.Cores
+	if cl.SharedCores > 0 {
+		share = cl.SharedCores / float64(min(max(1, st.Tasks), cl.Nodes))
+	}
+	return st.CPU * math.Max(1, 1/share) / cl.Speed
+}
+
+// ownOverhead is the job's overhead without its chained jobs'.
+func (j *Job) ownOverhead() float64 { return max(0, j.Overhead-j.ChainedSeconds) }
+
+// chainedOn is the time of the job's chained jobs on cl: what lay
+// outside their attempts, their stages' CPU on cl and the rest of their
+// attempts' span in proportion to cl's HDFS request time.
+func (j *Job) chainedOn(cl *Cluster) float64 {
+	if j.ChainedSeconds <= 0 {
+		return 0
+	}
+	t := j.ChainedOutside + j.ChainedSpanWait*j.requestRatio(cl)
+	for _, st := range j.ChainedStages {
+		t += st.on(cl)
+	}
+	return t
+}
+
+// requestRatio is cl's HDFS request time over the calibration's, at most
+// 1 (a faster device does not make the rest of the work slower).
+func (j *Job) requestRatio(cl *Cluster) float64 {
+	if j.OverheadRequest <= 0 {
+		return 1
+	}
+	return math.Min(1, cl.hdfsRequestTime()/j.OverheadRequest)
 }
 
 // firstWaveSpread is the time from the first successful map's start to
@@ -654,11 +751,11 @@ func calibrateAll(srcs []source) ([]Job, error) {
 	}
 	fixed := math.Inf(1)
 	for _, j := range jobs {
-		fixed = math.Min(fixed, math.Max(0, j.Overhead)/float64(1+j.Chained))
+		fixed = math.Min(fixed, j.ownOverhead()/float64(1+j.unaccountedChains()))
 	}
 	for i, s := range srcs {
 		if t := s.cl.hdfsRequestTime(); t > 0 && !math.IsInf(fixed, 1) {
-			jobs[i].OverheadFixed, jobs[i].OverheadRequest = fixed*float64(1+jobs[i].Chained), t
+			jobs[i].OverheadFixed, jobs[i].OverheadRequest = fixed*float64(1+jobs[i].unaccountedChains()), t
 		}
 	}
 	// Each phase's least time per wave that no resource explained.
@@ -682,13 +779,23 @@ func calibrateAll(srcs []source) ([]Job, error) {
 	return jobs, nil
 }
 
-// overheadOn is the job's overhead on cl: the fixed part, and the rest in
-// proportion to cl's HDFS request time.
-func (j *Job) overheadOn(cl *Cluster) float64 {
-	if j.OverheadRequest <= 0 || j.Overhead <= j.OverheadFixed {
-		return j.Overhead
+// unaccountedChains is how many of the job's chained jobs are in its own
+// overhead (from results without their attempts).
+func (j *Job) unaccountedChains() int {
+	if j.ChainedSeconds > 0 {
+		return 0
 	}
-	return j.OverheadFixed + (j.Overhead-j.OverheadFixed)*math.Min(1, cl.hdfsRequestTime()/j.OverheadRequest)
+	return j.Chained
+}
+
+// overheadOn is the job's overhead on cl: the fixed part, the rest of its
+// own in proportion to cl's HDFS request time, and its chained jobs'.
+func (j *Job) overheadOn(cl *Cluster) float64 {
+	own := j.ownOverhead()
+	if j.OverheadRequest > 0 && own > j.OverheadFixed {
+		own = j.OverheadFixed + (own-j.OverheadFixed)*j.requestRatio(cl)
+	}
+	return own + j.chainedOn(cl)
 }
 
 // background splits each job's daemon CPU into a part per second and
