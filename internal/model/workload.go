@@ -184,7 +184,7 @@ func (f Fit) on(cl *Cluster, j *Job) Fit {
 	if j.OverheadRequest <= 0 || f.FixedFloor <= 0 || f.Fixed <= f.FixedFloor {
 		return f // no floor: a workload from before the split keeps it all
 	}
-	f.Fixed = f.FixedFloor + (f.Fixed-f.FixedFloor)*math.Min(1, cl.hdfsRequestTime()/j.OverheadRequest)
+	f.Fixed = f.FixedFloor + (f.Fixed-f.FixedFloor)*j.requestRatio(cl)
 	return f
 }
 
