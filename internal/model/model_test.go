@@ -772,3 +772,46 @@ func TestLaunchSpread(t *testing.T) {
 		t.Errorf("spread %.3f s at the calibration's heartbeat, %.3f s at ten times it", a, b)
 	}
 }
+
+// Calibrated on repeats, a job's demands are its repeat of least CPU and
+// its overhead its median over the repeats, which sets the fixed part.
+func TestCalibrateRepeats(t *testing.T) {
+	var reps []*experiment.Results
+	for k, extra := range []float64{0, 0.3, 0.1} {
+		res, err := experiment.ReadResults("testdata/calibration-results.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range res.Profiles[0].Runs[0].Jobs {
+			ja := &res.Profiles[0].Runs[0].Jobs[i]
+			ja.Seconds += extra // after the last attempt: overhead
+			for a := range ja.Attempts {
+				ja.Attempts[a].CPU.User += 0.01 * float64(k) // the first repeat has the least CPU
+			}
+		}
+		reps = append(reps, res)
+	}
+	w, err := CalibrateRepeats([][]*experiment.Results{reps}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := CalibrateRuns(reps[:1], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Jobs) != len(one.Jobs) {
+		t.Fatalf("%d jobs, %d from one repeat", len(w.Jobs), len(one.Jobs))
+	}
+	for i, j := range w.Jobs {
+		o := one.Jobs[i]
+		if math.Abs(j.Overhead-o.Overhead-0.1) > 1e-9 {
+			t.Errorf("%s: overhead %.3f, want the median repeat's %.3f", j.Name, j.Overhead, o.Overhead+0.1)
+		}
+		if math.Abs(j.OverheadFixed-o.OverheadFixed-0.1) > 1e-9 {
+			t.Errorf("%s: fixed overhead %.3f, want %.3f", j.Name, j.OverheadFixed, o.OverheadFixed+0.1)
+		}
+		if j.MapCPU != o.MapCPU || j.Bytes != o.Bytes {
+			t.Errorf("%s: map CPU %g s/byte of %g bytes, the least-CPU repeat's %g of %g", j.Name, j.MapCPU, j.Bytes, o.MapCPU, o.Bytes)
+		}
+	}
+}

@@ -161,7 +161,7 @@ func Validate(cases []Case, run func(Case) ([][]*experiment.Results, error)) (*V
 		}
 		pr := &runs[0].Profiles[0]
 		if i == 0 {
-			if v.Workload, err = CalibrateRuns(runs, pr.Name); err != nil {
+			if v.Workload, err = CalibrateRepeats(reps, pr.Name); err != nil {
 				return nil, err
 			}
 		}

@@ -128,10 +128,13 @@ type Job struct {
 	ShuffleCPUShare float64 `json:"shuffle_cpu_share"`
 
 	// Fits make the calibration run's phases come out as measured.
-	Fit      map[string]Fit `json:"fit"`
-	Overhead float64        `json:"overhead_s"` // job time outside the phases
+	Fit map[string]Fit `json:"fit"`
+	// Overhead is the job's time outside the phases: at calibration, or
+	// its median over the calibration's repeats when it had some.
+	Overhead float64 `json:"overhead_s"`
 	// The overhead in two parts: OverheadFixed, the least any of the
-	// workload's jobs showed, and the rest, small synchronous work on the
+	// workload's jobs showed (of each its median over the calibration's
+	// repeats, when it had some), and the rest, small synchronous work on the
 	// HDFS devices (the job's setup, result and commit files), which
 	// scales with their request time, OverheadRequest at calibration.
 	OverheadFixed   float64 `json:"overhead_fixed_s,omitempty"`
@@ -323,7 +326,7 @@ func sourcesOf(cl *Cluster, jobs []experiment.JobAccounting, skip map[string]boo
 	var out []source
 	for k := range jobs {
 		if !skip[jobs[k].Step] {
-			out = append(out, source{cl, jobs[:k+1]})
+			out = append(out, source{cl: cl, jobs: jobs[:k+1]})
 		}
 	}
 	return out
@@ -731,6 +734,9 @@ func (j *Job) startOn(cl *Cluster, s shape) float64 {
 type source struct {
 	cl   *Cluster
 	jobs []experiment.JobAccounting // the job last
+	// overhead is the job's typical overhead (its median over repeats)
+	// when known, which is its Overhead; nil: the one of jobs.
+	overhead *float64
 }
 
 // calibrateAll derives every source's job, splits the devices' requests
@@ -748,6 +754,9 @@ func calibrateAll(srcs []source) ([]Job, error) {
 	background(jobs, srcs)
 	for i, s := range srcs {
 		jobs[i].fitTo(s.cl, &s.jobs[len(s.jobs)-1])
+		if o := s.overhead; o != nil && *o >= jobs[i].ChainedSeconds {
+			jobs[i].Overhead = *o
+		}
 	}
 	fixed := math.Inf(1)
 	for _, j := range jobs {
