@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/fs"
 	"github.com/stratafs/strata/internal/ipc"
 	"github.com/stratafs/strata/internal/localcluster"
@@ -14,6 +15,7 @@ import (
 	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/procstat"
 	"github.com/stratafs/strata/internal/proto/mrpb"
+	"github.com/stratafs/strata/internal/spill"
 	"github.com/stratafs/strata/mapreduce"
 )
 
@@ -30,6 +32,14 @@ type JobAccounting struct {
 	// InputBytes is the step's input (TeraSort's and TeraValidate's: the
 	// TeraGen output, 100 bytes a row).
 	InputBytes int64 `json:"input_bytes,omitempty"`
+	// BlockCapped says the step's data comes from a generator that gives
+	// each map slot an equal share but no map more than a block (paper2's
+	// text generators): the step's own maps when it is that generator,
+	// its input files when it reads their output.
+	BlockCapped bool `json:"generator_block_capped,omitempty"`
+	// SortMB is the step's mapreduce.task.io.sort.mb: the map-side sort
+	// buffer, whose size sets how often maps spill.
+	SortMB int `json:"sort_mb,omitempty"`
 	// Counters are the job's, by Hadoop's names (FILE_BYTES_READ,
 	// SPILLED_RECORDS, CPU_MILLISECONDS, ...), built-in groups only.
 	Counters map[string]int64 `json:"counters,omitempty"`
@@ -246,9 +256,9 @@ func (a *accountant) listJobs(ctx context.Context) []*mrpb.JobStatus {
 	return resp.GetJobs()
 }
 
-// end accounts for the step that ran since s.
-func (a *accountant) end(ctx context.Context, s *stepStart, step string, secs float64, input int64) JobAccounting {
-	ja := JobAccounting{Step: step, Seconds: secs, InputBytes: input}
+// end accounts for the step that ran since s with the job configuration c.
+func (a *accountant) end(ctx context.Context, s *stepStart, step string, secs float64, input int64, c *conf.Configuration) JobAccounting {
+	ja := JobAccounting{Step: step, Seconds: secs, InputBytes: input, SortMB: sortMB(c)}
 	if a == nil {
 		return ja
 	}
@@ -467,4 +477,14 @@ func orEmpty(c *mapreduce.Counters) *mapreduce.Counters {
 		return mapreduce.NewCounters()
 	}
 	return c
+}
+
+// sortMB is c's mapreduce.task.io.sort.mb, the default when unset.
+func sortMB(c *conf.Configuration) int {
+	if c != nil {
+		if v, err := c.GetInt("mapreduce.task.io.sort.mb"); err == nil && v > 0 {
+			return int(v)
+		}
+	}
+	return spill.DefaultSortBytes >> 20
 }

@@ -237,7 +237,7 @@ func runPaper2Jobs(ctx context.Context, o *Options, po *Paper2Options, p *Profil
 		return nil, err
 	}
 	if !c.IsSet("mapreduce.task.io.sort.mb") && po.TeraRows > 0 {
-		c.Set("mapreduce.task.io.sort.mb", strconv.Itoa(ScaledSortMB(terasortMapBytes(po.TeraRows, maps, bs))))
+		c.Set("mapreduce.task.io.sort.mb", strconv.Itoa(TeraSortMB(po.TeraRows, maps, bs)))
 	}
 	jenv := fs.Env{Conf: c, User: env.User}
 	base := fmt.Sprintf("/paper2/r%d", r)
@@ -285,7 +285,10 @@ func runPaper2Jobs(ctx context.Context, o *Options, po *Paper2Options, p *Profil
 			before.abandon()
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
-		ja := o.acct.end(ctx, before, s.name, secs, s.input)
+		ja := o.acct.end(ctx, before, s.name, secs, s.input, c)
+		// The generators' maps are capped at a block (above), and
+		// wordcount reads the files they wrote.
+		ja.BlockCapped = s.bytes > 0 || s.name == "wordcount"
 		if s.name != "textgen" { // wordcount's input, not a job of the paper
 			out = append(out, Paper2Job{Profile: p.Name, Replication: r, Job: s.name, Seconds: secs, Accounting: &ja})
 		}

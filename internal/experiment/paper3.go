@@ -428,7 +428,7 @@ func runPaper3Profile(ctx context.Context, po *Paper3Options, p *Profile) (steps
 			before.abandon()
 			return nil, fmt.Errorf("%s: %w", s.app, err)
 		}
-		ja := o.acct.end(ctx, before, s.app, secs, 0)
+		ja := o.acct.end(ctx, before, s.app, secs, 0, s.env.Conf)
 		if s.app == "skygen" {
 			continue
 		}

@@ -81,6 +81,13 @@ func ScaledSortMB(mapBytes int64) int {
 	return max(1, int(float64(mapBytes)/(1<<20)/paperDataPerSortMB+0.5))
 }
 
+// TeraSortMB is the sort buffer strata experiment gives the jobs of a
+// TeraSort of rows on maps map slots with blocks of blockSize:
+// ScaledSortMB of one TeraSort map's input.
+func TeraSortMB(rows uint64, maps int, blockSize int64) int {
+	return ScaledSortMB(terasortMapBytes(rows, maps, blockSize))
+}
+
 // terasortMapBytes is the input of one TeraSort map: a TeraGen file
 // (rows over maps files) or a block of it, whichever is smaller.
 func terasortMapBytes(rows uint64, maps int, blockSize int64) int64 {
@@ -198,7 +205,7 @@ func (o *Options) setDefaults() error {
 		if err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}
-		o.SortMB = ScaledSortMB(terasortMapBytes(o.Rows, o.MapSlots*o.DataNodes, bs))
+		o.SortMB = TeraSortMB(o.Rows, o.MapSlots*o.DataNodes, bs)
 	}
 	if o.Rows == 0 && len(o.DFSIOFiles) == 0 && o.AfterProfile == nil {
 		return errors.New("experiment: nothing to run (no TeraGen rows and no TestDFSIO files)")
@@ -471,7 +478,7 @@ func runTera(ctx context.Context, o *Options, p *Profile, env fs.Env, rep int) (
 			return run, fmt.Errorf("%s: %w", s.name, err)
 		}
 		*s.to = secs
-		run.Jobs = append(run.Jobs, o.acct.end(ctx, before, s.name, secs, stepInput(s.name, o.Rows)))
+		run.Jobs = append(run.Jobs, o.acct.end(ctx, before, s.name, secs, stepInput(s.name, o.Rows), env.Conf))
 	}
 	return run, removeTree(ctx, env, base)
 }
@@ -516,7 +523,7 @@ func runDFSIO(ctx context.Context, o *Options, p *Profile, env fs.Env, r, n int)
 		if typ == dfsio.Read {
 			input = size * int64(n)
 		}
-		ja := o.acct.end(ctx, before, "dfsio-"+typ.String(), secs, input)
+		ja := o.acct.end(ctx, before, "dfsio-"+typ.String(), secs, input, c)
 		mb := float64(rep.Stats.Size) / float64(dfsio.Mega)
 		agg := 0.0
 		if s := rep.ExecTime.Seconds(); s > 0 {

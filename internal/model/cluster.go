@@ -54,6 +54,10 @@ type Cluster struct {
 	// (mapreduce.jobtracker.heartbeat.interval): a job's first maps start
 	// as each tracker next heartbeats. 0 is the calibration's.
 	HeartbeatMs int `json:"heartbeat_ms,omitempty"`
+	// SortMB is mapreduce.task.io.sort.mb, the maps' sort buffer; 0 is
+	// strata experiment's for the cluster's data when the calibration's
+	// job had that rule's buffer, else the calibration's.
+	SortMB int `json:"mapreduce_task_io_sort_mb,omitempty"`
 }
 
 // Device is one device of a node: a media model.
@@ -162,6 +166,8 @@ func (c *Cluster) set(k, v string) error {
 		c.CPUW, err = num(0, 1e6)
 	case k == "mapreduce.jobtracker.heartbeat.interval":
 		c.HeartbeatMs, err = integer(1, 600000)
+	case k == "mapreduce.task.io.sort.mb":
+		c.SortMB, err = integer(1, 4096)
 	case k == "hdfs.volumes":
 		c.Volumes = conf.TrimmedStrings(v)
 	case k == "mapred.local.dir":

@@ -21,6 +21,9 @@ type shape struct {
 	mapShare, redShare float64
 	mapsNode           float64 // maps on the busiest node
 	d                  float64
+	// The maps' intermediate-file bytes per byte of data, written and
+	// read: the spill arithmetic's for this shape.
+	mapFileW, mapFileR float64
 }
 
 func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
@@ -37,6 +40,7 @@ func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
 	}
 	s.mapWaves, s.mapK, s.mapShare, s.mapsNode = per(maps, cl.MapSlots)
 	s.redWaves, s.redK, s.redShare, _ = per(reduces, cl.ReduceSlots)
+	s.mapFileW, s.mapFileR = j.Spill.files(j.MapFileWrite, j.MapFileRead, d, maps, j.sortMBOn(cl), j.Bytes, j.Maps)
 	return s
 }
 
@@ -226,8 +230,8 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		L.add(cl.Volumes, false, false, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
 		wOut, wIn := hdfsWrite(L, hw, share, s.maps, wf)
 		// Spills and their merge: a writer and the merge's readers.
-		L.add(cl.LocalDirs, true, false, (j.MapFileRead*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
-		L.add(cl.LocalDirs, true, true, (j.MapFileWrite*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
+		L.add(cl.LocalDirs, true, false, (s.mapFileR*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
+		L.add(cl.LocalDirs, true, true, (s.mapFileW*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
 		other := hr*share*(1-j.DataLocal) + shuffle*(1-tail)/n*remote
 		L.netOut, L.netIn = wOut+other, wIn+other
 		L.cpu = j.MapCPU * d * share
@@ -563,6 +567,8 @@ func (j *Job) tasks(cl *Cluster, d float64, done map[string]*JobPrediction) (map
 		maps = j.Maps
 	case j.MapsRule == "slots":
 		maps = cl.Nodes * cl.MapSlots
+	case j.MapsRule == "slots:block" || j.MapsRule == "files:slots:block":
+		maps = cappedShares(d, cl.Nodes*cl.MapSlots, cl.BlockSize)
 	case j.MapsRule == "files:slots":
 		maps = splits(d, cl.Nodes*cl.MapSlots, cl.BlockSize)
 	case strings.HasPrefix(j.MapsRule, "files:"):

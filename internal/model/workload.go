@@ -39,8 +39,11 @@ type Job struct {
 	Bytes float64 `json:"bytes"` // the job's data at calibration
 
 	// How many tasks: MapsRule is "slots" (one per map slot: a generator),
-	// "fixed" (Maps of them: TestDFSIO's one per file), "files:slots"
-	// (one file per map slot written before the workload, in blocks),
+	// "slots:block" (a generator's equal shares per map slot, none more
+	// than a block), "fixed" (Maps of them: TestDFSIO's one per file),
+	// "files:slots" (one file per map slot written before the workload,
+	// in blocks), "files:slots:block" (files a "slots:block" generator
+	// wrote before the workload: a map each),
 	// "files:<job>" (each of that job's output files cut into blocks:
 	// its maps for TeraGen's output, its reduces otherwise), or "bytes"
 	// (in proportion to the data). ReducesRule is "slots" or "fixed".
@@ -123,6 +126,9 @@ type Job struct {
 	// SplitBytes is a map's input at calibration (its blocks' size,
 	// which sets how often a lone reader seeks).
 	SplitBytes float64 `json:"split_bytes"`
+	// Spill is the maps' output for the spill arithmetic that scales
+	// MapFileRead and MapFileWrite (spill.go); nil: they stay per byte.
+	Spill *Spill `json:"spill,omitempty"`
 	// ShuffleCPUShare is the share of the reduces' CPU spent in their
 	// shuffle (their shuffle time over their run time at calibration).
 	ShuffleCPUShare float64 `json:"shuffle_cpu_share"`
@@ -530,6 +536,9 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 		j.MapsRule = "fixed"
 	} else if j.MapHDFSRead == 0 && j.Maps == cl.Nodes*cl.MapSlots {
 		j.MapsRule = "slots"
+		if ja.BlockCapped {
+			j.MapsRule = "slots:block"
+		}
 	} else {
 		for _, prev := range jobs[:len(jobs)-1] {
 			files := 0
@@ -556,12 +565,16 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 		// Input from a generator outside the workload that wrote a file
 		// per map slot (randomtextwriter, skygen): its files, in blocks.
 		j.MapsRule = "files:slots"
+		if ja.BlockCapped {
+			j.MapsRule = "files:slots:block"
+		}
 	}
 	if j.Reduces == cl.Nodes*cl.ReduceSlots && j.MapsRule != "fixed" {
 		j.ReducesRule = "slots"
 	}
 
 	j.SplitBytes = d / float64(j.Maps)
+	j.Spill = spillOf(cl, ja, d, j.Maps)
 	return j, nil
 }
 
@@ -913,6 +926,17 @@ func splitRoles(jobs []Job) {
 		j.FileRequest = fBytes / fReqs
 		j.FileSeek = math.Min(1, math.Max(0, (j.Seeks-hReqs*seekShare)/fReqs))
 	}
+}
+
+// cappedShares is how many maps a generator that gives each of slots an
+// equal share of d bytes, but none more than a block, runs (and how many
+// files it writes).
+func cappedShares(d float64, slots int, block int64) int {
+	per := math.Ceil(d / float64(max(slots, 1)))
+	if block > 0 {
+		per = math.Min(per, float64(block))
+	}
+	return max(1, int(math.Ceil(d/max(per, 1)-1e-9)))
 }
 
 // splits is how many map inputs files of d bytes in all make: each file

@@ -1,0 +1,203 @@
+package model
+
+import (
+	"math"
+
+	"github.com/stratafs/strata/internal/experiment"
+	"github.com/stratafs/strata/internal/spill"
+)
+
+// Map-side spills. A map collects its output in mapreduce.task.io.sort.mb
+// of memory, record bytes and 24 bytes of metadata each (spill.Collector),
+// spills whenever the buffer is spill-percent full, and merges more than
+// one spill, io.sort.factor at a time (spill.Merge's passes), into its
+// output file. So a map's intermediate-file traffic is not a constant per
+// byte: a larger buffer spills less often, a map with more spills merges
+// in more passes, and a combiner with few distinct keys writes about as
+// many records a spill whatever the spill's size (wordcount: its
+// vocabulary). The model keeps the calibration's measured traffic and
+// scales it by what this arithmetic gives on the predicted cluster over
+// what it gives at calibration.
+
+// spillMetaBytes is the sort buffer's metadata per record.
+const spillMetaBytes = 24
+
+// Spill is a job's map output as the spill arithmetic needs it.
+type Spill struct {
+	// OutBytes is the maps' output (MAP_OUTPUT_BYTES) per byte of data,
+	// RecordBytes its bytes per record.
+	OutBytes    float64 `json:"map_output_bytes"`
+	RecordBytes float64 `json:"record_bytes"`
+	// Keys is how many distinct keys the combiner's records are drawn
+	// from, estimated from its records in and out per spill as if keys
+	// were drawn uniformly; 0: no combiner, or one that keeps about every
+	// record (a spill's output in proportion to its input).
+	Keys float64 `json:"combine_keys,omitempty"`
+	// SortMB is the calibration's mapreduce.task.io.sort.mb; Spills its
+	// measured spills per map (for reference). Scaled says that buffer
+	// was strata experiment's for the calibration's data
+	// (experiment.TeraSortMB), so a cluster with other data and no
+	// buffer of its own gets that rule's buffer for its data.
+	SortMB float64 `json:"sort_mb"`
+	Spills float64 `json:"spills_per_map"`
+	Scaled bool    `json:"scaled,omitempty"`
+}
+
+// spillOf is ja's spill figures for d bytes of data over maps on cl, nil
+// when its maps did not spill through a sort buffer (no reduces, no
+// output or no sort buffer recorded).
+func spillOf(cl *Cluster, ja *experiment.JobAccounting, d float64, maps int) *Spill {
+	c := ja.Counters
+	out, recs, spills := float64(c["MAP_OUTPUT_BYTES"]), float64(c["MAP_OUTPUT_RECORDS"]), float64(c["SPILLS"])
+	if ja.SortMB <= 0 || out <= 0 || recs <= 0 || spills <= 0 || maps <= 0 || d <= 0 {
+		return nil
+	}
+	s := &Spill{OutBytes: out / d, RecordBytes: out / recs, SortMB: float64(ja.SortMB), Spills: spills / float64(maps)}
+	s.Scaled = cl.DataBytes > 0 && ja.SortMB == scaledSortMB(cl, cl.DataBytes)
+	if in, kept := float64(c["COMBINE_INPUT_RECORDS"]), float64(c["COMBINE_OUTPUT_RECORDS"]); in > 0 && kept > 0 && kept < 0.9*in {
+		// The combined records per spill against the records per spill
+		// (the final merge's combining is counted too; with many
+		// spills it is a small part).
+		s.Keys = distinctKeys(recs/spills, kept/spills)
+	}
+	return s
+}
+
+// combined is how many records a combiner keeps of n drawn uniformly
+// from keys distinct keys (keys 0: all of them).
+func combined(n, keys float64) float64 {
+	if keys <= 0 {
+		return n
+	}
+	return keys * -math.Expm1(-n/keys)
+}
+
+// distinctKeys solves combined(in, k) = out for k, out < in.
+func distinctKeys(in, out float64) float64 {
+	lo, hi := out, out*1e6
+	for range 200 {
+		mid := math.Sqrt(lo * hi)
+		if combined(in, mid) < out {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Sqrt(lo * hi)
+}
+
+// mergeSegments is how many spill-sized segments spill.Merge's
+// intermediate passes write (and read back) merging n equal spills
+// factor at a time: the first pass takes just enough that each later
+// one takes factor, each round runs left to right, and the last factor
+// or fewer are streamed into the output without an intermediate file.
+func mergeSegments(n, factor int) float64 {
+	if n <= factor || factor < 2 {
+		return 0
+	}
+	list := make([]float64, n)
+	for i := range list {
+		list[i] = 1
+	}
+	first := (n-1)%(factor-1) + 1
+	if first == 1 {
+		first = factor
+	}
+	need, written := n-factor, 0.0
+	for len(list) > factor {
+		var next []float64
+		for i := 0; i < len(list); {
+			g := factor
+			if first > 0 {
+				g, first = first, 0
+			}
+			if need <= 0 || g > len(list)-i {
+				next = append(next, list[i:]...)
+				break
+			}
+			sum := 0.0
+			for _, v := range list[i : i+g] {
+				sum += v
+			}
+			next = append(next, sum)
+			written += sum
+			need -= g - 1
+			i += g
+		}
+		list = next
+	}
+	return written
+}
+
+// traffic is one map's intermediate-file bytes written and read for out
+// bytes of map output with a sortMB buffer: its spills, the merge's
+// intermediate segments, and the merged output file (combined again
+// when there are enough spills).
+func (s *Spill) traffic(out, sortMB float64) (w, r float64) {
+	if out <= 0 || s.RecordBytes <= 0 || sortMB <= 0 {
+		return 0, 0
+	}
+	fill := sortMB * (1 << 20) * spill.DefaultSpillPercent * s.RecordBytes / (s.RecordBytes + spillMetaBytes)
+	n := max(1, int(math.Ceil(out/fill-1e-9)))
+	recs := out / s.RecordBytes
+	seg := combined(recs/float64(n), s.Keys) * s.RecordBytes
+	if n == 1 {
+		return seg, 0
+	}
+	inter := mergeSegments(n, spill.DefaultSortFactor) * seg
+	final := float64(n) * seg
+	if s.Keys > 0 && n >= spill.MinSpillsForCombine {
+		final = combined(recs, s.Keys) * s.RecordBytes
+	}
+	return float64(n)*seg + inter + final, float64(n)*seg + inter
+}
+
+// files is a map phase's intermediate-file bytes per byte of data,
+// written and read, for d bytes over maps with a sortMB buffer: the
+// calibration's measured figures (measW, measR, for bytes over calMaps)
+// times the spill arithmetic's traffic per byte there over its traffic
+// at calibration (a calibration without merge reads has the reads
+// scaled from its writes).
+func (s *Spill) files(measW, measR, d float64, maps int, sortMB, bytes float64, calMaps int) (w, r float64) {
+	if s == nil || d <= 0 || maps <= 0 || calMaps <= 0 || bytes <= 0 {
+		return measW, measR
+	}
+	cw, cr := s.traffic(s.OutBytes*bytes/float64(calMaps), s.SortMB)
+	pw, pr := s.traffic(s.OutBytes*d/float64(maps), sortMB)
+	if cw <= 0 {
+		return measW, measR
+	}
+	// Per byte of data: a map's traffic times the maps over the data.
+	perByte := func(t float64, n int, data float64) float64 { return t * float64(n) / data }
+	w = measW * perByte(pw, maps, d) / perByte(cw, calMaps, bytes)
+	switch {
+	case cr > 0:
+		r = measR * perByte(pr, maps, d) / perByte(cr, calMaps, bytes)
+	case pr > 0:
+		r = measW * perByte(pr, maps, d) / perByte(cw, calMaps, bytes)
+	default:
+		r = measR
+	}
+	return w, r
+}
+
+// scaledSortMB is strata experiment's sort buffer on cl for a TeraSort of
+// data bytes.
+func scaledSortMB(cl *Cluster, data int64) int {
+	return experiment.TeraSortMB(uint64(data/100), cl.Nodes*cl.MapSlots, cl.BlockSize)
+}
+
+// sortMBOn is the job's sort buffer on cl: the cluster's, else the
+// experiment's rule for its data when the calibration's followed it,
+// else the calibration's.
+func (j *Job) sortMBOn(cl *Cluster) float64 {
+	switch {
+	case cl.SortMB > 0:
+		return float64(cl.SortMB)
+	case j.Spill != nil && j.Spill.Scaled && cl.DataBytes > 0:
+		return float64(scaledSortMB(cl, cl.DataBytes))
+	case j.Spill != nil:
+		return j.Spill.SortMB
+	}
+	return 0
+}
