@@ -21,9 +21,8 @@ type shape struct {
 	mapShare, redShare float64
 	mapsNode           float64 // maps on the busiest node
 	d                  float64
-	// The maps' intermediate-file bytes per byte of data, written and
-	// read: the spill arithmetic's for this shape.
-	mapFileW, mapFileR float64
+	// The maps' intermediate files: the spill arithmetic's for this shape.
+	mapFiles spillFiles
 }
 
 func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
@@ -40,7 +39,7 @@ func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
 	}
 	s.mapWaves, s.mapK, s.mapShare, s.mapsNode = per(maps, cl.MapSlots)
 	s.redWaves, s.redK, s.redShare, _ = per(reduces, cl.ReduceSlots)
-	s.mapFileW, s.mapFileR = j.Spill.files(j.MapFileWrite, j.MapFileRead, d, maps, j.sortMBOn(cl), j.Bytes, j.Maps)
+	s.mapFiles = j.Spill.files(j.MapFileWrite, j.MapFileRead, d, maps, j.sortMBOn(cl), j.Bytes, j.Maps)
 	return s
 }
 
@@ -71,10 +70,14 @@ type load struct {
 	// serve one role in parallel only as far as that many threads keep
 	// them busy.
 	fileThreads, hdfsThreads float64
+	// fileRequest and fileSeek are the factors on the job's bytes per
+	// request and seek share of intermediate data (the maps' spills and
+	// merges in this shape; 1 in the other phases).
+	fileRequest, fileSeek float64
 }
 
 func newLoad() *load {
-	return &load{parts: map[string][]part{}}
+	return &load{parts: map[string][]part{}, fileRequest: 1, fileSeek: 1}
 }
 
 // part is some of a device's bytes, read or written, HDFS's or
@@ -221,6 +224,7 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		L.waves, L.k = s.mapWaves, s.mapK
 		L.fileThreads = float64(L.k)
 		L.hdfsThreads = float64(L.k) * (boolf(j.MapHDFSRead > 0) + repl*boolf(j.MapHDFSWrite > 0))
+		L.fileRequest, L.fileSeek = s.mapFiles.perRequest, s.mapFiles.seekShare
 		k := float64(L.k)
 		share := s.mapShare
 		if s.maps > 0 {
@@ -230,8 +234,8 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		L.add(cl.Volumes, false, false, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
 		wOut, wIn := hdfsWrite(L, hw, share, s.maps, wf)
 		// Spills and their merge: a writer and the merge's readers.
-		L.add(cl.LocalDirs, true, false, (s.mapFileR*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
-		L.add(cl.LocalDirs, true, true, (s.mapFileW*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
+		L.add(cl.LocalDirs, true, false, (s.mapFiles.r*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
+		L.add(cl.LocalDirs, true, true, (s.mapFiles.w*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
 		other := hr*share*(1-j.DataLocal) + shuffle*(1-tail)/n*remote
 		L.netOut, L.netIn = wOut+other, wIn+other
 		L.cpu = j.MapCPU * d * share
@@ -294,7 +298,7 @@ func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
 		if len(L.parts[dv.Name]) == 0 {
 			continue
 		}
-		t["device "+dv.Name] = deviceTime(dv.Params, L.parts[dv.Name], L.streams(dv.Name), L.split, j)
+		t["device "+dv.Name] = deviceTime(dv.Params, L.parts[dv.Name], L.streams(dv.Name), L.split, L, j)
 	}
 	// A role's devices overlap only as far as its threads reach: a task
 	// spilling to two disks uses them in turn. The busiest device's time
@@ -318,7 +322,7 @@ func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
 				}
 			}
 			if len(ps) > 0 {
-				role[r] += deviceTime(dv.Params, ps, L.streams(dv.Name), L.split, j)
+				role[r] += deviceTime(dv.Params, ps, L.streams(dv.Name), L.split, L, j)
 				used[r]++
 			}
 		}
@@ -350,8 +354,9 @@ func boolf(b bool) float64 {
 // the device's previous one: with several streams interleaved that is
 // the job's calibrated share of its requests; a single stream seeks only
 // where it moves to another block, so its share falls as the blocks it
-// reads grow (split, against the calibration's).
-func deviceTime(p media.Params, parts []part, streams, split float64, j *Job) float64 {
+// reads grow (split, against the calibration's). Intermediate data's
+// request size and seek share are the job's times L's factors.
+func deviceTime(p media.Params, parts []part, streams, split float64, L *load, j *Job) float64 {
 	var t float64
 	lone := streams < 1.5 && split > 0 && j.SplitBytes > 0
 	qd := math.Max(1, math.Min(float64(p.QueueDepth), math.Ceil(streams)))
@@ -364,7 +369,7 @@ func deviceTime(p media.Params, parts []part, streams, split float64, j *Job) fl
 		}
 		perReq, seeks := j.HDFSRequest, j.HDFSSeek
 		if pt.file {
-			perReq, seeks = j.FileRequest, j.FileSeek
+			perReq, seeks = j.FileRequest*L.fileRequest, math.Min(1, j.FileSeek*L.fileSeek)
 		}
 		if perReq <= 0 {
 			perReq, seeks = j.BytesPerRequest, j.SeekFraction

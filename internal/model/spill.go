@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/stratafs/strata/internal/experiment"
+	"github.com/stratafs/strata/internal/media"
 	"github.com/stratafs/strata/internal/spill"
 )
 
@@ -86,24 +87,25 @@ func distinctKeys(in, out float64) float64 {
 	return math.Sqrt(lo * hi)
 }
 
-// mergeSegments is how many spill-sized segments spill.Merge's
-// intermediate passes write (and read back) merging n equal spills
-// factor at a time: the first pass takes just enough that each later
-// one takes factor, each round runs left to right, and the last factor
-// or fewer are streamed into the output without an intermediate file.
-func mergeSegments(n, factor int) float64 {
-	if n <= factor || factor < 2 {
-		return 0
-	}
+// mergePlan is spill.Merge's passes over n equal spills, factor at a
+// time, in spills: the inputs of each intermediate pass (the first takes
+// just enough that each later one takes factor, each round runs left to
+// right), and the last factor or fewer segments, which stream into the
+// output without an intermediate file. n ≤ factor is no passes and the
+// n spills.
+func mergePlan(n, factor int) (passes [][]float64, last []float64) {
 	list := make([]float64, n)
 	for i := range list {
 		list[i] = 1
+	}
+	if n <= factor || factor < 2 {
+		return nil, list
 	}
 	first := (n-1)%(factor-1) + 1
 	if first == 1 {
 		first = factor
 	}
-	need, written := n-factor, 0.0
+	need := n - factor
 	for len(list) > factor {
 		var next []float64
 		for i := 0; i < len(list); {
@@ -115,70 +117,126 @@ func mergeSegments(n, factor int) float64 {
 				next = append(next, list[i:]...)
 				break
 			}
-			sum := 0.0
-			for _, v := range list[i : i+g] {
-				sum += v
-			}
-			next = append(next, sum)
-			written += sum
+			passes = append(passes, list[i:i+g])
+			next = append(next, sum(list[i:i+g]))
 			need -= g - 1
 			i += g
 		}
 		list = next
 	}
-	return written
+	return passes, list
 }
 
-// traffic is one map's intermediate-file bytes written and read for out
-// bytes of map output with a sortMB buffer: its spills, the merge's
-// intermediate segments, and the merged output file (combined again
-// when there are enough spills).
-func (s *Spill) traffic(out, sortMB float64) (w, r float64) {
-	if out <= 0 || s.RecordBytes <= 0 || sortMB <= 0 {
-		return 0, 0
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
 	}
+	return t
+}
+
+// mergeSegments is how many spill-sized segments the intermediate passes
+// of mergePlan write (and read back).
+func mergeSegments(n, factor int) float64 {
+	passes, _ := mergePlan(n, factor)
+	t := 0.0
+	for _, p := range passes {
+		t += sum(p)
+	}
+	return t
+}
+
+// spillIO is one map's intermediate-file traffic: bytes written and
+// read, and the requests an emulated device charges for them (it
+// gathers a file's contiguous reads and writes into extents of up to
+// media.DefaultRequestBytes, docs/MEDIA.md): the extents written and
+// read, and the seeks — one per file written (its extents follow each
+// other) and one per extent read (a merge reads its inputs in turn).
+type spillIO struct {
+	w, r               float64
+	wExtents, rExtents float64
+	files              float64
+}
+
+func (io spillIO) seeks() float64 { return io.files + io.rExtents }
+
+// traffic is one map's intermediate-file traffic for out bytes of map
+// output with a sortMB buffer: its spills, the merge's intermediate
+// segments, and the merged output file (combined again when there are
+// enough spills).
+func (s *Spill) traffic(out, sortMB float64) spillIO {
+	var io spillIO
+	if out <= 0 || s.RecordBytes <= 0 || sortMB <= 0 {
+		return io
+	}
+	ext := func(b float64) float64 { return math.Ceil(b/media.DefaultRequestBytes - 1e-9) }
+	write := func(b float64) { io.w += b; io.wExtents += ext(b); io.files++ }
+	read := func(b float64) { io.r += b; io.rExtents += ext(b) }
 	fill := sortMB * (1 << 20) * spill.DefaultSpillPercent * s.RecordBytes / (s.RecordBytes + spillMetaBytes)
 	n := max(1, int(math.Ceil(out/fill-1e-9)))
 	recs := out / s.RecordBytes
 	seg := combined(recs/float64(n), s.Keys) * s.RecordBytes
-	if n == 1 {
-		return seg, 0
+	for range n {
+		write(seg)
 	}
-	inter := mergeSegments(n, spill.DefaultSortFactor) * seg
+	if n == 1 {
+		return io
+	}
+	passes, last := mergePlan(n, spill.DefaultSortFactor)
+	for _, p := range passes {
+		for _, in := range p {
+			read(in * seg)
+		}
+		write(sum(p) * seg)
+	}
+	for _, in := range last {
+		read(in * seg)
+	}
 	final := float64(n) * seg
 	if s.Keys > 0 && n >= spill.MinSpillsForCombine {
 		final = combined(recs, s.Keys) * s.RecordBytes
 	}
-	return float64(n)*seg + inter + final, float64(n)*seg + inter
+	write(final)
+	return io
 }
 
-// files is a map phase's intermediate-file bytes per byte of data,
-// written and read, for d bytes over maps with a sortMB buffer: the
-// calibration's measured figures (measW, measR, for bytes over calMaps)
-// times the spill arithmetic's traffic per byte there over its traffic
-// at calibration (a calibration without merge reads has the reads
-// scaled from its writes).
-func (s *Spill) files(measW, measR, d float64, maps int, sortMB, bytes float64, calMaps int) (w, r float64) {
+// spillFiles is a map phase's intermediate files as the spill
+// arithmetic scales them: bytes per byte of data written and read, and
+// the factors on the calibration's bytes per request and share of
+// requests that seek for that data.
+type spillFiles struct {
+	w, r, perRequest, seekShare float64
+}
+
+// files is spillFiles for d bytes over maps with a sortMB buffer: the
+// calibration's measured bytes (measW, measR, for bytes over calMaps)
+// times the arithmetic's traffic per byte there over its traffic at
+// calibration (a calibration without merge reads has the reads scaled
+// from its writes), and its requests and seeks likewise.
+func (s *Spill) files(measW, measR, d float64, maps int, sortMB, bytes float64, calMaps int) spillFiles {
+	out := spillFiles{w: measW, r: measR, perRequest: 1, seekShare: 1}
 	if s == nil || d <= 0 || maps <= 0 || calMaps <= 0 || bytes <= 0 {
-		return measW, measR
+		return out
 	}
-	cw, cr := s.traffic(s.OutBytes*bytes/float64(calMaps), s.SortMB)
-	pw, pr := s.traffic(s.OutBytes*d/float64(maps), sortMB)
-	if cw <= 0 {
-		return measW, measR
+	c := s.traffic(s.OutBytes*bytes/float64(calMaps), s.SortMB)
+	p := s.traffic(s.OutBytes*d/float64(maps), sortMB)
+	if c.w <= 0 || p.w <= 0 {
+		return out
 	}
-	// Per byte of data: a map's traffic times the maps over the data.
-	perByte := func(t float64, n int, data float64) float64 { return t * float64(n) / data }
-	w = measW * perByte(pw, maps, d) / perByte(cw, calMaps, bytes)
+	// Per byte of data: a map's figure times the maps over the data.
+	ratio := func(pv, cv float64) float64 { return pv * float64(maps) / d / (cv * float64(calMaps) / bytes) }
+	out.w = measW * ratio(p.w, c.w)
 	switch {
-	case cr > 0:
-		r = measR * perByte(pr, maps, d) / perByte(cr, calMaps, bytes)
-	case pr > 0:
-		r = measW * perByte(pr, maps, d) / perByte(cw, calMaps, bytes)
-	default:
-		r = measR
+	case c.r > 0:
+		out.r = measR * ratio(p.r, c.r)
+	case p.r > 0:
+		out.r = measW * ratio(p.r, c.w)
 	}
-	return w, r
+	// Requests per byte and seeks per request, against the calibration's.
+	cReq, pReq := c.wExtents+c.rExtents, p.wExtents+p.rExtents
+	out.perRequest = ((p.w + p.r) / pReq) / ((c.w + c.r) / cReq)
+	out.seekShare = (p.seeks() / pReq) / (c.seeks() / cReq)
+	return out
 }
 
 // scaledSortMB is strata experiment's sort buffer on cl for a TeraSort of

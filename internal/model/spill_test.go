@@ -55,14 +55,15 @@ func TestSpillTraffic(t *testing.T) {
 		{"shuffle nodes-6", sh, 134427840, 83726229, shuf, shuf, 6, 1, 108106834, 57402536},
 		{"shuffle data-10x", sh, 134427840, 83726229, shuf, 503316480, 4, 2, 1513492036, 1006474245},
 	} {
-		w, r := c.s.files(c.measW/c.bytes, c.measR/c.bytes, c.d, c.maps, c.sortMB, c.bytes, 3)
+		f := c.s.files(c.measW/c.bytes, c.measR/c.bytes, c.d, c.maps, c.sortMB, c.bytes, 3)
+		w, r := f.w, f.r
 		w, r = w*c.d, r*c.d
 		if math.Abs(w/c.wantW-1) > 0.06 || math.Abs(r/c.wantR-1) > 0.06 {
 			t.Errorf("%s: written %.0f read %.0f, measured %.0f and %.0f", c.name, w, r, c.wantW, c.wantR)
 		}
 		// The calibration itself is its measurement.
-		if w0, r0 := c.s.files(c.measW/c.bytes, c.measR/c.bytes, c.bytes, 3, 1, c.bytes, 3); math.Abs(w0*c.bytes-c.measW) > 1 || math.Abs(r0*c.bytes-c.measR) > 1 {
-			t.Errorf("%s: calibration comes out as %.0f / %.0f", c.name, w0*c.bytes, r0*c.bytes)
+		if f0 := c.s.files(c.measW/c.bytes, c.measR/c.bytes, c.bytes, 3, 1, c.bytes, 3); math.Abs(f0.w*c.bytes-c.measW) > 1 || math.Abs(f0.r*c.bytes-c.measR) > 1 || f0.perRequest != 1 || f0.seekShare != 1 {
+			t.Errorf("%s: calibration comes out as %+v", c.name, f0)
 		}
 	}
 }
