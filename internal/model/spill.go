@@ -87,62 +87,34 @@ func distinctKeys(in, out float64) float64 {
 	return math.Sqrt(lo * hi)
 }
 
-// mergePlan is spill.Merge's passes over n equal spills, factor at a
-// time, in spills: the inputs of each intermediate pass (the first takes
-// just enough that each later one takes factor, each round runs left to
-// right), and the last factor or fewer segments, which stream into the
-// output without an intermediate file. n ≤ factor is no passes and the
-// n spills.
-func mergePlan(n, factor int) (passes [][]float64, last []float64) {
+// mergePasses runs spill.Merge's intermediate passes (spill.MergePasses)
+// over n equal spills, in spills, calling pass with each pass's inputs;
+// it returns the inputs of the final pass, which streams into the output.
+func mergePasses(n int, pass func(in []float64)) []float64 {
 	list := make([]float64, n)
 	for i := range list {
 		list[i] = 1
 	}
-	if n <= factor || factor < 2 {
-		return nil, list
-	}
-	first := (n-1)%(factor-1) + 1
-	if first == 1 {
-		first = factor
-	}
-	need := n - factor
-	for len(list) > factor {
-		var next []float64
-		for i := 0; i < len(list); {
-			g := factor
-			if first > 0 {
-				g, first = first, 0
-			}
-			if need <= 0 || g > len(list)-i {
-				next = append(next, list[i:]...)
-				break
-			}
-			passes = append(passes, list[i:i+g])
-			next = append(next, sum(list[i:i+g]))
-			need -= g - 1
-			i += g
+	last, _, _ := spill.MergePasses(list, spill.DefaultSortFactor, func(in []float64) (float64, error) {
+		pass(in)
+		t := 0.0
+		for _, x := range in {
+			t += x
 		}
-		list = next
-	}
-	return passes, list
-}
-
-func sum(xs []float64) float64 {
-	t := 0.0
-	for _, x := range xs {
-		t += x
-	}
-	return t
+		return t, nil
+	})
+	return last
 }
 
 // mergeSegments is how many spill-sized segments the intermediate passes
-// of mergePlan write (and read back).
-func mergeSegments(n, factor int) float64 {
-	passes, _ := mergePlan(n, factor)
+// over n spills write (and read back).
+func mergeSegments(n int) float64 {
 	t := 0.0
-	for _, p := range passes {
-		t += sum(p)
-	}
+	mergePasses(n, func(in []float64) {
+		for _, x := range in {
+			t += x
+		}
+	})
 	return t
 }
 
@@ -182,13 +154,14 @@ func (s *Spill) traffic(out, sortMB float64) spillIO {
 	if n == 1 {
 		return io
 	}
-	passes, last := mergePlan(n, spill.DefaultSortFactor)
-	for _, p := range passes {
-		for _, in := range p {
-			read(in * seg)
+	last := mergePasses(n, func(in []float64) {
+		t := 0.0
+		for _, x := range in {
+			read(x * seg)
+			t += x
 		}
-		write(sum(p) * seg)
-	}
+		write(t * seg)
+	})
 	for _, in := range last {
 		read(in * seg)
 	}

@@ -16,8 +16,8 @@ func TestMergeSegments(t *testing.T) {
 		{21, 13}, // 3, then 10
 		{80, 78}, // 8, then seven of 10
 	} {
-		if got := mergeSegments(c.n, 10); got != c.want {
-			t.Errorf("mergeSegments(%d, 10) = %v, want %v", c.n, got, c.want)
+		if got := mergeSegments(c.n); got != c.want {
+			t.Errorf("mergeSegments(%d) = %v, want %v", c.n, got, c.want)
 		}
 	}
 }

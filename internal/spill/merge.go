@@ -53,11 +53,35 @@ func MergeFS(fsys vfs.FS, segments []Iterator, compare func(a, b []byte) int, fa
 	if len(tmpDirs) == 0 {
 		tmpDirs = []string{os.TempDir()}
 	}
-	list := slices.Clone(segments)
 	seq := 0
-	// The first merge takes just enough inputs that every later one takes
-	// exactly factor; a round merges runs of adjacent inputs, left to
-	// right, until no more reduction is needed or too few inputs remain.
+	list, rest, err := MergePasses(slices.Clone(segments), factor, func(in []Iterator) (Iterator, error) {
+		it, err := mergeToDisk(fsys, in, compare, pickDir(fsys, tmpDirs, seq, 0), c)
+		seq++
+		return it, err
+	})
+	if err != nil {
+		closeAll(list)
+		closeAll(rest)
+		return nil, err
+	}
+	switch len(list) {
+	case 0:
+		return emptyIter{}, nil
+	case 1:
+		return list[0], nil
+	}
+	return newMergeIter(list, compare), nil
+}
+
+// MergePasses runs Merge's intermediate passes over list, factor at a
+// time: the first merge takes just enough inputs that every later one
+// takes exactly factor, and a round merges runs of adjacent inputs, left
+// to right, until no more reduction is needed or too few inputs remain.
+// merge combines one run (and owns it, success or not). It returns the
+// factor or fewer inputs left for the final pass; when a merge fails,
+// what it had made and the inputs it had not reached (to be closed),
+// and the error. The model's spill arithmetic plans with it too.
+func MergePasses[T any](list []T, factor int, merge func([]T) (T, error)) (out, rest []T, err error) {
 	first := 0
 	if n := len(list); n > factor {
 		first = (n-1)%(factor-1) + 1
@@ -67,7 +91,7 @@ func MergeFS(fsys vfs.FS, segments []Iterator, compare func(a, b []byte) int, fa
 	}
 	need := len(list) - factor
 	for len(list) > factor {
-		var next []Iterator
+		var next []T
 		for i := 0; i < len(list); {
 			g := factor
 			if first > 0 {
@@ -77,26 +101,17 @@ func MergeFS(fsys vfs.FS, segments []Iterator, compare func(a, b []byte) int, fa
 				next = append(next, list[i:]...)
 				break
 			}
-			it, err := mergeToDisk(fsys, list[i:i+g], compare, pickDir(fsys, tmpDirs, seq, 0), c)
-			seq++
+			m, err := merge(list[i : i+g])
 			if err != nil {
-				closeAll(next)
-				closeAll(list[i+g:])
-				return nil, err
+				return next, list[i+g:], err
 			}
-			next = append(next, it)
+			next = append(next, m)
 			need -= g - 1
 			i += g
 		}
 		list = next
 	}
-	switch len(list) {
-	case 0:
-		return emptyIter{}, nil
-	case 1:
-		return list[0], nil
-	}
-	return newMergeIter(list, compare), nil
+	return list, nil, nil
 }
 
 // mergeToDisk merges inputs into a temporary segment file and returns an
