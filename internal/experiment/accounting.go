@@ -479,11 +479,12 @@ func orEmpty(c *mapreduce.Counters) *mapreduce.Counters {
 	return c
 }
 
-// sortMB is c's mapreduce.task.io.sort.mb, the default when unset.
+// sortMB is c's mapreduce.task.io.sort.mb as the maps read it
+// (spill.ConfigFrom), the default when unset or unreadable.
 func sortMB(c *conf.Configuration) int {
 	if c != nil {
-		if v, err := c.GetInt("mapreduce.task.io.sort.mb"); err == nil && v > 0 {
-			return int(v)
+		if cfg, err := spill.ConfigFrom(c); err == nil && cfg.SortBytes > 0 {
+			return int(cfg.SortBytes >> 20)
 		}
 	}
 	return spill.DefaultSortBytes >> 20
