@@ -153,12 +153,17 @@ type pipe struct {
 	rerr  error
 }
 
-func (p *pipe) start() error {
+func (p *pipe) start() (err error) {
 	dir, err := os.MkdirTemp("", "streaming-task-")
 	if err != nil {
 		return err
 	}
 	p.dir = dir
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
 	for _, f := range p.o.files {
 		if err := os.Symlink(f, filepath.Join(dir, filepath.Base(f))); err != nil {
 			return err
@@ -250,11 +255,14 @@ func (p *pipe) finish(out mapreduce.Emitter) error {
 	return p.rerr
 }
 
+// failed ends the command after err and removes its directory: a task
+// that fails is not cleaned up by finish.
 func (p *pipe) failed(err error) error {
 	if p.proc.ProcessState == nil {
 		p.proc.Process.Kill()
 		p.proc.Wait()
 	}
+	os.RemoveAll(p.dir)
 	code := -1
 	if p.proc.ProcessState != nil {
 		code = p.proc.ProcessState.ExitCode()

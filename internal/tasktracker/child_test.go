@@ -44,6 +44,15 @@ func testChildRunner(ctx context.Context, spec *mrpb.TaskSpec, link *taskrun.Lin
 		return nil, errors.New("the attempt failed")
 	case "spin":
 		spinCPU(50 * time.Millisecond)
+	case "scratch":
+		// Leaves a file in its temporary directory, as a killed
+		// streaming command leaves its working directory.
+		f, err := os.CreateTemp("", "left-")
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		fmt.Fprintf(os.Stderr, "left %s\n", f.Name())
 	}
 	return &mrpb.TaskResult{Counters: []*mrpb.Counter{{Group: proto.String("test"), Name: proto.String("pid"), Value: proto.Int64(int64(os.Getpid()))}}}, nil
 }
@@ -203,4 +212,28 @@ func waitGone(t *testing.T, pid int) {
 		}
 	}
 	t.Fatalf("child %d still runs", pid)
+}
+
+// TestChildScratchGoesWithTheJob: a child's temporary files land in its
+// job's local directory, and the job's end removes what it left there.
+func TestChildScratchGoesWithTheJob(t *testing.T) {
+	tt := childTracker(t)
+	job := "job_1_0001"
+	rep, _ := runMap(t, tt, job, 0, "scratch", "1")
+	if rep.GetState() != mrpb.TaskReport_SUCCEEDED {
+		t.Fatalf("attempt: %v", rep)
+	}
+	log, _ := os.ReadFile(filepath.Join(tt.cfg.LocalDirs[0], "userlogs", job, filepath.Base(rep.GetAttemptId())+".stderr"))
+	_, left, ok := strings.Cut(strings.TrimSpace(string(log)), "left ")
+	scratch := filepath.Join(tt.cfg.LocalDirs[0], "taskTracker", job, "tmp")
+	if !ok || filepath.Dir(left) != scratch {
+		t.Fatalf("the child's temporary file %q, want one in %s (stderr %q)", left, scratch, log)
+	}
+	if _, err := os.Stat(left); err != nil {
+		t.Fatalf("before the job's end: %v", err)
+	}
+	tt.apply(&mrpb.HeartbeatResponse{DoneJobs: []string{job}})
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("after the job's end the file is still there (%v)", err)
+	}
 }

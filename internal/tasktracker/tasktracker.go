@@ -385,10 +385,21 @@ func (tt *TaskTracker) run(ctx context.Context, a *attempt, spec *mrpb.TaskSpec)
 			return fail(mrpb.TaskReport_FAILED, err)
 		}
 	}
+	// The job's scratch directory is its children's TMPDIR (Hadoop's
+	// ./tmp in the task's work directory): what a task or a command it
+	// starts leaves there, as a killed attempt does, goes with the job's
+	// local data instead of piling up in the machine's /tmp.
+	tmp := filepath.Join(tt.cfg.LocalDirs[0], "taskTracker", job, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
+	if err := chown(tmp, cred); err != nil {
+		return fail(mrpb.TaskReport_FAILED, err)
+	}
 	timeout := taskTimeout(spec.GetConf())
 	memLimit, memEvery := memoryLimit(spec.GetConf(), a.isMap)
 	cs := childSpec{key: childKey{job: a.job, isMap: a.isMap, exe: exe, uid: -1}, cred: cred, stderr: stderr,
-		limit: reuseLimit(spec.GetConf()), memLimit: memLimit}
+		limit: reuseLimit(spec.GetConf()), memLimit: memLimit, env: []string{"TMPDIR=" + tmp}}
 	if cred != nil {
 		cs.key.uid = int(cred.Uid)
 	}
