@@ -815,3 +815,56 @@ func TestCalibrateRepeats(t *testing.T) {
 		}
 	}
 }
+
+// Calibrated on repeats, a job's fit aims at its phases' medians over
+// the repeats, not at the least-CPU repeat's draw: repeats whose maps end
+// 0.4 and 0.2 s later predict the calibration's map phase 0.2 s longer.
+func TestCalibrateRepeatsTypicalPhases(t *testing.T) {
+	var reps []*experiment.Results
+	for k, later := range []float64{0, 0.4, 0.2} {
+		res, err := experiment.ReadResults("testdata/calibration-results.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range res.Profiles[0].Runs[0].Jobs {
+			ja := &res.Profiles[0].Runs[0].Jobs[i]
+			ja.Seconds += later
+			for a := range ja.Attempts {
+				at := &ja.Attempts[a]
+				at.CPU.User += 0.01 * float64(k) // the first repeat has the least CPU
+				at.End += later
+				if at.Type != "map" {
+					at.Start += later
+					at.Ready += later
+					at.ShuffleFinish += later
+				}
+			}
+		}
+		reps = append(reps, res)
+	}
+	w, err := CalibrateRepeats([][]*experiment.Results{reps}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := CalibrateRuns(reps[:1], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := Predict(w, w.Calibration, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := Predict(one, one.Calibration, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range pw.Jobs {
+		o := po.Jobs[i]
+		if d := j.Phases.Map - o.Phases.Map; math.Abs(d-0.2) > 0.01 {
+			t.Errorf("%s: map phase %.3f s, %.3f s from the least-CPU repeat alone: want 0.2 s more", j.Name, j.Phases.Map, o.Phases.Map)
+		}
+		if d := j.Phases.Reduce - o.Phases.Reduce; math.Abs(d) > 0.01 {
+			t.Errorf("%s: reduce phase %.3f s, %.3f s from the least-CPU repeat alone", j.Name, j.Phases.Reduce, o.Phases.Reduce)
+		}
+	}
+}

@@ -98,16 +98,18 @@ func CalibrateRuns(runs []*experiment.Results, profile string) (*Workload, error
 
 // CalibrateRepeats is CalibrateRuns on the repeats of each run (reps[i]
 // the repeats of one run): each job's demands are its repeat of least
-// CPU (LeastRun), while its overhead is its median over its repeats.
-// The overhead is a time, and a noisy one (the same TeraGen's 0.10 to
-// 0.26 s): the least of a few jobs' single draws, the fixed part of the
-// overhead, is below what every job pays.
+// CPU (LeastRun), while the times its fit aims at — each phase, the
+// overhead, the spread of its maps' launch — are their medians over its
+// repeats (typicalRun). Times are noisy (the same TeraGen's overhead
+// 0.10 to 0.26 s): the least of a few jobs' single draws, the fixed part
+// of the overhead, is below what every job pays.
 func CalibrateRepeats(reps [][]*experiment.Results, profile string) (*Workload, error) {
 	if profile == "" && len(reps) > 0 && len(reps[0]) > 0 && len(reps[0][0].Profiles) > 0 {
 		profile = reps[0][0].Profiles[0].Name
 	}
 	runs := make([]*experiment.Results, len(reps))
-	overheads := map[string][]float64{}
+	phases := map[string][]Phases{}
+	spreads := map[string][]float64{}
 	from := map[string]int{} // the run whose job a step is
 	for i, rr := range reps {
 		var err error
@@ -127,21 +129,36 @@ func CalibrateRepeats(reps [][]*experiment.Results, profile string) (*Workload, 
 					continue // an earlier run's job, as in calibrateRuns
 				}
 				from[ja.Step] = i
-				overheads[ja.Step] = append(overheads[ja.Step], Measured(&ja).Overhead)
+				phases[ja.Step] = append(phases[ja.Step], Measured(&ja))
+				spreads[ja.Step] = append(spreads[ja.Step], firstWaveSpread(ja.Attempts, r.MapSlots))
 			}
 		}
 	}
-	typical := map[string]float64{}
-	for step, o := range overheads {
-		slices.Sort(o)
-		typical[step] = o[(len(o)-1)/2]
+	typical := map[string]*typicalRun{}
+	for step, ps := range phases {
+		at := func(get func(Phases) float64) float64 {
+			v := make([]float64, len(ps))
+			for k, p := range ps {
+				v[k] = get(p)
+			}
+			return median(v)
+		}
+		typical[step] = &typicalRun{
+			phases: Phases{
+				Map:      at(func(p Phases) float64 { return p.Map }),
+				Shuffle:  at(func(p Phases) float64 { return p.Shuffle }),
+				Reduce:   at(func(p Phases) float64 { return p.Reduce }),
+				Overhead: at(func(p Phases) float64 { return p.Overhead }),
+			},
+			launchSpread: median(spreads[step]),
+		}
 	}
 	return calibrateRuns(runs, profile, typical)
 }
 
-// calibrateRuns is CalibrateRuns with each job's typical overhead by its
-// step (none: the run's own).
-func calibrateRuns(runs []*experiment.Results, profile string, typical map[string]float64) (*Workload, error) {
+// calibrateRuns is CalibrateRuns with each job's typical run by its step
+// (none: the run's own).
+func calibrateRuns(runs []*experiment.Results, profile string, typical map[string]*typicalRun) (*Workload, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("model: no runs")
 	}
@@ -187,8 +204,8 @@ func calibrateRuns(runs []*experiment.Results, profile string, typical map[strin
 		return nil, fmt.Errorf("model: profile %s has no accounted run", profile)
 	}
 	for i := range srcs {
-		if o, ok := typical[srcs[i].jobs[len(srcs[i].jobs)-1].Step]; ok {
-			srcs[i].overhead = &o
+		if t, ok := typical[srcs[i].jobs[len(srcs[i].jobs)-1].Step]; ok {
+			srcs[i].typical = t
 		}
 	}
 	return calibrateSources(command, cal, srcs)
@@ -325,4 +342,14 @@ func pickRun(reps []*experiment.Results, by func(*experiment.JobAccounting) floa
 		out.DFSIO[i].Accounting = ja
 	}
 	return &out, nil
+}
+
+// median of v (of an even number, the lower middle one, as MedianRun);
+// v is sorted in place. 0 if v is empty.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
 }

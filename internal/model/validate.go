@@ -122,11 +122,8 @@ type JobCompare struct {
 // predicts it from the calibration and the case's cluster as measured.
 // run gives, for each of a case's Runs, its repeats' results; a case's
 // jobs are measured on the repeat of each job whose time is the median
-// (MedianRun), the calibration's on the one that used the least CPU
-// (LeastRun): the calibration is of the demands, and on its disks the
-// repeats' times differ little while their CPU differs more — the
-// machine's page cache costs more in some (TeraGen's DataNodes used 0.58
-// to 1.47 CPU s), which adds CPU and never takes it away.
+// (MedianRun), the calibration's too, though its demands come from its
+// repeats of least CPU (CalibrateRepeats).
 func Validate(cases []Case, run func(Case) ([][]*experiment.Results, error)) (*Validation, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("model: no cases")
@@ -134,17 +131,13 @@ func Validate(cases []Case, run func(Case) ([][]*experiment.Results, error)) (*V
 	v := &Validation{}
 	for i, c := range cases {
 		reps, err := run(c)
-		pick, by := MedianRun, ByTime
-		if i == 0 {
-			pick, by = LeastRun, ByCPU
-		}
 		var runs []*experiment.Results
 		for _, rr := range reps {
 			if err != nil {
 				break
 			}
 			var m *experiment.Results
-			if m, err = pick(rr, by); err == nil {
+			if m, err = MedianRun(rr, ByTime); err == nil {
 				runs = append(runs, m)
 			}
 		}

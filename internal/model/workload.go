@@ -579,9 +579,16 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 }
 
 // fitTo sets j's fits: the model's resource times on the calibration
-// cluster against the phases measured in ja.
-func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting) {
+// cluster against the phases measured in ja, or the typical ones of
+// typ when known.
+func (j *Job) fitTo(cl *Cluster, ja *experiment.JobAccounting, typ *typicalRun) {
 	meas := Measured(ja)
+	if typ != nil {
+		meas.Map, meas.Shuffle, meas.Reduce = typ.phases.Map, typ.phases.Shuffle, typ.phases.Reduce
+		if heartbeatRange(cl, j.Maps, 1) > 0 {
+			j.LaunchSpread = typ.launchSpread
+		}
+	}
 	shape := j.shape(cl, j.Bytes, j.Maps, j.Reduces)
 	j.TaskStartWait = max(0, j.taskStart-j.startCPUOn(cl, shape))
 	for _, ph := range []string{PhaseMap, PhaseShuffle, PhaseReduce} {
@@ -747,9 +754,20 @@ func (j *Job) startOn(cl *Cluster, s shape) float64 {
 type source struct {
 	cl   *Cluster
 	jobs []experiment.JobAccounting // the job last
-	// overhead is the job's typical overhead (its median over repeats)
-	// when known, which is its Overhead; nil: the one of jobs.
-	overhead *float64
+	// typical is the job's typical run (medians over its repeats) when
+	// known, which the fit aims at; nil: the job of jobs.
+	typical *typicalRun
+}
+
+// typicalRun is a job over its repeats: each phase its median, and the
+// median spread of its first maps' starts. A job's demands come from one
+// repeat, the one the machine disturbed least (LeastRun); its phases'
+// times are noisy draws (a sub-second job's map phase 0.19 s in one
+// repeat, 0.32 and 0.34 s in the others), and a fit to the least
+// disturbed one predicts the job's best case, not its typical one.
+type typicalRun struct {
+	phases       Phases
+	launchSpread float64
 }
 
 // calibrateAll derives every source's job, splits the devices' requests
@@ -766,9 +784,9 @@ func calibrateAll(srcs []source) ([]Job, error) {
 	splitRoles(jobs)
 	background(jobs, srcs)
 	for i, s := range srcs {
-		jobs[i].fitTo(s.cl, &s.jobs[len(s.jobs)-1])
-		if o := s.overhead; o != nil && *o >= jobs[i].ChainedSeconds {
-			jobs[i].Overhead = *o
+		jobs[i].fitTo(s.cl, &s.jobs[len(s.jobs)-1], s.typical)
+		if t := s.typical; t != nil && t.phases.Overhead >= jobs[i].ChainedSeconds {
+			jobs[i].Overhead = t.phases.Overhead
 		}
 	}
 	fixed := math.Inf(1)

@@ -242,15 +242,18 @@ func runModelValidate(ctx context.Context, env *Env, args []string) int {
 	fl := flag.NewFlagSet("model validate", flag.ContinueOnError)
 	fl.SetOutput(env.Stderr)
 	fl.Usage = func() { fmt.Fprint(env.Stderr, modelUsage); fl.PrintDefaults() }
-	out := fl.String("out", "model-validation", "directory for the runs, their logs and validation.json")
+	out := fl.String("out", "model-validation", "directory for the runs, their logs and validation.json (with -from: that directory)")
 	cases := fl.String("cases", "", "the cases to run besides the calibration, comma-separated (default: all; -list)")
 	list := fl.Bool("list", false, "list the cases and exit")
 	calib := fl.String("calibration", "calibration", "the case to calibrate on (the others are predicted from it)")
 	hosts := fl.Bool("hosts", true, "run on network-namespace hosts when possible (shaped links, CPU shares)")
 	from := fl.String("from", "", "no runs: read each case's results from a directory an earlier validate wrote")
-	repeat := fl.Int("repeat", 1, "run every case this many times (odd: of an even number the shorter middle one counts); each held-out job is measured on its median-time repeat, the calibration on its least-CPU one (-from reads the repeats there are)")
+	repeat := fl.Int("repeat", 1, "run every case this many times (odd: of an even number the shorter middle one counts); every job is measured on its median-time repeat, the calibration's demands taken from its least-CPU one (-from reads the repeats there are)")
 	if err := fl.Parse(args); err != nil {
 		return 2
+	}
+	if *from != "" && !flagSet(fl, "out") {
+		*out = *from // its validation.json re-predicted, beside its runs
 	}
 	if *repeat < 1 || *repeat > 20 {
 		fmt.Fprintln(env.Stderr, "model validate: -repeat must be 1 to 20")
@@ -437,4 +440,11 @@ func runValidateCase(ctx context.Context, env *Env, c model.Case, out string, re
 		}
 	}
 	return nil
+}
+
+// flagSet reports whether the command line set fl's flag name.
+func flagSet(fl *flag.FlagSet, name string) bool {
+	set := false
+	fl.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
