@@ -85,6 +85,9 @@ func newLoad() *load {
 type part struct {
 	bytes, streams float64
 	write, file    bool
+	// atOnce is how many streams read this part's bytes at once on its
+	// device when known (addOwnReads; 0: the device's streams decide).
+	atOnce float64
 }
 
 // streams is how many sequential streams use device dev at once,
@@ -231,12 +234,17 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 			L.split = d / float64(s.maps)
 		}
 		hr, hw := j.MapHDFSRead*d, j.MapHDFSWrite*d
-		L.add(cl.Volumes, false, false, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
+		local := j.DataLocal
+		if j.ownReads() && s.maps > 0 {
+			local = L.addOwnReads(cl.Volumes, min(s.maps, s.nodes*s.mapK), s.nodes, s.mapK, cl.Replication, hr/float64(s.maps)*rf, s.mapWaves)
+		} else {
+			L.add(cl.Volumes, false, false, hr*share*rf, k, math.Ceil(s.mapsNode*math.Max(1, L.split/block)))
+		}
 		wOut, wIn := hdfsWrite(L, hw, share, s.maps, wf)
 		// Spills and their merge: a writer and the merge's readers.
 		L.add(cl.LocalDirs, true, false, (s.mapFiles.r*d*share+shuffle*(1-tail)/n)*rf, 2*k, 0)
 		L.add(cl.LocalDirs, true, true, (s.mapFiles.w*d*share+j.ReduceFileWrite*d*(1-tail)*s.redShare)*wf, k, 0)
-		other := hr*share*(1-j.DataLocal) + shuffle*(1-tail)/n*remote
+		other := hr*share*(1-local) + shuffle*(1-tail)/n*remote
 		L.netOut, L.netIn = wOut+other, wIn+other
 		L.cpu = j.MapCPU * d * share
 		if s.maps > 0 {
@@ -374,7 +382,10 @@ func deviceTime(p media.Params, parts []part, streams, split float64, L *load, j
 		if perReq <= 0 {
 			perReq, seeks = j.BytesPerRequest, j.SeekFraction
 		}
-		if lone {
+		switch {
+		case pt.atOnce >= 2:
+			seeks = 1 // streams taking turns: every request moves the head
+		case (pt.atOnce >= 1 || lone) && split > 0 && j.SplitBytes > 0:
 			seeks = math.Min(1, seeks*j.SplitBytes/split)
 		}
 		if per := p.Latency.Seconds() + seeks*p.Seek.Seconds(); per > 0 && perReq > 0 {

@@ -353,3 +353,13 @@ func median(v []float64) float64 {
 	slices.Sort(v)
 	return v[(len(v)-1)/2]
 }
+
+// lowerQuartile of v (the element a quarter of the way up, rounding
+// down); v is sorted in place. 0 if v is empty.
+func lowerQuartile(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[(len(v)-1)/4]
+}
