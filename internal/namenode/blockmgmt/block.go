@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -55,8 +56,8 @@ type Block struct {
 	// queued: the block is in its Manager's replication queue (queue.go).
 	queued bool
 
-	// Replicas reported by DataNodes, by storage id.
-	Replicas map[string]*Replica
+	// Replicas reported by DataNodes, one per storage.
+	Replicas Replicas
 	// Expected are the pipeline's storages while the block is written.
 	Expected []*Storage
 	// Deleting holds DataNodes told to delete their replica, until they
@@ -66,7 +67,7 @@ type Block struct {
 
 // NewBlock returns a block of file with no replicas.
 func NewBlock(id uint64, file BlockCollection) *Block {
-	return &Block{ID: id, File: file, Replicas: map[string]*Replica{}}
+	return &Block{ID: id, File: file}
 }
 
 // WantReplicas is the number of replicas b should have: the most any of
@@ -88,6 +89,47 @@ type Replica struct {
 	NumBytes int64
 	Final    bool // finalized on the DataNode (not being written)
 	Corrupt  bool
+}
+
+// Replicas are a block's reported replicas, at most one per storage, in
+// the order they were reported. A block has about its replication's
+// number, so a slice searched in turn is as quick as a map and a fraction
+// of its size: a one-entry map[string]*Replica takes ~250 bytes, a
+// million blocks' worth a quarter of a gigabyte.
+type Replicas []*Replica
+
+// Of returns the replica on the storage with id storageID, or nil.
+func (rs Replicas) Of(storageID string) *Replica {
+	for _, r := range rs {
+		if r.Storage.ID == storageID {
+			return r
+		}
+	}
+	return nil
+}
+
+// set records r, replacing any replica on r's storage.
+func (rs *Replicas) set(r *Replica) {
+	for i, x := range *rs {
+		if x.Storage.ID == r.Storage.ID {
+			(*rs)[i] = r
+			return
+		}
+	}
+	*rs = append(*rs, r)
+}
+
+// drop forgets the replica on the storage with id storageID, if any.
+func (rs *Replicas) drop(storageID string) {
+	for i, x := range *rs {
+		if x.Storage.ID == storageID {
+			*rs = slices.Delete(*rs, i, i+1) // clears the freed slot
+			if len(*rs) == 0 {
+				*rs = nil
+			}
+			return
+		}
+	}
 }
 
 // BlockMap is every block of every file, by id, with the last block id

@@ -24,8 +24,12 @@
 // its namesystem lock (see Manager).
 //
 // Invariants:
-//   - A replica is listed both in its Block's Replicas (by storage id) and
-//     in its Storage's Blocks; the two are changed together.
+//   - A replica is listed both in its Block's Replicas (one per storage)
+//     and in its Storage's Blocks; the two are changed together.
+//   - After a full block report a storage holds exactly the replicas the
+//     report recorded; those it reports unchanged are left as they were
+//     and their blocks are not queued for the replication monitor, so a
+//     healthy node's periodic report costs the monitor nothing.
 //   - A replica is good (GoodReplicas) when it is finalized, not corrupt,
 //     on a live node's working storage, with the block's generation stamp
 //     and, once the block is committed, its length. Only good replicas

@@ -51,7 +51,7 @@ func TestReplicationQueue(t *testing.T) {
 	// under-replicated until copied.
 	held := 0
 	for _, b := range blocks {
-		if b.Replicas[sid("dn2", 0)] != nil {
+		if b.Replicas.Of(sid("dn2", 0)) != nil {
 			held++
 		}
 	}
@@ -138,5 +138,43 @@ func TestWatched(t *testing.T) {
 	h.blocks.ChangedAll()
 	if h.blocks.Watched() {
 		t.Error("watched after ChangedAll")
+	}
+}
+
+// TestRepeatedReportQueuesNothing: a DataNode's periodic full report of
+// the replicas the NameNode already knows changes nothing and gives the
+// replication monitor no work; what it leaves out is removed and
+// checked, and a replica marked corrupt stays so when reported again
+// unchanged (only its deletion clears it).
+func TestRepeatedReportQueuesNothing(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.addNode("dn1", disk(1<<40))
+	var reps []ReportedReplica
+	var blocks []*Block
+	for range 20 {
+		_, bs := h.addFile(1, "HOT", mb)
+		blocks = append(blocks, bs...)
+		reps = append(reps, finalized(bs[0]))
+	}
+	h.report("dn1", 0, reps...)
+	h.m.Replicate(h.now)
+	if q := h.m.Queued(); q != 0 {
+		t.Fatalf("%d blocks queued after the first pass, want 0", q)
+	}
+	h.report("dn1", 0, reps...)
+	if q := h.m.Queued(); q != 0 {
+		t.Fatalf("a repeated report queued %d blocks, want 0", q)
+	}
+	h.m.ReportBadReplicas([]BadReplica{{BlockID: blocks[3].ID, StorageID: sid("dn1", 0)}})
+	h.m.Replicate(h.now)
+	h.report("dn1", 0, append(reps[:5:5], reps[6:]...)...)
+	if got := h.m.Queued(); got != 2 { // the corrupt one stays queued, the left-out one joins it
+		t.Errorf("%d blocks queued after a report without one replica, want 2", got)
+	}
+	if blocks[5].Replicas.Of(sid("dn1", 0)) != nil || h.m.Storage(sid("dn1", 0)).Blocks[blocks[5].ID] != nil {
+		t.Errorf("the replica left out of the report is still recorded")
+	}
+	if r := blocks[3].Replicas.Of(sid("dn1", 0)); r == nil || !r.Corrupt {
+		t.Errorf("replica marked corrupt, reported again unchanged: %+v, want still corrupt", r)
 	}
 }

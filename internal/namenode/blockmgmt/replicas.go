@@ -62,7 +62,7 @@ func (m *Manager) Locations(b *Block, clientIP string) (locs []*Storage, corrupt
 
 func (m *Manager) removeReplica(st *Storage, id uint64) {
 	if b := st.Blocks[id]; b != nil {
-		delete(b.Replicas, st.ID)
+		b.Replicas.drop(st.ID)
 		m.recheckBlock(b)
 	}
 	delete(st.Blocks, id)
@@ -72,7 +72,7 @@ func (m *Manager) removeReplica(st *Storage, id uint64) {
 func (m *Manager) removeReplicasOf(d *Datanode) {
 	for _, st := range d.Storages {
 		for id, b := range st.Blocks {
-			delete(b.Replicas, st.ID)
+			b.Replicas.drop(st.ID)
 			delete(st.Blocks, id)
 			m.recheckBlock(b)
 		}
@@ -134,7 +134,7 @@ func (m *Manager) ReportBadReplicas(bad []BadReplica) {
 		}
 		var r *Replica
 		if br.StorageID != "" {
-			r = b.Replicas[br.StorageID]
+			r = b.Replicas.Of(br.StorageID)
 		}
 		if r == nil {
 			for _, x := range b.Replicas {

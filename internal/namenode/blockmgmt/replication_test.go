@@ -219,7 +219,7 @@ func TestCorruptReplicas(t *testing.T) {
 			}
 			for _, n := range tt.bad {
 				if len(tt.bad) == len(tt.on) {
-					if bs[0].Replicas[sid(n, 0)] == nil {
+					if bs[0].Replicas.Of(sid(n, 0)) == nil {
 						t.Errorf("the corrupt copy on %s was forgotten", n)
 					}
 				}
@@ -238,7 +238,7 @@ func TestCorruptReportSurvivesReport(t *testing.T) {
 	h.report("dn1", 0, finalized(bs[0]))
 	h.m.DatanodeReportBadReplicas(sid("dn1", 0), []uint64{bs[0].ID}, "checksum")
 	h.place(bs[0], "dn1")
-	if r := bs[0].Replicas[sid("dn1", 0)]; r == nil || !r.Corrupt {
+	if r := bs[0].Replicas.Of(sid("dn1", 0)); r == nil || !r.Corrupt {
 		t.Fatalf("replica after re-report: %+v", r)
 	}
 }

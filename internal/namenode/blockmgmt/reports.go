@@ -2,6 +2,7 @@ package blockmgmt
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/stratafs/strata/internal/storage"
@@ -150,12 +151,22 @@ func (m *Manager) BlockReport(uuid string, reports []StorageBlockReport) ([]Comm
 		if st == nil {
 			return nil, protocolErr("block report for unknown storage %s of %s", rep.StorageID, d)
 		}
-		for id := range st.Blocks {
-			m.removeReplica(st, id)
-		}
 		m.queued.dropStorages(st) // this report is newer than any held back
+		// The report replaces what st held: a replica it records again
+		// unchanged stays as it was (and its block is not rechecked, so a
+		// periodic report of a healthy node queues no work for the
+		// replication monitor); one it does not record is removed.
+		recorded := make([]uint64, 0, len(rep.Replicas))
 		for _, r := range rep.Replicas {
-			m.reportReplica(st, r)
+			if m.reportReplica(st, r) {
+				recorded = append(recorded, r.ID)
+			}
+		}
+		slices.Sort(recorded)
+		for id := range st.Blocks {
+			if _, ok := slices.BinarySearch(recorded, id); !ok {
+				m.removeReplica(st, id)
+			}
 		}
 		total += len(rep.Replicas)
 	}
@@ -221,7 +232,7 @@ func (m *Manager) DatanodeReportBadReplicas(storageID string, ids []uint64, reas
 
 func (m *Manager) markBad(st *Storage, id uint64, reason string) {
 	if b := m.blocks.Get(id); b != nil {
-		if r := b.Replicas[st.ID]; r != nil && !r.Corrupt {
+		if r := b.Replicas.Of(st.ID); r != nil && !r.Corrupt {
 			r.Corrupt = true
 			m.recheckBlock(b)
 			m.log.Warn("namenode: datanode reports corrupt replica", "block", b.String(), "datanode", st.DN.String(), "reason", reason)
@@ -234,34 +245,39 @@ func (m *Manager) markBad(st *Storage, id uint64, reason string) {
 // leftover of a block finished elsewhere. A finalized replica with an older
 // generation stamp, or the wrong length for a committed block, is recorded
 // as corrupt, and so is a new report of a copy already marked corrupt.
-func (m *Manager) addReplica(st *Storage, rep ReportedReplica) {
+// It reports whether st now holds a replica of rep's block.
+func (m *Manager) addReplica(st *Storage, rep ReportedReplica) bool {
 	b := m.blocks.Get(rep.ID)
 	if b == nil {
 		m.invalidate(st, rep.ID, rep.GenStamp)
-		return
+		return false
 	}
 	final := rep.Finalized
 	if !final && b.Committed {
 		m.invalidate(st, b.ID, rep.GenStamp)
-		return
+		return false
 	}
 	r := &Replica{Storage: st, GenStamp: rep.GenStamp, NumBytes: rep.NumBytes, Final: final}
 	if final && (r.GenStamp < b.GenStamp || b.Committed && r.GenStamp == b.GenStamp && r.NumBytes != b.NumBytes) {
 		r.Corrupt = true
 		m.log.Warn("namenode: replica does not match its block", "block", b.String(), "replica_gs", r.GenStamp, "replica_len", r.NumBytes, "block_len", b.NumBytes, "datanode", st.DN.String())
 	}
-	if old := b.Replicas[st.ID]; old != nil && old.Corrupt && old.GenStamp == r.GenStamp && old.NumBytes == r.NumBytes {
+	old := b.Replicas.Of(st.ID)
+	if old != nil && old.Corrupt && old.GenStamp == r.GenStamp && old.NumBytes == r.NumBytes {
 		r.Corrupt = true
 	}
-	b.Replicas[st.ID] = r
-	st.Blocks[b.ID] = b
-	m.recheckBlock(b)
+	if old == nil || *old != *r || st.Blocks[b.ID] != b {
+		b.Replicas.set(r)
+		st.Blocks[b.ID] = b
+		m.recheckBlock(b)
+	}
 	if p := m.pending[b.ID]; p != nil {
 		p.arrived(st.DN.UUID)
 		if p.done() {
 			m.finishPending(b.ID)
 		}
 	}
+	return true
 }
 
 // ReportType selects DataNodes for DatanodeReport.

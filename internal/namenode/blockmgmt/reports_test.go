@@ -77,7 +77,7 @@ func TestBlockReportDiff(t *testing.T) {
 			if got := holders(b); !equal(got, tt.wantGood) {
 				t.Errorf("good replicas on %v, want %v", got, tt.wantGood)
 			}
-			r := b.Replicas[sid("dn1", 0)]
+			r := b.Replicas.Of(sid("dn1", 0))
 			if gotCorrupt := r != nil && r.Corrupt; gotCorrupt != tt.wantCorrupt {
 				t.Errorf("corrupt = %v, want %v", gotCorrupt, tt.wantCorrupt)
 			}

@@ -218,7 +218,7 @@ func (m *Manager) touched(id uint64) {
 func (m *Manager) holdBack(q *queuedReport) bool {
 	if q.bad {
 		b := m.blocks.Get(q.rep.ID)
-		return b == nil || b.Replicas[q.st.ID] == nil
+		return b == nil || b.Replicas.Of(q.st.ID) == nil
 	}
 	return m.postponed(q.rep)
 }
@@ -261,14 +261,15 @@ func (m *Manager) hold(q *queuedReport) {
 
 // reportReplica takes one reported replica of storage st: held back by a
 // standby that cannot judge it (or that holds an earlier report of the
-// replica it must follow), else recorded.
-func (m *Manager) reportReplica(st *Storage, rep ReportedReplica) {
+// replica it must follow), else recorded. It reports whether st now
+// holds a replica of the block (addReplica).
+func (m *Manager) reportReplica(st *Storage, rep ReportedReplica) bool {
 	if m.standby {
 		m.queued.dropPair(rep.ID, st)
 		if m.postponed(rep) {
 			m.hold(&queuedReport{st: st, rep: rep})
-			return
+			return false
 		}
 	}
-	m.addReplica(st, rep)
+	return m.addReplica(st, rep)
 }
