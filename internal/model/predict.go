@@ -388,7 +388,7 @@ func deviceTime(p media.Params, parts []part, streams, split float64, L *load, j
 		case (pt.atOnce >= 1 || lone) && split > 0 && j.SplitBytes > 0:
 			seeks = math.Min(1, seeks*j.SplitBytes/split)
 		}
-		if per := p.Latency.Seconds() + seeks*p.Seek.Seconds(); per > 0 && perReq > 0 {
+		if per := p.Latency.Seconds() + seeks*p.Seek.Seconds()*(1-j.HiddenSeek); per > 0 && perReq > 0 {
 			t += pt.bytes / perReq * per / qd
 		}
 	}
