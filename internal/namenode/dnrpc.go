@@ -186,7 +186,7 @@ func reportedReplicas(rs []*dnpb.Replica) []blockmgmt.ReportedReplica {
 	out := make([]blockmgmt.ReportedReplica, len(rs))
 	for i, r := range rs {
 		out[i] = blockmgmt.ReportedReplica{ID: r.GetBlockId(), GenStamp: r.GetGenStamp(), NumBytes: int64(r.GetNumBytes()),
-			Finalized: r.GetState() == dnpb.ReplicaState_FINALIZED, DelHint: r.GetDelHint()}
+			Finalized: r.GetState() == dnpb.ReplicaState_FINALIZED, Writing: r.GetState() == dnpb.ReplicaState_RBW, DelHint: r.GetDelHint()}
 	}
 	return out
 }

@@ -67,9 +67,11 @@ func TestReportConversions(t *testing.T) {
 	reps := reportedReplicas([]*dnpb.Replica{
 		{BlockId: proto.Uint64(5), GenStamp: proto.Uint64(6), NumBytes: proto.Uint64(7)},
 		{BlockId: proto.Uint64(8), GenStamp: proto.Uint64(9), NumBytes: proto.Uint64(10), State: dnpb.ReplicaState_RBW.Enum()},
+		{BlockId: proto.Uint64(11), GenStamp: proto.Uint64(12), NumBytes: proto.Uint64(13), State: dnpb.ReplicaState_RWR.Enum()},
 	})
-	if len(reps) != 2 || reps[0] != (blockmgmt.ReportedReplica{ID: 5, GenStamp: 6, NumBytes: 7, Finalized: true}) ||
-		reps[1] != (blockmgmt.ReportedReplica{ID: 8, GenStamp: 9, NumBytes: 10}) {
+	if len(reps) != 3 || reps[0] != (blockmgmt.ReportedReplica{ID: 5, GenStamp: 6, NumBytes: 7, Finalized: true}) ||
+		reps[1] != (blockmgmt.ReportedReplica{ID: 8, GenStamp: 9, NumBytes: 10, Writing: true}) ||
+		reps[2] != (blockmgmt.ReportedReplica{ID: 11, GenStamp: 12, NumBytes: 13}) {
 		t.Errorf("replicas %+v", reps)
 	}
 }

@@ -125,6 +125,9 @@ type ReportedReplica struct {
 	ID, GenStamp uint64
 	NumBytes     int64
 	Finalized    bool // else being written or waiting for recovery
+	// Writing: not finalized, and a writer holds it now (RBW; an
+	// unfinalized replica found at the DataNode's start is RWR).
+	Writing bool
 	// DelHint, for a received replica, names the DataNode (uuid) whose
 	// replica it replaces (a balancer move): the excess pass deletes
 	// that one.
@@ -242,7 +245,8 @@ func (m *Manager) markBad(st *Storage, id uint64, reason string) {
 
 // addReplica records that storage st holds rep, or asks the DataNode to
 // delete it when it is not wanted: a replica of no file, or an unfinished
-// leftover of a block finished elsewhere. A finalized replica with an older
+// leftover of a block finished elsewhere (one being written with the
+// block's generation stamp is left alone). A finalized replica with an older
 // generation stamp, or the wrong length for a committed block, is recorded
 // as corrupt, and so is a new report of a copy already marked corrupt.
 // It reports whether st now holds a replica of rep's block.
@@ -254,6 +258,14 @@ func (m *Manager) addReplica(st *Storage, rep ReportedReplica) bool {
 	}
 	final := rep.Finalized
 	if !final && b.Committed {
+		if rep.Writing && rep.GenStamp == b.GenStamp {
+			// A copy being received — a re-replication, or a pipeline
+			// that has not finalized yet when the report was made — of
+			// a block already committed: its finalized report follows.
+			// Deleting it would kill the transfer (Hadoop ignores it
+			// too, HDFS-2791).
+			return false
+		}
 		m.invalidate(st, b.ID, rep.GenStamp)
 		return false
 	}

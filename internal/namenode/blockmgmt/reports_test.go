@@ -45,13 +45,31 @@ func TestBlockReportDiff(t *testing.T) {
 			wantCorrupt: true,
 		},
 		{
-			name: "unfinished copy of a committed block is deleted",
+			name: "unfinished copy found at a restart (RWR) of a committed block is deleted",
 			report: func(b *Block) []ReportedReplica {
 				r := finalized(b)
 				r.Finalized = false
 				return []ReportedReplica{r}
 			},
 			wantCmds: "invalidate b1@1001",
+		},
+		{
+			name: "copy being received of a committed block is left alone",
+			report: func(b *Block) []ReportedReplica {
+				r := finalized(b)
+				r.Finalized, r.Writing = false, true
+				return []ReportedReplica{r}
+			},
+		},
+		{
+			name: "copy being received with an older generation stamp is deleted",
+			report: func(b *Block) []ReportedReplica {
+				r := finalized(b)
+				r.Finalized, r.Writing = false, true
+				r.GenStamp--
+				return []ReportedReplica{r}
+			},
+			wantCmds: "invalidate b1@1000",
 		},
 		{
 			name: "replica of no file is deleted",
