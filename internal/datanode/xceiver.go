@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"runtime/debug"
@@ -113,12 +114,29 @@ func (d *DataNode) serveConn(c *peerConn) {
 		}
 		keep, err := d.runOpInSlot(c, br, op, body)
 		if err != nil {
-			d.log.Debug("datanode: op failed", "op", op, "remote", c.RemoteAddr(), "err", err)
+			level := slog.LevelDebug // the peer's doing: a disconnect, a stale or bad request
+			if ownFault(err) {
+				level = slog.LevelInfo
+			}
+			d.log.Log(context.Background(), level, "datanode: op failed", "op", op, "remote", c.RemoteAddr(), "err", err)
 		}
 		if !keep || err != nil {
 			return
 		}
 	}
+}
+
+// ownFault reports whether an op failed for this DataNode's own state —
+// its writer of the replica stopped (a delete, a recovery), a volume
+// failed or full, a stored replica corrupt — rather than for anything the
+// peer did, so that it is logged where an operator looks.
+func ownFault(err error) bool {
+	for _, e := range []error{fsdataset.ErrWriterClosed, fsdataset.ErrVolumeFailed, fsdataset.ErrNoVolume, fsdataset.ErrCorrupt} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // runOpInSlot runs one op holding the transfer slot serveConn took; the
