@@ -65,11 +65,11 @@ for size in $sizes; do
 done
 
 echo
-echo "| 1M files × 1 block | build | restart s | heap B/inode | full report s | full report CPU s | monitor pass after it s | repeated report s | monitor pass after that s | next pass s |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| 1M files × 1 block | build | restart s | heap B/inode | full report s | full report CPU s | replica state B/replica | monitor pass after it s | repeated report s | monitor pass after that s | next pass s |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 "$tmp/nnscale" gen -dirs 100000 -files 1000000 -edits 10000 -out "$tmp/files" > "$tmp/gen-files.txt"
 for bin in "${bins[@]}"; do
-  rst=() mem=() fr=() frc=() rr=() p1=() pr=() p2=()
+  rst=() mem=() fr=() frc=() rs=() rr=() p1=() pr=() p2=()
   for r in $(seq "$rounds"); do
     out=$("$bin" load -in "$tmp/files" -report)
     l1=$(echo "$out" | grep '^load:'); l2=$(echo "$out" | grep '^report:')
@@ -77,6 +77,7 @@ for bin in "${bins[@]}"; do
     mem+=("$(echo "$l1" | grep -o '= [0-9]* B/inode' | awk '{print $2}')")
     fr+=("$(echo "$l2" | grep -o 'first full report [0-9.]*' | awk '{print $4}')")
     frc+=("$(echo "$l2" | grep -o 'report [0-9.]*s (cpu [0-9.]*' | awk '{print $4}')")
+    rs+=("$(echo "$l2" | grep -o 'replica state [0-9]*' | awk '{print $3}')")
     rr+=("$(echo "$l2" | grep -o 'repeated [0-9.]*' | awk '{print $2}')")
     p1+=("$(echo "$l2" | grep -oE 'pass( after the (first )?reports?)? [0-9.]*' | head -1 | awk '{print $NF}')")
     pr+=("$(echo "$l2" | grep -o 'after the repeated report [0-9.]*' | awk '{print $NF}' || true)")
@@ -85,8 +86,8 @@ for bin in "${bins[@]}"; do
   name=this; [ "$bin" = "$tmp/nnscale" ] || name=old
   [ -n "${p2[0]}" ] || p2=(n/a)
   [ -n "${pr[0]}" ] || pr=(n/a) # builds before 2026-12-04 ran one pass after both reports
-  printf '| 100k dirs + 1M files | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(median "${rst[@]}")" "$(median "${mem[@]}")" \
-    "$(median "${fr[@]}")" "$(median "${frc[@]}")" "$(median "${p1[@]}")" "$(median "${rr[@]}")" "$(median "${pr[@]}")" "$(median "${p2[@]}")"
+  printf '| 100k dirs + 1M files | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(median "${rst[@]}")" "$(median "${mem[@]}")" \
+    "$(median "${fr[@]}")" "$(median "${frc[@]}")" "$(median "${rs[@]}")" "$(median "${p1[@]}")" "$(median "${rr[@]}")" "$(median "${pr[@]}")" "$(median "${p2[@]}")"
 done
 echo
 echo "Load after: $(cut -d' ' -f1-3 /proc/loadavg)"
