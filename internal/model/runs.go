@@ -346,20 +346,18 @@ func pickRun(reps []*experiment.Results, by func(*experiment.JobAccounting) floa
 
 // median of v (of an even number, the lower middle one, as MedianRun);
 // v is sorted in place. 0 if v is empty.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	return v[(len(v)-1)/2]
-}
+func median(v []float64) float64 { return quantileDown(v, 1, 2) }
 
 // lowerQuartile of v (the element a quarter of the way up, rounding
 // down); v is sorted in place. 0 if v is empty.
-func lowerQuartile(v []float64) float64 {
+func lowerQuartile(v []float64) float64 { return quantileDown(v, 1, 4) }
+
+// quantileDown is the element num/den of the way up v, rounding down;
+// v is sorted in place. 0 if v is empty.
+func quantileDown(v []float64, num, den int) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	slices.Sort(v)
-	return v[(len(v)-1)/4]
+	return v[(len(v)-1)*num/den]
 }
