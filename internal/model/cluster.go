@@ -29,8 +29,17 @@ type Cluster struct {
 	// SharedCores, if > 0, is a pool of cores all nodes draw from (an
 	// emulated cluster on one machine); Cores is then ignored.
 	SharedCores float64 `json:"cpu_shared,omitempty"`
-	MapSlots    int     `json:"map_slots"`
-	ReduceSlots int     `json:"reduce_slots"`
+	// CPUPeriodMs, if > 0, says Cores is a CFS bandwidth quota (a
+	// container's CPU limit; the emulated hosts' cgroups) renewed every
+	// this many ms: a node runs at a full core until each period's quota
+	// is spent (cpuquota.go).
+	CPUPeriodMs float64 `json:"cpu_quota_period_ms,omitempty"`
+	// QuotaSharedCores, if > 0, is the cores the quotas' nodes all run
+	// on (emulated hosts on one machine): what bounds a burst when every
+	// node bursts at once. 0: each node bursts on its own cores.
+	QuotaSharedCores float64 `json:"cpu_quota_shared,omitempty"`
+	MapSlots         int     `json:"map_slots"`
+	ReduceSlots      int     `json:"reduce_slots"`
 	// LinkMbps is each node's network link in Mbit/s each way; 0 is
 	// unlimited (one machine's loopback).
 	LinkMbps float64 `json:"link_mbps,omitempty"`
@@ -146,6 +155,14 @@ func (c *Cluster) set(k, v string) error {
 		c.Speed, err = num(0.001, 1000)
 	case k == "cpu.shared":
 		c.SharedCores, err = num(0.01, 4096)
+	case k == "node.cpu.quota.period":
+		d, perr := time.ParseDuration(v)
+		if perr != nil || d < time.Millisecond || d > time.Second {
+			return fmt.Errorf("want a duration from 1ms to 1s (the kernel's cfs_period_us range), got %q", v)
+		}
+		c.CPUPeriodMs = float64(d) / float64(time.Millisecond)
+	case k == "cpu.quota.shared":
+		c.QuotaSharedCores, err = num(0.01, 1<<20)
 	case k == "map.slots":
 		c.MapSlots, err = integer(1, 4096)
 	case k == "reduce.slots":
@@ -284,6 +301,23 @@ func (c *Cluster) Device(name string) *Device {
 	}
 	return &c.Devices[i]
 }
+
+// cpuTime is the time of a node's c CPU-seconds (the calibration
+// machine's) at share cores of speed-adjusted CPU, threads of it able to
+// run at once: the steady rate, or under a quota its bursts (quotaTime).
+func (c *Cluster) cpuTime(cpu, share float64, threads int) float64 {
+	if !c.quota() {
+		return cpu / share
+	}
+	rate := math.Min(math.Ceil(c.Cores), float64(threads)) * c.Speed
+	if c.QuotaSharedCores > 0 {
+		rate = math.Min(rate, c.QuotaSharedCores/float64(c.Nodes)*c.Speed)
+	}
+	return quotaTime(cpu, share, rate, c.CPUPeriodMs/1000)
+}
+
+// quota reports whether the nodes' cores are a CPU quota.
+func (c *Cluster) quota() bool { return c.CPUPeriodMs > 0 && c.SharedCores <= 0 }
 
 // nodeCores is what one node's tasks can use when every node is busy.
 func (c *Cluster) nodeCores() float64 {

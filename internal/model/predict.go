@@ -74,6 +74,14 @@ type load struct {
 	// request and seek share of intermediate data (the maps' spills and
 	// merges in this shape; 1 in the other phases).
 	fileRequest, fileSeek float64
+	// fresh is whether the phase's CPU work starts on nodes that were
+	// idle (the maps, after the job's setup), so that a CPU quota's first
+	// period is unspent; the shuffle and the reduces continue the maps'
+	// work at the quota's steady rate.
+	fresh bool
+	// startCPU is the node's CPU seconds of the first maps' start-ups,
+	// run before the phase's work in the same burst.
+	startCPU float64
 }
 
 func newLoad() *load {
@@ -224,7 +232,8 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 	var moved float64
 	switch phase {
 	case PhaseMap:
-		L.waves, L.k = s.mapWaves, s.mapK
+		L.waves, L.k, L.fresh = s.mapWaves, s.mapK, true
+		L.startCPU = j.TaskStartCPU * float64(L.k)
 		L.fileThreads = float64(L.k)
 		L.hdfsThreads = float64(L.k) * (boolf(j.MapHDFSRead > 0) + repl*boolf(j.MapHDFSWrite > 0))
 		L.fileRequest, L.fileSeek = s.mapFiles.perRequest, s.mapFiles.seekShare
@@ -300,8 +309,13 @@ func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
 	if L.waves == 0 {
 		return t
 	}
-	cores := L.cores(cl)
-	t["cpu"] = max(L.cpu/cores, float64(L.waves)*L.taskCPU/cl.Speed)
+	cpu := L.cpu / L.cores(cl)
+	if L.fresh {
+		// The maps' start-ups spent the first of the burst (startCPUOn).
+		cores := L.cores(cl)
+		cpu = cl.cpuTime(L.startCPU+L.cpu, cores, L.k+1) - cl.cpuTime(L.startCPU, cores, L.k+1)
+	}
+	t["cpu"] = max(cpu, float64(L.waves)*L.taskCPU/cl.Speed)
 	for _, dv := range cl.Devices {
 		if len(L.parts[dv.Name]) == 0 {
 			continue
@@ -376,6 +390,9 @@ func deviceTime(p media.Params, parts []part, streams, split float64, L *load, j
 			t += pt.bytes / (bw * 1e6)
 		}
 		perReq, seeks := j.HDFSRequest, j.HDFSSeek
+		if pt.write && j.HDFSWriteRequest > 0 {
+			perReq, seeks = j.HDFSWriteRequest, j.HDFSWriteSeek
+		}
 		if pt.file {
 			perReq, seeks = j.FileRequest*L.fileRequest, math.Min(1, j.FileSeek*L.fileSeek)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/experiment"
+	"github.com/stratafs/strata/internal/hostnet"
 	"github.com/stratafs/strata/internal/media"
 )
 
@@ -113,16 +114,23 @@ type Job struct {
 	SeekFraction    float64 `json:"seek_fraction"`
 	// The same by role, HDFS blocks and intermediate (FILE) data: the
 	// requests of a device both used split by what the workload's jobs
-	// that wrote no intermediate data showed of HDFS's requests.
-	HDFSRequest float64 `json:"hdfs_bytes_per_request"`
-	HDFSSeek    float64 `json:"hdfs_seek_fraction"`
-	FileRequest float64 `json:"file_bytes_per_request"`
-	FileSeek    float64 `json:"file_seek_fraction"`
+	// that wrote no intermediate data showed of HDFS's requests. HDFS's
+	// reads and writes are apart (HDFSWrite*; 0: as the reads): a map's
+	// reader streams its own split, while a node's replica receivers
+	// interleave, so their seek shares differ several-fold.
+	HDFSRequest      float64 `json:"hdfs_bytes_per_request"`
+	HDFSSeek         float64 `json:"hdfs_seek_fraction"`
+	HDFSWriteRequest float64 `json:"hdfs_write_bytes_per_request,omitempty"`
+	HDFSWriteSeek    float64 `json:"hdfs_write_seek_fraction,omitempty"`
+	FileRequest      float64 `json:"file_bytes_per_request"`
+	FileSeek         float64 `json:"file_seek_fraction"`
 	// The devices' totals at calibration, and the HDFS bytes among them.
 	DeviceBytes float64 `json:"device_bytes"`
 	HDFSDevice  float64 `json:"device_hdfs_bytes"`
-	Requests    float64 `json:"requests"`
-	Seeks       float64 `json:"seeks"`
+	// HDFSDeviceWrite is the written part of HDFSDevice.
+	HDFSDeviceWrite float64 `json:"device_hdfs_write_bytes,omitempty"`
+	Requests        float64 `json:"requests"`
+	Seeks           float64 `json:"seeks"`
 	// SplitBytes is a map's input at calibration (its blocks' size,
 	// which sets how often a lone reader seeks).
 	SplitBytes float64 `json:"split_bytes"`
@@ -275,7 +283,10 @@ func ClusterOf(res *experiment.Results, pr *experiment.ProfileResult) (*Cluster,
 		c.DataBytes = int64(res.Paper2.Rows) * 100
 	}
 	if res.Hosts && l.NodeCPUs > 0 {
-		c.Cores = l.NodeCPUs
+		// The hosts' shares are cgroup quotas (internal/hostnet) on the
+		// machine's cores.
+		_, period := hostnet.CPUQuota(l.NodeCPUs)
+		c.Cores, c.CPUPeriodMs, c.QuotaSharedCores = l.NodeCPUs, float64(period)/1000, float64(res.CPUs)
 	} else {
 		c.SharedCores = float64(res.CPUs)
 	}
@@ -524,8 +535,10 @@ func calibrateJob(cl *Cluster, jobs []experiment.JobAccounting) (Job, error) {
 		j.SeekFraction = seeks / reqs
 	}
 	j.DeviceBytes, j.Requests, j.Seeks = devR+devW, reqs, seeks
-	j.HDFSDevice = ((j.MapHDFSRead+j.ReduceHDFSRead)*d*j.ReadFactor + hdfsW*repl*j.WriteFactor)
+	j.HDFSDeviceWrite = hdfsW * repl * j.WriteFactor
+	j.HDFSDevice = (j.MapHDFSRead+j.ReduceHDFSRead)*d*j.ReadFactor + j.HDFSDeviceWrite
 	j.HDFSRequest, j.HDFSSeek = j.BytesPerRequest, j.SeekFraction
+	j.HDFSWriteRequest, j.HDFSWriteSeek = j.BytesPerRequest, j.SeekFraction
 	j.FileRequest, j.FileSeek = j.BytesPerRequest, j.SeekFraction
 	var moved float64
 	moved = (j.MapHDFSRead+j.ReduceHDFSRead+j.ShuffleBytes)*d + hdfsW*repl
@@ -780,9 +793,15 @@ func (w *Workload) launchSpread(cl *Cluster, maps int) float64 {
 // cores' speed, and where more children start at once on a node (its
 // map slots' worth, as a wave begins) than it has cores — on two cores
 // shared by six nodes, six children start on two cores.
+// Under a CPU quota the start-ups of a wave's first maps run in the
+// quota's burst (cpuTime).
 func (j *Job) startCPUOn(cl *Cluster, s shape) float64 {
 	if j.TaskStartCPU <= 0 || s.mapK == 0 {
 		return 0
+	}
+	if cl.quota() {
+		k := float64(s.mapK)
+		return cl.cpuTime(j.TaskStartCPU*k, min(cl.nodeCores(), k)*cl.Speed, s.mapK)
 	}
 	return j.TaskStartCPU * math.Max(1, float64(s.mapK)/cl.nodeCores()) / cl.Speed
 }
@@ -962,38 +981,66 @@ func (j *Job) hdfsOnly() bool {
 
 // splitRoles gives each job its HDFS and intermediate requests: HDFS's
 // bytes per request and seek share are those of the workload's jobs that
-// moved no intermediate data (their devices served HDFS alone); a job
-// with intermediate data on the same devices gets the rest of its
-// requests and seeks for its intermediate bytes. A workload without such
-// jobs, or a job whose remainder is implausible, keeps one figure for
-// both.
+// moved no intermediate data (their devices served HDFS alone), its
+// reads' from those that (almost) only read and its writes' from those
+// that only wrote, where there are such jobs; a job with intermediate
+// data on the same devices gets the rest of its requests and seeks for
+// its intermediate bytes. A workload without such jobs, or a job whose
+// remainder is implausible, keeps one figure for both.
 func splitRoles(jobs []Job) {
-	var bytes, reqs, seeks float64
+	var all, rd, wr pool
 	for _, j := range jobs {
-		if j.hdfsOnly() && j.Requests > 0 {
-			bytes += j.DeviceBytes
-			reqs += j.Requests
-			seeks += j.Seeks
+		if !j.hdfsOnly() || j.Requests <= 0 || j.DeviceBytes <= 0 {
+			continue
+		}
+		all.add(j)
+		switch w := j.HDFSDeviceWrite / j.DeviceBytes; {
+		case w <= 0.1:
+			rd.add(j)
+		case w >= 0.9:
+			wr.add(j)
 		}
 	}
-	if reqs == 0 || bytes == 0 {
+	if all.reqs == 0 || all.bytes == 0 {
 		return
 	}
-	perReq, seekShare := bytes/reqs, seeks/reqs
+	rReq, rSeek := all.figures()
+	wReq, wSeek := rReq, rSeek
+	if rd.reqs > 0 && wr.reqs > 0 {
+		rReq, rSeek = rd.figures()
+		wReq, wSeek = wr.figures()
+	}
 	for i := range jobs {
 		j := &jobs[i]
 		if j.hdfsOnly() || j.Requests == 0 {
 			continue
 		}
-		hReqs := j.HDFSDevice / perReq
+		written := math.Min(j.HDFSDeviceWrite, j.HDFSDevice)
+		rReqs, wReqs := (j.HDFSDevice-written)/rReq, written/wReq
+		hReqs, hSeeks := rReqs+wReqs, rReqs*rSeek+wReqs*wSeek
 		fBytes, fReqs := j.DeviceBytes-j.HDFSDevice, j.Requests-hReqs
 		if fBytes <= 0 || fReqs < 0.1*j.Requests {
 			continue
 		}
-		j.HDFSRequest, j.HDFSSeek = perReq, seekShare
+		j.HDFSRequest, j.HDFSSeek = rReq, rSeek
+		j.HDFSWriteRequest, j.HDFSWriteSeek = wReq, wSeek
 		j.FileRequest = fBytes / fReqs
-		j.FileSeek = math.Min(1, math.Max(0, (j.Seeks-hReqs*seekShare)/fReqs))
+		j.FileSeek = math.Min(1, math.Max(0, (j.Seeks-hSeeks)/fReqs))
 	}
+}
+
+// pool sums jobs' device bytes, requests and seeks.
+type pool struct{ bytes, reqs, seeks float64 }
+
+func (p *pool) add(j Job) {
+	p.bytes += j.DeviceBytes
+	p.reqs += j.Requests
+	p.seeks += j.Seeks
+}
+
+// figures are the pool's bytes per request and seek share.
+func (p pool) figures() (perReq, seekShare float64) {
+	return p.bytes / p.reqs, p.seeks / p.reqs
 }
 
 // cappedShares is how many maps a generator that gives each of slots an
