@@ -304,7 +304,7 @@ func (c *Cluster) Device(name string) *Device {
 
 // cpuTime is the time of a node's c CPU-seconds (the calibration
 // machine's) at share cores of speed-adjusted CPU, threads of it able to
-// run at once: the steady rate, or under a quota its bursts (quotaTime).
+// run at once: the steady rate, or under a quota its bursts (QuotaTime).
 func (c *Cluster) cpuTime(cpu, share float64, threads int) float64 {
 	if !c.quota() {
 		return cpu / share
@@ -313,7 +313,7 @@ func (c *Cluster) cpuTime(cpu, share float64, threads int) float64 {
 	if c.QuotaSharedCores > 0 {
 		rate = math.Min(rate, c.QuotaSharedCores/float64(c.Nodes)*c.Speed)
 	}
-	return quotaTime(cpu, share, rate, c.CPUPeriodMs/1000)
+	return QuotaTime(cpu, share, rate, c.CPUPeriodMs/1000)
 }
 
 // quota reports whether the nodes' cores are a CPU quota.

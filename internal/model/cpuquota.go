@@ -12,17 +12,17 @@ import "math"
 // periods, a 0.27 s phase) the steady rate over-predicts by about a
 // third.
 
-// quotaSamples is how many start offsets within a period quotaTime
+// quotaSamples is how many start offsets within a period QuotaTime
 // averages over (a phase starts at no particular point of a period).
 const quotaSamples = 64
 
-// quotaTime is the expected wall time of c CPU-seconds of work on a node
+// QuotaTime is the expected wall time of c CPU-seconds of work on a node
 // limited to share cores by a quota renewed every period seconds, the
 // work running at rate cores a second while the quota lasts and the
 // quota unspent when it starts; the start's offset into its period is
 // uniform. Without a period, or where the rate is no faster than the
 // share, it is c/share.
-func quotaTime(c, share, rate, period float64) float64 {
+func QuotaTime(c, share, rate, period float64) float64 {
 	if c <= 0 || !(share > 0) {
 		return 0
 	}

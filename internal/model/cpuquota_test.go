@@ -14,28 +14,28 @@ func TestQuotaTime(t *testing.T) {
 		}
 	}
 	// No quota, or a rate no faster than the share: the steady rate.
-	near("no period", quotaTime(0.1, 0.25, 1, 0), 0.4)
-	near("rate at the share", quotaTime(0.1, 0.25, 0.25, 0.1), 0.4)
+	near("no period", QuotaTime(0.1, 0.25, 1, 0), 0.4)
+	near("rate at the share", QuotaTime(0.1, 0.25, 0.25, 0.1), 0.4)
 	// Work within one period's quota runs at full speed.
-	near("within the quota", quotaTime(0.01, 0.25, 1, 0.1), 0.01)
+	near("within the quota", QuotaTime(0.01, 0.25, 1, 0.1), 0.01)
 	// 0.05 CPU-s at a quarter CPU in 100 ms periods. When the first
 	// period has at least 25 ms left (3 in 4 starts), its quota runs now
 	// and the rest right after the boundary: the boundary (62.5 ms away
 	// on average) plus 25 ms. Otherwise the first period runs what it
 	// can, the next its quota, the third the rest: 125 ms in all.
-	if got, want := quotaTime(0.05, 0.25, 1, 0.1), 0.75*0.0875+0.25*0.125; math.Abs(got-want) > 1e-3 {
+	if got, want := QuotaTime(0.05, 0.25, 1, 0.1), 0.75*0.0875+0.25*0.125; math.Abs(got-want) > 1e-3 {
 		t.Errorf("two quotas' work: %.4f s, want %.4f (steady rate: 0.2)", got, want)
 	}
 	// Long phases are short of the steady rate by the same ~0.1 s.
-	if long := quotaTime(10, 0.25, 1, 0.1); math.Abs(long-(40-0.103)) > 1e-3 {
+	if long := QuotaTime(10, 0.25, 1, 0.1); math.Abs(long-(40-0.103)) > 1e-3 {
 		t.Errorf("400 quotas' work: %.4f s, want 39.897", long)
 	}
 	// More work never takes less time.
 	prev := 0.0
 	for c := 0.001; c < 1; c += 0.007 {
-		v := quotaTime(c, 0.25, 1, 0.1)
+		v := QuotaTime(c, 0.25, 1, 0.1)
 		if v < prev-1e-12 {
-			t.Fatalf("quotaTime(%v) = %v < %v for less work", c, v, prev)
+			t.Fatalf("QuotaTime(%v) = %v < %v for less work", c, v, prev)
 		}
 		prev = v
 	}

@@ -309,10 +309,10 @@ func (L *load) times(cl *Cluster, j *Job) map[string]float64 {
 	if L.waves == 0 {
 		return t
 	}
-	cpu := L.cpu / L.cores(cl)
+	cores := L.cores(cl)
+	cpu := L.cpu / cores
 	if L.fresh {
 		// The maps' start-ups spent the first of the burst (startCPUOn).
-		cores := L.cores(cl)
 		cpu = cl.cpuTime(L.startCPU+L.cpu, cores, L.k+1) - cl.cpuTime(L.startCPU, cores, L.k+1)
 	}
 	t["cpu"] = max(cpu, float64(L.waves)*L.taskCPU/cl.Speed)

@@ -16,8 +16,11 @@ func newTable(w io.Writer) *tabwriter.Writer {
 func PrintPrediction(w io.Writer, p *Prediction) {
 	cl := p.Cluster
 	cpu := fmt.Sprintf("%g cores at %gx", cl.Cores, cl.Speed)
-	if cl.SharedCores > 0 {
+	switch {
+	case cl.SharedCores > 0:
 		cpu = fmt.Sprintf("%g cores shared at %gx", cl.SharedCores, cl.Speed)
+	case cl.quota():
+		cpu = fmt.Sprintf("%g cores as a quota per %g ms at %gx", cl.Cores, cl.CPUPeriodMs, cl.Speed)
 	}
 	link := "unlimited links"
 	if cl.LinkMbps > 0 {

@@ -800,8 +800,9 @@ func (j *Job) startCPUOn(cl *Cluster, s shape) float64 {
 		return 0
 	}
 	if cl.quota() {
+		// As the map phase's CPU (load.times), whose burst this begins.
 		k := float64(s.mapK)
-		return cl.cpuTime(j.TaskStartCPU*k, min(cl.nodeCores(), k)*cl.Speed, s.mapK)
+		return cl.cpuTime(j.TaskStartCPU*k, min(cl.nodeCores(), k+1)*cl.Speed, s.mapK+1)
 	}
 	return j.TaskStartCPU * math.Max(1, float64(s.mapK)/cl.nodeCores()) / cl.Speed
 }
