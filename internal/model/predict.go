@@ -23,6 +23,8 @@ type shape struct {
 	d                  float64
 	// The maps' intermediate files: the spill arithmetic's for this shape.
 	mapFiles spillFiles
+	// HDFS writes' bytes per request and seek share for this data.
+	hdfsWriteRequest, hdfsWriteSeek float64
 }
 
 func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
@@ -40,6 +42,11 @@ func (j *Job) shape(cl *Cluster, d float64, maps, reduces int) shape {
 	s.mapWaves, s.mapK, s.mapShare, s.mapsNode = per(maps, cl.MapSlots)
 	s.redWaves, s.redK, s.redShare, _ = per(reduces, cl.ReduceSlots)
 	s.mapFiles = j.Spill.files(j.MapFileWrite, j.MapFileRead, d, maps, j.sortMBOn(cl), j.Bytes, j.Maps)
+	x := 1.0
+	if j.Bytes > 0 {
+		x = d / j.Bytes
+	}
+	s.hdfsWriteRequest, s.hdfsWriteSeek = j.hdfsWriteAt(x)
 	return s
 }
 
@@ -82,6 +89,9 @@ type load struct {
 	// startCPU is the node's CPU seconds of the first maps' start-ups,
 	// run before the phase's work in the same burst.
 	startCPU float64
+	// hdfsWriteRequest and hdfsWriteSeek are HDFS writes' bytes per
+	// request and seek share (the shape's; 0: the job's).
+	hdfsWriteRequest, hdfsWriteSeek float64
 }
 
 func newLoad() *load {
@@ -222,6 +232,7 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		wf = 1
 	}
 	L := newLoad()
+	L.hdfsWriteRequest, L.hdfsWriteSeek = s.hdfsWriteRequest, s.hdfsWriteSeek
 	// What part of the shuffle overlaps the maps: all but the last wave's.
 	tail := 0.0
 	if s.reduces > 0 && s.mapWaves > 0 {
@@ -392,6 +403,9 @@ func deviceTime(p media.Params, parts []part, streams, split float64, L *load, j
 		perReq, seeks := j.HDFSRequest, j.HDFSSeek
 		if pt.write && j.HDFSWriteRequest > 0 {
 			perReq, seeks = j.HDFSWriteRequest, j.HDFSWriteSeek
+			if L.hdfsWriteRequest > 0 {
+				perReq, seeks = L.hdfsWriteRequest, L.hdfsWriteSeek
+			}
 		}
 		if pt.file {
 			perReq, seeks = j.FileRequest*L.fileRequest, math.Min(1, j.FileSeek*L.fileSeek)

@@ -122,8 +122,15 @@ type Job struct {
 	HDFSSeek         float64 `json:"hdfs_seek_fraction"`
 	HDFSWriteRequest float64 `json:"hdfs_write_bytes_per_request,omitempty"`
 	HDFSWriteSeek    float64 `json:"hdfs_write_seek_fraction,omitempty"`
-	FileRequest      float64 `json:"file_bytes_per_request"`
-	FileSeek         float64 `json:"file_seek_fraction"`
+	// HDFSWriteExtra is the share of the calibration's HDFS write
+	// requests beyond the device's whole extents of its bytes (the
+	// emulated device's media.DefaultRequestBytes): the small files and
+	// ends of files a job writes however much data it has, so that with
+	// more data its requests grow more slowly than its bytes and the
+	// requests that do not seek stay as many (hdfsWriteAt).
+	HDFSWriteExtra float64 `json:"hdfs_write_extra_share,omitempty"`
+	FileRequest    float64 `json:"file_bytes_per_request"`
+	FileSeek       float64 `json:"file_seek_fraction"`
 	// The devices' totals at calibration, and the HDFS bytes among them.
 	DeviceBytes float64 `json:"device_bytes"`
 	HDFSDevice  float64 `json:"device_hdfs_bytes"`
@@ -990,16 +997,18 @@ func (j *Job) hdfsOnly() bool {
 // remainder is implausible, keeps one figure for both.
 func splitRoles(jobs []Job) {
 	var all, rd, wr pool
-	for _, j := range jobs {
+	for i := range jobs {
+		j := &jobs[i]
 		if !j.hdfsOnly() || j.Requests <= 0 || j.DeviceBytes <= 0 {
 			continue
 		}
-		all.add(j)
+		all.add(*j)
 		switch w := j.HDFSDeviceWrite / j.DeviceBytes; {
 		case w <= 0.1:
-			rd.add(j)
+			rd.add(*j)
 		case w >= 0.9:
-			wr.add(j)
+			wr.add(*j)
+			j.HDFSWriteExtra = extraShare(j.Requests, j.DeviceBytes)
 		}
 	}
 	if all.reqs == 0 || all.bytes == 0 {
@@ -1025,9 +1034,36 @@ func splitRoles(jobs []Job) {
 		}
 		j.HDFSRequest, j.HDFSSeek = rReq, rSeek
 		j.HDFSWriteRequest, j.HDFSWriteSeek = wReq, wSeek
+		if wr.reqs > 0 {
+			j.HDFSWriteExtra = extraShare(wr.reqs, wr.bytes)
+		}
 		j.FileRequest = fBytes / fReqs
 		j.FileSeek = math.Min(1, math.Max(0, (j.Seeks-hSeeks)/fReqs))
 	}
+}
+
+// extraShare is the share of reqs requests for bytes beyond the
+// device's whole extents of them.
+func extraShare(reqs, bytes float64) float64 {
+	if reqs <= 0 {
+		return 0
+	}
+	return math.Max(0, reqs-bytes/media.DefaultRequestBytes) / reqs
+}
+
+// hdfsWriteAt is the job's HDFS write bytes per request and seek share
+// with x times its calibration's data: its requests a share
+// HDFSWriteExtra fixed and the rest growing with the bytes, its
+// requests that do not seek as many as at calibration. At x = 1 they
+// are the calibration's.
+func (j *Job) hdfsWriteAt(x float64) (perReq, seekShare float64) {
+	perReq, seekShare = j.HDFSWriteRequest, j.HDFSWriteSeek
+	f := j.HDFSWriteExtra
+	if !(f > 0 && f < 1) || !(x > 0) || math.IsInf(x, 0) || perReq <= 0 {
+		return perReq, seekShare
+	}
+	reqs := (1-f)*x + f // requests over the calibration's
+	return perReq * x / reqs, math.Min(1, math.Max(0, 1-(1-seekShare)/reqs))
 }
 
 // pool sums jobs' device bytes, requests and seeks.
