@@ -36,6 +36,9 @@ func (c *Cluster) WithNodes(n int) *Cluster {
 	if c.SharedCores > 0 {
 		out.SharedCores = c.SharedCores * float64(n) / float64(c.Nodes)
 	}
+	if c.QuotaSharedCores > 0 {
+		out.QuotaSharedCores = c.QuotaSharedCores * float64(n) / float64(c.Nodes)
+	}
 	return &out
 }
 

@@ -218,7 +218,7 @@ func sameShape(a, b *Cluster) error {
 		return fmt.Errorf("%d nodes, the calibration %d", b.Nodes, a.Nodes)
 	case a.MapSlots != b.MapSlots || a.ReduceSlots != b.ReduceSlots:
 		return fmt.Errorf("slots %d+%d, the calibration %d+%d", b.MapSlots, b.ReduceSlots, a.MapSlots, a.ReduceSlots)
-	case a.Cores != b.Cores || a.SharedCores != b.SharedCores || a.LinkMbps != b.LinkMbps:
+	case a.Cores != b.Cores || a.SharedCores != b.SharedCores || a.CPUPeriodMs != b.CPUPeriodMs || a.LinkMbps != b.LinkMbps:
 		return errors.New("other CPUs or links than the calibration's")
 	case !slices.EqualFunc(a.Devices, b.Devices, func(x, y Device) bool { return x.Name == y.Name && x.Params == y.Params }):
 		return errors.New("other devices than the calibration's")
