@@ -205,7 +205,8 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 	// hdfsWrite puts a phase's HDFS writes of w bytes in all, share of
 	// them by this node's tasks, on its volumes: its own first replicas
 	// and the busiest node's share of the others' (random placement), in
-	// blocks of at most a task's output.
+	// blocks: each task's output is its own file, so its blocks are
+	// ceil(its bytes / the block size), of their mean size.
 	// It returns what the phase's replica pipelines send out of the node
 	// and into it: one copy of each of its own blocks, one of each block
 	// it forwards, and each replica it receives.
@@ -213,9 +214,10 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		if w <= 0 || tasks == 0 {
 			return 0, 0
 		}
-		unit := math.Min(block, w/float64(tasks))
-		blocks := math.Ceil(w / unit)
-		own := math.Ceil(blocks * share)
+		perTask := math.Ceil(w/float64(tasks)/block - 1e-9)
+		unit := w / float64(tasks) / perTask
+		blocks := perTask * float64(tasks)
+		own := math.Ceil(share*float64(tasks)-1e-9) * perTask
 		other := busiestReplicas(blocks, own, repl, s.nodes)
 		k := float64(L.k)
 		L.add(cl.Volumes, false, true, (own+other)*unit*wf, k*repl, own+other)

@@ -74,3 +74,24 @@ func TestHDFSWriteRequestsWithData(t *testing.T) {
 		t.Errorf("10x: %.0f requests, %.0f seeking; measured 2921, 2909", reqs, reqs*seek)
 	}
 }
+
+// A task's output is a file of its own, so a node holds its tasks' bytes
+// exactly, not whole blocks of the job's: three maps writing 333 MB
+// each (2.6 blocks of 128 MiB) at replication 3 on 3 nodes put 1 GB on
+// every node (the block-rounded count put 1.07 GB).
+func TestHDFSWritesInTasksBlocks(t *testing.T) {
+	cl := &Cluster{Name: "c", Nodes: 3, Cores: 2, Speed: 1, MapSlots: 1, ReduceSlots: 1,
+		Devices: []Device{{Name: "d", Params: media.Params{WriteMBps: 100, QueueDepth: 1}}},
+		Volumes: []string{"d"}, LocalDirs: []string{"d"}, Replication: 3, BlockSize: 128 << 20}
+	j := &Job{Name: "gen", Bytes: 1e8, Maps: 3, MapHDFSWrite: 1}
+	for _, d := range []float64{1e8, 1e9} {
+		L := j.shape(cl, d, 3, 0).load(cl, PhaseMap, j)
+		var got float64
+		for _, p := range L.parts["d"] {
+			got += p.bytes
+		}
+		if math.Abs(got-d)/d > 1e-9 {
+			t.Errorf("%g bytes written by 3 maps: %g on a node, want %g", d, got, d)
+		}
+	}
+}
