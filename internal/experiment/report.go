@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratafs/strata/internal/hostnet"
 	"github.com/stratafs/strata/internal/media"
 )
 
@@ -78,8 +79,11 @@ type ProfileLayout struct {
 	Devices       []LayoutDevice `json:"devices,omitempty"`
 	StoragePolicy string         `json:"storage_policy,omitempty"`
 	NodeCPUs      float64        `json:"node_cpus,omitempty"`
-	LinkMbps      float64        `json:"link_mbps,omitempty"`
-	Conf          [][2]string    `json:"conf,omitempty"`
+	// NodeCPUPeriodMs is the CFS period NodeCPUs is a quota of
+	// (internal/hostnet).
+	NodeCPUPeriodMs float64     `json:"node_cpu_period_ms,omitempty"`
+	LinkMbps        float64     `json:"link_mbps,omitempty"`
+	Conf            [][2]string `json:"conf,omitempty"`
 }
 
 // LayoutDevice is one per-node device: its preset, the storage type of
@@ -95,6 +99,10 @@ type LayoutDevice struct {
 // layout is p as results.json keeps it.
 func (p *Profile) layout() *ProfileLayout {
 	l := &ProfileLayout{Source: p.Source, StoragePolicy: p.StoragePolicy, NodeCPUs: p.NodeCPUs, LinkMbps: p.LinkMbps, Conf: p.Conf}
+	if p.NodeCPUs > 0 {
+		_, period := hostnet.CPUQuota(p.NodeCPUs)
+		l.NodeCPUPeriodMs = float64(period) / 1000
+	}
 	for _, d := range p.Devices {
 		ld := LayoutDevice{Name: d.Name, Preset: d.Preset}
 		for _, v := range p.Volumes {

@@ -314,8 +314,16 @@ func TestReportProfileLayout(t *testing.T) {
 	}
 	l := p.layout()
 	if len(l.Devices) != 2 || l.Devices[0] != (LayoutDevice{"a", "hdd-7200", "DISK", false}) || l.Devices[1] != (LayoutDevice{"b", "sata-ssd", "SSD", true}) ||
-		l.LinkMbps != 100 || l.StoragePolicy != "ONE_SSD" || l.Source != "x.profile" {
+		l.LinkMbps != 100 || l.StoragePolicy != "ONE_SSD" || l.Source != "x.profile" || l.NodeCPUPeriodMs != 0 {
 		t.Errorf("layout %+v", l)
+	}
+	// A CPU share is a quota of the hosts' CFS period.
+	q, err := ParseProfile(strings.NewReader("name = q\ndevice.a = hdd-7200\nhdfs.volumes = a\nmapred.local.dir = a\nnode.cpus = 0.25\n"), "q.profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ql := q.layout(); ql.NodeCPUs != 0.25 || ql.NodeCPUPeriodMs != 100 {
+		t.Errorf("quarter-CPU layout: %v CPUs per %v ms", ql.NodeCPUs, ql.NodeCPUPeriodMs)
 	}
 	r := &Results{Hosts: true, DataNodes: 3, Profiles: []ProfileResult{{Name: "x", Layout: l}}}
 	page := render(t, r)

@@ -76,3 +76,25 @@ func TestQuotaClusterMaps(t *testing.T) {
 		t.Error("a 2 s period parsed")
 	}
 }
+
+// A run on hosts with CPU shares describes its nodes as quotas: the
+// period the results recorded, else the kernel's default that strata's
+// hosts used before they recorded it.
+func TestClusterOfQuotaHosts(t *testing.T) {
+	res, _ := calibration(t)
+	r := *res
+	r.Hosts = true
+	pr := r.Profiles[0]
+	for _, c := range []struct{ recorded, want float64 }{{0, 100}, {50, 50}} {
+		l := *pr.Layout
+		l.NodeCPUs, l.NodeCPUPeriodMs = 0.25, c.recorded
+		pr.Layout = &l
+		cl, err := ClusterOf(&r, &pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.Cores != 0.25 || cl.CPUPeriodMs != c.want || cl.QuotaSharedCores != float64(r.CPUs) || !cl.quota() {
+			t.Errorf("recorded period %v: cores %v, period %v ms, shared %v", c.recorded, cl.Cores, cl.CPUPeriodMs, cl.QuotaSharedCores)
+		}
+	}
+}

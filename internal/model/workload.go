@@ -12,7 +12,6 @@ import (
 
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/experiment"
-	"github.com/stratafs/strata/internal/hostnet"
 	"github.com/stratafs/strata/internal/media"
 )
 
@@ -290,10 +289,14 @@ func ClusterOf(res *experiment.Results, pr *experiment.ProfileResult) (*Cluster,
 		c.DataBytes = int64(res.Paper2.Rows) * 100
 	}
 	if res.Hosts && l.NodeCPUs > 0 {
-		// The hosts' shares are cgroup quotas (internal/hostnet) on the
-		// machine's cores.
-		_, period := hostnet.CPUQuota(l.NodeCPUs)
-		c.Cores, c.CPUPeriodMs, c.QuotaSharedCores = l.NodeCPUs, float64(period)/1000, float64(res.CPUs)
+		// The hosts' shares are CFS quotas on the machine's cores; results
+		// from before the layout recorded the period used the kernel's
+		// default, as strata's hosts do.
+		period := l.NodeCPUPeriodMs
+		if period <= 0 {
+			period = defaultCFSPeriodMs
+		}
+		c.Cores, c.CPUPeriodMs, c.QuotaSharedCores = l.NodeCPUs, period, float64(res.CPUs)
 	} else {
 		c.SharedCores = float64(res.CPUs)
 	}
@@ -1041,6 +1044,10 @@ func splitRoles(jobs []Job) {
 		j.FileSeek = math.Min(1, math.Max(0, (j.Seeks-hSeeks)/fReqs))
 	}
 }
+
+// defaultCFSPeriodMs is the kernel's default CFS period, which
+// strata's hosts give their CPU quotas in.
+const defaultCFSPeriodMs = 100
 
 // extraShare is the share of reqs requests for bytes beyond the
 // device's whole extents of them.
