@@ -214,7 +214,7 @@ func (s shape) load(cl *Cluster, phase string, j *Job) *load {
 		if w <= 0 || tasks == 0 {
 			return 0, 0
 		}
-		perTask := math.Ceil(w/float64(tasks)/block - 1e-9)
+		perTask := math.Max(1, math.Ceil(w/float64(tasks)/block-1e-9))
 		unit := w / float64(tasks) / perTask
 		blocks := perTask * float64(tasks)
 		own := math.Ceil(share*float64(tasks)-1e-9) * perTask
