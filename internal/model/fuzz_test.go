@@ -18,6 +18,7 @@ func FuzzParseCluster(f *testing.F) {
 		f.Add(string(b))
 	}
 	f.Add("name = a\nnodes = 1\nnode.cores = 0.01\ndevice.d = read=0,write=0,latency=0,seek=0,qd=1\nhdfs.volumes = d\nmapred.local.dir = d\ndfs.replication = 1\ndfs.blocksize = 1\ndata = 1\n")
+	f.Add("name = q\nnodes = 3\nnode.cores = 0.01\nnode.cpu.quota.period = 1ms\ncpu.quota.shared = 0.01\ndevice.d = sata-ssd\nhdfs.volumes = d\nmapred.local.dir = d\ndata = 1t\n")
 	res := mustCalibration(f)
 	f.Fuzz(func(t *testing.T, text string) {
 		c, err := ParseCluster(strings.NewReader(text), "fuzz")
