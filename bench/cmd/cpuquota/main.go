@@ -37,6 +37,7 @@ import (
 	"github.com/stratafs/strata/conf"
 	"github.com/stratafs/strata/internal/hostnet"
 	"github.com/stratafs/strata/internal/model"
+	"github.com/stratafs/strata/internal/procstat"
 )
 
 func main() {
@@ -139,10 +140,14 @@ func child() {
 	fmt.Printf("%.3f", (sum / time.Duration(rounds)).Seconds())
 }
 
+// cpuTime is this process's CPU time so far.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	c, err := procstat.Self()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cpuquota:", err)
+		os.Exit(1)
+	}
+	return c.Total()
 }
 
 // runPipeline times three stages, each in a group of its own, chained by
