@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Single-client HDFS write and read throughput through strata's whole data
 # path (in-process NameNode + 3 DataNodes, real RPC and DataTransferProtocol
-# over loopback), replication 1 and 3, with and without O_DIRECT block
-# writes — next to dd on the same file system, measured in the same run.
+# over loopback), replication 1 and 3, block writes buffered, buffered with
+# drop-behind, and O_DIRECT — next to dd on the same file system, measured
+# in the same run.
 #
 #   bench/dfs.sh [iterations]    (default 3 per case; each moves 256 MiB)
 #
@@ -29,10 +30,10 @@ tcpcrc=$(awk '/^BenchmarkLoopbackTCP\/crc=true/ { for (i = 1; i <= NF; i++) if (
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3); file system: $(df -T "$tmp" | awk 'NR==2 {print $2}')"
 echo "Reference, same run: dd write 256 MiB + fdatasync ${ddw} MB/s; dd write with O_DIRECT ${ddwd} MB/s; dd read (page cache) ${ddr} MB/s; loopback TCP, no protocol (sendfile → read) ${tcp} MB/s, with a CRC32C per 512 bytes ${tcpcrc} MB/s"
 echo
-echo "| operation | replication | O_DIRECT writes | MB/s | CPU s per GB (whole process) |"
+echo "| operation | replication | block writes | MB/s | CPU s per GB (whole process) |"
 echo "|---|---:|---|---:|---:|"
 awk '/^BenchmarkDFS/ {
-  split($1, p, "/"); op = p[2]; r = p[3]; d = p[4]; sub(/repl=/, "", r); sub(/direct=/, "", d); sub(/-[0-9]+$/, "", d)
+  split($1, p, "/"); op = p[2]; r = p[3]; d = p[4]; sub(/repl=/, "", r); sub(/writes=/, "", d); sub(/-[0-9]+$/, "", d)
   for (i = 1; i <= NF; i++) { if ($i == "MB/s") mb = $(i-1); if ($i == "cpu-s/GB") cpu = $(i-1) }
   printf "| %s | %s | %s | %s | %s |\n", op, r, d, mb, cpu
 }' "$tmp/bench.txt"

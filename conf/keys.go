@@ -45,6 +45,7 @@ var knownKeys = []Key{
 	{"dfs.datanode.balance.max.concurrent.moves", "100", "Balancer moves a DataNode serves at once; more are refused with an ERROR status."},
 	{"dfs.datanode.data.dir", "file://${hadoop.tmp.dir}/dfs/data", "Comma-separated directories where a DataNode stores blocks, each optionally prefixed by a storage type, e.g. [SSD]/data."},
 	{"dfs.datanode.dns.interface", "default", "Network interface whose address a DataNode advertises when dfs.datanode.hostname is unset; default: the address it binds, else the one that reaches the NameNode (Hadoop: the host's DNS name)."},
+	{"dfs.datanode.drop.cache.behind.writes", "false", "Whether a DataNode, once a written block file's pages are on disk, drops them from the page cache (posix_fadvise DONTNEED, every 8 MiB and when the replica is finalized): for data that will not be read again soon, so the cache keeps other data and new writes reuse freed pages."},
 	{"dfs.datanode.du.reserved", "0", "Bytes per volume a DataNode leaves free for other uses."},
 	{"dfs.datanode.failed.volumes.tolerated", "0", "Number of volumes that may fail before a DataNode stops serving."},
 	{"dfs.datanode.fsdataset.volume.choosing.policy", "", "Policy choosing the volume for a new block; empty means round-robin (Hadoop's RoundRobinVolumeChoosingPolicy)."},

@@ -153,6 +153,9 @@ type Config struct {
 	// DirectIO writes block data with O_DIRECT
 	// (strata.datanode.direct-io.write; default false).
 	DirectIO bool
+	// DropBehindWrites drops written block data from the page cache once
+	// it is on disk (dfs.datanode.drop.cache.behind.writes; default false).
+	DropBehindWrites bool
 	// Reserved is the bytes per volume left free for other uses
 	// (dfs.datanode.du.reserved, k/m/g suffixes; default 0). Not negative.
 	Reserved int64
@@ -263,7 +266,7 @@ func ConfigFrom(c *conf.Configuration, nameNodeAddr string) (Config, error) {
 	r.AddAs(err)
 	cfg.Volumes, cfg.FailedVolumesTolerated, cfg.VolumeChoosing = ds.Volumes, ds.FailedVolumesTolerated, ds.Choosing
 	cfg.AvailableSpaceThreshold, cfg.AvailableSpacePreference = ds.AvailableSpaceThreshold, ds.AvailableSpacePreference
-	cfg.Reserved, cfg.DirectIO = ds.Reserved, ds.DirectIO
+	cfg.Reserved, cfg.DirectIO, cfg.DropBehindWrites = ds.Reserved, ds.DirectIO, ds.DropBehindWrites
 	cfg.HeartbeatInterval = r.Duration(keyHeartbeat, time.Second)
 	cfg.BlockReportInterval = r.Duration(keyBlockReport, time.Millisecond)
 	cfg.SocketKeepalive = r.Duration(keyKeepalive, time.Millisecond)

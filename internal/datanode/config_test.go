@@ -47,6 +47,7 @@ func TestConfigMapping(t *testing.T) {
 		fsdataset.KeyDataDir:             "[SSD]/data/ssd,/data/disk",
 		fsdataset.KeyFailedTolerated:     "1",
 		fsdataset.KeyDirectIO:            "true",
+		fsdataset.KeyDropBehindWrites:    "true",
 		fsdataset.KeyReserved:            "1g",
 		fsdataset.KeyChoosingPolicy:      "org.apache.hadoop.hdfs.server.datanode.fsdataset.AvailableSpaceVolumeChoosingPolicy",
 		fsdataset.KeyBalancedThreshold:   "1g",

@@ -113,7 +113,8 @@ func New(cfg Config) (*DataNode, error) {
 	data, err := fsdataset.Open(fsdataset.Config{
 		Volumes: cfg.Volumes, FailedVolumesTolerated: cfg.FailedVolumesTolerated, Choosing: cfg.VolumeChoosing,
 		AvailableSpaceThreshold: cfg.AvailableSpaceThreshold, AvailableSpacePreference: cfg.AvailableSpacePreference,
-		BytesPerChecksum: fsdataset.DefaultBytesPerChecksum, Reserved: cfg.Reserved, DirectIO: cfg.DirectIO, Logger: cfg.Logger,
+		BytesPerChecksum: fsdataset.DefaultBytesPerChecksum, Reserved: cfg.Reserved, DirectIO: cfg.DirectIO,
+		DropBehindWrites: cfg.DropBehindWrites, Logger: cfg.Logger,
 		OnChange: dn.onChange, FS: cfg.FS,
 	})
 	if err != nil {

@@ -76,6 +76,10 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 			lc.Conf.Set(k, v)
 		}
 	}
+	if localDropBehind(lc.Conf) {
+		lc.Conf = lc.Conf.Clone()
+		lc.Conf.Set(dropBehindKey, "true")
+	}
 	if !*noMR {
 		lc.MapReduce = trackers.Start
 	}
@@ -231,6 +235,22 @@ func localShortCircuit(c *conf.Configuration, dir string) map[string]string {
 		}
 	}
 	return map[string]string{socketKey: pattern, readKey: "true"}
+}
+
+const dropBehindKey = "dfs.datanode.drop.cache.behind.writes"
+
+// localDropBehind says whether the DataNodes of a local cluster drop the
+// blocks they write from the page cache once those are on disk (Hadoop's
+// dfs.datanode.drop.cache.behind.writes, off by default there). They
+// share one host's page cache: keeping what they write would cache each
+// block once per replica, in memory the tasks and other data need, and
+// take a fresh page for every page written where the kernel has free
+// memory (on a VM that hands free pages back to its host, each costs a
+// host fault; reused ones do not). Not when c sets the key, nor with
+// emulated media (their device models charge every byte and have no
+// page cache to drop).
+func localDropBehind(c *conf.Configuration) bool {
+	return !c.IsSet(dropBehindKey) && !media.Enabled()
 }
 
 // safeSocketDir checks, as Hadoop's DomainSocket does before it binds,

@@ -356,3 +356,18 @@ func TestLocalShortCircuitKeys(t *testing.T) {
 		t.Error("under a sticky world-writable directory (as /tmp): off")
 	}
 }
+
+// localDropBehind turns the DataNodes' drop-behind on unless the
+// configuration sets the key (either way).
+func TestLocalDropBehind(t *testing.T) {
+	if !localDropBehind(conf.New()) {
+		t.Error("default: off")
+	}
+	for _, v := range []string{"false", "true"} {
+		c := conf.New()
+		c.Set(dropBehindKey, v)
+		if localDropBehind(c) {
+			t.Errorf("%s=%s set: strata local overrides it", dropBehindKey, v)
+		}
+	}
+}

@@ -93,6 +93,7 @@ const (
 	KeyBalancedPreference = "dfs.datanode.available-space-volume-choosing-policy.balanced-space-preference-fraction"
 	KeyReserved           = "dfs.datanode.du.reserved"
 	KeyDirectIO           = "strata.datanode.direct-io.write"
+	KeyDropBehindWrites   = "dfs.datanode.drop.cache.behind.writes"
 )
 
 // Config configures a Dataset. Nothing in it can change after Open.
@@ -137,6 +138,13 @@ type Config struct {
 	// system or platform refuses it, writes fall back to buffered I/O and
 	// the fallback is logged once per volume.
 	DirectIO bool
+	// DropBehindWrites drops a buffered replica's data pages from the page
+	// cache once they are on disk: each early-writeback window when it is
+	// waited for, the rest after Finalize's fsync
+	// (dfs.datanode.drop.cache.behind.writes; default false, as Hadoop's).
+	// Only for volumes on real files (not emulated media, whose wrappers
+	// hide the descriptor).
+	DropBehindWrites bool
 	// OnChange, if set, receives every replica change for incremental
 	// block reports (no key). It is called in the order the changes
 	// happen, with the dataset's lock held: it must return quickly and
@@ -179,6 +187,7 @@ func ConfigFrom(c *conf.Configuration) (Config, error) {
 	cfg.AvailableSpacePreference = r.Float(KeyBalancedPreference)
 	cfg.Reserved = r.Bytes(KeyReserved)
 	cfg.DirectIO = r.Bool(KeyDirectIO)
+	cfg.DropBehindWrites = r.Bool(KeyDropBehindWrites)
 	return cfg, r.Err()
 }
 

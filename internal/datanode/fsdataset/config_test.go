@@ -18,7 +18,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	conftest.CheckDefaults(t, from, nil, want)
 	if want.Choosing != RoundRobin || want.AvailableSpaceThreshold != 10<<30 || want.AvailableSpacePreference != 0.75 ||
-		want.BytesPerChecksum != DefaultBytesPerChecksum || want.FailedVolumesTolerated != 0 || want.Reserved != 0 || want.DirectIO {
+		want.BytesPerChecksum != DefaultBytesPerChecksum || want.FailedVolumesTolerated != 0 || want.Reserved != 0 || want.DirectIO || want.DropBehindWrites {
 		t.Fatalf("DefaultConfig = %+v", want)
 	}
 }
@@ -32,6 +32,7 @@ func TestConfigMapping(t *testing.T) {
 		KeyBalancedPreference: "0.9",
 		KeyReserved:           "5m",
 		KeyDirectIO:           "true",
+		KeyDropBehindWrites:   "true",
 	})
 }
 

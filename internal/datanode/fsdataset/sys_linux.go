@@ -24,3 +24,10 @@ func awaitWriteback(f *os.File, off, n int64) error {
 	return unix.SyncFileRange(int(f.Fd()), off, n,
 		unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
 }
+
+// dropCache tells the kernel that [off, off+n) of f (n 0: to the end)
+// will not be read soon: its clean pages leave the page cache
+// (posix_fadvise POSIX_FADV_DONTNEED). Advice only; dirty pages stay.
+func dropCache(f *os.File, off, n int64) {
+	_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED)
+}

@@ -47,6 +47,7 @@ type writeBehind struct {
 	// Owned by the goroutine.
 	data, meta File
 	os         *os.File // data as an *os.File for sync_file_range; nil: none
+	drop       bool     // drop each window from the page cache once written out
 	started    int64    // early writeback asked for [base, started)
 	base       int64
 }
@@ -62,11 +63,11 @@ type wbJob struct {
 	sumOff int64
 }
 
-func newWriteBehind(data, meta File, off int64, refuse func(error)) *writeBehind {
+func newWriteBehind(data, meta File, off int64, drop bool, refuse func(error)) *writeBehind {
 	wb := &writeBehind{
 		jobs: make(chan wbJob, writeBehindBufs),
 		free: make(chan []byte, writeBehindBufs),
-		data: data, meta: meta, refuse: refuse,
+		data: data, meta: meta, refuse: refuse, drop: drop,
 		started: off, base: off,
 	}
 	// Early writeback goes through the descriptor: only for a real file,
@@ -133,8 +134,9 @@ func (wb *writeBehind) write(j wbJob) error {
 }
 
 // writeback starts writeback of each full window below end and waits for
-// the one two windows behind, as fs's local writer does. A write error it
-// reports is returned (and kept: the kernel reports it only once).
+// the one two windows behind, as fs's local writer does; with drop, that
+// window, now clean, leaves the page cache. A write error it reports is
+// returned (and kept: the kernel reports it only once).
 func (wb *writeBehind) writeback(end int64) error {
 	if wb.os == nil {
 		return nil
@@ -142,7 +144,9 @@ func (wb *writeBehind) writeback(end int64) error {
 	for end-wb.started >= writebackWindow {
 		err := startWriteback(wb.os, wb.started, writebackWindow)
 		if back := wb.started - 2*writebackWindow; back >= wb.base && err == nil {
-			err = awaitWriteback(wb.os, back, writebackWindow)
+			if err = awaitWriteback(wb.os, back, writebackWindow); err == nil && wb.drop {
+				dropCache(wb.os, back, writebackWindow)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ESPIPE) {

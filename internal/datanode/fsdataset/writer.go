@@ -370,7 +370,7 @@ func (w *ReplicaWriter) sum(q []byte) {
 // (waiting for one while all are in flight); w.mu held.
 func (w *ReplicaWriter) spill() error {
 	if w.wb == nil {
-		w.wb = newWriteBehind(w.data, w.meta, w.bufOff, func(err error) { w.v.refuseDirect(w.d.log, err) })
+		w.wb = newWriteBehind(w.data, w.meta, w.bufOff, w.d.cfg.DropBehindWrites, func(err error) { w.v.refuseDirect(w.d.log, err) })
 	}
 	if err := w.settle(false); err != nil {
 		return err
@@ -565,6 +565,9 @@ func (w *ReplicaWriter) Finalize() (ReplicaInfo, error) {
 		err = w.fail(err)
 	} else {
 		w.publish()
+		if f, ok := w.data.(*os.File); ok && w.d.cfg.DropBehindWrites {
+			dropCache(f, 0, 0) // durable now: every page is clean
+		}
 	}
 	w.closeFiles()
 	w.doneWhy = "finalized"
