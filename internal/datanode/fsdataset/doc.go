@@ -93,4 +93,13 @@
 // 1 MiB buffers, bypassing the page cache; meta files and reads stay
 // buffered. A file system that refuses O_DIRECT (EINVAL) gets buffered
 // writes, logged once per volume.
+//
+// # Drop-behind
+//
+// With Config.DropBehindWrites (dfs.datanode.drop.cache.behind.writes), a
+// buffered writer drops each early-writeback window from the page cache
+// once it has waited for the window's writeback, and the whole data file
+// once Finalize's fsync made it durable (posix_fadvise DONTNEED, which
+// only drops clean pages: durability is the same). Later reads of the
+// replica come from the disk.
 package fsdataset
