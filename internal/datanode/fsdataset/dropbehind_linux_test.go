@@ -20,6 +20,10 @@ func TestDropBehindWrites(t *testing.T) {
 	resident := map[bool]int{}
 	for _, drop := range []bool{false, true} {
 		e := newEnv(t, 1, func(c *Config) { c.DropBehindWrites = drop })
+		var st unix.Statfs_t
+		if err := unix.Statfs(e.cfg.Volumes[0].Path, &st); err == nil && (st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC) {
+			t.Skip("the volume is in memory (tmpfs): its pages cannot be dropped")
+		}
 		id := uint64(21)
 		data := randBytes(id, size)
 		w, err := e.ds.CreateRBW(Block{ID: id, GenStamp: 1}, 0, "")
@@ -39,7 +43,7 @@ func TestDropBehindWrites(t *testing.T) {
 	}
 	pages := (size + os.Getpagesize() - 1) / os.Getpagesize()
 	if resident[false] < pages/2 {
-		// tmpfs and the like keep every page whatever the advice.
+		// A file system that does not keep what is written cached.
 		t.Skipf("this file system keeps only %d of %d pages of a buffered write cached: nothing to compare", resident[false], pages)
 	}
 	if resident[true] != 0 {
