@@ -11,6 +11,10 @@
 # output is checked with TeraValidate against TeraGen's checksum. The CPU
 # column is what the whole cluster used (the strata local process and
 # its task children: user + system), from /proc. Prints a Markdown table.
+#
+# STRATA_BIN=path runs that strata binary (say, one built from another
+# commit, to compare two in runs back to back) instead of building
+# ./cmd/strata.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -18,7 +22,11 @@ rows=${1:-20m}
 rounds=${2:-3}
 with_tmp
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-go build -o "$tmp/strata" ./cmd/strata
+if [ -n "${STRATA_BIN:-}" ]; then
+  cp "$STRATA_BIN" "$tmp/strata"
+else
+  go build -o "$tmp/strata" ./cmd/strata
+fi
 go build -o "$tmp/tera2lines" ./bench/tera2lines
 s=$tmp/strata
 start_local "$tmp/local.log" -D dfs.namenode.rpc-address=127.0.0.1:0 -D dfs.namenode.http-address=127.0.0.1:0 \
