@@ -70,15 +70,18 @@ func runLocal(ctx context.Context, env *Env, args []string) int {
 		lc.Conf, lc.NameNodes = haLocalConf(env.Conf), localHANameNodes
 	}
 	scKeys := localShortCircuit(lc.Conf, abs)
-	if scKeys != nil {
+	localKeys := maps.Clone(scKeys)
+	if localDropBehind(lc.Conf) {
+		if localKeys == nil {
+			localKeys = map[string]string{}
+		}
+		localKeys[dropBehindKey] = "true"
+	}
+	if localKeys != nil {
 		lc.Conf = lc.Conf.Clone()
-		for k, v := range scKeys {
+		for k, v := range localKeys {
 			lc.Conf.Set(k, v)
 		}
-	}
-	if localDropBehind(lc.Conf) {
-		lc.Conf = lc.Conf.Clone()
-		lc.Conf.Set(dropBehindKey, "true")
 	}
 	if !*noMR {
 		lc.MapReduce = trackers.Start
